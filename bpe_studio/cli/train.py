@@ -1,0 +1,249 @@
+"""``bpe-studio train``: train a tokenizer from text files, with a live progress display."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..engine import (
+    PATTERNS,
+    CorpusDecodeError,
+    CountProgress,
+    Finished,
+    MergeMade,
+    PhaseStarted,
+    TrainConfig,
+    TrainEvent,
+    TrainResult,
+    WorkerCrashedError,
+    iter_train,
+)
+from ..engine.formats import save_studio
+from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
+
+#: The file name a trained tokenizer is written to inside ``--out``.
+TOKENIZER_FILE = "tokenizer.json"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``train`` subcommand."""
+    p = subparsers.add_parser(
+        "train",
+        help="train a tokenizer from text files",
+        description="Train a byte-level BPE tokenizer. Documents are split at special tokens and at file ends.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus text files (UTF-8)")
+    p.add_argument("--vocab-size", type=int, required=True, help="final vocab size, counting 256 bytes and specials")
+    p.add_argument(
+        "--special-token",
+        action="append",
+        default=None,
+        dest="special_tokens",
+        metavar="T",
+        help="a special token (repeatable); none by default",
+    )
+    p.add_argument(
+        "--pattern",
+        default="gpt2",
+        help=f"pre-tokenization preset ({', '.join(PATTERNS)}) or a regex (default: gpt2)",
+    )
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores for big corpora)")
+    p.add_argument("--min-frequency", type=int, default=1, help="stop when the best pair occurs fewer times")
+    p.add_argument("--max-token-length", type=int, default=None, help="never make tokens longer (bytes)")
+    p.add_argument("--chunk-size", type=int, default=4 << 20, help="bytes per counting chunk (default: 4 MiB)")
+    p.add_argument(
+        "--invalid-utf8",
+        choices=["error", "replace"],
+        default="error",
+        help="invalid UTF-8: stop with an error (default) or read it as U+FFFD",
+    )
+    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write the tokenizer into")
+    p.add_argument(
+        "--progress",
+        choices=["auto", "bar", "json", "none"],
+        default="auto",
+        help="progress display: auto (a live line on a terminal), bar, json (JSON lines on stdout), none",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing (same as --progress none, no summary)")
+    p.set_defaults(handler=run)
+
+
+def _config(args: argparse.Namespace) -> TrainConfig:
+    try:
+        return TrainConfig(
+            inputs=tuple(args.inputs),
+            vocab_size=args.vocab_size,
+            special_tokens=tuple(args.special_tokens or ()),
+            pattern=args.pattern,
+            workers=args.workers,
+            min_frequency=args.min_frequency,
+            max_token_length=args.max_token_length,
+            chunk_size=args.chunk_size,
+            invalid_utf8=args.invalid_utf8,
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _token_repr(token: bytes) -> str:
+    return repr(token.decode("utf-8", errors="backslashreplace"))
+
+
+class LiveLine:
+    """A single status line redrawn in place on a terminal, at most ~10 times a second."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._last_draw = 0.0
+        self._phase = ""
+        self._phase_start = 0.0
+
+    def update(self, event: TrainEvent, *, force: bool = False) -> None:
+        """Show an event (throttled unless ``force``)."""
+        if isinstance(event, PhaseStarted):
+            self._phase, self._phase_start = event.phase.value, event.elapsed
+            force = True
+        now = time.monotonic()
+        if not force and now - self._last_draw < 0.1:
+            return
+        self._last_draw = now
+        text = self._describe(event)
+        if text:
+            self._stream.write("\r\x1b[K" + text)
+            self._stream.flush()
+
+    def _describe(self, event: TrainEvent) -> str:
+        if isinstance(event, CountProgress):
+            spent = max(event.elapsed - self._phase_start, 1e-9)
+            rate = event.bytes_done / spent
+            eta = (event.bytes_total - event.bytes_done) / rate if rate > 0 else 0.0
+            share = event.bytes_done / max(event.bytes_total, 1)
+            return (
+                f"counting  {_bar(share)} {human_bytes(event.bytes_done)}/{human_bytes(event.bytes_total)}  "
+                f"{human_bytes(rate)}/s  {event.unique_pretokens:,} unique  ETA {human_seconds(eta)}"
+            )
+        if isinstance(event, MergeMade):
+            spent = max(event.elapsed - self._phase_start, 1e-9)
+            done = event.index + 1
+            rate = done / spent
+            eta = (event.total - done) / rate if rate > 0 else 0.0
+            return (
+                f"merging   {_bar(done / max(event.total, 1))} {done:,}/{event.total:,} merges  {rate:,.0f}/s  "
+                f"ETA {human_seconds(eta)}  last {_token_repr(event.token)} ×{event.count:,}"
+            )
+        if isinstance(event, PhaseStarted):
+            return f"{event.phase.value} …"
+        return ""
+
+    def close(self) -> None:
+        """End the status line."""
+        self._stream.write("\r\x1b[K")
+        self._stream.flush()
+
+
+def _bar(share: float, width: int = 20) -> str:
+    filled = int(round(max(0.0, min(1.0, share)) * width))
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+def event_to_json(event: TrainEvent) -> dict[str, Any]:
+    """A JSON-ready form of a progress event (``type`` plus its fields; bytes as lists of ints).
+
+    Example:
+        >>> event_to_json(PhaseStarted(Phase.COUNTING, 0.5))  # doctest: +SKIP
+        {'type': 'phase', 'phase': 'counting', 'elapsed': 0.5}
+    """
+    if isinstance(event, PhaseStarted):
+        return {"type": "phase", "phase": event.phase.value, "elapsed": round(event.elapsed, 6)}
+    if isinstance(event, CountProgress):
+        return {
+            "type": "count",
+            "bytes_done": event.bytes_done,
+            "bytes_total": event.bytes_total,
+            "unique_pretokens": event.unique_pretokens,
+            "elapsed": round(event.elapsed, 6),
+        }
+    if isinstance(event, MergeMade):
+        return {
+            "type": "merge",
+            "index": event.index,
+            "pair": [list(event.pair[0]), list(event.pair[1])],
+            "count": event.count,
+            "token_id": event.token_id,
+            "token": list(event.token),
+            "elapsed": round(event.elapsed, 6),
+        }
+    return {"type": "finished", "elapsed": round(event.elapsed, 6), **event.result.summary()}
+
+
+def write_result(result: TrainResult, config: TrainConfig, out: Path) -> Path:
+    """Write the trained tokenizer into folder ``out`` (created if needed) and return the file's path."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"--out: cannot create folder {out} ({exc.strerror}); choose a writable folder") from None
+    path = out / TOKENIZER_FILE
+    training = {
+        "inputs": [str(p) for p in config.inputs],
+        "vocab_size": config.vocab_size,
+        "min_frequency": config.min_frequency,
+        "max_token_length": config.max_token_length,
+        **result.summary(),
+    }
+    save_studio(
+        path,
+        vocab=result.vocab,
+        merges=result.merges,
+        special_tokens=result.special_token_ids,
+        pattern=result.pattern,
+        training=training,
+    )
+    return path
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bpe-studio train``."""
+    config = _config(args)
+    mode = "none" if args.quiet else args.progress
+    if mode == "auto":
+        mode = "bar" if sys.stderr.isatty() else "none"
+    live = LiveLine(sys.stderr) if mode == "bar" else None
+    result: TrainResult | None = None
+    try:
+        for event in iter_train(config):
+            if live is not None:
+                live.update(event)
+            elif mode == "json":
+                print(json.dumps(event_to_json(event)), flush=True)
+            if isinstance(event, Finished):
+                result = event.result
+    except CorpusDecodeError as exc:
+        raise CliError(str(exc)) from None
+    except WorkerCrashedError as exc:
+        raise CliError(str(exc), EXIT_FAILURE) from None
+    except OSError as exc:
+        raise CliError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+    finally:
+        if live is not None:
+            live.close()
+    assert result is not None
+    path = write_result(result, config, args.out)
+    if not args.quiet and mode != "json":
+        print(_summary(result, path))
+    return 0
+
+
+def _summary(result: TrainResult, path: Path) -> str:
+    s = result.stats
+    phases = ", ".join(f"{name} {human_seconds(sec)}" for name, sec in result.timings.items() if name != "total")
+    return (
+        f"trained {len(result.vocab):,} tokens ({len(result.merges):,} merges; stopped: "
+        f"{result.stop_reason.value}) in {human_seconds(result.timings.get('total', 0.0))} ({phases})\n"
+        f"corpus: {human_bytes(s.bytes)} in {s.files} file(s), {s.documents:,} documents, "
+        f"{s.pretokens:,} pre-tokens ({s.unique_pretokens:,} unique)\n"
+        f"wrote {path}"
+    )

@@ -1,0 +1,44 @@
+"""BPE Studio's engine: train byte-level BPE tokenizers exactly and fast. It never imports Qt.
+
+Example:
+    >>> from bpe_studio.engine import TrainConfig, train
+    >>> result = train(TrainConfig(inputs=["corpus.txt"], vocab_size=1000,
+    ...                            special_tokens=("<|endoftext|>",)))  # doctest: +SKIP
+"""
+
+from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
+from .corpus import CorpusDecodeError
+from .counting import WorkerCrashedError
+from .events import (
+    CorpusStats,
+    CountProgress,
+    Finished,
+    MergeMade,
+    Phase,
+    PhaseStarted,
+    StopReason,
+    TrainEvent,
+    TrainResult,
+)
+from .trainer import iter_train, train, train_bpe
+
+__all__ = [
+    "PATTERNS",
+    "CorpusDecodeError",
+    "CorpusStats",
+    "CountProgress",
+    "Finished",
+    "InvalidUtf8Policy",
+    "MergeMade",
+    "Phase",
+    "PhaseStarted",
+    "StopReason",
+    "TrainConfig",
+    "TrainEvent",
+    "TrainResult",
+    "WorkerCrashedError",
+    "compile_pattern",
+    "iter_train",
+    "train",
+    "train_bpe",
+]

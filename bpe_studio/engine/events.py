@@ -1,0 +1,160 @@
+"""Typed progress events of a training run, and its result.
+
+A run is an iterator of events (see :func:`bpe_studio.engine.iter_train`). The CLI, the GUI and the tests
+all consume the same events; the last one is always :class:`Finished`, carrying the :class:`TrainResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Phase(str, Enum):
+    """The phases of a training run, in order."""
+
+    PLANNING = "planning"
+    """Finding chunk boundaries in the input files."""
+    COUNTING = "counting"
+    """Pre-tokenizing the corpus and counting unique pre-tokens."""
+    MERGING = "merging"
+    """The merge loop."""
+
+
+class StopReason(str, Enum):
+    """Why the merge loop stopped."""
+
+    VOCAB_SIZE = "vocab_size"
+    """The vocabulary reached ``vocab_size``."""
+    NO_PAIRS = "no_pairs"
+    """No adjacent pair was left to merge (every pre-token is a single token)."""
+    MIN_FREQUENCY = "min_frequency"
+    """The most frequent pair occurred fewer than ``min_frequency`` times."""
+    CANCELLED = "cancelled"
+    """The caller cancelled the run."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseStarted:
+    """A phase began."""
+
+    phase: Phase
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class CountProgress:
+    """Counting advanced.
+
+    Attributes:
+        bytes_done: Corpus bytes pre-tokenized so far.
+        bytes_total: Corpus bytes in all.
+        unique_pretokens: Unique pre-tokens seen so far; while several workers count, this is the sum of the
+            workers' own tables (an upper bound), and exact in the last event of the phase.
+        elapsed: Seconds since the run started.
+    """
+
+    bytes_done: int
+    bytes_total: int
+    unique_pretokens: int
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class MergeMade:
+    """One merge was made.
+
+    Attributes:
+        index: 0-based index of the merge in ``TrainResult.merges``.
+        pair: The two merged tokens as bytes.
+        count: How often the pair occurred when it was merged.
+        token_id: Id of the resulting token.
+        token: Bytes of the resulting token.
+        total: How many merges the run aims for (the run may stop earlier).
+        elapsed: Seconds since the run started.
+    """
+
+    index: int
+    pair: tuple[bytes, bytes]
+    count: int
+    token_id: int
+    token: bytes
+    total: int
+    elapsed: float
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusStats:
+    """What the corpus held.
+
+    Attributes:
+        files: Number of input files.
+        bytes: Corpus size in bytes.
+        documents: Non-empty documents (text between special tokens and file ends).
+        special_tokens: Occurrences of special tokens.
+        pretokens: Pre-token occurrences.
+        unique_pretokens: Distinct pre-tokens.
+    """
+
+    files: int = 0
+    bytes: int = 0
+    documents: int = 0
+    special_tokens: int = 0
+    pretokens: int = 0
+    unique_pretokens: int = 0
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """The outcome of a training run.
+
+    Ids are laid out as GPT-2 and tiktoken do: 0–255 are the single bytes, then each new token in the order
+    the merges created it, then the special tokens.
+
+    Attributes:
+        vocab: Token id to bytes.
+        merges: The merges in the order they were made.
+        merge_counts: How often each merge's pair occurred when it was merged (same order as ``merges``).
+        special_tokens: The special tokens, in the order of their ids.
+        pattern: The pre-tokenization regex used.
+        stop_reason: Why the merge loop stopped.
+        stats: Corpus statistics.
+        timings: Seconds spent per phase (``Phase.value`` to seconds), plus ``"total"``.
+    """
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[bytes, bytes]]
+    merge_counts: list[int]
+    special_tokens: tuple[str, ...]
+    pattern: str
+    stop_reason: StopReason
+    stats: CorpusStats = field(default_factory=CorpusStats)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def special_token_ids(self) -> dict[str, int]:
+        """Each special token's id (they take the last ids)."""
+        first = len(self.vocab) - len(self.special_tokens)
+        return {token: first + i for i, token in enumerate(self.special_tokens)}
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready account of the run: stop reason, statistics, timings and each merge's count."""
+        return {
+            "stop_reason": self.stop_reason.value,
+            "stats": asdict(self.stats),
+            "timings": {k: round(v, 6) for k, v in self.timings.items()},
+            "merge_counts": list(self.merge_counts),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The run ended (also when it was cancelled); the result is attached."""
+
+    result: TrainResult
+    elapsed: float
+
+
+TrainEvent = PhaseStarted | CountProgress | MergeMade | Finished
+"""Any event a training run yields."""

@@ -1,0 +1,133 @@
+"""BPE Studio's own tokenizer file: one versioned JSON document.
+
+Layout (version 1)::
+
+    {
+      "format": "bpe-studio-tokenizer",
+      "version": 1,
+      "pattern": "<pre-tokenization regex>",
+      "special_tokens": {"<|endoftext|>": 500},
+      "vocab": {"0": "Ā", ..., "256": "Ġt"},      # id -> bytes in GPT-2's printable characters
+      "merges": ["Ġ t", ...],                       # in order; the two tokens in GPT-2 characters
+      "training": {...}                             # optional: how it was trained (free-form)
+    }
+
+Bytes are spelled with GPT-2's byte-to-character table (see :mod:`bpe_studio.engine.bytes_unicode`), so
+the file is readable and no character in a token is a space.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..bytes_unicode import bytes_to_text, text_to_bytes
+from .atomic import atomic_write
+
+FORMAT_NAME = "bpe-studio-tokenizer"
+FORMAT_VERSION = 1
+
+
+class FormatError(ValueError):
+    """A tokenizer file is malformed; the message names the file and the line or key."""
+
+
+@dataclass(frozen=True)
+class StudioFile:
+    """The contents of a studio tokenizer file."""
+
+    vocab: dict[int, bytes]
+    merges: list[tuple[bytes, bytes]]
+    special_tokens: dict[str, int]
+    pattern: str
+    training: dict[str, Any] = field(default_factory=dict)
+
+
+def dumps_studio(
+    *,
+    vocab: Mapping[int, bytes],
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Mapping[str, int],
+    pattern: str,
+    training: Mapping[str, Any] | None = None,
+) -> str:
+    """Serialise a tokenizer to the studio JSON text.
+
+    Example:
+        >>> text = dumps_studio(vocab={0: b"a"}, merges=[], special_tokens={}, pattern="gpt2")
+    """
+    special_ids = set(special_tokens.values())
+    document: dict[str, Any] = {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "pattern": pattern,
+        "special_tokens": dict(special_tokens),
+        "vocab": {str(i): bytes_to_text(b) for i, b in sorted(vocab.items()) if i not in special_ids},
+        "merges": [f"{bytes_to_text(a)} {bytes_to_text(b)}" for a, b in merges],
+    }
+    if training:
+        document["training"] = dict(training)
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+
+
+def save_studio(path: str | os.PathLike[str], **fields: Any) -> None:
+    """Write a studio tokenizer file atomically; keyword arguments as for :func:`dumps_studio`."""
+    atomic_write(path, dumps_studio(**fields))
+
+
+def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
+    return FormatError(f"{os.fspath(path)}: {where}: {problem}")
+
+
+def load_studio(path: str | os.PathLike[str]) -> StudioFile:
+    """Read a studio tokenizer file, raising :class:`FormatError` that names the file and the key."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
+        raise _fail(path, "key 'format'", f"expected {FORMAT_NAME!r}; this is not a BPE Studio tokenizer file")
+    version = document.get("version")
+    if version != FORMAT_VERSION:
+        raise _fail(
+            path, "key 'version'", f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION})"
+        )
+    pattern = document.get("pattern")
+    if not isinstance(pattern, str):
+        raise _fail(path, "key 'pattern'", "expected a string")
+    raw_vocab = document.get("vocab")
+    if not isinstance(raw_vocab, dict):
+        raise _fail(path, "key 'vocab'", "expected an object of id -> token")
+    vocab: dict[int, bytes] = {}
+    for key, text in raw_vocab.items():
+        try:
+            vocab[int(key)] = text_to_bytes(text)
+        except (ValueError, KeyError, TypeError):
+            raise _fail(path, f"key 'vocab' entry {key!r}", "expected an integer id and GPT-2 characters") from None
+    specials = document.get("special_tokens", {})
+    if not isinstance(specials, dict) or not all(isinstance(v, int) for v in specials.values()):
+        raise _fail(path, "key 'special_tokens'", "expected an object of token -> id")
+    for token, i in specials.items():
+        if i in vocab:
+            raise _fail(path, f"key 'special_tokens' entry {token!r}", f"id {i} is also a vocab id")
+        vocab[i] = token.encode("utf-8")
+    raw_merges = document.get("merges")
+    if not isinstance(raw_merges, list):
+        raise _fail(path, "key 'merges'", "expected a list of 'left right' strings")
+    merges: list[tuple[bytes, bytes]] = []
+    for n, line in enumerate(raw_merges):
+        parts = line.split(" ") if isinstance(line, str) else []
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            merges.append((text_to_bytes(parts[0]), text_to_bytes(parts[1])))
+        except (ValueError, KeyError):
+            raise _fail(path, f"key 'merges' item {n}", f"expected 'left right' in GPT-2 characters, got {line!r}") from None
+    training = document.get("training", {})
+    return StudioFile(vocab, merges, dict(specials), pattern, training if isinstance(training, dict) else {})

@@ -1,0 +1,1 @@
+"""The BPE Studio desktop app (PySide6 + pyqtgraph)."""
