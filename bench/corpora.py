@@ -347,7 +347,10 @@ def _is_debian_reference_text(path: Path) -> bool:
 _POD_PARAGRAPHS = re.compile(r"\n(?:[ \t]*\n)+")
 _POD_ENCODING = re.compile(rb"^=encoding\s+(\S+)", re.MULTILINE)
 _POD_SIMPLE_CODE = re.compile(r"([A-Z])<([^<>]*)>")
-_POD_MULTI_CODE = re.compile(r"([A-Z])<(<+)\s+(.*?)\s+>\2>", re.DOTALL)
+# C<< $a->b >> style codes, with 2 to 4 brackets: the content may hold single "<" and ">".
+_POD_MULTI_CODES = tuple(
+    re.compile(rf"([A-Z])<{{{n}}}\s+(.*?)\s+>{{{n}}}", re.DOTALL) for n in (4, 3, 2)
+)
 _POD_DROPPED_COMMANDS = frozenset({"over", "back", "pod", "encoding", "for", "cut"})
 
 
@@ -376,8 +379,9 @@ def _pod_code(code: str, content: str) -> str:
 
 def _pod_inline(text: str) -> str:
     """Strip POD formatting codes, innermost first, keeping their text."""
-    text = _POD_MULTI_CODE.sub(lambda m: _pod_code(m[1], m[3]), text)
     while True:
+        for pattern in _POD_MULTI_CODES:
+            text = pattern.sub(lambda m: _pod_code(m[1], m[2]), text)
         stripped = _POD_SIMPLE_CODE.sub(lambda m: _pod_code(m[1], m[2]), text)
         if stripped == text:
             return text
@@ -403,10 +407,11 @@ def _pod_to_text(pod: str) -> str:
             elif command == "begin":
                 skip_until = "end"
             elif command not in _POD_DROPPED_COMMANDS and command != "end":
-                out.append(_pod_inline(rest.strip()))
-        elif in_pod and not skip_until and paragraph.strip():
-            out.append(paragraph if paragraph[:1] in {" ", "\t"} else _pod_inline(paragraph))
-    return "\n\n".join(out)
+                out.append(_pod_inline(rest).strip())
+        elif in_pod and not skip_until:
+            out.append(paragraph.rstrip() if paragraph[:1] in {" ", "\t"} else _pod_inline(paragraph).strip())
+    # Paragraphs holding only index entries (X<...>) end up empty.
+    return "\n\n".join(paragraph for paragraph in out if paragraph)
 
 
 def _pod_documents(path: Path) -> Iterator[str]:

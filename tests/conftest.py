@@ -1,0 +1,28 @@
+"""Fixtures shared by the engine and UI tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def cs336_data_dir() -> Path:
+    """The folder of the CS336 reference data: ``$BPE_STUDIO_CS336_DATA`` or ``../shared/data/cs336``."""
+    override = os.environ.get("BPE_STUDIO_CS336_DATA")
+    return Path(override) if override else REPO_ROOT.parent / "shared" / "data" / "cs336"
+
+
+@pytest.fixture(scope="session")
+def cs336_data() -> Path:
+    """Path of the CS336 reference data; the test is skipped, saying how to provide it, when absent."""
+    folder = cs336_data_dir()
+    if not (folder / "corpus.en").is_file():
+        pytest.skip(
+            f"CS336 reference data not found at {folder}; put the shared data beside the repository "
+            "or set BPE_STUDIO_CS336_DATA to its folder"
+        )
+    return folder
