@@ -24,6 +24,7 @@ import hashlib
 import html.entities
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -346,12 +347,11 @@ def _is_debian_reference_text(path: Path) -> bool:
 
 _POD_PARAGRAPHS = re.compile(r"\n(?:[ \t]*\n)+")
 _POD_ENCODING = re.compile(rb"^=encoding\s+(\S+)", re.MULTILINE)
-_POD_SIMPLE_CODE = re.compile(r"([A-Z])<([^<>]*)>")
-# C<< $a->b >> style codes, with 2 to 4 brackets: the content may hold single "<" and ">".
-_POD_MULTI_CODES = tuple(
-    re.compile(rf"([A-Z])<{{{n}}}\s+(.*?)\s+>{{{n}}}", re.DOTALL) for n in (4, 3, 2)
-)
-_POD_DROPPED_COMMANDS = frozenset({"over", "back", "pod", "encoding", "for", "cut"})
+_POD_CODE_START = re.compile(r"([A-Z])(<+)")
+_POD_SIMPLE_CODE_END = re.compile(r">")
+_POD_COMMAND = re.compile(r"=([a-z]\w*)\s*(.*)", re.DOTALL)
+_POD_BULLET = re.compile(r"\*?|[0-9]+\.?")
+_POD_DROPPED_COMMANDS = frozenset({"over", "back", "pod", "encoding", "for", "cut", "end"})
 
 
 def _pod_escape(name: str) -> str:
@@ -377,15 +377,43 @@ def _pod_code(code: str, content: str) -> str:
     return content
 
 
-def _pod_inline(text: str) -> str:
-    """Strip POD formatting codes, innermost first, keeping their text."""
+@functools.cache
+def _pod_multi_code_end(brackets: int) -> re.Pattern[str]:
+    return re.compile(rf"\s+>{{{brackets}}}")
+
+
+def _pod_parse(text: str, pos: int, end: re.Pattern[str] | None) -> tuple[str, int]:
+    """Parse POD text from ``pos`` up to the ``end`` of the enclosing formatting code.
+
+    A recursive parser rather than regular expressions, because codes nest (``S<C<< $a->[0] >>>``)
+    and the content of the ``C<< ... >>`` forms may hold ``>`` characters that do not close anything.
+
+    Returns:
+        The plain text and the position just after ``end`` (or the end of the text if unclosed).
+    """
+    parts = []
     while True:
-        for pattern in _POD_MULTI_CODES:
-            text = pattern.sub(lambda m: _pod_code(m[1], m[2]), text)
-        stripped = _POD_SIMPLE_CODE.sub(lambda m: _pod_code(m[1], m[2]), text)
-        if stripped == text:
-            return text
-        text = stripped
+        start = _POD_CODE_START.search(text, pos)
+        stop = end.search(text, pos) if end else None
+        if stop and (start is None or stop.start() <= start.start()):
+            parts.append(text[pos : stop.start()])
+            return "".join(parts), stop.end()
+        if start is None:
+            parts.append(text[pos:])
+            return "".join(parts), len(text)
+        parts.append(text[pos : start.start()])
+        code, brackets = start[1], len(start[2])
+        if brackets > 1 and text[start.end() : start.end() + 1].isspace():
+            content, pos = _pod_parse(text, start.end() + 1, _pod_multi_code_end(brackets))
+            content = content.strip()
+        else:  # "C<<x>" is a one-bracket code whose text starts with "<"
+            content, pos = _pod_parse(text, start.start() + 2, _POD_SIMPLE_CODE_END)
+        parts.append(_pod_code(code, content))
+
+
+def _pod_inline(text: str) -> str:
+    """Strip POD formatting codes (``B<bold>``, ``C<< $a->b >>``...), keeping their text."""
+    return _pod_parse(text, 0, None)[0]
 
 
 def _pod_to_text(pod: str) -> str:
@@ -393,23 +421,28 @@ def _pod_to_text(pod: str) -> str:
 
     Headings and list items become their text, ordinary paragraphs lose their formatting codes,
     verbatim (indented) paragraphs are kept as they are, and ``=begin``/``=end`` blocks for other
-    formatters (HTML, man...) and non-POD code after ``=cut`` are dropped.
+    formatters (HTML, man...) and non-POD code after ``=cut`` are dropped. A bare ``=item *`` or
+    ``=item 1.`` becomes the bullet of the paragraph that follows it, as ``pod2text`` shows it.
     """
     out: list[str] = []
-    in_pod, skip_until = True, ""
+    in_pod, skipping, bullet = True, False, ""
     for paragraph in _POD_PARAGRAPHS.split(pod):
-        if paragraph.startswith("="):
-            command, _, rest = paragraph[1:].partition(" ")
-            command = command.split("\n", 1)[0]
-            in_pod = command != "cut"
-            if skip_until:
-                skip_until = "" if command == "end" else skip_until
-            elif command == "begin":
-                skip_until = "end"
-            elif command not in _POD_DROPPED_COMMANDS and command != "end":
-                out.append(_pod_inline(rest).strip())
-        elif in_pod and not skip_until:
-            out.append(paragraph.rstrip() if paragraph[:1] in {" ", "\t"} else _pod_inline(paragraph).strip())
+        command = _POD_COMMAND.match(paragraph)
+        if command:
+            name, rest = command[1], _pod_inline(command[2]).strip()
+            in_pod = name != "cut"
+            if skipping or name == "begin":
+                skipping = name != "end"
+            elif name == "item" and _POD_BULLET.fullmatch(rest):
+                bullet = (rest or "*") + " "
+            elif name not in _POD_DROPPED_COMMANDS:
+                out.append(rest)
+        elif in_pod and not skipping:
+            if paragraph[:1] in {" ", "\t"}:
+                out.append(paragraph.rstrip())
+            else:
+                out.append(bullet + _pod_inline(paragraph).strip())
+                bullet = ""
     # Paragraphs holding only index entries (X<...>) end up empty.
     return "\n\n".join(paragraph for paragraph in out if paragraph)
 
@@ -468,7 +501,8 @@ def _dictd_documents(path: Path) -> Iterator[str]:
     seen: set[str] = set()
     for offset, length in _dictd_spans(path.with_name(path.name.replace(".dict.dz", ".index"))):
         entry = _DICTD_CROSS_REFERENCE.sub(r"\1", _decode(data[offset : offset + length]))
-        body = entry.strip().partition("\n")[2]
+        # One-line entries (e.g. "HEARSE, n.  Death's baby-carriage.") are keyed by their whole text.
+        body = entry.strip().partition("\n")[2] or entry
         if body not in seen:
             seen.add(body)
             yield entry
@@ -605,28 +639,34 @@ _LETTER_WEIGHTS = (
     8.2, 1.5, 2.8, 4.3, 12.7, 2.2, 2.0, 6.1, 7.0, 0.15, 0.77, 4.0, 2.4,
     6.7, 7.5, 1.9, 0.095, 6.0, 6.3, 9.1, 2.8, 0.98, 2.4, 0.15, 2.0, 0.074,
 )  # fmt: skip
-_WORD_LENGTHS = tuple(range(2, 13))
-_WORD_LENGTH_WEIGHTS = (9, 13, 14, 13, 12, 10, 8, 6, 4, 2.5, 1.5)  # roughly English, 2-12 letters
+_MIN_WORD_LENGTH, _MAX_WORD_LENGTH = 2, 12
+# Zipf-Mandelbrot law: frequency of the word of rank r is proportional to 1 / (r + 2.7) ** 1.1. The
+# offset flattens the head as in English, where "the" is about 5% of the words; a plain 1 / r ** 1.1
+# would give the top word 14%.
 _ZIPF_EXPONENT = 1.1
+_ZIPF_OFFSET = 2.7
 _POOL_LINES = 200_000  # ~20 MB of distinct lines; larger corpora recombine them into new documents
 _LINE_WORDS = (10, 20)
 _DOCUMENT_LINES = (20, 60)
-_AVERAGE_LINE_BYTES = 100
+_AVERAGE_LINE_BYTES = 90
 
 
 def _vocabulary(rng: random.Random, size: int) -> list[str]:
-    """Return ``size`` distinct random words, roughly shortest first (most frequent first).
+    """Return ``size`` distinct random words, most frequent first.
 
-    Frequent words tend to be short in natural languages, so words are ranked by length plus noise.
+    Frequent words are short in natural languages, so the expected length grows with the log of the
+    rank: 2.5 letters for the top word, 4.6 at rank 100 and 7.4 at rank 50,000. With the Zipf weights
+    this makes running text average 4.8 letters per word, as in English.
     """
     words: dict[str, None] = {}  # a dict, not a set: its order is deterministic
-    while len(words) < size:
-        length = rng.choices(_WORD_LENGTHS, _WORD_LENGTH_WEIGHTS)[0]
-        words["".join(rng.choices(_LETTERS, _LETTER_WEIGHTS, k=length))] = None
-    ranked = list(words)
-    noise = [len(word) + 3 * rng.random() for word in ranked]
-    order = sorted(range(size), key=noise.__getitem__)
-    return [ranked[i] for i in order]
+    for rank in range(1, size + 1):
+        mean_length = 2.5 + 0.45 * math.log(rank)
+        word = ""
+        while not word or word in words:
+            length = min(_MAX_WORD_LENGTH, max(_MIN_WORD_LENGTH, round(rng.gauss(mean_length, 1.2))))
+            word = "".join(rng.choices(_LETTERS, _LETTER_WEIGHTS, k=length))
+        words[word] = None
+    return list(words)
 
 
 def _line(rng: random.Random, words: list[str], cum_weights: list[float]) -> str:
@@ -655,7 +695,8 @@ def _write_synthetic(writer: _CorpusWriter, size_bytes: int, seed: int, vocab: i
     """
     rng = random.Random(seed)
     words = _vocabulary(rng, vocab)
-    cum_weights = list(itertools.accumulate(rank**-_ZIPF_EXPONENT for rank in range(1, vocab + 1)))
+    ranks = range(1, vocab + 1)
+    cum_weights = list(itertools.accumulate((rank + _ZIPF_OFFSET) ** -_ZIPF_EXPONENT for rank in ranks))
     pool_size = max(1, min(_POOL_LINES, size_bytes // _AVERAGE_LINE_BYTES))
     pool = [_line(rng, words, cum_weights) for _ in range(pool_size)]
     while True:
@@ -666,7 +707,8 @@ def _write_synthetic(writer: _CorpusWriter, size_bytes: int, seed: int, vocab: i
             break
         writer.write(encoded)
     # Fill the remainder with as many whole lines as fit, so the size is close to the target.
-    last, used = [], 0
+    last: list[str] = []
+    used = 0
     for line in lines:
         used += len(line) + bool(last)
         if used > room:
@@ -685,8 +727,9 @@ def synthetic(
 ) -> Path:
     """Return a synthetic corpus of about ``size_bytes`` bytes with Zipf-distributed random words.
 
-    Words are 2-12 random lowercase letters drawn with English letter frequencies; word ``r`` (by
-    rank) occurs with probability proportional to ``1 / r**1.1``. Lines are sentences of 10-20 words
+    Words are 2-12 random lowercase letters drawn with English letter frequencies, shorter for the
+    more frequent words; the word of rank ``r`` occurs with probability proportional to
+    ``1 / (r + 2.7)**1.1`` (a Zipf-Mandelbrot law close to English). Lines are sentences of 10-20 words
     with occasional capitals, numbers, possessives and commas; documents are 20-60 lines joined by
     ``<|endoftext|>``. The output is ASCII and depends only on the arguments.
 
@@ -773,7 +816,7 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The process exit status.
     """
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="Build the BPE Studio benchmark corpora.")
     parser.add_argument("--install", action="store_true", help="install the Debian packages first")
     parser.add_argument("--natural", action="store_true", help="build the natural-English corpus")
     parser.add_argument("--natural-mb", type=float, default=100, help="its size in MB (default 100)")
