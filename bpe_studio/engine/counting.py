@@ -3,18 +3,23 @@
 Counts are keyed by the pre-token's UTF-8 bytes spelled as a latin-1 ``str`` (one code point per byte),
 which is exactly the form the merge loop starts from: ``"café"`` is counted as ``"cafÃ©"``.
 
-Each worker process takes chunks from a shared queue, keeps one table of its own and sends it once at the
-end, so the parent merges as many tables as there are workers, not as many as there are chunks.
+Each worker process is handed chunks as it finishes them, keeps one table of its own and sends it once at
+the end, so the parent merges as many tables as there are workers, not as many as there are chunks.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import queue
-import signal
-from collections import Counter
+import contextlib
+import os
+import pickle
+import selectors
+import struct
+import subprocess
+import sys
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .config import InvalidUtf8Policy, compile_pattern
@@ -124,22 +129,79 @@ def count_serial(
     yield CountOutcome(counter.byte_counts(), counter.totals)
 
 
-def _worker_main(
-    index: int, tasks: Any, results: Any, pattern: str, special_tokens: list[str], policy: str
-) -> None:
-    """Body of counting worker ``index``: count chunks from ``tasks`` until a ``None`` arrives."""
-    # Ctrl-C reaches the whole process group; the parent decides what happens and stops the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=InvalidUtf8Policy(policy))
-    try:
-        while (chunk := tasks.get()) is not None:
-            counter.count_chunk(chunk)
-            results.put(("progress", index, chunk.size, len(counter.counts)))
-        results.put(("done", counter.byte_counts(), counter.totals))
-    except CorpusDecodeError as exc:
-        results.put(("decode_error", exc.path, exc.offset, exc.reason))
-    except BaseException as exc:  # noqa: BLE001 - anything else is reported to the parent, not lost
-        results.put(("error", f"{type(exc).__name__}: {exc}"))
+_HEADER = struct.Struct("<Q")
+
+
+def write_message(stream: Any, obj: object) -> None:
+    """Send one length-prefixed pickle over a binary stream (all of it, even on a raw pipe)."""
+    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    data = memoryview(_HEADER.pack(len(payload)) + payload)
+    while data:
+        written = stream.write(data)
+        data = data[written if written is not None else len(data) :]
+    stream.flush()
+
+
+def _read_exact(stream: Any, n: int) -> bytearray:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = stream.readinto(view[got:])
+        if not k:
+            raise EOFError("the other side closed the pipe")
+        got += k
+    return buf
+
+
+def read_message(stream: Any) -> Any:
+    """Receive one length-prefixed pickle from a binary stream; ``EOFError`` if the stream ended."""
+    (size,) = _HEADER.unpack(_read_exact(stream, _HEADER.size))
+    return pickle.loads(_read_exact(stream, size))
+
+
+class _Worker:
+    """A counting worker process and what the parent knows of it."""
+
+    def __init__(self, index: int, setup: tuple[str, list[str], str]) -> None:
+        env = dict(os.environ)
+        # The worker imports bpe_studio from where this process did, installed or not.
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        # bufsize=0: unbuffered pipes, so select() on stdout never misses a message held in a buffer.
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bpe_studio.engine._count_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+            env=env,
+        )
+        self.index = index
+        self.pending = 0
+        self.closed = False
+        write_message(self.proc.stdin, setup)
+
+    def give(self, chunk: Chunk | None) -> None:
+        """Send a chunk to count, or ``None`` to ask for the table."""
+        write_message(self.proc.stdin, chunk)
+        if chunk is None:
+            self.closed = True
+        else:
+            self.pending += 1
+
+    def stop(self) -> None:
+        """Stop the process (if still running) and close its pipes."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
 
 def count_parallel(
@@ -151,65 +213,67 @@ def count_parallel(
     policy: InvalidUtf8Policy,
     cancelled: Callable[[], bool],
 ) -> Iterator[CountUpdate | CountOutcome]:
-    """Count chunks in ``workers`` spawned processes; yields progress, then the outcome.
+    """Count chunks in ``workers`` worker processes; yields progress, then the outcome.
 
-    The processes are always stopped when this generator ends, however it ends (outcome, error,
+    Chunks are handed out as workers finish them (two in flight per worker, so none waits for the
+    parent). The processes are always stopped when this generator ends, however it ends (outcome, error,
     cancellation, or the consumer closing it).
     """
-    # "spawn" rather than "fork": the GUI runs training on a thread, and forking a threaded process can
-    # deadlock; spawn also behaves the same on every platform.
-    ctx = mp.get_context("spawn")
-    tasks = ctx.Queue()
-    results = ctx.Queue()
-    for chunk in chunks:
-        tasks.put(chunk)
-    for _ in range(workers):
-        tasks.put(None)
-    procs = [
-        ctx.Process(
-            target=_worker_main,
-            args=(i, tasks, results, pattern, list(special_tokens), policy.value),
-            name=f"bpe-studio-count-{i}",
-            daemon=True,
-        )
-        for i in range(workers)
-    ]
-    for proc in procs:
-        proc.start()
+    todo = deque(chunks)
+    setup = (pattern, list(special_tokens), policy.value)
+    pool: list[_Worker] = []
+    selector = selectors.DefaultSelector()
     try:
+        for i in range(workers):
+            worker = _Worker(i, setup)
+            pool.append(worker)
+            selector.register(worker.proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
+            for _ in range(2):
+                _feed(worker, todo)
         done_bytes = 0
-        unique_by_worker: dict[int, int] = {}
+        unique_by_worker = [0] * workers
         tables: list[dict[str, int]] = []
         totals = CountTotals()
         while len(tables) < workers:
             if cancelled():
                 return
-            try:
-                message = results.get(timeout=_POLL_SECONDS)
-            except queue.Empty:
-                dead = [p for p in procs if p.exitcode not in (None, 0)]
-                if dead:
+            for key, _ in selector.select(timeout=_POLL_SECONDS):
+                worker = key.data
+                try:
+                    message = read_message(worker.proc.stdout)
+                except EOFError:
                     raise WorkerCrashedError(
-                        f"a counting worker process died (exit code {dead[0].exitcode}); this is often a lack "
-                        "of memory: try fewer workers or a smaller chunk_size"
+                        f"a counting worker process died (exit code {worker.proc.wait()}); this is often a "
+                        "lack of memory: try fewer workers or a smaller chunk_size"
                     ) from None
-                continue
-            kind = message[0]
-            if kind == "progress":
-                _, worker, size, unique = message
-                done_bytes += size
-                unique_by_worker[worker] = unique
-                yield CountUpdate(done_bytes, sum(unique_by_worker.values()))
-            elif kind == "done":
-                tables.append(message[1])
-                totals.add(message[2])
-            elif kind == "decode_error":
-                raise CorpusDecodeError(message[1], message[2], message[3])
-            else:
-                raise WorkerCrashedError(f"a counting worker failed: {message[1]}")
+                kind = message[0]
+                if kind == "progress":
+                    worker.pending -= 1
+                    _feed(worker, todo)
+                    done_bytes += message[1]
+                    unique_by_worker[worker.index] = message[2]
+                    yield CountUpdate(done_bytes, sum(unique_by_worker))
+                elif kind == "done":
+                    selector.unregister(worker.proc.stdout)
+                    tables.append(message[1])
+                    totals.add(message[2])
+                elif kind == "decode_error":
+                    raise CorpusDecodeError(message[1], message[2], message[3])
+                else:
+                    raise WorkerCrashedError(f"a counting worker failed: {message[1]}")
         yield CountOutcome(merge_tables(tables), totals)
     finally:
-        _stop(procs, tasks, results)
+        selector.close()
+        for worker in pool:
+            worker.stop()
+
+
+def _feed(worker: _Worker, todo: deque[Chunk]) -> None:
+    """Give the worker its next chunk, or once none is left, ask it for its table."""
+    if worker.closed:
+        return
+    # The worker reads its pipe in order, so a None sent now is served after the chunks it still holds.
+    worker.give(todo.popleft() if todo else None)
 
 
 def merge_tables(tables: list[dict[str, int]]) -> dict[str, int]:
@@ -228,18 +292,3 @@ def merge_tables(tables: list[dict[str, int]]) -> dict[str, int]:
         for token, n in table.items():
             total[token] = get(token, 0) + n
     return total
-
-
-def _stop(procs: list[Any], tasks: Any, results: Any) -> None:
-    """Terminate and reap worker processes and release the queues' feeder threads."""
-    for proc in procs:
-        if proc.is_alive():
-            proc.terminate()
-    for proc in procs:
-        proc.join(timeout=5)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-    for q in (tasks, results):
-        q.cancel_join_thread()
-        q.close()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+import psutil
 import pytest
 
 from bpe_studio.engine import (
@@ -24,6 +24,10 @@ from bpe_studio.engine import (
 )
 
 ENDOFTEXT = "<|endoftext|>"
+
+
+def _children() -> list[psutil.Process]:
+    return psutil.Process().children(recursive=True)
 
 
 def _corpus(tmp_path: Path, repeat: int = 200) -> Path:
@@ -82,12 +86,12 @@ def test_cancel_during_parallel_counting_leaves_no_process(tmp_path: Path) -> No
     for event in iter_train(cfg, cancel=flag.is_set):
         events.append(event)
         if isinstance(event, CountProgress):
-            assert len(multiprocessing.active_children()) == 2
+            assert len(_children()) == 2
             flag.set()
     assert isinstance(events[-1], Finished)
     assert events[-1].result.stop_reason is StopReason.CANCELLED
     assert events[-1].result.merges == []
-    assert multiprocessing.active_children() == []
+    assert _children() == []
 
 
 def test_closing_the_iterator_stops_workers(tmp_path: Path) -> None:
@@ -97,7 +101,7 @@ def test_closing_the_iterator_stops_workers(tmp_path: Path) -> None:
         if isinstance(event, CountProgress):
             break
     events.close()
-    assert multiprocessing.active_children() == []
+    assert _children() == []
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -111,7 +115,7 @@ def test_invalid_utf8_names_file_and_offset(tmp_path: Path, workers: int) -> Non
     assert info.value.offset == len(good) + 3
     assert str(path) in str(info.value) and f"offset {len(good) + 3}" in str(info.value)
     assert "invalid_utf8='replace'" in str(info.value)
-    assert multiprocessing.active_children() == []
+    assert _children() == []
     # With the replace policy the same file trains.
     assert train(cfg.replace(invalid_utf8="replace", vocab_size=265)).stop_reason is StopReason.VOCAB_SIZE
 
@@ -131,3 +135,18 @@ def test_engine_import_does_not_import_qt() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_works_from_a_script_without_main_guard(tmp_path: Path) -> None:
+    # Students often call train_bpe at the top level of a script; worker processes must not re-run it.
+    corpus = _corpus(tmp_path)
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from bpe_studio.engine import train_bpe\n"
+        f"vocab, merges = train_bpe({str(corpus)!r}, 300, ['<|endoftext|>'], workers=2, chunk_size=1000)\n"
+        "print('RAN', len(merges))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("RAN") == 1

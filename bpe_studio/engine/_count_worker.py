@@ -1,0 +1,41 @@
+"""Entry point of a counting worker process: ``python -m bpe_studio.engine._count_worker``.
+
+The parent (see :mod:`bpe_studio.engine.counting`) talks to it over stdin/stdout with length-prefixed
+pickles: first ``(pattern, special_tokens, policy)``, then one :class:`Chunk` per task and finally
+``None``. The worker answers each chunk with ``("progress", size, unique)`` and ``None`` with
+``("done", table, totals)``; a decode error or any other failure is sent as a message, not a traceback.
+
+A plain subprocess rather than :mod:`multiprocessing`: spawn-style workers re-import the parent's
+``__main__``, which re-runs a user's script that lacks an ``if __name__ == "__main__"`` guard.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from .config import InvalidUtf8Policy
+from .corpus import CorpusDecodeError
+from .counting import ChunkCounter, read_message, write_message
+
+
+def main() -> None:
+    """Serve counting tasks from stdin until ``None`` arrives."""
+    # Ctrl-C reaches the whole process group; the parent decides what happens and stops the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
+    pattern, special_tokens, policy = read_message(inbox)
+    counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=InvalidUtf8Policy(policy))
+    try:
+        while (chunk := read_message(inbox)) is not None:
+            counter.count_chunk(chunk)
+            write_message(outbox, ("progress", chunk.size, len(counter.counts)))
+        write_message(outbox, ("done", counter.byte_counts(), counter.totals))
+    except CorpusDecodeError as exc:
+        write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as a message, not lost on stderr
+        write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
+
+
+if __name__ == "__main__":
+    main()
