@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import InvalidUtf8Policy, compile_pattern
+from .config import InvalidUtf8Policy
 from .corpus import Chunk, CorpusDecodeError, decode, read_chunk, special_token_regex
+from .pretokenize import Pretokenizer
 
 # How often the parent wakes up to check for cancellation while workers count.
 _POLL_SECONDS = 0.05
@@ -59,7 +60,7 @@ class ChunkCounter:
     """
 
     def __init__(self, *, pattern: str, special_tokens: Sequence[str], policy: InvalidUtf8Policy) -> None:
-        self._findall = compile_pattern(pattern).findall
+        self._findall = Pretokenizer(pattern).findall
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
         self.counts: Counter[str] = Counter()
