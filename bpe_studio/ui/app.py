@@ -1,0 +1,167 @@
+"""Starting the desktop app: ``bpe-studio`` without a subcommand, or ``python -m bpe_studio``.
+
+Options:
+    CORPUS ...            corpus files to put in the training form
+    --demo                open on the demo corpus (Python's own documentation) and start training
+    --screenshot PATH     wait until the window is ready (with --demo: until training ends), save a PNG of the
+                          main window to PATH and exit
+    --tokenizer PATH      open a tokenizer file in the tokenizer views
+    --text TEXT           text for the playground (with --tokenizer)
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtWidgets import QApplication
+
+from .. import __version__
+from .main_window import DEFAULT_SIZE, MainWindow
+from .settings import Settings, load_settings
+from .style import apply_style
+
+log = logging.getLogger(__name__)
+
+#: Exit code when the screenshot could not be taken (training failed, or the file could not be written).
+EXIT_SCREENSHOT_FAILED = 1
+
+#: Seconds ``--screenshot`` waits for the demo training before giving up.
+SCREENSHOT_TIMEOUT = 600
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The desktop app's command-line options."""
+    parser = argparse.ArgumentParser(
+        prog="bpe-studio",
+        description="BPE Studio's desktop app. (Subcommands such as `bpe-studio train` run without it.)",
+    )
+    parser.add_argument("corpus", nargs="*", type=Path, metavar="CORPUS", help="corpus files to train on")
+    parser.add_argument("--demo", action="store_true", help="train on the demo corpus that ships with Python")
+    parser.add_argument(
+        "--screenshot",
+        type=Path,
+        metavar="PATH",
+        help="save a PNG of the window to PATH and exit (with --demo: once training has ended)",
+    )
+    parser.add_argument("--tokenizer", type=Path, metavar="PATH", help="open a tokenizer file")
+    parser.add_argument(
+        "--text", default="", metavar="TEXT", help="text for the playground (with --tokenizer)"
+    )
+    parser.add_argument("--version", action="version", version=f"bpe-studio {__version__}")
+    return parser
+
+
+def create_application(argv: Sequence[str] = ()) -> QApplication:
+    """The ``QApplication`` (created once), named and styled."""
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(["bpe-studio", *argv])
+    app.setApplicationName("BPE Studio")
+    app.setApplicationVersion(__version__)
+    app.setOrganizationName("bpe-studio")
+    apply_style(app)
+    return app
+
+
+class Screenshotter(QObject):
+    """Saves a PNG of the window once it is ready and ends the event loop with an exit code."""
+
+    def __init__(self, window: MainWindow, path: Path, *, wait_for_training: bool) -> None:
+        super().__init__(window)
+        self.window = window
+        self.path = path
+        self.exit_code = EXIT_SCREENSHOT_FAILED
+        if wait_for_training and window.train_view.is_running():
+            window.train_view.training_ended.connect(self._on_train_view_training_ended)
+            QTimer.singleShot(SCREENSHOT_TIMEOUT * 1000, self._on_timeout)
+        else:
+            QTimer.singleShot(300, self.take)
+
+    @Slot(str)
+    def _on_train_view_training_ended(self, how: str) -> None:
+        if how != "finished":
+            print(f"bpe-studio: training {how}; no screenshot taken", file=sys.stderr)
+            self._quit()
+            return
+        # Let the last refresh and any layout changes reach the screen first.
+        QTimer.singleShot(300, self.take)
+
+    @Slot()
+    def _on_timeout(self) -> None:
+        print(
+            f"bpe-studio: training did not end within {SCREENSHOT_TIMEOUT} s; no screenshot taken",
+            file=sys.stderr,
+        )
+        self._quit()
+
+    @Slot()
+    def take(self) -> None:
+        """Grab the window and save it."""
+        pixmap = self.window.grab()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if pixmap.isNull() or not pixmap.save(os.fspath(self.path), "PNG"):
+            print(f"bpe-studio: cannot write the screenshot to {self.path}", file=sys.stderr)
+        else:
+            self.exit_code = 0
+            print(f"bpe-studio: saved a screenshot to {self.path}", file=sys.stderr)
+        self._quit()
+
+    def _quit(self) -> None:
+        self.window.close()
+        app = QApplication.instance()
+        if app is not None:
+            app.exit(self.exit_code)
+
+
+def _install_sigint_handler(app: QApplication) -> QTimer:
+    """Let Ctrl-C in the terminal close the app: Python handles signals only when it runs, hence the timer."""
+
+    def on_sigint(_signum: int, _frame: object) -> None:
+        for widget in app.topLevelWidgets():
+            if isinstance(widget, MainWindow):
+                widget.close()
+        app.quit()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    timer = QTimer(app)
+    timer.setInterval(250)
+    timer.timeout.connect(lambda: None)
+    timer.start()
+    return timer
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Open the main window; returns the exit code."""
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = create_application()
+    screenshot = args.screenshot is not None
+    # The demo and screenshots leave the user's settings alone (and screenshots do not depend on them).
+    settings = Settings() if screenshot else load_settings()
+    window = MainWindow(settings, persist=not (args.demo or screenshot))
+    if screenshot:
+        window.resize(*DEFAULT_SIZE)
+    window.show()
+    if args.corpus:
+        window.train_view.add_corpus_files(args.corpus)
+    if args.tokenizer is not None:
+        window.open_tokenizer(args.tokenizer, args.text)
+    if args.demo:
+        window.train_view.load_demo(start=True)
+    shooter = Screenshotter(window, args.screenshot, wait_for_training=args.demo) if screenshot else None
+    sigint_timer = _install_sigint_handler(app)
+    code = app.exec()
+    sigint_timer.stop()
+    window.train_view.shutdown()
+    if shooter is not None:
+        code = code or shooter.exit_code
+    return int(code)
+
+
+__all__ = ["Screenshotter", "build_parser", "create_application", "main"]

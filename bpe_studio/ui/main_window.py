@@ -1,0 +1,219 @@
+"""The main window: a tab per task ("Train" now; "Playground", "Vocabulary", "Compare" to come).
+
+Other views plug in with :meth:`MainWindow.add_tab`; a trained or loaded tokenizer is announced with
+:meth:`MainWindow.open_tokenizer`, which emits :attr:`MainWindow.tokenizer_opened` for the tokenizer views to
+pick up.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QTabWidget, QWidget
+
+from .. import __version__
+from ..engine import TrainResult
+from .settings import Settings, save_settings
+from .train_view import TrainView
+
+log = logging.getLogger(__name__)
+
+#: The window's size when no geometry was saved.
+DEFAULT_SIZE = (1360, 860)
+
+
+class MainWindow(QMainWindow):
+    """BPE Studio's main window.
+
+    Args:
+        settings: The app's settings; restored into the window and written back when it closes.
+        persist: Whether to save the settings when the window closes (off for the demo and screenshots).
+
+    Signals:
+        tokenizer_opened(object, str): A tokenizer should be shown in the tokenizer views: its source (a
+            ``pathlib.Path`` of a tokenizer file, or a :class:`~bpe_studio.engine.TrainResult`) and a text to
+            put in the playground (may be empty).
+    """
+
+    tokenizer_opened = Signal(object, str)
+
+    def __init__(self, settings: Settings, *, persist: bool = True, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings
+        self.persist = persist
+        self.setWindowTitle("BPE Studio")
+        self.setObjectName("main_window")
+
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.setCentralWidget(self.tabs)
+
+        self.train_view = TrainView(settings, self)
+        self.add_tab(self.train_view, "Train")
+        self.train_view.tokenizer_saved.connect(self._on_train_view_tokenizer_saved)
+        self.train_view.open_requested.connect(self._on_train_view_open_requested)
+        self.train_view.corpora_chosen.connect(self._on_train_view_corpora_chosen)
+        self.train_view.status_message.connect(self._on_train_view_status_message)
+
+        self._build_menus()
+        self._restore_geometry()
+        self.statusBar().showMessage("Add a corpus and press Start training, or try File ▸ Open demo corpus.")
+
+    # ----------------------------------------------------------------------------------------------
+    # Extension points for the tokenizer views
+    # ----------------------------------------------------------------------------------------------
+
+    def add_tab(self, widget: QWidget, title: str) -> int:
+        """Add a view as a tab; returns its index."""
+        return self.tabs.addTab(widget, title)
+
+    @Slot(object, str)
+    def open_tokenizer(self, source: Path | TrainResult, text: str = "") -> None:
+        """Show a tokenizer (a file's path or a fresh training result) in the tokenizer views.
+
+        For now this only records a file in the recent list and emits :attr:`tokenizer_opened`; the
+        tokenizer views connect to it.
+        """
+        if isinstance(source, (str, os.PathLike)):
+            source = Path(source)
+            self.settings.add_recent_tokenizer(source)
+            self._refresh_recent_menus()
+        self.tokenizer_opened.emit(source, text)
+        meta = self.metaObject()
+        signal = meta.method(meta.indexOfSignal("tokenizer_opened(PyObject,QString)"))
+        if not self.isSignalConnected(signal):  # no tokenizer view yet
+            self.statusBar().showMessage("The tokenizer views are not part of this version yet.", 8000)
+
+    # ----------------------------------------------------------------------------------------------
+    # Menus
+    # ----------------------------------------------------------------------------------------------
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        add = file_menu.addAction("&Add corpus files…")
+        add.setShortcut(QKeySequence.StandardKey.Open)
+        add.triggered.connect(self.train_view.choose_corpus_files)
+        demo = file_menu.addAction("Open &demo corpus")
+        demo.triggered.connect(self._on_demo_action_triggered)
+        self.recent_corpora_menu = QMenu("Recent &corpora", self)
+        self.recent_tokenizers_menu = QMenu("Recent &tokenizers", self)
+        file_menu.addMenu(self.recent_corpora_menu)
+        file_menu.addMenu(self.recent_tokenizers_menu)
+        file_menu.addSeparator()
+        self.save_action = file_menu.addAction("&Save tokenizer…")
+        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_action.setEnabled(False)
+        self.save_action.triggered.connect(self.train_view.save_tokenizer)
+        self.train_view.result_ready.connect(self._on_train_view_result_ready)
+        file_menu.addSeparator()
+        quit_action = file_menu.addAction("&Quit")
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+
+        train_menu = self.menuBar().addMenu("&Training")
+        start = train_menu.addAction("&Start")
+        start.setShortcut(QKeySequence("Ctrl+Return"))
+        start.triggered.connect(self.train_view.start_training)
+        cancel = train_menu.addAction("&Cancel")
+        cancel.setShortcut(QKeySequence("Ctrl+."))
+        cancel.triggered.connect(self.train_view.cancel_training)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        about = help_menu.addAction("&About BPE Studio")
+        about.triggered.connect(self._on_about_action_triggered)
+        self._refresh_recent_menus()
+
+    def _refresh_recent_menus(self) -> None:
+        for menu, items, handler in (
+            (self.recent_corpora_menu, self.settings.recent_corpora, self._open_recent_corpus),
+            (self.recent_tokenizers_menu, self.settings.recent_tokenizers, self._open_recent_tokenizer),
+        ):
+            menu.clear()
+            for item in items:
+                action = QAction(item, menu)
+                action.triggered.connect(lambda _checked=False, path=item, h=handler: h(path))
+                menu.addAction(action)
+            menu.setEnabled(bool(items))
+
+    def _open_recent_corpus(self, path: str) -> None:
+        self.tabs.setCurrentWidget(self.train_view)
+        self.train_view.add_corpus_files([Path(path)])
+
+    def _open_recent_tokenizer(self, path: str) -> None:
+        self.open_tokenizer(Path(path))
+
+    # ----------------------------------------------------------------------------------------------
+    # Slots
+    # ----------------------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_demo_action_triggered(self) -> None:
+        self.tabs.setCurrentWidget(self.train_view)
+        self.train_view.load_demo()
+
+    @Slot()
+    def _on_about_action_triggered(self) -> None:
+        QMessageBox.about(
+            self,
+            "About BPE Studio",
+            f"<b>BPE Studio {__version__}</b><p>Train, inspect and use byte-level BPE tokenizers.</p>",
+        )
+
+    @Slot(object)
+    def _on_train_view_tokenizer_saved(self, path: Path) -> None:
+        self.settings.add_recent_tokenizer(path)
+        self._refresh_recent_menus()
+        self.statusBar().showMessage(f"Saved {path}", 8000)
+
+    @Slot(object)
+    def _on_train_view_open_requested(self, result: TrainResult) -> None:
+        self.open_tokenizer(result)
+
+    @Slot(object)
+    def _on_train_view_corpora_chosen(self, paths: list[Path]) -> None:
+        for path in reversed(paths):
+            self.settings.add_recent_corpus(path)
+        self._refresh_recent_menus()
+
+    @Slot(str)
+    def _on_train_view_status_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    @Slot(object)
+    def _on_train_view_result_ready(self, result: Any) -> None:
+        self.save_action.setEnabled(result is not None)
+
+    # ----------------------------------------------------------------------------------------------
+    # Geometry and closing
+    # ----------------------------------------------------------------------------------------------
+
+    def _restore_geometry(self) -> None:
+        self.resize(*DEFAULT_SIZE)
+        if self.settings.geometry:
+            try:
+                data = QByteArray.fromBase64(self.settings.geometry.encode("ascii"))
+            except UnicodeEncodeError:
+                data = QByteArray()
+            if data.isEmpty() or not self.restoreGeometry(data):
+                log.warning("ignoring the saved window geometry: it is not valid")
+
+    def store_settings(self) -> None:
+        """Copy the window's geometry and the training form into the settings object."""
+        self.settings.geometry = bytes(self.saveGeometry().toBase64().data()).decode("ascii")
+        self.settings.train = self.train_view.form_settings()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
+        """Stop a running training (waiting for its thread) and save the settings."""
+        self.train_view.shutdown()
+        if self.persist:
+            self.store_settings()
+            save_settings(self.settings)
+        super().closeEvent(event)
+
+
+__all__ = ["DEFAULT_SIZE", "MainWindow"]

@@ -1,0 +1,107 @@
+"""The app's look: the Fusion style with a light palette, and a small style sheet.
+
+Kept in code (not a file) so that an installed package needs no data files.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+ACCENT = "#2a6fb0"
+ERROR = "#b3261e"
+
+STYLE_SHEET = f"""
+QGroupBox {{
+    font-weight: bold;
+    border: 1px solid #c9ced6;
+    border-radius: 6px;
+    margin-top: 10px;
+    padding-top: 6px;
+}}
+QGroupBox::title {{
+    subcontrol-origin: margin;
+    left: 10px;
+    padding: 0 4px;
+}}
+QGroupBox > QWidget, QGroupBox QLabel {{
+    font-weight: normal;
+}}
+QLabel#caption {{
+    color: #5b6470;
+}}
+QLabel#phase {{
+    color: {ACCENT};
+}}
+QLabel#error {{
+    color: {ERROR};
+}}
+QLineEdit[invalid="true"] {{
+    border: 1px solid {ERROR};
+    background: #fdf0ef;
+}}
+QFrame#status {{
+    background: #f3f5f8;
+    border: 1px solid #dde1e7;
+    border-radius: 6px;
+}}
+QProgressBar {{
+    border: 1px solid #c9ced6;
+    border-radius: 4px;
+    background: white;
+    text-align: center;
+    min-height: 20px;
+}}
+QProgressBar::chunk {{
+    background-color: #8fb8e0;
+    border-radius: 3px;
+}}
+QPushButton#start {{
+    background-color: {ACCENT};
+    color: white;
+    font-weight: bold;
+    border: 1px solid #1f5a91;
+    border-radius: 4px;
+    padding: 5px 12px;
+}}
+QPushButton#start:hover {{
+    background-color: #3479bb;
+}}
+QPushButton#start:disabled {{
+    background-color: #a9bfd6;
+    border-color: #a9bfd6;
+}}
+QTableView {{
+    gridline-color: #e3e6ea;
+}}
+"""
+
+
+def apply_style(app: QApplication) -> None:
+    """Use the Fusion style, a light palette (the same on every platform) and the style sheet."""
+    app.setStyle("Fusion")
+    palette = QPalette()
+    colors = {
+        QPalette.ColorRole.Window: "#fbfbfc",
+        QPalette.ColorRole.WindowText: "#1d232b",
+        QPalette.ColorRole.Base: "#ffffff",
+        QPalette.ColorRole.AlternateBase: "#f4f6f9",
+        QPalette.ColorRole.Text: "#1d232b",
+        QPalette.ColorRole.Button: "#f0f2f5",
+        QPalette.ColorRole.ButtonText: "#1d232b",
+        QPalette.ColorRole.Highlight: ACCENT,
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.ToolTipBase: "#ffffe8",
+        QPalette.ColorRole.ToolTipText: "#1d232b",
+        QPalette.ColorRole.PlaceholderText: "#8a929c",
+    }
+    for role, color in colors.items():
+        palette.setColor(role, QColor(color))
+    palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#9aa1aa"))
+    palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#9aa1aa"))
+    palette.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#9aa1aa"))
+    app.setPalette(palette)
+    app.setStyleSheet(STYLE_SHEET)
+
+
+__all__ = ["apply_style"]
