@@ -1,0 +1,206 @@
+"""Item models: the merges table (grown a batch at a time while training) and its search filter.
+
+Tokens are shown with visible whitespace (``·`` for a space, ``↵`` for a newline, ``→`` for a tab) and
+bytes that are not complete UTF-8 characters as ``\\xNN``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QFontDatabase
+
+from ..engine import MergeMade
+
+Index = QModelIndex | QPersistentModelIndex
+
+# Whitespace and control characters made visible. Other C0 controls become their Unicode "symbol for" glyph.
+_VISIBLE = {ord(" "): "·", ord("\n"): "↵", ord("\t"): "→", ord("\r"): "␍", 0x7F: "␡"}
+_VISIBLE.update({c: chr(0x2400 + c) for c in range(0x20) if c not in _VISIBLE})
+_VISIBLE.update({0xA0: "⍽", 0x3000: "□"})
+# The same, for a search text typed by a user: real whitespace is searched in its visible form too.
+_SEARCH = str.maketrans({chr(k): v for k, v in _VISIBLE.items()})
+
+
+def visible(token: bytes) -> str:
+    """Spell a token's bytes for display, with visible whitespace.
+
+    Example:
+        >>> visible(b" the\\n")
+        '·the↵'
+        >>> visible(b"\\xe2\\x80")
+        '\\\\xe2\\\\x80'
+    """
+    return token.decode("utf-8", errors="backslashreplace").translate(_VISIBLE)
+
+
+def search_key(text: str) -> str:
+    """Normalise a search text the way tokens are displayed (and case-folded).
+
+    Example:
+        >>> search_key(" The")
+        '·the'
+    """
+    return text.translate(_SEARCH).casefold()
+
+
+class MergesTableModel(QAbstractTableModel):
+    """The merges made so far: rank, left, right, new token and count, one row per merge.
+
+    Rows are appended a batch at a time (:meth:`append_merges`), one ``beginInsertRows`` per batch. Display
+    strings are made when a row is first shown (or searched), not when it arrives.
+    """
+
+    COLUMNS = ("Rank", "Left", "Right", "New token", "Count")
+    RANK, LEFT, RIGHT, TOKEN, COUNT = range(5)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pairs: list[tuple[bytes, bytes]] = []
+        self._counts: list[int] = []
+        self._token_ids: list[int] = []
+        self._texts: list[tuple[str, str, str] | None] = []
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._align_right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    # -- editing ------------------------------------------------------------------------------------
+
+    def append_merges(self, merges: Sequence[MergeMade]) -> None:
+        """Append a batch of merges as rows (in one insertion)."""
+        if not merges:
+            return
+        first = len(self._pairs)
+        self.beginInsertRows(QModelIndex(), first, first + len(merges) - 1)
+        self._pairs.extend([m.pair for m in merges])
+        self._counts.extend([m.count for m in merges])
+        self._token_ids.extend([m.token_id for m in merges])
+        self._texts.extend([None] * len(merges))
+        self.endInsertRows()
+
+    def set_merges(
+        self, merges: Sequence[tuple[bytes, bytes]], counts: Sequence[int], token_ids: Sequence[int]
+    ) -> None:
+        """Replace every row (e.g. by a finished result's merges)."""
+        self.beginResetModel()
+        self._pairs = list(merges)
+        self._counts = list(counts)
+        self._token_ids = list(token_ids)
+        self._texts = [None] * len(self._pairs)
+        self.endResetModel()
+
+    def clear(self) -> None:
+        """Remove every row."""
+        self.set_merges([], [], [])
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def merge_at(self, row: int) -> tuple[bytes, bytes, int]:
+        """The merge of a row: left bytes, right bytes, count."""
+        left, right = self._pairs[row]
+        return left, right, self._counts[row]
+
+    def texts(self, row: int) -> tuple[str, str, str]:
+        """A row's display strings for left, right and the new token."""
+        cached = self._texts[row]
+        if cached is None:
+            left, right = self._pairs[row]
+            cached = (visible(left), visible(right), visible(left + right))
+            self._texts[row] = cached
+        return cached
+
+    def row_matches(self, row: int, key: str) -> bool:
+        """Whether a row's left, right or new token contains ``key`` (a :func:`search_key`)."""
+        return any(key in text.casefold() for text in self.texts(row))
+
+    # -- QAbstractTableModel ------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's signature
+        """Rows: one per merge (none below the root: this is a flat table)."""
+        return 0 if parent.isValid() else len(self._pairs)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008 - Qt's signature
+        """The five columns."""
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """A cell's display text, tooltip, alignment or font."""
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == self.RANK:
+                return f"{row + 1:,}"
+            if column == self.COUNT:
+                return f"{self._counts[row]:,}"
+            return self.texts(row)[column - 1]
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return self._align_right if column in (self.RANK, self.COUNT) else None
+        if role == Qt.ItemDataRole.FontRole:
+            return self._mono if column in (self.LEFT, self.RIGHT, self.TOKEN) else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            left, right = self._pairs[row]
+            return (
+                f"Merge {row + 1:,}: {left!r} + {right!r} → token {self._token_ids[row]} "
+                f"({len(left) + len(right)} bytes), seen {self._counts[row]:,} times"
+            )
+        if role == Qt.ItemDataRole.UserRole:
+            return self._counts[row] if column == self.COUNT else row
+        return None
+
+    def headerData(  # noqa: N802 - Qt's name
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        """Column titles."""
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self.COLUMNS[section]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return _HEADER_TIPS[section]
+        return None
+
+
+_HEADER_TIPS = (
+    "Order in which the merge was learned (1 = first)",
+    "Left token of the merged pair (· is a space, ↵ a newline)",
+    "Right token of the merged pair",
+    "The new token: left and right joined",
+    "How often the pair occurred in the corpus when it was merged",
+)
+
+
+class MergesFilterModel(QSortFilterProxyModel):
+    """Shows only the merges whose tokens contain a search text (case-insensitive, visible whitespace)."""
+
+    def __init__(self, source: MergesTableModel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._source = source
+        self._key = ""
+        self.setSourceModel(source)
+
+    @property
+    def search_text(self) -> str:
+        """The current search key."""
+        return self._key
+
+    def set_search_text(self, text: str) -> None:
+        """Filter by a new search text (empty shows every row)."""
+        key = search_key(text)
+        if key != self._key:
+            self._key = key
+            self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:  # noqa: N802 - Qt's name
+        """Keep rows whose left, right or new token contains the search key."""
+        return not self._key or self._source.row_matches(source_row, self._key)
+
+
+__all__ = ["MergesFilterModel", "MergesTableModel", "search_key", "visible"]
