@@ -20,6 +20,7 @@ from .events import (
     TrainEvent,
     TrainResult,
 )
+from .tokenizer import DisallowedSpecialTokenError, Tokenizer, TokenSpan, UnknownTokenIdError
 from .trainer import iter_train, train, train_bpe
 
 __all__ = [
@@ -27,15 +28,19 @@ __all__ = [
     "CorpusDecodeError",
     "CorpusStats",
     "CountProgress",
+    "DisallowedSpecialTokenError",
     "Finished",
     "InvalidUtf8Policy",
     "MergeMade",
     "Phase",
     "PhaseStarted",
     "StopReason",
+    "TokenSpan",
+    "Tokenizer",
     "TrainConfig",
     "TrainEvent",
     "TrainResult",
+    "UnknownTokenIdError",
     "WorkerCrashedError",
     "compile_pattern",
     "iter_train",

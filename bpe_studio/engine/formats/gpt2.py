@@ -1,0 +1,239 @@
+"""GPT-2's tokenizer files: ``vocab.json`` (token -> id) and ``merges.txt`` (one ``left right`` per line).
+
+Tokens are spelled in GPT-2's printable characters (see :mod:`bpe_studio.engine.bytes_unicode`). OpenAI's
+``vocab.bpe`` starts with a ``#version: 0.2`` line; the header is optional when reading and written.
+
+A saved folder holds ``vocab.json`` (special tokens included, as in GPT-2's own file), ``merges.txt`` and
+``bpe_studio.json``, a small sidecar with the pattern and the special tokens. Without the sidecar (GPT-2's
+own files), the pattern is ``gpt2`` and the special tokens are the vocab entries no merge can produce that
+look like markup, ``<...>`` (GPT-2's ``<|endoftext|>``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..bytes_unicode import bytes_to_text, char_to_byte
+from .atomic import atomic_write
+from .studio import FormatError
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+VOCAB_FILE = "vocab.json"
+MERGES_FILE = "merges.txt"
+SIDECAR_FILE = "bpe_studio.json"
+MERGES_HEADER = "#version: 0.2"
+
+SIDECAR_FORMAT = "bpe-studio-sidecar"
+SIDECAR_VERSION = 1
+
+
+def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
+    return FormatError(f"{os.fspath(path)}: {where}: {problem}")
+
+
+def _read_json(path: str | os.PathLike[str]) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+
+
+def _spelled_bytes(text: str) -> bytes | None:
+    """GPT-2 characters -> bytes, or None when a character is outside the table."""
+    table = char_to_byte()
+    try:
+        return bytes(table[c] for c in text)
+    except KeyError:
+        return None
+
+
+def read_vocab_json(path: str | os.PathLike[str], *, raw_tokens: Collection[str] = ()) -> dict[int, bytes]:
+    """Read a GPT-2 style ``vocab.json`` into id -> bytes.
+
+    Args:
+        path: The file.
+        raw_tokens: Keys to take literally as UTF-8 text (special tokens that a file may spell as they are,
+            e.g. ``"<pad token>"``, instead of in GPT-2 characters).
+
+    Raises:
+        FormatError: The file is not a JSON object of token -> id; the message names the key.
+
+    Example:
+        >>> vocab = read_vocab_json("gpt2_vocab.json")  # doctest: +SKIP
+        >>> vocab[50256]  # doctest: +SKIP
+        b'<|endoftext|>'
+    """
+    document = _read_json(path)
+    if not isinstance(document, dict):
+        raise _fail(path, "top level", "expected a JSON object of token -> id")
+    vocab: dict[int, bytes] = {}
+    for key, i in document.items():
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise _fail(path, f"key {key!r}", f"expected a non-negative integer id, got {i!r}")
+        token = key.encode("utf-8") if key in raw_tokens else _spelled_bytes(key)
+        if token is None:
+            raise _fail(
+                path,
+                f"key {key!r}",
+                "holds a character outside GPT-2's byte-to-character table; is this a "
+                "byte-level BPE vocabulary?",
+            )
+        if i in vocab:
+            raise _fail(path, f"key {key!r}", f"id {i} is used twice")
+        vocab[i] = token
+    return vocab
+
+
+def read_merges_txt(path: str | os.PathLike[str]) -> list[tuple[bytes, bytes]]:
+    """Read a GPT-2 style ``merges.txt`` (with or without the ``#version`` header line).
+
+    Raises:
+        FormatError: A line is not two tokens in GPT-2 characters; the message names the line number.
+
+    Example:
+        >>> read_merges_txt("gpt2_merges.txt")[0]  # doctest: +SKIP
+        (b' ', b't')
+    """
+    merges: list[tuple[bytes, bytes]] = []
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            for number, line in enumerate(handle, start=1):
+                # No GPT-2 character is a space, "\r" or "\n", so stripping line ends is safe.
+                line = line.rstrip("\r\n")
+                if not line or (number == 1 and line.startswith("#version")):
+                    continue
+                parts = line.split(" ")
+                pair = [_spelled_bytes(p) for p in parts] if len(parts) == 2 and all(parts) else []
+                if len(pair) != 2 or pair[0] is None or pair[1] is None:
+                    raise _fail(
+                        path, f"line {number}", f"expected 'left right' in GPT-2 characters, got {line!r}"
+                    )
+                merges.append((pair[0], pair[1]))
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+    return merges
+
+
+def read_sidecar(path: str | os.PathLike[str]) -> tuple[str, dict[str, int]]:
+    """Read a sidecar file: ``(pattern, special token -> id)``.
+
+    Raises:
+        FormatError: The file is not a BPE Studio sidecar; the message names the key.
+    """
+    document = _read_json(path)
+    if not isinstance(document, dict) or document.get("format") != SIDECAR_FORMAT:
+        raise _fail(
+            path, "key 'format'", f"expected {SIDECAR_FORMAT!r}; this is not a BPE Studio sidecar file"
+        )
+    if document.get("version") != SIDECAR_VERSION:
+        raise _fail(path, "key 'version'", f"version {document.get('version')!r} is not supported")
+    pattern = document.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise _fail(path, "key 'pattern'", "expected a non-empty string")
+    specials = document.get("special_tokens", {})
+    if not isinstance(specials, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in specials.values()
+    ):
+        raise _fail(path, "key 'special_tokens'", "expected an object of token -> non-negative id")
+    return pattern, dict(specials)
+
+
+def dumps_sidecar(*, pattern: str, special_tokens: Mapping[str, int]) -> str:
+    """The sidecar text for a pattern and special tokens."""
+    document = {
+        "format": SIDECAR_FORMAT,
+        "version": SIDECAR_VERSION,
+        "pattern": pattern,
+        "special_tokens": dict(special_tokens),
+    }
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+
+
+def _markup_specials(vocab: Mapping[int, bytes], merges: list[tuple[bytes, bytes]]) -> dict[str, int]:
+    """GPT-2's convention: multi-byte entries no merge produces, shaped ``<...>``, are special tokens."""
+    produced = {a + b for a, b in merges}
+    specials: dict[str, int] = {}
+    for i, token in sorted(vocab.items()):
+        if len(token) > 2 and token not in produced and token.startswith(b"<") and token.endswith(b">"):
+            try:
+                specials[token.decode("utf-8")] = i
+            except UnicodeDecodeError:
+                continue
+    return specials
+
+
+def load_gpt2(folder: str | os.PathLike[str], *, pattern: str | None = None) -> Tokenizer:
+    """Load a folder holding ``vocab.json``, ``merges.txt`` and, if present, the ``bpe_studio.json`` sidecar.
+
+    Args:
+        folder: The folder.
+        pattern: Overrides the pattern (default: the sidecar's, else ``gpt2``).
+
+    Example:
+        >>> tok = load_gpt2("out/gpt2")  # doctest: +SKIP
+    """
+    from ..tokenizer import Tokenizer
+
+    root = Path(folder)
+    sidecar = root / SIDECAR_FILE
+    specials: dict[str, int] | None = None
+    stored_pattern = "gpt2"
+    if sidecar.is_file():
+        stored_pattern, specials = read_sidecar(sidecar)
+    vocab = read_vocab_json(root / VOCAB_FILE, raw_tokens=specials or ())
+    merges = read_merges_txt(root / MERGES_FILE)
+    if specials is None:
+        specials = _markup_specials(vocab, merges)
+    try:
+        return Tokenizer(vocab, merges, specials, pattern=pattern or stored_pattern)
+    except ValueError as exc:
+        raise FormatError(f"{root / VOCAB_FILE}: {exc}") from None
+
+
+def save_gpt2(tokenizer: Tokenizer, folder: str | os.PathLike[str]) -> Path:
+    """Write ``vocab.json``, ``merges.txt`` (with the ``#version`` header) and the sidecar into ``folder``.
+
+    Returns:
+        The folder (what :func:`load_gpt2` reads).
+
+    Raises:
+        FormatError: A special token's id or spelling collides with an ordinary token in ``vocab.json``.
+
+    Example:
+        >>> save_gpt2(tok, "out/gpt2")  # doctest: +SKIP
+    """
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    special_ids = {i: token for token, i in tokenizer.special_tokens.items()}
+    entries: dict[str, int] = {}
+    for i, token in sorted(tokenizer.vocab.items()):
+        # GPT-2's own file spells <|endoftext|> like any token; a special token that has characters outside
+        # the table (a space, say) is written as it is and read back literally through the sidecar.
+        key = bytes_to_text(token)
+        if i in special_ids and key != special_ids[i]:
+            key = special_ids[i]
+        if key in entries:
+            raise _fail(root / VOCAB_FILE, f"key {key!r}", f"ids {entries[key]} and {i} would share this key")
+        entries[key] = i
+    seen: set[tuple[bytes, bytes]] = set()
+    lines = [MERGES_HEADER]
+    for left, right in tokenizer.merges:
+        if (left, right) in seen:
+            continue  # a repeated pair never applies (the first rank wins); other readers may keep the last
+        seen.add((left, right))
+        lines.append(f"{bytes_to_text(left)} {bytes_to_text(right)}")
+    atomic_write(root / VOCAB_FILE, json.dumps(entries, ensure_ascii=False) + "\n")
+    atomic_write(root / MERGES_FILE, "\n".join(lines) + "\n")
+    atomic_write(
+        root / SIDECAR_FILE, dumps_sidecar(pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens)
+    )
+    return root

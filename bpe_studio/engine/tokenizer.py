@@ -1,0 +1,783 @@
+"""Encoding and decoding text with a byte-level BPE tokenizer, exactly as the reference implementations do.
+
+A text is split at the allowed special tokens (longest match first), each piece in between is split into
+pre-tokens by the pattern, and each pre-token's UTF-8 bytes are merged: repeatedly the adjacent pair with
+the lowest *rank* (its index in the merges list) is merged, leftmost first, until no pair is a merge. This
+is the semantics of GPT-2's ``encoder.py``, Hugging Face ``tokenizers`` and the CS336 handout; for GPT-2's
+files it gives the ids of tiktoken.
+
+Why it is fast in pure Python:
+
+* A pre-token's result is cached (pre-token -> tuple of ids) in a dict whose ``__missing__`` runs BPE, so a
+  warm encode is ``regex.findall`` plus one C-level dict lookup per pre-token.
+* A cache miss works on a ``str`` whose code points are token ids: a pair of tokens is a 2-character slice,
+  looked up in one dict ``pair -> rank``; the list of the pair ranks of the word is updated in place after
+  each merge, so a merge costs one C-level ``min`` over it.
+
+Example:
+    >>> tok = Tokenizer.from_files("vocab.json", "merges.txt", ["<|endoftext|>"])  # doctest: +SKIP
+    >>> tok.encode("Hello world<|endoftext|>")  # doctest: +SKIP
+    [15496, 995, 50256]
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+import regex
+
+from .config import MAX_VOCAB_SIZE, compile_pattern, preset_name, resolve_pattern
+from .corpus import special_token_regex
+
+if TYPE_CHECKING:
+    from .events import TrainResult
+
+#: Default number of pre-tokens whose ids are cached; the cache is emptied when it is full.
+DEFAULT_CACHE_SIZE = 100_000
+
+# Above this many bytes a pre-token is merged with a heap (O(n log n)) instead of rescanning the list of
+# pair ranks after each merge (O(n^2), but in C and faster for the short words of ordinary text).
+_LONG_WORD = 256
+
+# encode_iterable() works on at least this many characters at a time (or on the held-back tail's length,
+# whichever is larger, which keeps the total work linear even for a pre-token that spans many chunks).
+_STREAM_BLOCK = 1 << 16
+
+# A streaming cut needs this many characters of the known text after it: the preset patterns decide where
+# a pre-token ends by looking at most this far past it (o200k's "'ll" suffix after a word: 3 characters).
+_STREAM_MARGIN = 3
+
+# "No such pair": larger than any rank.
+_NO_RANK = MAX_VOCAB_SIZE * 64
+
+_WHITESPACE = regex.compile(r"\s")
+
+AllowedSpecial = Literal["all"] | Collection[str]
+"""Which special tokens to recognise: ``"all"`` or a set of them (tiktoken's ``allowed_special``)."""
+DisallowedSpecial = Literal["all"] | Collection[str]
+"""Which special tokens make encoding fail: ``"all"`` (every one not allowed) or a collection."""
+
+
+class UnknownTokenIdError(KeyError, ValueError):
+    """A token id is not in the tokenizer's vocabulary (both a ``KeyError`` and a ``ValueError``)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown token id"
+
+
+class DisallowedSpecialTokenError(ValueError):
+    """The text holds a special token that the call did not allow.
+
+    Attributes:
+        token: The special token found.
+        position: Its character offset in the text (within the buffered chunk for ``encode_iterable``).
+    """
+
+    def __init__(self, token: str, position: int) -> None:
+        self.token = token
+        self.position = position
+        super().__init__(
+            f"the text holds the special token {token!r} (at character {position}), which is not "
+            f"allowed. To encode it as the special token, pass allowed_special={{{token!r}}} (or "
+            "allowed_special='all'); to encode it as ordinary text, pass disallowed_special=() (or leave "
+            f"{token!r} out of disallowed_special)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSpan:
+    """One token of :meth:`Tokenizer.encode_with_offsets` and the characters it covers.
+
+    Attributes:
+        id: The token id.
+        start: Offset of the first character the token's bytes belong to.
+        end: One past the last such character.
+        partial: True when the token holds only part of a character's UTF-8 bytes (at its start or end):
+            e.g. each of the three tokens of ``"🙃"`` in GPT-2 spans the same character and is partial.
+    """
+
+    id: int
+    start: int
+    end: int
+    partial: bool = False
+
+
+class _PieceCache(dict[str, tuple[int, ...]]):
+    """Pre-token -> ids; a miss runs BPE. Emptied when full, which bounds memory whatever the input."""
+
+    __slots__ = ("_bpe", "limit")
+
+    def __init__(self, bpe: Any, limit: int) -> None:
+        super().__init__()
+        self._bpe = bpe
+        self.limit = limit
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        ids: tuple[int, ...] = self._bpe(piece)
+        if len(self) >= self.limit:
+            self.clear()
+        self[piece] = ids
+        return ids
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: vocabulary, ranked merges, special tokens and a pre-tokenization pattern.
+
+    Args:
+        vocab: Token id -> bytes. It must hold all 256 single bytes (under any ids).
+        merges: Pairs of tokens (as bytes) in rank order; a merge's result is the token with the
+            concatenated bytes, which must be in ``vocab``. A pair listed twice keeps its first rank.
+        special_tokens: Strings that are never split: a sequence (each gets the id of a vocab entry with
+            its UTF-8 bytes, or a new id after the largest) or a mapping token -> id.
+        pattern: A preset name (``gpt2``, ``cl100k``, ``o200k``) or a regex for the ``regex`` module.
+        cache_size: How many pre-tokens' ids to remember.
+
+    Raises:
+        ValueError: Something in the arguments is inconsistent; the message says what and how to fix it.
+
+    Example:
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"hi"}, [(b"h", b"i")])
+        >>> tok.encode("hi!")
+        [256, 33]
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Iterable[str] | Mapping[str, int] | None = None,
+        *,
+        pattern: str = "gpt2",
+        cache_size: int = DEFAULT_CACHE_SIZE,
+    ) -> None:
+        if not isinstance(cache_size, int) or cache_size < 1:
+            raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
+        self._pattern = resolve_pattern(pattern)
+        self._regex = compile_pattern(pattern)
+        # findall returns the capture groups when a custom pattern has some; we want the whole matches.
+        self._split: Callable[[str], list[str]]
+        if self._regex.groups:
+            finditer = self._regex.finditer
+            self._split = lambda text: [m.group() for m in finditer(text)]
+        else:
+            self._split = self._regex.findall
+
+        table: dict[int, bytes] = {}
+        for i, token in vocab.items():
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_VOCAB_SIZE:
+                raise ValueError(f"vocab: id {i!r} must be an integer in 0..{MAX_VOCAB_SIZE - 1}")
+            if not isinstance(token, bytes):
+                raise ValueError(f"vocab: token {i} is {type(token).__name__}, expected bytes")
+            table[i] = token
+        specials = self._place_specials(table, special_tokens)
+        self._vocab = table
+        self._specials = specials
+        special_ids = set(specials.values())
+
+        # bytes -> id over the ordinary tokens; with duplicate bytes the smallest id wins.
+        ids_of: dict[bytes, int] = {}
+        for i in sorted(table):
+            if i not in special_ids:
+                ids_of.setdefault(table[i], i)
+        for special, i in specials.items():
+            ids_of.setdefault(special.encode("utf-8"), i)
+        self._ids_of = ids_of
+        missing = [b for b in range(256) if bytes([b]) not in ids_of]
+        if missing:
+            raise ValueError(
+                f"vocab: {len(missing)} single byte(s) have no token (first: 0x{missing[0]:02x}); a "
+                "byte-level BPE vocabulary needs all 256 single bytes"
+            )
+        # latin-1 decoding turns bytes into code points 0-255; translate() then maps them to token ids.
+        self._byte_chars = {b: chr(ids_of[bytes([b])]) for b in range(256)}
+
+        self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
+        ranks: dict[str, int] = {}
+        new_chars: list[str] = []
+        for rank, (left, right) in enumerate(self._merges):
+            try:
+                key = chr(ids_of[left]) + chr(ids_of[right])
+                merged = chr(ids_of[left + right])
+            except KeyError:
+                absent = next(t for t in (left, right, left + right) if t not in ids_of)
+                raise ValueError(
+                    f"merges: merge {rank} ({left!r}, {right!r}) uses or makes {absent!r}, which is not in "
+                    "the vocabulary; every merge's two tokens and their concatenation must be vocab entries"
+                ) from None
+            ranks.setdefault(key, rank)
+            new_chars.append(merged)
+        self._ranks = ranks
+        self._new_chars = new_chars
+
+        self._decoder: dict[int, bytes] = dict(table)
+        # id -> bytes as a list for decoding; None for unused ids makes b"".join raise TypeError.
+        self._by_id: list[Any] = [None] * (max(table) + 1)
+        for i, token in table.items():
+            self._by_id[i] = token
+        self._cache = _PieceCache(self._bpe, cache_size)
+        self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
+
+    # ------------------------------------------------------------------ construction helpers
+
+    @staticmethod
+    def _place_specials(
+        table: dict[int, bytes], special_tokens: Iterable[str] | Mapping[str, int] | None
+    ) -> dict[str, int]:
+        """Give each special token its id, adding it to ``table`` when it is not there yet."""
+        if special_tokens is None:
+            return {}
+        if isinstance(special_tokens, str):
+            raise ValueError(
+                "special_tokens: give a sequence of strings, e.g. ['<|endoftext|>'], not a single string"
+            )
+        specials: dict[str, int] = {}
+        if isinstance(special_tokens, Mapping):
+            for token, i in special_tokens.items():
+                Tokenizer._check_special(token, specials)
+                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_VOCAB_SIZE:
+                    raise ValueError(f"special_tokens: id {i!r} of {token!r} must be an integer in 0..")
+                encoded = token.encode("utf-8")
+                if table.setdefault(i, encoded) != encoded:
+                    raise ValueError(
+                        f"special_tokens: {token!r} has id {i}, which the vocab gives to {table[i]!r}; use a "
+                        "free id or that token's own id"
+                    )
+                specials[token] = i
+            return specials
+        by_bytes: dict[bytes, int] = {}
+        for i in sorted(table, reverse=True):
+            by_bytes[table[i]] = i  # descending order, so the smallest id of repeated bytes wins
+        for token in special_tokens:
+            Tokenizer._check_special(token, specials)
+            encoded = token.encode("utf-8")
+            i = by_bytes.get(encoded)
+            if i is None:
+                i = max(table, default=-1) + 1
+                table[i] = encoded
+                by_bytes[encoded] = i
+            specials[token] = i
+        return specials
+
+    @staticmethod
+    def _check_special(token: object, seen: Mapping[str, int]) -> None:
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special_tokens: {token!r} is not a non-empty string")
+        if token in seen:
+            raise ValueError(f"special_tokens: {token!r} is listed twice; list each special token once")
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_path: str | os.PathLike[str],
+        merges_path: str | os.PathLike[str],
+        special_tokens: Iterable[str] | None = None,
+        *,
+        pattern: str = "gpt2",
+    ) -> Tokenizer:
+        """Load GPT-2 style ``vocab.json`` + ``merges.txt`` (the ``#version`` header line is optional).
+
+        Raises:
+            FormatError: A file is malformed; the message names the file and the line or key.
+
+        Example:
+            >>> tok = Tokenizer.from_files("vocab.json", "merges.txt", ["<|endoftext|>"])  # doctest: +SKIP
+        """
+        from .formats.gpt2 import read_merges_txt, read_vocab_json
+
+        specials = list(special_tokens or ())
+        vocab = read_vocab_json(vocab_path, raw_tokens=specials)
+        merges = read_merges_txt(merges_path)
+        return cls(vocab, merges, specials, pattern=pattern)
+
+    @classmethod
+    def from_result(cls, result: TrainResult, *, cache_size: int = DEFAULT_CACHE_SIZE) -> Tokenizer:
+        """The tokenizer a training run produced.
+
+        Example:
+            >>> tok = Tokenizer.from_result(train(config))  # doctest: +SKIP
+        """
+        return cls(
+            result.vocab,
+            result.merges,
+            result.special_token_ids,
+            pattern=result.pattern,
+            cache_size=cache_size,
+        )
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def vocab(self) -> Mapping[int, bytes]:
+        """Token id -> bytes (read-only), special tokens included."""
+        return MappingProxyType(self._vocab)
+
+    @property
+    def merges(self) -> tuple[tuple[bytes, bytes], ...]:
+        """The merges in rank order."""
+        return self._merges
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """Special token -> id (read-only)."""
+        return MappingProxyType(self._specials)
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenization regex (preset names are expanded)."""
+        return self._pattern
+
+    @property
+    def pattern_name(self) -> str | None:
+        """The preset name of the pattern (``gpt2``, ``cl100k``, ``o200k``), or None for a custom regex."""
+        return preset_name(self._pattern)
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of tokens, special tokens included."""
+        return len(self._vocab)
+
+    @property
+    def cache_size(self) -> int:
+        """How many pre-tokens the encoding cache holds at most."""
+        return self._cache.limit
+
+    def clear_cache(self) -> None:
+        """Forget the cached pre-token encodings (e.g. to measure a cold encode)."""
+        self._cache.clear()
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token.
+
+        Raises:
+            UnknownTokenIdError: ``token_id`` is not in the vocabulary (the message says the valid range).
+
+        Example:
+            >>> tok.token_bytes(256)  # doctest: +SKIP
+            b'hi'
+        """
+        try:
+            return self._decoder[token_id]
+        except (KeyError, TypeError):
+            raise UnknownTokenIdError(self._unknown_id_message(token_id)) from None
+
+    def token_id(self, token: bytes | str) -> int | None:
+        """The id of the token with these bytes (a ``str`` is UTF-8 encoded), or None.
+
+        Example:
+            >>> tok.token_id(b"hi")  # doctest: +SKIP
+            256
+        """
+        key = token.encode("utf-8") if isinstance(token, str) else bytes(token)
+        return self._ids_of.get(key)
+
+    def __repr__(self) -> str:
+        name = self.pattern_name or "custom pattern"
+        sizes = f"{self.vocab_size} tokens, {len(self._merges)} merges, {len(self._specials)} special"
+        return f"<Tokenizer {sizes}, {name}>"
+
+    # ------------------------------------------------------------------ BPE on one pre-token
+
+    def _bpe(self, piece: str) -> tuple[int, ...]:
+        """Merge one pre-token's bytes by rank; returns the token ids."""
+        word = piece.encode("utf-8").decode("latin-1").translate(self._byte_chars)
+        n = len(word)
+        if n < 2:
+            return (ord(word),) if n else ()
+        if n > _LONG_WORD:
+            return self._bpe_long(word)
+        get = self._ranks.get
+        new_chars = self._new_chars
+        ranks = [get(word[i : i + 2], _NO_RANK) for i in range(n - 1)]
+        while ranks:
+            best = min(ranks)
+            if best == _NO_RANK:
+                break
+            i = ranks.index(best)  # leftmost of the lowest rank
+            word = word[:i] + new_chars[best] + word[i + 2 :]
+            # The pair at i is gone; the pairs on either side of the new token change.
+            del ranks[i]
+            if i:
+                ranks[i - 1] = get(word[i - 1 : i + 1], _NO_RANK)
+            if i < len(ranks):
+                ranks[i] = get(word[i : i + 2], _NO_RANK)
+        return tuple(map(ord, word))
+
+    def _bpe_long(self, word: str) -> tuple[int, ...]:
+        """The same merges as :meth:`_bpe` for a long pre-token: a linked list and a heap of (rank, position).
+
+        Node positions never change, so the smallest position among the lowest-rank pairs is the leftmost,
+        as in the short-word loop. Heap entries can go stale; an entry is used only if its pair still has
+        that rank (a rank belongs to one pair, so that means the pair is still there).
+        """
+        get = self._ranks.get
+        new_chars = self._new_chars
+        tokens = list(word)
+        n = len(tokens)
+        following = list(range(1, n + 1))
+        following[-1] = -1
+        previous = list(range(-1, n - 1))
+        heap = [(r, i) for i in range(n - 1) if (r := get(word[i : i + 2])) is not None]
+        heapq.heapify(heap)
+        while heap:
+            rank, i = heapq.heappop(heap)
+            j = following[i]
+            if j < 0 or not tokens[i] or get(tokens[i] + tokens[j]) != rank:
+                continue
+            tokens[i] = new_chars[rank]
+            tokens[j] = ""
+            k = following[j]
+            following[i] = k
+            if k >= 0:
+                previous[k] = i
+                r = get(tokens[i] + tokens[k])
+                if r is not None:
+                    heapq.heappush(heap, (r, i))
+            h = previous[i]
+            if h >= 0:
+                r = get(tokens[h] + tokens[i])
+                if r is not None:
+                    heapq.heappush(heap, (r, h))
+        return tuple(ord(t) for t in tokens if t)
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode text, treating special tokens as ordinary text.
+
+        Example:
+            >>> tok.encode_ordinary("<|endoftext|>")  # doctest: +SKIP
+            [27, 91, 437, 1659, 5239, 91, 29]
+        """
+        try:
+            return list(chain.from_iterable(map(self._cache.__getitem__, self._split(text))))
+        except UnicodeEncodeError:
+            # Lone surrogates have no UTF-8 bytes. As tiktoken does, join the ones that form a pair and
+            # make the others U+FFFD; checked only on failure so ordinary text pays nothing.
+            return self.encode_ordinary(_fix_surrogates(text))
+
+    def _special_matcher(self, allowed: frozenset[str]) -> tuple[re.Pattern[str] | None, int]:
+        """A regex for the allowed special tokens (longest first) and the longest one's length; memoised."""
+        found = self._special_matchers.get(allowed)
+        if found is None:
+            tokens = sorted(allowed)
+            found = (special_token_regex(tokens), max((len(t) for t in tokens), default=0))
+            self._special_matchers[allowed] = found
+        return found
+
+    def _resolve_specials(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """tiktoken's semantics: ``"all"`` allows every special; disallowed ``"all"``: all not allowed."""
+        registered = frozenset(self._specials)
+        if allowed_special == "all":
+            allowed = registered
+        elif isinstance(allowed_special, str):
+            raise ValueError("allowed_special: give 'all' or a set of special tokens, e.g. {'<|endoftext|>'}")
+        else:
+            # As in tiktoken, strings that are not special tokens of this tokenizer are ignored.
+            allowed = registered & frozenset(allowed_special)
+        if disallowed_special == "all":
+            disallowed = registered - allowed
+        elif isinstance(disallowed_special, str):
+            raise ValueError("disallowed_special: give 'all' or a collection of strings, e.g. ()")
+        else:
+            disallowed = frozenset(disallowed_special)
+        return allowed, disallowed
+
+    def _check_disallowed(self, text: str, disallowed: frozenset[str]) -> None:
+        if disallowed:
+            matcher, _ = self._special_matcher(disallowed)
+            assert matcher is not None
+            found = matcher.search(text)
+            if found is not None:
+                raise DisallowedSpecialTokenError(found.group(), found.start())
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """Encode text to token ids.
+
+        Args:
+            text: The text.
+            allowed_special: Special tokens recognised in the text (longest match first); by default all
+                registered ones. Other occurrences are encoded as ordinary text.
+            disallowed_special: Strings whose presence raises :class:`DisallowedSpecialTokenError`; ``"all"``
+                (the default) means every registered special token that is not allowed.
+
+        Raises:
+            DisallowedSpecialTokenError: The text holds a disallowed special token.
+
+        Example:
+            >>> tok.encode("hi<|endoftext|>")  # doctest: +SKIP
+            [5303, 50256]
+        """
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        matcher, _ = self._special_matcher(allowed)
+        if matcher is None:
+            return self.encode_ordinary(text)
+        out: list[int] = []
+        specials = self._specials
+        pos = 0
+        for m in matcher.finditer(text):
+            out += self.encode_ordinary(text[pos : m.start()])
+            out.append(specials[m.group()])
+            pos = m.end()
+        out += self.encode_ordinary(text[pos:])
+        return out
+
+    def encode_iterable(
+        self,
+        iterable: Iterable[str],
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> Iterator[int]:
+        """Encode a stream of text chunks lazily, with memory bounded whatever the stream's length.
+
+        The ids equal ``encode("".join(chunks))`` however the text is cut into chunks (even inside a
+        whitespace run or a special token): only the pre-tokens that later text cannot change are encoded;
+        the rest waits for the next chunk. Memory is bounded by the chunk size and the longest pre-token.
+        This holds for the preset patterns, and for any pattern that decides where a pre-token ending in a
+        non-space character ends by looking at most 3 characters past it.
+
+        Args:
+            iterable: Text chunks, e.g. an open text file (its lines) or a list of strings.
+            allowed_special: As for :meth:`encode`.
+            disallowed_special: As for :meth:`encode`; the error is raised when the token is reached.
+
+        Example:
+            >>> with open("big.txt", encoding="utf-8", newline="") as f:  # doctest: +SKIP
+            ...     total = sum(1 for _ in tok.encode_iterable(f))
+        """
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        if isinstance(iterable, str):
+            iterable = (iterable,)
+        matcher, longest = self._special_matcher(allowed)
+        pending: list[str] = []
+        pending_size = 0
+        tail = ""
+        for chunk in iterable:
+            if not isinstance(chunk, str):
+                raise TypeError(f"encode_iterable: expected str chunks, got {type(chunk).__name__}")
+            pending.append(chunk)
+            pending_size += len(chunk)
+            if pending_size >= _STREAM_BLOCK and pending_size >= len(tail):
+                buffer = tail + "".join(pending)
+                pending.clear()
+                pending_size = 0
+                carry = ""
+                if _SURROGATE.search(buffer) is not None:
+                    # A high surrogate at the end may pair with the next chunk's first character.
+                    if "\ud800" <= buffer[-1] <= "\udbff":
+                        buffer, carry = buffer[:-1], buffer[-1]
+                    buffer = _fix_surrogates(buffer)
+                self._check_disallowed(buffer, disallowed)
+                ids, cut = self._encode_certain(buffer, matcher, longest)
+                tail = buffer[cut:] + carry
+                del buffer
+                yield from ids
+        buffer = _fix_surrogates(tail + "".join(pending))
+        self._check_disallowed(buffer, disallowed)
+        yield from self._encode_specials(buffer, matcher)
+
+    def _encode_specials(self, text: str, matcher: re.Pattern[str] | None) -> list[int]:
+        if matcher is None:
+            return self.encode_ordinary(text)
+        out: list[int] = []
+        pos = 0
+        for m in matcher.finditer(text):
+            out += self.encode_ordinary(text[pos : m.start()])
+            out.append(self._specials[m.group()])
+            pos = m.end()
+        out += self.encode_ordinary(text[pos:])
+        return out
+
+    def _encode_certain(
+        self, buffer: str, matcher: re.Pattern[str] | None, longest: int
+    ) -> tuple[list[int], int]:
+        """Encode the start of ``buffer`` that no continuation can change; return the ids and where it ends.
+
+        Special tokens: the scan (leftmost, longest first) decides at position ``q`` by reading at most
+        ``longest`` characters, so every decision at ``q <= len - longest`` is final: matches starting there
+        are certain, and the text before them is certainly ordinary.
+
+        Pre-tokens: a cut at ``c`` is certain when ``c`` is a pre-token boundary of the known ordinary text,
+        the character before it is not whitespace, and the text runs at least ``_STREAM_MARGIN`` characters
+        past it. The preset patterns end a pre-token whose last character is not whitespace by looking at most
+        that far ahead, and every earlier decision looked at most at the whitespace or same-class run it was
+        in, which ends before ``c``; so nothing the matcher read before ``c`` depends on later text.
+        """
+        n = len(buffer)
+        decided = n - longest + 1 if longest else n
+        out: list[int] = []
+        pos = 0
+        if matcher is not None:
+            for m in matcher.finditer(buffer):
+                if m.start() >= decided:
+                    break
+                out += self.encode_ordinary(buffer[pos : m.start()])
+                out.append(self._specials[m.group()])
+                pos = m.end()
+        known = buffer[pos:decided] if decided > pos else ""
+        pieces = self._split(known)
+        # Walk back from the end over the pre-tokens to the last certain cut. This needs the pieces to
+        # tile the text, which the presets always do; for a pattern that skips characters, fall back to spans.
+        if sum(map(len, pieces)) != len(known):
+            spans = [m.span() for m in self._regex.finditer(known)]
+            ends = [e for _, e in spans]
+        else:
+            ends = []
+            total = 0
+            for piece in pieces:
+                total += len(piece)
+                ends.append(total)
+        limit = len(known) - _STREAM_MARGIN
+        count = len(ends)
+        while count:
+            end = ends[count - 1]
+            if end <= limit and not _is_space(known[end - 1]):
+                break
+            count -= 1
+        if count:
+            cut = ends[count - 1]
+            if len(pieces) == len(ends):
+                out += chain.from_iterable(map(self._cache.__getitem__, pieces[:count]))
+            else:
+                out += self.encode_ordinary(known[:cut])
+            pos += cut
+        return out, pos
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[TokenSpan]:
+        """Encode text and give each token the span of characters its bytes come from.
+
+        The ids are those of :meth:`encode` with the same arguments. A token that holds only some of a
+        character's bytes spans that whole character and is marked ``partial``.
+
+        Example:
+            >>> [(s.id, s.start, s.end, s.partial) for s in tok.encode_with_offsets("a🙃")]  # doctest: +SKIP
+            [(64, 0, 1, False), (8582, 1, 2, True), (247, 1, 2, True), (225, 1, 2, True)]
+        """
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        matcher, _ = self._special_matcher(allowed)
+        # Each lone surrogate is encoded as U+FFFD here (one character for one, so offsets stay right).
+        text = _SURROGATE.sub("\ufffd", text)
+        spans: list[TokenSpan] = []
+        pos = 0
+        if matcher is not None:
+            for m in matcher.finditer(text):
+                self._offsets_ordinary(text, pos, m.start(), spans)
+                spans.append(TokenSpan(self._specials[m.group()], m.start(), m.end()))
+                pos = m.end()
+        self._offsets_ordinary(text, pos, len(text), spans)
+        return spans
+
+    def _offsets_ordinary(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        cache = self._cache
+        decoder = self._decoder
+        for m in self._regex.finditer(text[start:end]):
+            piece = m.group()
+            base = start + m.start()
+            ids = cache[piece]
+            if piece.isascii():
+                for i in ids:
+                    size = len(decoder[i])
+                    spans.append(TokenSpan(i, base, base + size))
+                    base += size
+                continue
+            # char_at[b] = index in the piece of the character that byte b belongs to; starts marks
+            # the bytes that begin a character.
+            char_at: list[int] = []
+            starts: list[bool] = []
+            for index, ch in enumerate(piece):
+                width = len(ch.encode("utf-8", errors="surrogatepass"))
+                char_at += [index] * width
+                starts += [True] + [False] * (width - 1)
+            starts.append(True)
+            b = 0
+            for i in ids:
+                e = b + len(decoder[i])
+                partial = not (starts[b] and starts[e])
+                spans.append(TokenSpan(i, base + char_at[b], base + char_at[e - 1] + 1, partial))
+                b = e
+
+    # ------------------------------------------------------------------ decoding
+
+    def _unknown_id_message(self, token_id: object) -> str:
+        return (
+            f"token id {token_id!r} is not in this tokenizer's vocabulary (it has {len(self._vocab)} tokens, "
+            f"ids {min(self._vocab)}..{max(self._vocab)}); check that the ids come from this tokenizer"
+        )
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The concatenated bytes of the tokens.
+
+        Raises:
+            UnknownTokenIdError: An id is not in the vocabulary.
+
+        Example:
+            >>> tok.decode_bytes([8582, 247])  # doctest: +SKIP
+            b'\\xf0\\x9f\\x99'
+        """
+        if not isinstance(ids, (list, tuple)):
+            ids = list(ids)  # so that the offending id can be found again after a failure
+        table = self._by_id
+        try:
+            # A list comprehension over a list indexed by id is the fastest lookup in CPython; negative ids
+            # would index from the end, hence the min() check (one C-level pass).
+            if ids and min(ids) < 0:
+                raise IndexError
+            return b"".join([table[i] for i in ids])
+        except (IndexError, TypeError):
+            bad = next((i for i in ids if not isinstance(i, int) or i not in self._decoder), None)
+            raise UnknownTokenIdError(self._unknown_id_message(bad)) from None
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Decode token ids to text; bytes that are not valid UTF-8 become U+FFFD.
+
+        Raises:
+            UnknownTokenIdError: An id is not in the vocabulary.
+
+        Example:
+            >>> tok.decode(tok.encode("Hello"))  # doctest: +SKIP
+            'Hello'
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fix_surrogates(text: str) -> str:
+    """Join surrogate pairs and replace lone surrogates by U+FFFD, as tiktoken does before encoding.
+
+    Example:
+        >>> _fix_surrogates("a\\ud83d\\ude43\\udc00") == "a🙃\\ufffd"
+        True
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _is_space(ch: str) -> bool:
+    """Whitespace for either Python or the ``regex`` module's ``\\s`` (they differ on a few characters)."""
+    return ch.isspace() or _WHITESPACE.match(ch) is not None
