@@ -20,16 +20,19 @@ from .events import (
     TrainEvent,
     TrainResult,
 )
+from .formats import FORMATS, FormatError, detect_format, load, save
 from .tokenizer import DisallowedSpecialTokenError, Tokenizer, TokenSpan, UnknownTokenIdError
 from .trainer import iter_train, train, train_bpe
 
 __all__ = [
+    "FORMATS",
     "PATTERNS",
     "CorpusDecodeError",
     "CorpusStats",
     "CountProgress",
     "DisallowedSpecialTokenError",
     "Finished",
+    "FormatError",
     "InvalidUtf8Policy",
     "MergeMade",
     "Phase",
@@ -43,7 +46,10 @@ __all__ = [
     "UnknownTokenIdError",
     "WorkerCrashedError",
     "compile_pattern",
+    "detect_format",
     "iter_train",
+    "load",
+    "save",
     "train",
     "train_bpe",
 ]

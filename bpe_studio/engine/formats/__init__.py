@@ -1,6 +1,19 @@
 """Tokenizer file formats. Every write is atomic."""
 
 from .atomic import atomic_write
+from .detect import FORMATS, FormatName, detect_format, load, save
 from .studio import FormatError, StudioFile, dumps_studio, load_studio, save_studio
 
-__all__ = ["FormatError", "StudioFile", "atomic_write", "dumps_studio", "load_studio", "save_studio"]
+__all__ = [
+    "FORMATS",
+    "FormatError",
+    "FormatName",
+    "StudioFile",
+    "atomic_write",
+    "detect_format",
+    "dumps_studio",
+    "load",
+    "load_studio",
+    "save",
+    "save_studio",
+]

@@ -92,11 +92,15 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
     except UnicodeDecodeError as exc:
         raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
-        raise _fail(path, "key 'format'", f"expected {FORMAT_NAME!r}; this is not a BPE Studio tokenizer file")
+        raise _fail(
+            path, "key 'format'", f"expected {FORMAT_NAME!r}; this is not a BPE Studio tokenizer file"
+        )
     version = document.get("version")
     if version != FORMAT_VERSION:
         raise _fail(
-            path, "key 'version'", f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION})"
+            path,
+            "key 'version'",
+            f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION})",
         )
     pattern = document.get("pattern")
     if not isinstance(pattern, str):
@@ -109,7 +113,9 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
         try:
             vocab[int(key)] = text_to_bytes(text)
         except (ValueError, KeyError, TypeError):
-            raise _fail(path, f"key 'vocab' entry {key!r}", "expected an integer id and GPT-2 characters") from None
+            raise _fail(
+                path, f"key 'vocab' entry {key!r}", "expected an integer id and GPT-2 characters"
+            ) from None
     specials = document.get("special_tokens", {})
     if not isinstance(specials, dict) or not all(isinstance(v, int) for v in specials.values()):
         raise _fail(path, "key 'special_tokens'", "expected an object of token -> id")
@@ -128,6 +134,8 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
                 raise ValueError
             merges.append((text_to_bytes(parts[0]), text_to_bytes(parts[1])))
         except (ValueError, KeyError):
-            raise _fail(path, f"key 'merges' item {n}", f"expected 'left right' in GPT-2 characters, got {line!r}") from None
+            raise _fail(
+                path, f"key 'merges' item {n}", f"expected 'left right' in GPT-2 characters, got {line!r}"
+            ) from None
     training = document.get("training", {})
     return StudioFile(vocab, merges, dict(specials), pattern, training if isinstance(training, dict) else {})

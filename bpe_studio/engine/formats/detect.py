@@ -1,0 +1,208 @@
+"""Loading any supported tokenizer file (the format is detected) and saving to a named format.
+
+Formats: ``studio`` (our versioned JSON), ``gpt2`` (a folder with ``vocab.json`` + ``merges.txt``),
+``tiktoken`` (``.tiktoken`` plus a sidecar) and ``hf`` (Hugging Face ``tokenizer.json``).
+
+Example:
+    >>> tok = load("gpt2_folder")  # doctest: +SKIP
+    >>> save(tok, "out/tokenizer.json", format="hf")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .gpt2 import MERGES_FILE, SIDECAR_FILE, SIDECAR_FORMAT, VOCAB_FILE, load_gpt2, save_gpt2
+from .hf import FILE_NAME as HF_FILE
+from .hf import is_hf_document, load_hf, save_hf
+from .studio import FORMAT_NAME as STUDIO_FORMAT
+from .studio import FormatError, load_studio, save_studio
+from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
+from .tiktoken_format import load_tiktoken, save_tiktoken
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+FormatName = Literal["studio", "gpt2", "tiktoken", "hf"]
+"""A tokenizer file format's name."""
+
+#: The formats :func:`save` writes and :func:`load` reads.
+FORMATS: tuple[FormatName, ...] = ("studio", "gpt2", "tiktoken", "hf")
+
+#: The file a format is written to when :func:`save` is given a folder.
+DEFAULT_FILE_NAMES: dict[str, str] = {
+    "studio": "tokenizer.json",
+    "hf": HF_FILE,
+    "tiktoken": "tokenizer.tiktoken",
+}
+
+_TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} \d+\s*$")
+
+
+def _read_json_document(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise FormatError(
+            f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+
+
+def detect_format(path: str | os.PathLike[str]) -> FormatName:
+    """Name the format of a tokenizer file or folder.
+
+    Raises:
+        FormatError: The path is not a tokenizer this engine reads; the message says what was expected.
+        FileNotFoundError: The path does not exist.
+
+    Example:
+        >>> detect_format("gpt2.tiktoken")  # doctest: +SKIP
+        'tiktoken'
+    """
+    target = Path(path)
+    if not target.exists():
+        raise FileNotFoundError(f"{target}: no such file or folder")
+    if target.is_dir():
+        if (target / VOCAB_FILE).is_file() and (target / MERGES_FILE).is_file():
+            return "gpt2"
+        for name in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]):
+            if (target / name).is_file():
+                return detect_format(target / name)
+        raise FormatError(
+            f"{target}: a tokenizer folder needs {VOCAB_FILE} + {MERGES_FILE} (GPT-2) or {HF_FILE}; "
+            "found neither"
+        )
+    if target.name.endswith(TIKTOKEN_SUFFIX):
+        return "tiktoken"
+    if (
+        target.name in (VOCAB_FILE, MERGES_FILE, SIDECAR_FILE)
+        and (target.parent / VOCAB_FILE).is_file()
+        and (target.parent / MERGES_FILE).is_file()
+    ):
+        return "gpt2"
+    with open(target, "rb") as handle:
+        head = handle.read(4096)
+    if head.lstrip()[:1] == b"{":
+        document = _read_json_document(target)
+        if isinstance(document, dict) and document.get("format") == STUDIO_FORMAT:
+            return "studio"
+        if is_hf_document(document):
+            return "hf"
+        if isinstance(document, dict) and document.get("format") == SIDECAR_FORMAT:
+            # A sidecar stands for the tokenizer it describes.
+            if target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
+                return "tiktoken"
+            if (target.parent / VOCAB_FILE).is_file() and (target.parent / MERGES_FILE).is_file():
+                return "gpt2"
+        raise FormatError(
+            f"{target}: key 'format'/'model': this JSON file is neither a BPE Studio tokenizer "
+            f"(format {STUDIO_FORMAT!r}) nor a Hugging Face tokenizer.json (with a 'model' object)"
+        )
+    first_line = head.split(b"\n", 1)[0]
+    if _TIKTOKEN_LINE.match(first_line):
+        return "tiktoken"
+    raise FormatError(
+        f"{target}: line 1: not a tokenizer file this engine reads (studio or Hugging Face JSON, .tiktoken, "
+        f"or a folder with {VOCAB_FILE} + {MERGES_FILE})"
+    )
+
+
+def load(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> Tokenizer:
+    """Load a tokenizer, detecting its format.
+
+    Args:
+        path: A studio or Hugging Face ``tokenizer.json``, a ``.tiktoken`` file (or its sidecar), or a folder
+            with ``vocab.json`` + ``merges.txt`` (or with a ``tokenizer.json``).
+        pattern: For files that do not store one (``.tiktoken`` or GPT-2 files without a sidecar): the
+            pattern preset or regex; ``gpt2`` otherwise.
+        special_tokens: For ``.tiktoken`` files without a sidecar: the special tokens and their ids.
+
+    Raises:
+        FormatError: The file is malformed or not a supported tokenizer; the message names the file and the
+            line or key.
+        FileNotFoundError: The path does not exist.
+
+    Example:
+        >>> tok = load("out/tokenizer.json")  # doctest: +SKIP
+    """
+    from ..tokenizer import Tokenizer
+
+    target = Path(path)
+    kind = detect_format(target)
+    if target.is_dir() and kind != "gpt2":
+        target = next(target / n for n in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]) if (target / n).is_file())
+    if kind == "gpt2":
+        return load_gpt2(target if target.is_dir() else target.parent, pattern=pattern)
+    if kind == "tiktoken":
+        if not target.name.endswith(TIKTOKEN_SUFFIX) and target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
+            target = target.with_name(target.name[: -len(".json")])
+        return load_tiktoken(target, pattern=pattern, special_tokens=special_tokens)
+    if kind == "hf":
+        return load_hf(target)
+    data = load_studio(target)
+    try:
+        return Tokenizer(data.vocab, data.merges, data.special_tokens, pattern=pattern or data.pattern)
+    except ValueError as exc:
+        raise FormatError(f"{target}: {exc}") from None
+
+
+def save(
+    tokenizer: Tokenizer,
+    path: str | os.PathLike[str],
+    *,
+    format: str = "studio",
+    training: Mapping[str, Any] | None = None,
+) -> Path:
+    """Save a tokenizer in a format; every file is written atomically.
+
+    Args:
+        tokenizer: The tokenizer.
+        path: For ``gpt2``, the folder to write into. For the others, the file; an existing folder gets
+            ``tokenizer.json`` (studio, hf) or ``tokenizer.tiktoken``.
+        format: One of :data:`FORMATS`.
+        training: For ``studio``: how the tokenizer was trained (free-form, stored in the file).
+
+    Returns:
+        The path to give :func:`load`.
+
+    Raises:
+        ValueError: Unknown format name.
+        FormatError: The format cannot represent this tokenizer exactly (the message says why).
+
+    Example:
+        >>> save(tok, "out", format="gpt2")  # doctest: +SKIP
+        PosixPath('out')
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
+    target = Path(path)
+    if format == "gpt2":
+        return save_gpt2(tokenizer, target)
+    if target.is_dir():
+        target = target / DEFAULT_FILE_NAMES[format]
+    if format == "tiktoken":
+        return save_tiktoken(tokenizer, target)
+    if format == "hf":
+        return save_hf(tokenizer, target)
+    save_studio(
+        target,
+        vocab=tokenizer.vocab,
+        merges=tokenizer.merges,
+        special_tokens=tokenizer.special_tokens,
+        pattern=tokenizer.pattern,
+        training=training,
+    )
+    return target
