@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,33 @@ FILE_NAME = "tokenizer.json"
 
 # ByteLevel(use_regex=False) alone does not split the text: the whole text is one pre-token.
 _NO_SPLIT = r"[\s\S]+"
+
+# tokenizers compiles Split regexes with Oniguruma (Ruby syntax), where "X{1,3}+" means "(X{1,3})+", not
+# the possessive "X{1,3}" of the regex module and tiktoken (cl100k has "\p{N}{1,3}+"). An atomic group is
+# possessive in both, so intervals on a single atom are written as "(?>X{1,3})" and read back.
+_ATOM = r"(\\[pP]\{[^}]*\}|\\[pP][A-Za-z]|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()\[\]{}|])"
+_POSSESSIVE_INTERVAL = re.compile(_ATOM + r"(\{\d+(?:,\d*)?\})\+")
+_ATOMIC_INTERVAL = re.compile(r"\(\?>" + _ATOM + r"(\{\d+(?:,\d*)?\})\)")
+
+
+def to_oniguruma(pattern: str) -> str:
+    r"""Rewrite possessive intervals for Oniguruma.
+
+    Example:
+        >>> print(to_oniguruma(r"\p{N}{1,3}+|\s++$"))
+        (?>\p{N}{1,3})|\s++$
+    """
+    return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", pattern)
+
+
+def from_oniguruma(pattern: str) -> str:
+    r"""Undo :func:`to_oniguruma` (an equivalent spelling), so that presets are recognised again.
+
+    Example:
+        >>> print(from_oniguruma(r"(?>\p{N}{1,3})"))
+        \p{N}{1,3}+
+    """
+    return _ATOMIC_INTERVAL.sub(r"\1\2+", pattern)
 
 
 def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
@@ -79,8 +107,7 @@ def _pattern_of(path: Path, pre: object) -> str:
                     "only behavior 'Isolated' without invert is supported",
                 )
             _byte_level(path, "pre_tokenizer.pretokenizers[1]", steps[1], regex_expected=False)
-            regex_text: str = pattern["Regex"]
-            return regex_text
+            return from_oniguruma(pattern["Regex"])
         raise _fail(
             path,
             "key 'pre_tokenizer'",
@@ -227,7 +254,7 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
             "pretokenizers": [
                 {
                     "type": "Split",
-                    "pattern": {"Regex": tokenizer.pattern},
+                    "pattern": {"Regex": to_oniguruma(tokenizer.pattern)},
                     "behavior": "Isolated",
                     "invert": False,
                 },
