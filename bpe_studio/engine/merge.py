@@ -24,6 +24,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from .events import StopReason
 
@@ -81,27 +84,48 @@ class MergeLoop:
         self._keys = [descending_key(b) for b in self.token_bytes]
         self._max_len = max_token_length
         self.stop_reason: StopReason | None = None
-        # Single-token words have no pairs: they never change, so they are left out.
-        self._words = [w for w in counts if len(w) > 1]
-        self._freqs = [counts[w] for w in self._words]
+        # Single-token words have no pairs and are never visited; keeping them costs less than filtering.
+        self._words = list(counts)
+        self._freqs = list(counts.values())
         self._counts: dict[str, int] = {}
         self._where: dict[str, list[int]] = {}
         self._heap: list[tuple[int, str, str]] = []
         self._index_words()
 
     def _index_words(self) -> None:
+        """Count every adjacent pair and note the words holding it, vectorised with numpy.
+
+        At the start every token is a single byte, so a pair is a number ``256 * left + right``; counts are
+        a weighted ``bincount`` and the word lists come from one stable sort of the pair numbers.
+        """
+        words, freqs = self._words, self._freqs
+        if sum(map(len, words)) < 2:
+            return
+        # Start-up words are latin-1 strings (code point = byte), as the counting phase produces them.
+        data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8).astype(np.uint16)
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        codes = (data[:-1] << 8) | data[1:]
+        inside = np.ones(len(codes), dtype=bool)
+        inside[np.cumsum(lengths)[:-1] - 1] = False  # a pair across two words is no pair
+        word_ids = np.repeat(np.arange(len(words), dtype=np.int32), lengths)[:-1][inside]
+        codes = codes[inside]
+        if len(codes) == 0:
+            return  # every word is a single token: nothing to merge
+        weights = np.asarray(freqs, dtype=np.int64)[word_ids]
+        pair_counts = np.bincount(codes, weights=weights, minlength=1 << 16)
+        # A stable sort of 16-bit keys is a radix sort in numpy: linear time.
+        order = np.argsort(codes, kind="stable")
+        sorted_codes = codes[order]
+        sorted_words = word_ids[order].tolist()
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]).tolist()
+        ends = [*starts[1:], len(sorted_words)]
         counts, where = self._counts, self._where
-        get = counts.get
-        for j, (w, f) in enumerate(zip(self._words, self._freqs)):
-            for k in range(len(w) - 1):
-                p = w[k : k + 2]
-                n = get(p)
-                if n is None:
-                    counts[p] = f
-                    where[p] = [j]
-                else:
-                    counts[p] = n + f
-                    where[p].append(j)
+        for start, end in zip(starts, ends):
+            code = int(sorted_codes[start])
+            p = chr(code >> 8) + chr(code & 0xFF)
+            # float64 weights are exact: a count above 2**53 would need a corpus of petabytes.
+            counts[p] = int(pair_counts[code])
+            where[p] = sorted_words[start:end]
         keys = self._keys
         self._heap = [
             (-n, keys[ord(p[0])] + keys[ord(p[1])], p) for p, n in counts.items() if self._allowed(p)
@@ -167,12 +191,21 @@ class MergeLoop:
         self.stop_reason = StopReason.VOCAB_SIZE
 
     def _apply(self, pair: str, c: str) -> None:
-        """Replace ``pair`` by token ``c`` in every word holding it, updating counts next to each match."""
-        counts, where, words, freqs = self._counts, self._where, self._words, self._freqs
-        get = counts.get
+        """Replace ``pair`` by token ``c`` in every word holding it, updating counts next to each match.
+
+        Updates are grouped by the neighbouring token: every (x, a) that becomes (x, c) is keyed by x, every
+        (b, y) that becomes (c, y) by y. A word visit then touches only small local tables, and the large
+        ``counts``/``where`` tables are updated once per neighbour at the end.
+        """
+        words, freqs = self._words, self._freqs
         a, b = pair
-        grown: set[str] = set()
-        for j in where.pop(pair):
+        # neighbour -> [total frequency, word indices]
+        left: dict[str, list[Any]] = {}
+        right: dict[str, list[Any]] = {}
+        left_get, right_get = left.get, right.get
+        doubles = 0  # frequency of (b, a) pairs between adjacent matches, which become (c, c)
+        double_words: list[int] = []
+        for j in self._where.pop(pair):
             w = words[j]
             i = w.find(pair)
             if i < 0:
@@ -182,50 +215,78 @@ class MergeLoop:
             last = len(w) - 2
             nxt = w.find(pair, i + 2)
             if nxt < 0:
-                # The common case: one match. Pairs (x, a) and (b, y) around it become (x, c) and (c, y).
+                # The common case: one match.
                 if i:
                     x = w[i - 1]
-                    counts[x + a] -= f
-                    q = x + c
-                    counts[q] = get(q, 0) + f
-                    where.setdefault(q, []).append(j)
-                    grown.add(q)
+                    entry = left_get(x)
+                    if entry is None:
+                        left[x] = [f, [j]]
+                    else:
+                        entry[0] += f
+                        entry[1].append(j)
                 if i < last:
                     y = w[i + 2]
-                    counts[b + y] -= f
-                    q = c + y
-                    counts[q] = get(q, 0) + f
-                    where.setdefault(q, []).append(j)
-                    grown.add(q)
+                    entry = right_get(y)
+                    if entry is None:
+                        right[y] = [f, [j]]
+                    else:
+                        entry[0] += f
+                        entry[1].append(j)
                 continue
             # Several matches: walk them in order. Two adjacent matches (… a b a b …) turn the pair (b, a)
-            # between them into (c, c), counted once, from the second match's left side.
+            # between them into (c, c), counted once, from the second match's side.
             prev_end = -1
             while i >= 0:
-                if i:
-                    if i == prev_end:
-                        counts[b + a] -= f
-                        q = c + c
+                if i == prev_end:
+                    doubles += f
+                    double_words.append(j)
+                elif i:
+                    x = w[i - 1]
+                    entry = left_get(x)
+                    if entry is None:
+                        left[x] = [f, [j]]
                     else:
-                        x = w[i - 1]
-                        counts[x + a] -= f
-                        q = x + c
-                    counts[q] = get(q, 0) + f
-                    where.setdefault(q, []).append(j)
-                    grown.add(q)
+                        entry[0] += f
+                        entry[1].append(j)
                 nxt = w.find(pair, i + 2)
                 if i < last and nxt != i + 2:
                     y = w[i + 2]
-                    counts[b + y] -= f
-                    q = c + y
-                    counts[q] = get(q, 0) + f
-                    where.setdefault(q, []).append(j)
-                    grown.add(q)
+                    entry = right_get(y)
+                    if entry is None:
+                        right[y] = [f, [j]]
+                    else:
+                        entry[0] += f
+                        entry[1].append(j)
                 prev_end = i + 2
                 i = nxt
+        counts, where = self._counts, self._where
+        get = counts.get
+        grown: list[str] = []
+        for x, (f, js) in left.items():
+            counts[x + a] -= f
+            self._add(x + c, f, js, grown)
+        for y, (f, js) in right.items():
+            counts[b + y] -= f
+            self._add(c + y, f, js, grown)
+        if doubles:
+            counts[b + a] = get(b + a, 0) - doubles
+            self._add(c + c, doubles, double_words, grown)
         # No occurrence of the pair is left: str.replace leaves none of a 2-character pattern.
         del counts[pair]
         keys, heap = self._keys, self._heap
         for q in grown:
             if self._allowed(q):
                 heapq.heappush(heap, (-counts[q], keys[ord(q[0])] + keys[ord(q[1])], q))
+
+    def _add(self, q: str, f: int, js: list[int], grown: list[str]) -> None:
+        """Add ``f`` to the count of pair ``q`` found in words ``js``."""
+        n = self._counts.get(q)
+        if n is None:
+            self._counts[q] = f
+            self._where[q] = js
+            grown.append(q)
+        else:
+            self._counts[q] = n + f
+            self._where.setdefault(q, []).extend(js)
+            if q not in grown:
+                grown.append(q)
