@@ -26,8 +26,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from .events import StopReason
 
 # key(s) inverts each byte (b -> 255 - b) and ends with a code point above every inverted byte, so that
@@ -35,6 +33,8 @@ from .events import StopReason
 # exactly when (l1, r1) > (l2, r2), since no key is a proper prefix of another.
 _TERMINATOR = "\u0100"
 _INVERT = {i: 255 - i for i in range(256)}
+# Below this many characters in all pre-tokens, a Python loop indexes faster than importing numpy.
+_NUMPY_MIN_CHARS = 2_000_000
 
 
 def descending_key(token: bytes) -> str:
@@ -93,14 +93,41 @@ class MergeLoop:
         self._index_words()
 
     def _index_words(self) -> None:
-        """Count every adjacent pair and note the words holding it, vectorised with numpy.
+        """Count every adjacent pair and note the words holding it; then build the heap."""
+        total = sum(map(len, self._words))
+        if total >= _NUMPY_MIN_CHARS:
+            self._index_words_numpy()
+        elif total >= 2:
+            self._index_words_python()
+        keys = self._keys
+        self._heap = [
+            (-n, keys[ord(p[0])] + keys[ord(p[1])], p) for p, n in self._counts.items() if self._allowed(p)
+        ]
+        heapq.heapify(self._heap)
+
+    def _index_words_python(self) -> None:
+        counts, where = self._counts, self._where
+        get = counts.get
+        for j, (w, f) in enumerate(zip(self._words, self._freqs)):
+            for k in range(len(w) - 1):
+                p = w[k : k + 2]
+                n = get(p)
+                if n is None:
+                    counts[p] = f
+                    where[p] = [j]
+                else:
+                    counts[p] = n + f
+                    where[p].append(j)
+
+    def _index_words_numpy(self) -> None:
+        """The same as :meth:`_index_words_python`, vectorised.
 
         At the start every token is a single byte, so a pair is a number ``256 * left + right``; counts are
         a weighted ``bincount`` and the word lists come from one stable sort of the pair numbers.
         """
+        import numpy as np  # imported here: it costs more start-up time than small corpora take to index
+
         words, freqs = self._words, self._freqs
-        if sum(map(len, words)) < 2:
-            return
         # Start-up words are latin-1 strings (code point = byte), as the counting phase produces them.
         data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8).astype(np.uint16)
         lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
@@ -126,11 +153,6 @@ class MergeLoop:
             # float64 weights are exact: a count above 2**53 would need a corpus of petabytes.
             counts[p] = int(pair_counts[code])
             where[p] = sorted_words[start:end]
-        keys = self._keys
-        self._heap = [
-            (-n, keys[ord(p[0])] + keys[ord(p[1])], p) for p, n in counts.items() if self._allowed(p)
-        ]
-        heapq.heapify(self._heap)
 
     def _allowed(self, pair: str) -> bool:
         if self._max_len is None:

@@ -1,0 +1,197 @@
+"""Benchmark BPE training: BPE Studio's engine against Hugging Face ``tokenizers``, side by side.
+
+Each measurement runs in a fresh child process (so start-up counts, as it does for a user), while this
+process samples the resident memory of the child and all its descendants (our counting workers are
+processes; ``tokenizers`` uses threads) every 10 ms and keeps the peak of their sum.
+
+Usage::
+
+    python bench/train.py                    # corpus.en, the ~100 MB natural corpus, synthetic sizes
+    python bench/train.py --only corpus-en   # one corpus
+    python bench/train.py --synthetic 10 30 100 --vocab-size 10000
+
+Columns: wall time of the child process; peak RSS (process tree); pre-tokenization throughput (corpus MB
+over the counting phase: ours from the engine's timings, theirs from a run with no merges); merge-loop time
+(ours: the engine's merge phase; theirs: wall time minus that no-merge run); the ours/theirs ratio of wall
+time and of memory; and how many leading merges agree (ties are broken differently, so lists may part).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from corpora import corpus_en, natural, synthetic  # noqa: E402
+
+ENDOFTEXT = "<|endoftext|>"
+
+_OURS = """
+import json, sys, time
+from bpe_studio.engine import TrainConfig, train
+path, vocab, workers, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+result = train(TrainConfig(inputs=[path], vocab_size=vocab, special_tokens=("<|endoftext|>",),
+                           workers=None if workers == "auto" else int(workers)))
+json.dump({"timings": result.timings, "merges": [[list(a), list(b)] for a, b in result.merges]}, open(out, "w"))
+"""
+
+_THEIRS = """
+import json, os, sys
+path, vocab, workers, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+if workers != "auto":
+    os.environ["RAYON_NUM_THREADS"] = workers
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+tok = Tokenizer(models.BPE())
+# Documents are split at <|endoftext|> (removed), then GPT-2's byte-level pre-tokenizer, as in our engine.
+tok.pre_tokenizer = pre_tokenizers.Sequence([
+    pre_tokenizers.Split("<|endoftext|>", behavior="removed"),
+    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+])
+trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=["<|endoftext|>"], show_progress=False,
+                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+tok.train([path], trainer)
+merges = json.loads(tok.to_str())["model"]["merges"]
+merges = [m.split(" ") if isinstance(m, str) else m for m in merges]
+json.dump({"merges": merges}, open(out, "w"))
+"""
+
+
+@dataclass
+class Run:
+    """One measured child process."""
+
+    wall: float
+    peak_rss: int
+    output: dict
+
+
+def _measure(code: str, args: list[str]) -> Run:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", code, *args, str(out)], env=env)
+        peak = 0
+        done = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            parent = psutil.Process(proc.pid)
+            while not done.is_set():
+                try:
+                    tree = [parent, *parent.children(recursive=True)]
+                    peak = max(peak, sum(p.memory_info().rss for p in tree))
+                except psutil.Error:
+                    pass
+                done.wait(0.01)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        code_ = proc.wait()
+        wall = time.perf_counter() - start
+        done.set()
+        sampler.join()
+        if code_ != 0:
+            raise SystemExit(f"benchmark child failed with exit code {code_}")
+        return Run(wall, peak, json.loads(out.read_text()))
+
+
+def _their_merges(raw: list[list[str]]) -> list[tuple[bytes, bytes]]:
+    from bpe_studio.engine.bytes_unicode import text_to_bytes
+
+    return [(text_to_bytes(a), text_to_bytes(b)) for a, b in raw]
+
+
+def _agree(ours: list[tuple[bytes, bytes]], theirs: list[tuple[bytes, bytes]]) -> int:
+    n = 0
+    for a, b in zip(ours, theirs):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+def bench_one(name: str, path: Path, vocab_size: int, workers: str) -> dict:
+    """Measure both trainers on one corpus and return a row of the table."""
+    size = path.stat().st_size
+    ours = _measure(_OURS, [str(path), str(vocab_size), workers])
+    theirs = _measure(_THEIRS, [str(path), str(vocab_size), workers])
+    # Their counting time: the same run with nothing to merge (the vocab is just the specials and bytes).
+    theirs_count = _measure(_THEIRS, [str(path), "257", workers])
+    our_merges = [(bytes(a), bytes(b)) for a, b in ours.output["merges"]]
+    timings = ours.output["timings"]
+    return {
+        "corpus": name,
+        "MB": size / 1e6,
+        "vocab": vocab_size,
+        "ours_wall": ours.wall,
+        "theirs_wall": theirs.wall,
+        "ours_rss": ours.peak_rss / 1e6,
+        "theirs_rss": theirs.peak_rss / 1e6,
+        "ours_pretok": size / 1e6 / max(timings["counting"], 1e-9),
+        "theirs_pretok": size / 1e6 / max(theirs_count.wall, 1e-9),
+        "ours_merge": timings.get("merging", 0.0),
+        "theirs_merge": max(theirs.wall - theirs_count.wall, 0.0),
+        "agree": _agree(our_merges, _their_merges(theirs.output["merges"])),
+        "merges": len(our_merges),
+    }
+
+
+def print_table(rows: list[dict]) -> None:
+    """Print the rows as a Markdown table."""
+    header = (
+        "| corpus | MB | vocab | wall ours | wall theirs | ratio | peak RSS ours | peak RSS theirs | ratio "
+        "| pre-tok MB/s ours | pre-tok MB/s theirs | merge loop ours | merge loop theirs | leading merges agree |"
+    )
+    print(header)
+    print("|" + "|".join(["---"] * (header.count("|") - 1)) + "|")
+    for r in rows:
+        print(
+            f"| {r['corpus']} | {r['MB']:.1f} | {r['vocab']:,} | {r['ours_wall']:.2f} s | {r['theirs_wall']:.2f} s "
+            f"| {r['ours_wall'] / r['theirs_wall']:.2f}× | {r['ours_rss']:.0f} MB | {r['theirs_rss']:.0f} MB "
+            f"| {r['ours_rss'] / r['theirs_rss']:.2f}× | {r['ours_pretok']:.1f} | {r['theirs_pretok']:.1f} "
+            f"| {r['ours_merge']:.2f} s | {r['theirs_merge']:.2f} s | {r['agree']:,} of {r['merges']:,} |",
+            flush=True,
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=["corpus-en", "natural", "synthetic"], action="append")
+    parser.add_argument("--vocab-size", type=int, default=10_000, help="vocab size for the large corpora")
+    parser.add_argument("--workers", default="2", help="worker processes / threads for both ('auto' for default)")
+    parser.add_argument("--synthetic", type=int, nargs="*", default=[10, 30, 100], metavar="MB")
+    args = parser.parse_args(argv)
+    only = set(args.only or ["corpus-en", "natural", "synthetic"])
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.2f}\n")
+    rows = []
+    if "corpus-en" in only:
+        rows.append(bench_one("corpus.en", corpus_en(), 500, args.workers))
+        print_table(rows[-1:])
+    if "natural" in only:
+        rows.append(bench_one("natural (Debian docs)", natural(), args.vocab_size, args.workers))
+        print_table(rows[-1:])
+    if "synthetic" in only:
+        for mb in args.synthetic:
+            rows.append(bench_one(f"synthetic Zipf {mb} MB", synthetic(mb * 1_000_000), args.vocab_size, args.workers))
+            print_table(rows[-1:])
+    print("\nAll rows:\n")
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""The merge loop's two start-up index builds (Python and numpy) agree, and its helpers behave."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpe_studio.engine import merge
+from bpe_studio.engine.merge import MergeLoop, descending_key
+
+BYTES = [bytes([i]) for i in range(256)]
+
+words = st.dictionaries(
+    st.text(alphabet=st.sampled_from("aabbc \n\u00e9\u00ff\x00"), min_size=1, max_size=12).map(
+        lambda s: s.encode("utf-8").decode("latin-1")
+    ),
+    st.integers(1, 50),
+    max_size=40,
+)
+
+
+def _run(counts: dict[str, int], threshold: int) -> list[tuple[int, int, int, int]]:
+    with mock.patch.object(merge, "_NUMPY_MIN_CHARS", threshold):
+        loop = MergeLoop(dict(counts), BYTES)
+        return [(m.left, m.right, m.token_id, m.count) for m in loop.run(new_tokens=30)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(words)
+def test_numpy_and_python_index_give_the_same_merges(counts: dict[str, int]) -> None:
+    assert _run(counts, threshold=0) == _run(counts, threshold=10**12)
+
+
+@given(st.binary(max_size=6), st.binary(max_size=6), st.binary(max_size=6), st.binary(max_size=6))
+def test_descending_key_orders_pairs_in_reverse(a: bytes, b: bytes, c: bytes, d: bytes) -> None:
+    forward = (a, b) < (c, d)
+    backward = descending_key(a) + descending_key(b) > descending_key(c) + descending_key(d)
+    assert forward == backward or (a, b) == (c, d)
