@@ -44,7 +44,8 @@ from bpe_studio.engine import TrainConfig, train
 path, vocab, workers, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 result = train(TrainConfig(inputs=[path], vocab_size=vocab, special_tokens=("<|endoftext|>",),
                            workers=None if workers == "auto" else int(workers)))
-json.dump({"timings": result.timings, "merges": [[list(a), list(b)] for a, b in result.merges]}, open(out, "w"))
+merges = [[list(a), list(b)] for a, b in result.merges]
+json.dump({"timings": result.timings, "merges": merges}, open(out, "w"))
 """
 
 _THEIRS = """
@@ -116,7 +117,7 @@ def _their_merges(raw: list[list[str]]) -> list[tuple[bytes, bytes]]:
 
 def _agree(ours: list[tuple[bytes, bytes]], theirs: list[tuple[bytes, bytes]]) -> int:
     n = 0
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=False):
         if a != b:
             break
         n += 1
@@ -153,13 +154,15 @@ def print_table(rows: list[dict]) -> None:
     """Print the rows as a Markdown table."""
     header = (
         "| corpus | MB | vocab | wall ours | wall theirs | ratio | peak RSS ours | peak RSS theirs | ratio "
-        "| pre-tok MB/s ours | pre-tok MB/s theirs | merge loop ours | merge loop theirs | leading merges agree |"
+        "| pre-tok MB/s ours | pre-tok MB/s theirs | merge loop ours | merge loop theirs "
+        "| leading merges agree |"
     )
     print(header)
     print("|" + "|".join(["---"] * (header.count("|") - 1)) + "|")
     for r in rows:
         print(
-            f"| {r['corpus']} | {r['MB']:.1f} | {r['vocab']:,} | {r['ours_wall']:.2f} s | {r['theirs_wall']:.2f} s "
+            f"| {r['corpus']} | {r['MB']:.1f} | {r['vocab']:,} "
+            f"| {r['ours_wall']:.2f} s | {r['theirs_wall']:.2f} s "
             f"| {r['ours_wall'] / r['theirs_wall']:.2f}× | {r['ours_rss']:.0f} MB | {r['theirs_rss']:.0f} MB "
             f"| {r['ours_rss'] / r['theirs_rss']:.2f}× | {r['ours_pretok']:.1f} | {r['theirs_pretok']:.1f} "
             f"| {r['ours_merge']:.2f} s | {r['theirs_merge']:.2f} s | {r['agree']:,} of {r['merges']:,} |",
@@ -172,11 +175,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=["corpus-en", "natural", "synthetic"], action="append")
     parser.add_argument("--vocab-size", type=int, default=10_000, help="vocab size for the large corpora")
-    parser.add_argument("--workers", default="2", help="worker processes / threads for both ('auto' for default)")
+    parser.add_argument(
+        "--workers", default="2", help="worker processes / threads for both ('auto' for default)"
+    )
     parser.add_argument("--synthetic", type=int, nargs="*", default=[10, 30, 100], metavar="MB")
     args = parser.parse_args(argv)
     only = set(args.only or ["corpus-en", "natural", "synthetic"])
-    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.2f}\n")
+    print(
+        f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.2f}\n"
+    )
     rows = []
     if "corpus-en" in only:
         rows.append(bench_one("corpus.en", corpus_en(), 500, args.workers))
@@ -186,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         print_table(rows[-1:])
     if "synthetic" in only:
         for mb in args.synthetic:
-            rows.append(bench_one(f"synthetic Zipf {mb} MB", synthetic(mb * 1_000_000), args.vocab_size, args.workers))
+            rows.append(
+                bench_one(f"synthetic Zipf {mb} MB", synthetic(mb * 1_000_000), args.vocab_size, args.workers)
+            )
             print_table(rows[-1:])
     print("\nAll rows:\n")
     print_table(rows)

@@ -11,18 +11,22 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from . import convert as convert_command
+from . import decode as decode_command
+from . import encode as encode_command
+from . import inspect_cmd as inspect_command
 from . import train as train_command
 from .common import EXIT_CANCELLED, EXIT_USAGE, CliError
 
 # Subcommand modules, in the order `--help` lists them.
-COMMANDS = [train_command]
+COMMANDS = [train_command, encode_command, decode_command, convert_command, inspect_command]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
     parser = argparse.ArgumentParser(
         prog="bpe-studio",
-        description="Train, inspect and use byte-level BPE tokenizers. Without a subcommand, opens the desktop app.",
+        description="Train, inspect and use byte-level BPE tokenizers. Without a subcommand, opens the app.",
     )
     parser.add_argument("--version", action="version", version=f"bpe-studio {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -10,17 +10,21 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..engine import (
+    FORMATS,
     PATTERNS,
     CorpusDecodeError,
     CountProgress,
     Finished,
+    FormatError,
     MergeMade,
     PhaseStarted,
+    Tokenizer,
     TrainConfig,
     TrainEvent,
     TrainResult,
     WorkerCrashedError,
     iter_train,
+    save,
 )
 from ..engine.formats import save_studio
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
@@ -34,10 +38,12 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "train",
         help="train a tokenizer from text files",
-        description="Train a byte-level BPE tokenizer. Documents are split at special tokens and at file ends.",
+        description="Train a byte-level BPE tokenizer. Documents split at special tokens and file ends.",
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus text files (UTF-8)")
-    p.add_argument("--vocab-size", type=int, required=True, help="final vocab size, counting 256 bytes and specials")
+    p.add_argument(
+        "--vocab-size", type=int, required=True, help="final vocab size, counting 256 bytes and specials"
+    )
     p.add_argument(
         "--special-token",
         action="append",
@@ -51,24 +57,39 @@ def register(subparsers: Any) -> None:
         default="gpt2",
         help=f"pre-tokenization preset ({', '.join(PATTERNS)}) or a regex (default: gpt2)",
     )
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores for big corpora)")
+    p.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: all cores for big corpora)"
+    )
     p.add_argument("--min-frequency", type=int, default=1, help="stop when the best pair occurs fewer times")
     p.add_argument("--max-token-length", type=int, default=None, help="never make tokens longer (bytes)")
-    p.add_argument("--chunk-size", type=int, default=4 << 20, help="bytes per counting chunk (default: 4 MiB)")
+    p.add_argument(
+        "--chunk-size", type=int, default=4 << 20, help="bytes per counting chunk (default: 4 MiB)"
+    )
     p.add_argument(
         "--invalid-utf8",
         choices=["error", "replace"],
         default="error",
         help="invalid UTF-8: stop with an error (default) or read it as U+FFFD",
     )
-    p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write the tokenizer into")
+    p.add_argument(
+        "--out", required=True, type=Path, metavar="DIR", help="folder to write the tokenizer into"
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="studio",
+        help="file format: studio (tokenizer.json, the default), gpt2 (vocab.json + merges.txt), "
+        "tiktoken (tokenizer.tiktoken + sidecar) or hf (Hugging Face tokenizer.json)",
+    )
     p.add_argument(
         "--progress",
         choices=["auto", "bar", "json", "none"],
         default="auto",
         help="progress display: auto (a live line on a terminal), bar, json (JSON lines on stdout), none",
     )
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing (same as --progress none, no summary)")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing (same as --progress none, no summary)"
+    )
     p.set_defaults(handler=run)
 
 
@@ -132,7 +153,8 @@ class LiveLine:
             rate = done / spent
             eta = (event.total - done) / rate if rate > 0 else 0.0
             return (
-                f"merging   {_bar(done / max(event.total, 1))} {done:,}/{event.total:,} merges  {rate:,.0f}/s  "
+                f"merging   {_bar(done / max(event.total, 1))} {done:,}/{event.total:,} merges  "
+                f"{rate:,.0f}/s  "
                 f"ETA {human_seconds(eta)}  last {_token_repr(event.token)} ×{event.count:,}"
             )
         if isinstance(event, PhaseStarted):
@@ -146,7 +168,7 @@ class LiveLine:
 
 
 def _bar(share: float, width: int = 20) -> str:
-    filled = int(round(max(0.0, min(1.0, share)) * width))
+    filled = round(max(0.0, min(1.0, share)) * width)
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
@@ -180,12 +202,22 @@ def event_to_json(event: TrainEvent) -> dict[str, Any]:
     return {"type": "finished", "elapsed": round(event.elapsed, 6), **event.result.summary()}
 
 
-def write_result(result: TrainResult, config: TrainConfig, out: Path) -> Path:
-    """Write the trained tokenizer into folder ``out`` (created if needed) and return the file's path."""
+def write_result(result: TrainResult, config: TrainConfig, out: Path, fmt: str = "studio") -> Path:
+    """Write the trained tokenizer into folder ``out`` (created if needed) and return the file's path.
+
+    ``fmt`` is one of the engine's ``FORMATS``; only ``studio`` keeps the training details.
+    """
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CliError(f"--out: cannot create folder {out} ({exc.strerror}); choose a writable folder") from None
+        raise CliError(
+            f"--out: cannot create folder {out} ({exc.strerror}); choose a writable folder"
+        ) from None
+    if fmt != "studio":
+        try:
+            return save(Tokenizer.from_result(result), out, format=fmt)
+        except FormatError as exc:
+            raise CliError(f"--format {fmt}: {exc}", EXIT_FAILURE) from None
     path = out / TOKENIZER_FILE
     training = {
         "inputs": [str(p) for p in config.inputs],
@@ -231,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
         if live is not None:
             live.close()
     assert result is not None
-    path = write_result(result, config, args.out)
+    path = write_result(result, config, args.out, args.format)
     if not args.quiet and mode != "json":
         print(_summary(result, path))
     return 0
@@ -239,7 +271,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _summary(result: TrainResult, path: Path) -> str:
     s = result.stats
-    phases = ", ".join(f"{name} {human_seconds(sec)}" for name, sec in result.timings.items() if name != "total")
+    phases = ", ".join(
+        f"{name} {human_seconds(sec)}" for name, sec in result.timings.items() if name != "total"
+    )
     return (
         f"trained {len(result.vocab):,} tokens ({len(result.merges):,} merges; stopped: "
         f"{result.stop_reason.value}) in {human_seconds(result.timings.get('total', 0.0))} ({phases})\n"

@@ -33,7 +33,7 @@ def main() -> None:
         write_message(outbox, ("done", counter.byte_counts(), counter.totals))
     except CorpusDecodeError as exc:
         write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
-    except Exception as exc:  # noqa: BLE001 - reported to the parent as a message, not lost on stderr
+    except Exception as exc:
         write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
 
 

@@ -18,7 +18,11 @@ from functools import lru_cache
 @lru_cache(maxsize=1)
 def byte_to_char() -> tuple[str, ...]:
     """The character of each byte value 0-255 (GPT-2's ``bytes_to_unicode``)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
     chars = {b: chr(b) for b in printable}
     n = 0
     for b in range(256):
@@ -41,6 +45,6 @@ def bytes_to_text(data: bytes) -> str:
 
 
 def text_to_bytes(text: str) -> bytes:
-    """Turn GPT-2 printable characters back into bytes; raises ``KeyError`` for a character outside the table."""
+    """Turn GPT-2 printable characters back into bytes; ``KeyError`` for a character outside the table."""
     table = char_to_byte()
     return bytes(table[c] for c in text)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import regex
 
@@ -70,7 +70,7 @@ MAX_VOCAB_SIZE = 0x110000
 _PROBE_TEXT = "Hello, world! It's 2024 -- naïve café  \n\n\t x_y 日本語 😀 '"
 
 
-class InvalidUtf8Policy(str, Enum):
+class InvalidUtf8Policy(StrEnum):
     """What to do with bytes that are not valid UTF-8."""
 
     ERROR = "error"
@@ -119,7 +119,9 @@ def compile_pattern(pattern: str) -> Any:
             f"pattern: {text!r} does not compile ({exc}); give a preset name "
             f"({', '.join(PATTERNS)}) or a valid regex for the `regex` module"
         ) from None
-    if compiled.fullmatch("") is not None or any(m.start() == m.end() for m in compiled.finditer(_PROBE_TEXT)):
+    if compiled.fullmatch("") is not None or any(
+        m.start() == m.end() for m in compiled.finditer(_PROBE_TEXT)
+    ):
         raise ValueError(
             f"pattern: {text!r} can match the empty string; every alternative must consume at least one "
             "character (use + instead of *, for example)"
@@ -170,7 +172,8 @@ class TrainConfig:
         # Normalise convenient argument types first; the dataclass is frozen, hence object.__setattr__.
         set_ = object.__setattr__
         set_(self, "inputs", _as_paths(self.inputs))
-        if isinstance(self.special_tokens, str):
+        # Fields are typed as stored; at run time any sequence (or one path) is accepted and normalised.
+        if isinstance(cast(object, self.special_tokens), str):
             raise ValueError(
                 "special_tokens: give a sequence of strings, e.g. ('<|endoftext|>',), not a single string"
             )
@@ -216,7 +219,9 @@ class TrainConfig:
                 f"+ {len(self.special_tokens)} (the special tokens) = {minimum}"
             )
         if self.vocab_size > MAX_VOCAB_SIZE:
-            raise ValueError(f"vocab_size: {self.vocab_size} is too large; the most supported is {MAX_VOCAB_SIZE}")
+            raise ValueError(
+                f"vocab_size: {self.vocab_size} is too large; the most supported is {MAX_VOCAB_SIZE}"
+            )
         if not isinstance(self.pattern, str) or not self.pattern:
             raise ValueError(f"pattern: give a preset name ({', '.join(PATTERNS)}) or a regex string")
         compile_pattern(self.pattern)

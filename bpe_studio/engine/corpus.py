@@ -114,7 +114,7 @@ class _BoundaryFinder:
         self._candidates = re.compile(b"|".join(alternatives)) if alternatives else None
 
     def _covered(self, buf: bytes, p: int, *, allow_end: bool) -> bool:
-        """True if a special-token occurrence in ``buf`` spans position ``p`` (or ends there, unless allowed)."""
+        """True if a special-token occurrence in ``buf`` spans ``p`` (or ends there, unless allowed)."""
         for s in self._specials:
             j = buf.find(s, max(0, p - len(s)), p + len(s))
             while j != -1 and j < p:
@@ -124,7 +124,7 @@ class _BoundaryFinder:
         return False
 
     def find(self, pos: int) -> tuple[int, bool] | None:
-        """Return ``(position, at_special)`` of the first certain boundary ``>= pos``, or None at end of file."""
+        """``(position, at_special)`` of the first certain boundary ``>= pos``, or None at end of file."""
         if self._candidates is None:
             return None
         while pos < self._size:

@@ -17,7 +17,7 @@ import struct
 import subprocess
 import sys
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,8 @@ class ChunkCounter:
     """Pre-tokenizes chunks and accumulates the counts of their pre-tokens (as ``str``).
 
     Example:
-        >>> cc = ChunkCounter(pattern="gpt2", special_tokens=["<|endoftext|>"], policy=InvalidUtf8Policy.ERROR)
+        >>> policy = InvalidUtf8Policy.ERROR
+        >>> cc = ChunkCounter(pattern="gpt2", special_tokens=["<|endoftext|>"], policy=policy)
         >>> cc.count_text("a b<|endoftext|>a", continues_document=False)
         >>> sorted(cc.counts.items())
         [(' b', 1), ('a', 2)]
@@ -114,7 +115,7 @@ def count_serial(
     special_tokens: Sequence[str],
     policy: InvalidUtf8Policy,
     cancelled: Callable[[], bool],
-) -> Iterator[CountUpdate | CountOutcome]:
+) -> Generator[CountUpdate | CountOutcome, None, None]:
     """Count chunks in this process, yielding progress after each; the last item is the outcome.
 
     Stops early (without an outcome) when ``cancelled()`` becomes true.
@@ -213,7 +214,7 @@ def count_parallel(
     special_tokens: Sequence[str],
     policy: InvalidUtf8Policy,
     cancelled: Callable[[], bool],
-) -> Iterator[CountUpdate | CountOutcome]:
+) -> Generator[CountUpdate | CountOutcome, None, None]:
     """Count chunks in ``workers`` worker processes; yields progress, then the outcome.
 
     Chunks are handed out as workers finish them (two in flight per worker, so none waits for the

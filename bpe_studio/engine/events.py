@@ -7,11 +7,11 @@ all consume the same events; the last one is always :class:`Finished`, carrying 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     """The phases of a training run, in order."""
 
     PLANNING = "planning"
@@ -22,7 +22,7 @@ class Phase(str, Enum):
     """The merge loop."""
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     """Why the merge loop stopped."""
 
     VOCAB_SIZE = "vocab_size"

@@ -108,7 +108,7 @@ class MergeLoop:
     def _index_words_python(self) -> None:
         counts, where = self._counts, self._where
         get = counts.get
-        for j, (w, f) in enumerate(zip(self._words, self._freqs)):
+        for j, (w, f) in enumerate(zip(self._words, self._freqs, strict=True)):
             for k in range(len(w) - 1):
                 p = w[k : k + 2]
                 n = get(p)
@@ -147,7 +147,7 @@ class MergeLoop:
         starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]).tolist()
         ends = [*starts[1:], len(sorted_words)]
         counts, where = self._counts, self._where
-        for start, end in zip(starts, ends):
+        for start, end in zip(starts, ends, strict=True):
             code = int(sorted_codes[start])
             p = chr(code >> 8) + chr(code & 0xFF)
             # float64 weights are exact: a count above 2**53 would need a corpus of petabytes.
@@ -220,7 +220,7 @@ class MergeLoop:
         ``counts``/``where`` tables are updated once per neighbour at the end.
         """
         words, freqs = self._words, self._freqs
-        a, b = pair
+        a, b = pair[0], pair[1]
         # neighbour -> [total frequency, word indices]
         left: dict[str, list[Any]] = {}
         right: dict[str, list[Any]] = {}
@@ -281,7 +281,7 @@ class MergeLoop:
                         entry[1].append(j)
                 prev_end = i + 2
                 i = nxt
-        counts, where = self._counts, self._where
+        counts = self._counts
         get = counts.get
         grown: list[str] = []
         for x, (f, js) in left.items():

@@ -12,6 +12,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from .config import TrainConfig, preset_name
@@ -89,7 +90,9 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
         "cancelled": cancelled,
     }
     counting = (
-        count_serial(chunks, **options) if workers == 1 else count_parallel(chunks, workers=workers, **options)
+        count_serial(chunks, **options)
+        if workers == 1
+        else count_parallel(chunks, workers=workers, **options)
     )
     outcome: CountOutcome | None = None
     # closing(): if our consumer stops iterating, the worker processes are stopped at once.
@@ -191,7 +194,7 @@ def train_bpe(
         >>> vocab, merges = train_bpe("corpus.en", 500, ["<|endoftext|>"])  # doctest: +SKIP
     """
     config = TrainConfig(
-        inputs=(input_path,), vocab_size=vocab_size, special_tokens=tuple(special_tokens), **kwargs
+        inputs=(Path(input_path),), vocab_size=vocab_size, special_tokens=tuple(special_tokens), **kwargs
     )
     result = train(config)
     return result.vocab, result.merges

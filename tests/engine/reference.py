@@ -8,6 +8,7 @@ Tokens are their bytes, so a merge that yields an existing token's bytes reuses 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -97,7 +98,7 @@ def reference_train(
     while created < wanted:
         pairs: Counter[tuple[bytes, bytes]] = Counter()
         for word, n in counts.items():
-            for a, b in zip(word, word[1:]):
+            for a, b in itertools.pairwise(word):
                 if max_token_length is None or len(a) + len(b) <= max_token_length:
                     pairs[(a, b)] += n
         if not pairs:

@@ -20,13 +20,28 @@ ENDOFTEXT = "<|endoftext|>"
 
 
 def _corpus(path: Path, repeat: int = 100) -> Path:
-    path.write_text(ENDOFTEXT.join(f"doc {i}: the cat sat on the mat, naïvely.\n" for i in range(repeat)), "utf-8")
+    path.write_text(
+        ENDOFTEXT.join(f"doc {i}: the cat sat on the mat, naïvely.\n" for i in range(repeat)), "utf-8"
+    )
     return path
 
 
-def test_train_writes_a_studio_file_equal_to_the_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_writes_a_studio_file_equal_to_the_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus = _corpus(tmp_path / "c.txt")
-    code = main(["train", str(corpus), "--vocab-size", "300", "--special-token", ENDOFTEXT, "--out", str(tmp_path / "o")])
+    code = main(
+        [
+            "train",
+            str(corpus),
+            "--vocab-size",
+            "300",
+            "--special-token",
+            ENDOFTEXT,
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "trained 300 tokens" in out and "tokenizer.json" in out
@@ -40,7 +55,9 @@ def test_train_writes_a_studio_file_equal_to_the_engine(tmp_path: Path, capsys: 
 
 def test_progress_json_prints_one_object_per_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = _corpus(tmp_path / "c.txt")
-    assert main(["train", str(corpus), "--vocab-size", "270", "--progress", "json", "--out", str(tmp_path)]) == 0
+    assert (
+        main(["train", str(corpus), "--vocab-size", "270", "--progress", "json", "--out", str(tmp_path)]) == 0
+    )
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     kinds = [line["type"] for line in lines]
     assert kinds[0] == "phase" and kinds[-1] == "finished"
@@ -84,7 +101,21 @@ def test_missing_input_and_invalid_utf8(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["train", str(bad), "--vocab-size", "300", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "invalid UTF-8 at byte offset 3" in err and "--invalid-utf8 replace" in err
-    assert main(["train", str(bad), "--vocab-size", "258", "--invalid-utf8", "replace", "--out", str(tmp_path / "o")]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(bad),
+                "--vocab-size",
+                "258",
+                "--invalid-utf8",
+                "replace",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
 
 
 def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
@@ -95,8 +126,23 @@ def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
             handle.write(f"doc {i} " + line * 100 + ENDOFTEXT)
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bpe_studio", "train", str(corpus), "--vocab-size", "5000", "--workers", "2",
-         "--chunk-size", "65536", "--progress", "json", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "bpe_studio",
+            "train",
+            str(corpus),
+            "--vocab-size",
+            "5000",
+            "--workers",
+            "2",
+            "--chunk-size",
+            "65536",
+            "--progress",
+            "json",
+            "--out",
+            str(out),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -113,5 +159,5 @@ def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert "cancelled" in err and "Traceback" not in err
     assert not (out / "tokenizer.json").exists()
-    gone, alive = psutil.wait_procs(children, timeout=5)
+    _, alive = psutil.wait_procs(children, timeout=5)
     assert alive == []

@@ -38,7 +38,9 @@ def corpus(tmp_path: Path) -> Path:
         ({"invalid_utf8": "ignore"}, "invalid_utf8", "'error' or 'replace'"),
     ],
 )
-def test_invalid_values_name_the_field_and_the_fix(corpus: Path, changes: dict, field: str, hint: str) -> None:
+def test_invalid_values_name_the_field_and_the_fix(
+    corpus: Path, changes: dict, field: str, hint: str
+) -> None:
     options = {"inputs": [corpus], "vocab_size": 300, **changes}
     with pytest.raises(ValueError, match=field) as info:
         TrainConfig(**options)

@@ -14,14 +14,20 @@ from bpe_studio.engine.pretokenize import Pretokenizer
 # Characters that decide pre-token boundaries: letters of both cases, digits, apostrophes and contraction
 # letters, punctuation, every ASCII whitespace character (and the ASCII controls \x1c-\x1f, which str.isspace
 # counts as whitespace but the patterns do not), and "/" (special in o200k).
-ASCII_TRICKY = "aAzZsStTdDmMlLvVeErR019'\"/.,!?-_()[]{}<>@#$%^&*+=~`|\\;: \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x7f"
+ASCII_TRICKY = (
+    "aAzZsStTdDmMlLvVeErR019'\"/.,!?-_()[]{}<>@#$%^&*+=~`|\\;: \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x7f"
+)
 UNICODE_TRICKY = "éÉßſK日本語😀👍🏽\u00a0\u3000\u2028\u0085\u200b\u0301ǅʰ²½Ⅷ٣"
 
 ascii_text = st.text(alphabet=st.sampled_from(ASCII_TRICKY), max_size=60) | st.text(
     alphabet=st.characters(max_codepoint=127), max_size=60
 )
-mixed_text = st.lists(st.one_of(ascii_text, st.text(alphabet=st.sampled_from(ASCII_TRICKY + UNICODE_TRICKY)),
-                                st.text(max_size=8)), max_size=8).map("".join)
+mixed_text = st.lists(
+    st.one_of(
+        ascii_text, st.text(alphabet=st.sampled_from(ASCII_TRICKY + UNICODE_TRICKY)), st.text(max_size=8)
+    ),
+    max_size=8,
+).map("".join)
 
 
 @settings(max_examples=600, deadline=None)

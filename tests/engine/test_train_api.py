@@ -38,7 +38,9 @@ def _corpus(tmp_path: Path, repeat: int = 200) -> Path:
 
 
 def test_event_sequence(tmp_path: Path) -> None:
-    events = list(iter_train(TrainConfig(inputs=[_corpus(tmp_path)], vocab_size=300, special_tokens=(ENDOFTEXT,))))
+    events = list(
+        iter_train(TrainConfig(inputs=[_corpus(tmp_path)], vocab_size=300, special_tokens=(ENDOFTEXT,)))
+    )
     phases = [e.phase for e in events if isinstance(e, PhaseStarted)]
     assert phases == [Phase.PLANNING, Phase.COUNTING, Phase.MERGING]
     counts = [e for e in events if isinstance(e, CountProgress)]
@@ -74,7 +76,9 @@ def test_cancel_during_merging_returns_partial_result(tmp_path: Path) -> None:
             if made == 5:
                 flag.set()
 
-    result = train(TrainConfig(inputs=[_corpus(tmp_path)], vocab_size=400), on_progress=on_progress, cancel=flag.is_set)
+    result = train(
+        TrainConfig(inputs=[_corpus(tmp_path)], vocab_size=400), on_progress=on_progress, cancel=flag.is_set
+    )
     assert result.stop_reason is StopReason.CANCELLED
     assert len(result.merges) == 5
 
@@ -121,7 +125,9 @@ def test_invalid_utf8_names_file_and_offset(tmp_path: Path, workers: int) -> Non
 
 
 def test_workers_do_not_change_the_result(tmp_path: Path) -> None:
-    cfg = TrainConfig(inputs=[_corpus(tmp_path, 500)], vocab_size=500, special_tokens=(ENDOFTEXT,), chunk_size=3000)
+    cfg = TrainConfig(
+        inputs=[_corpus(tmp_path, 500)], vocab_size=500, special_tokens=(ENDOFTEXT,), chunk_size=3000
+    )
     one = train(cfg.replace(workers=1))
     two = train(cfg.replace(workers=2))
     assert one.merges == two.merges and one.vocab == two.vocab and one.stats == two.stats
@@ -147,6 +153,8 @@ def test_works_from_a_script_without_main_guard(tmp_path: Path) -> None:
         "print('RAN', len(merges))\n",
         encoding="utf-8",
     )
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=False, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("RAN") == 1

@@ -19,10 +19,53 @@ ENDOFTEXT = "<|endoftext|>"
 # (a, a) pairs), whitespace runs before words and at line ends, newlines, contractions, digits,
 # punctuation runs, accented letters, CJK and emoji (multi-byte UTF-8), and pieces of special tokens.
 FRAGMENTS = [
-    "a", "aa", "aaaa", "ab", "ba", "abab", "the", " the", "The", " cat", "cat", "s", "'s", "'ll", " ", "  ",
-    "   ", "\n", "\n\n", " \n", "\t", "\r\n", "1", "23", " 456", "!", "?!", "...", " --", "é", "café",
-    "naïve", "日本", "語", "😀", "😀😀", "👍🏽", "<", "|", ">", "<|", "endoftext", "x\ny", "A\nb", "z.\nQ",
-    "\u3000", "\u00a0",
+    "a",
+    "aa",
+    "aaaa",
+    "ab",
+    "ba",
+    "abab",
+    "the",
+    " the",
+    "The",
+    " cat",
+    "cat",
+    "s",
+    "'s",
+    "'ll",
+    " ",
+    "  ",
+    "   ",
+    "\n",
+    "\n\n",
+    " \n",
+    "\t",
+    "\r\n",
+    "1",
+    "23",
+    " 456",
+    "!",
+    "?!",
+    "...",
+    " --",
+    "é",
+    "café",
+    "naïve",
+    "日本",
+    "語",
+    "😀",
+    "😀😀",
+    "👍🏽",
+    "<",
+    "|",
+    ">",
+    "<|",
+    "endoftext",
+    "x\ny",
+    "A\nb",
+    "z.\nQ",
+    "\u3000",
+    "\u00a0",
 ]
 
 SPECIAL_SETS = [
@@ -81,7 +124,9 @@ def _check(texts: list[str], specials: tuple[str, ...], extra: int, **options: o
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpora(), st.integers(0, 80), st.integers(1, 64))
-def test_matches_reference_in_process(corpus: tuple[list[str], tuple[str, ...]], extra: int, chunk: int) -> None:
+def test_matches_reference_in_process(
+    corpus: tuple[list[str], tuple[str, ...]], extra: int, chunk: int
+) -> None:
     texts, specials = corpus
     _check(texts, specials, extra, workers=1, chunk_size=chunk)
 
@@ -101,27 +146,47 @@ def test_min_frequency_and_max_token_length(
     corpus: tuple[list[str], tuple[str, ...]], extra: int, min_frequency: int, max_len: int | None
 ) -> None:
     texts, specials = corpus
-    _check(texts, specials, extra, workers=1, chunk_size=16, min_frequency=min_frequency, max_token_length=max_len)
+    _check(
+        texts,
+        specials,
+        extra,
+        workers=1,
+        chunk_size=16,
+        min_frequency=min_frequency,
+        max_token_length=max_len,
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(["gpt2", "cl100k", "o200k", r"\S+|\s+", r"[a-z]+|."]), corpora(max_files=2), st.integers(1, 40))
-def test_every_pattern_matches_reference(pattern: str, corpus: tuple[list[str], tuple[str, ...]], chunk: int) -> None:
+@given(
+    st.sampled_from(["gpt2", "cl100k", "o200k", r"\S+|\s+", r"[a-z]+|."]),
+    corpora(max_files=2),
+    st.integers(1, 40),
+)
+def test_every_pattern_matches_reference(
+    pattern: str, corpus: tuple[list[str], tuple[str, ...]], chunk: int
+) -> None:
     texts, specials = corpus
     with tempfile.TemporaryDirectory() as tmp:
         paths = [p for p in _write(Path(tmp), texts) if p.stat().st_size > 0]
         size = 256 + len(specials) + 40
         ref = reference_train(paths, size, specials, pattern=pattern)
         result = train(
-            TrainConfig(inputs=paths, vocab_size=size, special_tokens=specials, pattern=pattern, chunk_size=chunk)
+            TrainConfig(
+                inputs=paths, vocab_size=size, special_tokens=specials, pattern=pattern, chunk_size=chunk
+            )
         )
     assert result.merges == ref.merges
     assert result.vocab == ref.vocab
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(st.binary(max_size=6), st.sampled_from([b"ab ", b"\n", b"\xe2\x82", b"\xff"])), max_size=30),
-       st.integers(1, 16))
+@given(
+    st.lists(
+        st.one_of(st.binary(max_size=6), st.sampled_from([b"ab ", b"\n", b"\xe2\x82", b"\xff"])), max_size=30
+    ),
+    st.integers(1, 16),
+)
 def test_invalid_utf8_replace_matches_reference(pieces: list[bytes], chunk: int) -> None:
     data = b"".join(pieces) or b"\xff"
     with tempfile.TemporaryDirectory() as tmp:
@@ -129,8 +194,13 @@ def test_invalid_utf8_replace_matches_reference(pieces: list[bytes], chunk: int)
         path.write_bytes(data)
         ref = reference_train([path], 300, (ENDOFTEXT,), errors="replace")
         result = train(
-            TrainConfig(inputs=[path], vocab_size=300, special_tokens=(ENDOFTEXT,), chunk_size=chunk,
-                        invalid_utf8="replace")  # type: ignore[arg-type]
+            TrainConfig(
+                inputs=[path],
+                vocab_size=300,
+                special_tokens=(ENDOFTEXT,),
+                chunk_size=chunk,
+                invalid_utf8="replace",
+            )  # type: ignore[arg-type]
         )
     assert result.merges == ref.merges
 
@@ -155,7 +225,9 @@ def test_corpus_en_reproduces_the_cs336_reference(cs336_data: Path) -> None:
 
 
 def test_corpus_en_same_with_two_workers_and_small_chunks(cs336_data: Path) -> None:
-    base = TrainConfig(inputs=[cs336_data / "corpus.en"], vocab_size=400, special_tokens=(ENDOFTEXT,), workers=1)
+    base = TrainConfig(
+        inputs=[cs336_data / "corpus.en"], vocab_size=400, special_tokens=(ENDOFTEXT,), workers=1
+    )
     serial = train(base)
     parallel = train(base.replace(workers=2, chunk_size=2000))
     assert serial.merges == parallel.merges and serial.vocab == parallel.vocab
