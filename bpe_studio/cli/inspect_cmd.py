@@ -1,0 +1,104 @@
+"""``bpe-studio inspect``: what a tokenizer file holds: sizes, special tokens, pattern, longest tokens."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from collections import Counter
+from typing import Any
+
+from ..engine import FormatError, Tokenizer, detect_format
+from .common import CliError
+from .encode import load_tokenizer
+
+# Token lengths above this are counted together in the length summary.
+_LENGTH_CAP = 16
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``inspect`` subcommand."""
+    p = subparsers.add_parser(
+        "inspect",
+        help="show a tokenizer's size, special tokens, pattern and longest tokens",
+        description="Describe a tokenizer file or folder (any format).",
+    )
+    p.add_argument("path", metavar="PATH", help="tokenizer file or folder")
+    p.add_argument("--top", type=int, default=10, metavar="N", help="how many of the longest tokens to list")
+    p.add_argument("--json", action="store_true", help="print the description as JSON")
+    p.set_defaults(handler=run)
+
+
+def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
+    """A JSON-ready description of a tokenizer.
+
+    Example:
+        >>> describe(tok)["vocab_size"]  # doctest: +SKIP
+        50257
+    """
+    special_ids = set(tok.special_tokens.values())
+    ordinary = [(i, b) for i, b in tok.vocab.items() if i not in special_ids]
+    lengths = [len(b) for _, b in ordinary]
+    histogram = Counter(min(n, _LENGTH_CAP) for n in lengths)
+    longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[: max(top, 0)]
+    return {
+        "vocab_size": tok.vocab_size,
+        "merges": len(tok.merges),
+        "special_tokens": dict(tok.special_tokens),
+        "pattern": tok.pattern,
+        "pattern_preset": tok.pattern_name,
+        "longest_tokens": [
+            {"id": i, "bytes": len(b), "text": b.decode("utf-8", errors="backslashreplace")}
+            for i, b in longest
+        ],
+        "token_lengths": {
+            "histogram": {(f"{n}+" if n == _LENGTH_CAP else str(n)): histogram[n] for n in sorted(histogram)},
+            "mean": round(statistics.fmean(lengths), 3) if lengths else 0.0,
+            "median": statistics.median(lengths) if lengths else 0,
+            "max": max(lengths, default=0),
+        },
+    }
+
+
+def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
+    lines = [
+        f"file:           {path} ({fmt})",
+        f"vocab size:     {info['vocab_size']:,} tokens, {info['merges']:,} merges",
+    ]
+    specials = info["special_tokens"]
+    if specials:
+        shown = ", ".join(f"{token!r} = {i}" for token, i in sorted(specials.items(), key=lambda kv: kv[1]))
+        lines.append(f"special tokens: {len(specials)}: {shown}")
+    else:
+        lines.append("special tokens: none")
+    preset = info["pattern_preset"]
+    lines.append(f"pattern:        {preset} (preset)" if preset else f"pattern:        {info['pattern']}")
+    if info["longest_tokens"]:
+        lines.append("longest tokens:")
+        for item in info["longest_tokens"]:
+            lines.append(f"  {item['bytes']:>4} bytes  id {item['id']:<7} {item['text']!r}")
+    stats = info["token_lengths"]
+    lines.append(
+        f"token lengths:  mean {stats['mean']:.2f} bytes, median {stats['median']}, max {stats['max']}"
+    )
+    counts = stats["histogram"]
+    peak = max(counts.values(), default=1)
+    for length, count in counts.items():
+        bar = "█" * max(1, round(30 * count / peak)) if count else ""
+        lines.append(f"  {length:>4} bytes  {count:>8,}  {bar}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bpe-studio inspect``."""
+    tok = load_tokenizer(args.path)
+    try:
+        fmt = detect_format(args.path)
+    except (FormatError, OSError) as exc:  # load() succeeded, so this is not expected
+        raise CliError(str(exc)) from None
+    info = describe(tok, top=args.top)
+    if args.json:
+        print(json.dumps({"path": str(args.path), "format": fmt, **info}, ensure_ascii=False, indent=1))
+    else:
+        print(_text(str(args.path), fmt, info))
+    return 0
