@@ -233,11 +233,11 @@ class MergeLoop:
             if i < 0:
                 continue  # stale or repeated index entry
             f = freqs[j]
-            words[j] = w.replace(pair, c)
+            nw = w.replace(pair, c)
+            words[j] = nw
             last = len(w) - 2
-            nxt = w.find(pair, i + 2)
-            if nxt < 0:
-                # The common case: one match.
+            if len(nw) == last + 1:
+                # The common case: one match (the word got one token shorter).
                 if i:
                     x = w[i - 1]
                     entry = left_get(x)
