@@ -217,10 +217,11 @@ class Tokenizer:
         self._new_chars = new_chars
 
         self._decoder: dict[int, bytes] = dict(table)
-        # id -> bytes as a list for decoding; None for unused ids makes b"".join raise TypeError.
+        # For decoding: id -> the token's bytes as a latin-1 str (one code point per byte). Joining strs is
+        # about twice as fast as joining bytes objects. None for unused ids makes the join raise TypeError.
         self._by_id: list[Any] = [None] * (max(table) + 1)
         for i, token in table.items():
-            self._by_id[i] = token
+            self._by_id[i] = token.decode("latin-1")
         self._cache = _PieceCache(self._bpe, cache_size)
         self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
 
@@ -745,7 +746,7 @@ class Tokenizer:
             # would index from the end, hence the min() check (one C-level pass).
             if ids and min(ids) < 0:
                 raise IndexError
-            return b"".join([table[i] for i in ids])
+            return "".join([table[i] for i in ids]).encode("latin-1")
         except (IndexError, TypeError):
             bad = next((i for i in ids if not isinstance(i, int) or i not in self._decoder), None)
             raise UnknownTokenIdError(self._unknown_id_message(bad)) from None
