@@ -122,6 +122,7 @@ class LiveLine:
         self._last_draw = 0.0
         self._phase = ""
         self._phase_start = 0.0
+        self._first_merge: tuple[int, float] | None = None
 
     def update(self, event: TrainEvent, *, force: bool = False) -> None:
         """Show an event (throttled unless ``force``)."""
@@ -148,14 +149,17 @@ class LiveLine:
                 f"{human_bytes(rate)}/s  {event.unique_pretokens:,} unique  ETA {human_seconds(eta)}"
             )
         if isinstance(event, MergeMade):
-            spent = max(event.elapsed - self._phase_start, 1e-9)
             done = event.index + 1
-            rate = done / spent
-            eta = (event.total - done) / rate if rate > 0 else 0.0
+            # The rate counts from the first merge: the loop's set-up (indexing pairs) is not merging.
+            if self._first_merge is None:
+                self._first_merge = (done, event.elapsed)
+            first_done, first_time = self._first_merge
+            spent = event.elapsed - first_time
+            rate = (done - first_done) / spent if spent > 0.2 else 0.0
+            speed = f"{rate:,.0f}/s  ETA {human_seconds((event.total - done) / rate)}" if rate > 0 else "…"
             return (
-                f"merging   {_bar(done / max(event.total, 1))} {done:,}/{event.total:,} merges  "
-                f"{rate:,.0f}/s  "
-                f"ETA {human_seconds(eta)}  last {_token_repr(event.token)} ×{event.count:,}"
+                f"merging   {_bar(done / max(event.total, 1))} {done:,}/{event.total:,} merges  {speed}  "
+                f"last {_token_repr(event.token)} ×{event.count:,}"
             )
         if isinstance(event, PhaseStarted):
             return f"{event.phase.value} …"
