@@ -225,6 +225,8 @@ class MergeLoop:
         left: dict[str, list[Any]] = {}
         right: dict[str, list[Any]] = {}
         left_get, right_get = left.get, right.get
+        # The four "entry" updates below are the same code written out on purpose: this loop runs millions
+        # of times, and a helper function call would cost more than the update itself.
         doubles = 0  # frequency of (b, a) pairs between adjacent matches, which become (c, c)
         double_words: list[int] = []
         for j in self._where.pop(pair):
