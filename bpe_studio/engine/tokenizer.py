@@ -633,30 +633,22 @@ class Tokenizer:
                 pos = m.end()
         known = buffer[pos:decided] if decided > pos else ""
         pieces = self._split(known)
-        # Walk back from the end over the pre-tokens to the last certain cut. This needs the pieces to
-        # tile the text, which the presets always do; for a pattern that skips characters, fall back to spans.
-        if sum(map(len, pieces)) != len(known):
-            spans = [m.span() for m in self._regex.finditer(known)]
-            ends = [e for _, e in spans]
-        else:
-            ends = []
-            total = 0
-            for piece in pieces:
-                total += len(piece)
-                ends.append(total)
+        # Walk back from the end over the pre-tokens to the last certain cut (a few steps). Pre-tokens tile
+        # the text for the presets; a custom pattern may skip characters: then finditer gives the ends.
         limit = len(known) - _STREAM_MARGIN
-        count = len(ends)
-        while count:
-            end = ends[count - 1]
-            if end <= limit and not _is_space(known[end - 1]):
-                break
-            count -= 1
+        count = len(pieces)
+        if sum(map(len, pieces)) == len(known):
+            cut = len(known)
+            while count and (cut > limit or _is_space(known[cut - 1])):
+                cut -= len(pieces[count - 1])
+                count -= 1
+        else:
+            ends = [m.end() for m in self._regex.finditer(known)]
+            while count and (ends[count - 1] > limit or _is_space(known[ends[count - 1] - 1])):
+                count -= 1
+            cut = ends[count - 1] if count else 0
         if count:
-            cut = ends[count - 1]
-            if len(pieces) == len(ends):
-                out += chain.from_iterable(map(self._cache.__getitem__, pieces[:count]))
-            else:
-                out += self.encode_ordinary(known[:cut])
+            out += chain.from_iterable(map(self._cache.__getitem__, pieces[:count]))
             pos += cut
         return out, pos
 

@@ -252,6 +252,24 @@ def test_encode_iterable_equals_encode_for_every_chunking(
     assert streamed == tok.encode(text)
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=texts,
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
+    pattern=st.sampled_from([r"[a-z]+", r"(\w)+|\s+|[^\w\s]+"]),
+)
+def test_encode_iterable_custom_patterns(
+    cs336_data: Path, monkeypatch: pytest.MonkeyPatch, text: str, cuts: list[int], pattern: str
+) -> None:
+    # A pattern that skips characters, and one with a capture group (findall would return the group).
+    base = trained_tokenizer(cs336_data, "gpt2")
+    tok = Tokenizer(base.vocab, base.merges, base.special_tokens, pattern=pattern)
+    assert tok.encode(text) == reference_encode(text, tok.vocab, tok.merges, tok.special_tokens, pattern)
+    with monkeypatch.context() as patch:
+        patch.setattr(tokenizer_module, "_STREAM_BLOCK", 1)
+        assert list(tok.encode_iterable(_cuts(text, cuts))) == tok.encode(text)
+
+
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_encode_iterable_single_characters(
     cs336_data: Path, monkeypatch: pytest.MonkeyPatch, pattern: str
