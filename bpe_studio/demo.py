@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import sys
 import sysconfig
@@ -72,14 +73,19 @@ def _docstring_documents(stdlib: Path) -> list[str]:
     return documents
 
 
-def demo_documents() -> list[str]:
-    """The demo corpus's documents: Python's documentation topics, then the standard library's docstrings."""
+@functools.lru_cache(maxsize=1)
+def _documents() -> tuple[str, ...]:
     from pydoc_data.topics import topics
 
     documents = [topics[name].strip() for name in sorted(topics)]
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     documents += _docstring_documents(stdlib)
-    return [doc for doc in documents if doc]
+    return tuple(doc for doc in documents if doc)
+
+
+def demo_documents() -> list[str]:
+    """The demo corpus's documents: Python's documentation topics, then the standard library's docstrings."""
+    return list(_documents())
 
 
 def demo_corpus(folder: Path | None = None) -> Path:

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
@@ -70,7 +70,13 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
 
 
 class Screenshotter(QObject):
-    """Saves a PNG of the window once it is ready and ends the event loop with an exit code."""
+    """Saves a PNG of the window once it is ready, closes the window and emits ``done`` with an exit code.
+
+    Signals:
+        done(int): 0 when the screenshot was written, else :data:`EXIT_SCREENSHOT_FAILED`.
+    """
+
+    done = Signal(int)
 
     def __init__(self, window: MainWindow, path: Path, *, wait_for_training: bool) -> None:
         super().__init__(window)
@@ -103,20 +109,22 @@ class Screenshotter(QObject):
     @Slot()
     def take(self) -> None:
         """Grab the window and save it."""
-        pixmap = self.window.grab()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if pixmap.isNull() or not pixmap.save(os.fspath(self.path), "PNG"):
-            print(f"bpe-studio: cannot write the screenshot to {self.path}", file=sys.stderr)
+        try:
+            pixmap = self.window.grab()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if pixmap.isNull() or not pixmap.save(os.fspath(self.path), "PNG"):
+                raise OSError("the image could not be written")
+        except OSError as exc:
+            print(f"bpe-studio: cannot write the screenshot to {self.path} ({exc})", file=sys.stderr)
         else:
             self.exit_code = 0
             print(f"bpe-studio: saved a screenshot to {self.path}", file=sys.stderr)
-        self._quit()
+        finally:
+            self._quit()
 
     def _quit(self) -> None:
         self.window.close()
-        app = QApplication.instance()
-        if app is not None:
-            app.exit(self.exit_code)
+        self.done.emit(self.exit_code)
 
 
 def _install_sigint_handler(app: QApplication) -> QTimer:
@@ -136,11 +144,8 @@ def _install_sigint_handler(app: QApplication) -> QTimer:
     return timer
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Open the main window; returns the exit code."""
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    app = create_application()
+def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | None]:
+    """Create and show the main window as the options ask (the QApplication must exist)."""
     screenshot = args.screenshot is not None
     # The demo and screenshots leave the user's settings alone (and screenshots do not depend on them).
     settings = Settings() if screenshot else load_settings()
@@ -155,13 +160,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.demo:
         window.train_view.load_demo(start=True)
     shooter = Screenshotter(window, args.screenshot, wait_for_training=args.demo) if screenshot else None
+    return window, shooter
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Open the main window and run the app until it closes; returns the exit code."""
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app = create_application()
+    window, shooter = open_window(args)
+    if shooter is not None:
+        shooter.done.connect(app.exit)
     sigint_timer = _install_sigint_handler(app)
     code = app.exec()
     sigint_timer.stop()
     window.train_view.shutdown()
-    if shooter is not None:
-        code = code or shooter.exit_code
     return int(code)
 
 
-__all__ = ["Screenshotter", "build_parser", "create_application", "main"]
+__all__ = ["Screenshotter", "build_parser", "create_application", "main", "open_window"]

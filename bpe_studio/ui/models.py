@@ -194,7 +194,13 @@ class MergesFilterModel(QSortFilterProxyModel):
     def set_search_text(self, text: str) -> None:
         """Filter by a new search text (empty shows every row)."""
         key = search_key(text)
-        if key != self._key:
+        if key == self._key:
+            return
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10
+            self.beginFilterChange()
+            self._key = key
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:  # pragma: no cover - older Qt
             self._key = key
             self.invalidateRowsFilter()
 

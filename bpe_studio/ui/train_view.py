@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QFrame,
-    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -339,37 +338,40 @@ class TrainView(QWidget):
 
         status = QFrame(right)
         status.setObjectName("status")
-        status_layout = QGridLayout(status)
+        status_layout = QVBoxLayout(status)
         status_layout.setContentsMargins(8, 6, 8, 6)
+        status_layout.setSpacing(4)
+        top_row, stats_row = QHBoxLayout(), QHBoxLayout()
+        status_layout.addLayout(top_row)
+        status_layout.addLayout(stats_row)
         self.phase_label = QLabel("Ready", status)
         self.phase_label.setObjectName("phase")
         phase_font = QFont(self.phase_label.font())
         phase_font.setBold(True)
         phase_font.setPointSizeF(phase_font.pointSizeF() * 1.15)
         self.phase_label.setFont(phase_font)
-        self.phase_label.setMinimumWidth(190)
+        self.phase_label.setMinimumWidth(160)
         self.progress_bar = QProgressBar(status)
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
         self.progress_bar.setTextVisible(True)
         self.progress_bar.setFormat("")
-        status_layout.addWidget(self.phase_label, 0, 0)
-        status_layout.addWidget(self.progress_bar, 0, 1, 1, 7)
+        top_row.addWidget(self.phase_label)
+        top_row.addWidget(self.progress_bar, 1)
         self.stat_labels: dict[str, QLabel] = {}
         captions = (("bytes", "Counting"), ("merges", "Merging"), ("elapsed", "Elapsed"), ("eta", "ETA"))
-        for i, (key, caption) in enumerate(captions):
-            status_layout.addWidget(_Caption(caption, status), 1, 2 * i, Qt.AlignmentFlag.AlignRight)
+        for key, caption in captions:
+            stats_row.addWidget(_Caption(caption, status))
             value = QLabel("–", status)
             value.setObjectName(f"stat_{key}")
-            value.setMinimumWidth(110)
-            status_layout.addWidget(value, 1, 2 * i + 1)
+            value.setMinimumWidth(84)
+            stats_row.addWidget(value, 1)
             self.stat_labels[key] = value
         self.stat_labels["bytes"].setToolTip("Corpus bytes pre-tokenized per second")
         self.stat_labels["merges"].setToolTip(
             "Merges made per second, over the last quarter of a second or more"
         )
         self.stat_labels["eta"].setToolTip("Estimated time to the end of the current phase")
-        status_layout.setColumnStretch(7, 1)
         right_layout.addWidget(status)
 
         vertical = QSplitter(Qt.Orientation.Vertical, right)
@@ -708,6 +710,7 @@ class TrainView(QWidget):
             return False
         self._reset_run()
         self.result_config = config
+        self.corpora_chosen.emit(list(config.inputs))
         self._state.started = time.perf_counter()
         self.runner.start(config)
         self.scanner.pause()

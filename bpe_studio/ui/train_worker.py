@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
 from ..engine import Finished, MergeMade, StopReason, TrainConfig, TrainEvent, iter_train
 
@@ -162,8 +162,10 @@ class TrainRunner(QObject):
         worker.finished.connect(self.finished)
         worker.cancelled.connect(self.cancelled)
         worker.errored.connect(self.errored)
+        # Directly (in the worker's thread): QThread.quit is thread-safe, and a queued call would wait for the
+        # GUI thread, which may itself be waiting for this thread to end (when the window closes).
         for signal in (worker.finished, worker.cancelled, worker.errored):
-            signal.connect(thread.quit)
+            signal.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker
         thread.start()

@@ -1,0 +1,81 @@
+"""The app's entry point: --demo --screenshot writes a PNG of the trained window, --tokenizer is passed on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QImage
+
+from bpe_studio.ui import app as app_module
+from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
+from bpe_studio.ui.settings import settings_path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _open(qtbot, *argv: str) -> tuple[MainWindow, app_module.Screenshotter | None]:  # type: ignore[no-untyped-def]
+    app_module.create_application()
+    window, shooter = app_module.open_window(app_module.build_parser().parse_args(list(argv)))
+    qtbot.addWidget(window)
+    return window, shooter
+
+
+def test_demo_screenshot(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "shots" / "demo.png"
+    window, shooter = _open(qtbot, "--demo", "--screenshot", str(out))
+    assert shooter is not None and window.train_view.is_running()
+    with qtbot.waitSignal(shooter.done, timeout=120_000) as done:
+        pass
+    assert done.args == [0]
+    assert not window.isVisible() and not window.train_view.is_running()
+    image = QImage(str(out))
+    assert not image.isNull()
+    assert (image.width(), image.height()) == DEFAULT_SIZE
+    # Not a blank image: the charts, table and text give it many colours.
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    assert len(colours) > 50
+    window.close()
+    assert not settings_path().exists()  # the demo leaves the user's settings alone
+
+
+def test_tokenizer_and_text_are_passed_to_the_window(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(
+        MainWindow, "open_tokenizer", lambda self, source, text="": calls.append((source, text))
+    )
+    _window, shooter = _open(qtbot, "--tokenizer", str(tmp_path / "t.json"), "--text", "héllo")
+    assert shooter is None
+    assert calls == [(tmp_path / "t.json", "héllo")]
+
+
+def test_screenshot_to_an_unwritable_place_fails(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    _window, shooter = _open(qtbot, "--screenshot", str(blocker / "shot.png"))
+    assert shooter is not None
+    with qtbot.waitSignal(shooter.done, timeout=10_000) as done:
+        pass
+    assert done.args == [app_module.EXIT_SCREENSHOT_FAILED]
+
+
+def test_bpe_studio_command_runs_the_demo(tmp_path: Path, shared_cache_dir: Path) -> None:
+    out = tmp_path / "cli.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-m", "bpe_studio", "--demo", "--screenshot", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 10_000
+    assert "saved a screenshot" in done.stderr

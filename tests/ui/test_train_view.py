@@ -1,0 +1,403 @@
+"""The Train tab driven through its widgets: a full run, cancelling, errors, search, saving and settings."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QMimeData, QModelIndex, QPoint, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QMessageBox
+
+from bpe_studio.engine import (
+    CountProgress,
+    MergeMade,
+    StopReason,
+    TrainConfig,
+    WorkerCrashedError,
+    iter_train,
+    train,
+)
+from bpe_studio.engine.formats import load_studio
+from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.settings import Settings, TrainSettings, load_settings
+from bpe_studio.ui.train_view import TrainView
+
+from .conftest import worker_processes
+
+RUN_TIMEOUT = 60_000
+
+
+def _fill(view: TrainView, corpus: Path, vocab_size: int, *, workers: int = 0) -> None:
+    view.set_corpus_files([corpus])
+    view.vocab_spin.setValue(vocab_size)
+    view.workers_spin.setValue(workers)
+
+
+def _start(qtbot, view: TrainView) -> None:  # type: ignore[no-untyped-def]
+    qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
+    assert view.is_running()
+    assert not view.start_button.isEnabled() and view.cancel_button.isEnabled()
+
+
+def _wait_error(qtbot, view: TrainView, action: Any) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """Run ``action``, wait for the error dialog, check it is on screen, close it and return (title, text)."""
+    with qtbot.waitSignal(view.error_shown, timeout=RUN_TIMEOUT) as blocker:
+        action()
+    box = view.error_box
+    assert isinstance(box, QMessageBox) and box.isVisible()
+    assert box.text() == blocker.args[1]
+    box.button(QMessageBox.StandardButton.Ok).click()
+    qtbot.waitUntil(lambda: view.error_box is None)
+    return blocker.args[0], blocker.args[1]
+
+
+# ------------------------------------------------------------------------------------------------------
+# A complete run
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_full_run_gives_the_engines_merges(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 1200)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT) as ended:
+        _start(qtbot, view)
+    assert ended.args == ["finished"]
+
+    expected = train(
+        TrainConfig(
+            inputs=(small_corpus,), vocab_size=1200, special_tokens=("<|endoftext|>",), pattern="gpt2"
+        )
+    )
+    result = view.result
+    assert result is not None
+    assert result.merges == expected.merges
+    assert result.vocab == expected.vocab
+    assert result.merge_counts == expected.merge_counts
+
+    # The live table and charts hold every merge, in order.
+    model = view.merges_model
+    assert model.rowCount() == len(expected.merges)
+    assert [model.merge_at(r)[:2] for r in range(model.rowCount())] == expected.merges
+    assert view.charts.data_counts().tolist() == expected.merge_counts
+    # The summary, the progress bar and the buttons.
+    assert view.summary_labels["merges"].text() == f"{len(expected.merges):,}"
+    assert view.summary_labels["stopped"].text() == "the vocabulary reached its size"
+    assert view.phase_label.text() == "Finished"
+    assert view.save_button.isEnabled() and view.open_button.isEnabled()
+    assert window.save_action.isEnabled()
+    assert view.start_button.isEnabled() and not view.cancel_button.isEnabled()
+    assert not view.runner.is_running()
+
+
+def test_second_run_starts_afresh(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 400)
+    for vocab in (400, 300):
+        view.vocab_spin.setValue(vocab)
+        with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT):
+            _start(qtbot, view)
+        assert view.merges_model.rowCount() == vocab - 257
+        assert view.charts.merge_count == vocab - 257
+
+
+def test_min_frequency_stop_is_explained(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 5000)
+    view.min_freq_spin.setValue(50)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT):
+        _start(qtbot, view)
+    assert view.result is not None and view.result.stop_reason is StopReason.MIN_FREQUENCY
+    assert "fewer than 50 times" in view.summary_labels["stopped"].text()
+
+
+# ------------------------------------------------------------------------------------------------------
+# Cancelling
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_cancel_while_workers_count_leaves_no_process(qtbot, window: MainWindow, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, big_corpus, 2000, workers=2)
+    seen: list[Any] = []
+
+    def counting_started(events: list[Any]) -> bool:
+        seen.extend(events)
+        return any(isinstance(e, CountProgress) for e in events)
+
+    with qtbot.waitSignal(view.runner.progress, timeout=RUN_TIMEOUT, check_params_cb=counting_started):
+        _start(qtbot, view)
+    assert worker_processes(), "the run should be counting in worker processes"
+    start = time.perf_counter()
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT) as ended:
+        qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+        assert view.phase_label.text() == "Cancelling…"
+    assert time.perf_counter() - start < 2.0
+    assert ended.args == ["cancelled"]
+    assert not view.runner.is_running()
+    assert worker_processes() == []
+    assert view.result is None and not view.save_button.isEnabled()
+    assert view.phase_label.text() == "Cancelled"
+    assert view.start_button.isEnabled()
+
+
+def test_cancel_while_merging_keeps_the_merges_so_far(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 20_000)
+
+    def slow_iter_train(config: TrainConfig, *, cancel: Any) -> Iterator[Any]:
+        for event in iter_train(config, cancel=cancel):
+            if isinstance(event, MergeMade):
+                time.sleep(0.0005)  # a slower machine: merging lasts long enough to cancel it
+            yield event
+
+    view.runner._iter_train = slow_iter_train
+
+    def merging(events: list[Any]) -> bool:
+        return any(isinstance(e, MergeMade) for e in events)
+
+    with qtbot.waitSignal(view.runner.progress, timeout=RUN_TIMEOUT, check_params_cb=merging):
+        _start(qtbot, view)
+    with qtbot.waitSignal(view.runner.cancelled, timeout=RUN_TIMEOUT) as cancelled:
+        view.cancel_training()
+    qtbot.waitUntil(lambda: not view.runner.is_running())
+    result = cancelled.args[0]
+    assert result.stop_reason is StopReason.CANCELLED
+    assert 0 < len(result.merges) < 20_000 - 257
+    assert view.merges_model.rowCount() == len(result.merges)
+    assert view.summary_labels["stopped"].text() == "cancelled"
+
+
+def test_closing_the_window_stops_a_run(qtbot, settings: Settings, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    win = MainWindow(settings, persist=False)
+    qtbot.addWidget(win)
+    win.show()
+    view = win.train_view
+    _fill(view, big_corpus, 2000, workers=2)
+    with qtbot.waitSignal(view.training_started):
+        view.start_training()
+    win.close()
+    assert not view.runner.is_running()
+    assert worker_processes() == []
+
+
+# ------------------------------------------------------------------------------------------------------
+# Errors
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_no_corpus_shows_the_field_error(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    view.set_corpus_files([])
+    title, text = _wait_error(
+        qtbot, view, lambda: qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
+    )
+    assert title == "Cannot start training"
+    assert text.startswith("inputs:")
+    assert not view.is_running()
+
+
+def test_bad_pattern_is_shown_inline_and_in_a_dialog(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 300)
+    view.pattern_edit.clear()
+    qtbot.keyClicks(view.pattern_edit, r"\p{L}+|(")
+    assert view.pattern_combo.currentData() == "custom"
+    assert view.pattern_error.isVisible()
+    assert "does not compile" in view.pattern_error.text()
+    assert view.pattern_edit.property("invalid") is True
+    _title, text = _wait_error(qtbot, view, view.start_training)
+    assert text.startswith("pattern:")
+    # Fixing the pattern clears the inline error; a pattern that can match nothing is refused too.
+    qtbot.keyClicks(view.pattern_edit, "x)")
+    assert view.pattern_problem == "" and not view.pattern_error.isVisible()
+    view.pattern_edit.setText("a*")
+    assert "empty string" in view.pattern_problem
+    view.pattern_combo.setCurrentIndex(view.pattern_combo.findData("cl100k"))
+    assert view.pattern() == "cl100k" and view.pattern_problem == ""
+
+
+def test_invalid_utf8_comes_from_the_worker_as_a_dialog(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"hello world " * 100 + b"\xff\xfe" + b" more text" * 100)
+    _fill(view, bad, 300)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT) as ended:
+        _title, text = _wait_error(qtbot, view, view.start_training)
+    assert ended.args == ["failed"]
+    assert "invalid UTF-8 at byte offset 1200" in text
+    assert view.phase_label.text() == "Failed"
+    # The app stays usable: fix the file and train again.
+    bad.write_bytes(b"hello world " * 200)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT) as ended:
+        view.start_training()
+    assert ended.args == ["finished"]
+
+
+def test_unreadable_file_and_crashed_worker_are_reported(
+    qtbot, window: MainWindow, small_corpus: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    vanishing = tmp_path / "vanishing.txt"
+    vanishing.write_text("some text " * 100, encoding="utf-8")
+    _fill(view, vanishing, 300)
+
+    def deleting_iter_train(config: TrainConfig, *, cancel: Any) -> Iterator[Any]:
+        os.unlink(config.inputs[0])  # removed after the form was validated, before it is read
+        yield from iter_train(config, cancel=cancel)
+
+    view.runner._iter_train = deleting_iter_train
+    _title, text = _wait_error(qtbot, view, view.start_training)
+    assert str(vanishing) in text and "No such file" in text
+    qtbot.waitUntil(lambda: not view.is_running())
+
+    def crashing_iter_train(config: TrainConfig, *, cancel: Any) -> Iterator[Any]:
+        yield from iter(())
+        raise WorkerCrashedError(
+            "a counting worker process died (exit code -9); this is often a lack of memory"
+        )
+
+    view.runner._iter_train = crashing_iter_train
+    view.set_corpus_files([small_corpus])
+    _title, text = _wait_error(qtbot, view, view.start_training)
+    assert text.startswith("a counting worker process died (exit code -9)")
+    qtbot.waitUntil(lambda: not view.is_running())
+    assert view.start_button.isEnabled()
+
+
+def test_empty_special_token_is_refused(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 300)
+    qtbot.mouseClick(view.add_special_button, Qt.MouseButton.LeftButton)
+    view.specials_model.setData(view.specials_model.index(1, 0), "")
+    _title, text = _wait_error(qtbot, view, view.start_training)
+    assert text.startswith("special_tokens:")
+
+
+# ------------------------------------------------------------------------------------------------------
+# Corpus, search, result actions
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_drop_files_and_preview(qtbot, window: MainWindow, small_corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    view.set_corpus_files([])
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(small_corpus)), QUrl.fromLocalFile(str(tmp_path))])
+    event = QDropEvent(
+        QPoint(10, 10).toPointF(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    with qtbot.waitSignal(view.scanner.done, timeout=5000), qtbot.waitSignal(view.status_message):
+        view.dropEvent(event)
+    assert view.corpus_files() == [small_corpus]  # the folder was skipped
+    expected = small_corpus.read_text(encoding="utf-8").count("<|endoftext|>")
+    assert f"{expected} special tokens" in view.preview_label.text()
+    assert view.preview_text.toPlainText().startswith(small_corpus.read_text(encoding="utf-8")[:40])
+    assert window.settings.recent_corpora[0] == str(small_corpus)
+
+
+def test_search_filters_the_merges(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 800)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT):
+        view.start_training()
+    qtbot.keyClicks(view.search_edit, " the")
+    table_model = view.merges_table.model()
+    assert table_model is view.merges_filter
+    shown = table_model.rowCount(QModelIndex())
+    assert 0 < shown < view.merges_model.rowCount()
+    for row in range(shown):
+        texts = [table_model.data(table_model.index(row, c)) for c in (1, 2, 3)]
+        assert any("·the" in t.casefold() for t in texts)
+    assert view.match_label.text() == f"{shown:,} matches"
+    view.search_edit.clear()
+    assert view.merges_table.model() is view.merges_model
+
+
+def test_save_and_open(qtbot, window: MainWindow, small_corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 500)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT):
+        view.start_training()
+    out = tmp_path / "out"
+    out.mkdir()
+    with qtbot.waitSignal(view.tokenizer_saved) as saved:
+        assert view.save_tokenizer(out / "tok.json") == out / "tok.json"
+    assert saved.args == [out / "tok.json"]
+    assert [p.name for p in out.iterdir()] == ["tok.json"]  # no temporary file left behind
+    loaded = load_studio(out / "tok.json")
+    assert view.result is not None
+    assert loaded.merges == view.result.merges and loaded.vocab == view.result.vocab
+    assert window.settings.recent_tokenizers[0] == str(out / "tok.json")
+    assert window.recent_tokenizers_menu.isEnabled()
+    # Saving where it cannot be written is an error dialog, not a crash.
+    _title, text = _wait_error(qtbot, view, lambda: view.save_tokenizer(tmp_path / "missing" / "tok.json"))
+    assert "No such file" in text
+    with qtbot.waitSignal(window.tokenizer_opened) as opened:
+        qtbot.mouseClick(view.open_button, Qt.MouseButton.LeftButton)
+    assert opened.args == [view.result, ""]
+
+
+# ------------------------------------------------------------------------------------------------------
+# Settings
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_settings_are_saved_on_close_and_restored(qtbot, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    first = MainWindow(load_settings())
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(first.minimumSizeHint().width(), 640)
+    height = first.size().height()
+    view = first.train_view
+    _fill(view, small_corpus, 4321, workers=3)
+    view.min_freq_spin.setValue(7)
+    view.set_pattern("o200k")
+    view.vocab_spin.setValue(300)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT):
+        view.start_training()  # a corpus trained on becomes a recent corpus
+    view.vocab_spin.setValue(4321)
+    first.close()
+
+    settings = load_settings()
+    assert settings.train == TrainSettings(
+        inputs=[str(small_corpus)],
+        vocab_size=4321,
+        special_tokens=["<|endoftext|>"],
+        pattern="o200k",
+        workers=3,
+        min_frequency=7,
+    )
+    second = MainWindow(settings)
+    qtbot.addWidget(second)
+    assert settings.geometry
+    assert (
+        second.size().height() == height
+    )  # (the width may shrink to the 800 pixels of the offscreen screen)
+    view = second.train_view
+    assert view.build_config() == first.train_view.build_config()
+    assert second.recent_corpora_menu.actions()[0].text() == str(small_corpus)
+
+
+@pytest.mark.parametrize("content", ["{", '{"geometry": "!!!not base64", "train": {"inputs": 5}}'])
+def test_corrupt_settings_file_still_opens_the_window(
+    qtbot, content: str, caplog: pytest.LogCaptureFixture
+) -> None:  # type: ignore[no-untyped-def]
+    from bpe_studio.ui.settings import settings_path
+
+    path = settings_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(content, encoding="utf-8")
+    win = MainWindow(load_settings(), persist=False)
+    qtbot.addWidget(win)
+    win.show()
+    assert win.train_view.corpus_files() == []
+    assert any("settings" in r.getMessage() or "geometry" in r.getMessage() for r in caplog.records)
