@@ -172,6 +172,7 @@ def stream_worker(path: Path, size: int, data: Path) -> dict[str, Any]:
         "rss_before": before,
         "peak": peak,
         "lifetime_peak": lifetime_peak,
+        "cache_entries": len(tok._cache),  # the bounded pre-token cache, the main part of the extra memory
     }
 
 
@@ -200,8 +201,12 @@ def cpu_name() -> str:
     return platform.processor() or "unknown CPU"
 
 
-def throughput(text: str, data: Path) -> list[tuple[str, float, float | None]]:
-    """Rows of (encoder, encode MB/s, decode MB/s)."""
+def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float, float | None]]:
+    """Rows of (encoder, encode MB/s, decode MB/s).
+
+    The fast measurements are interleaved over ``rounds`` rounds and the best of each is kept, so that a
+    burst of load from other processes on a shared machine does not favour one library.
+    """
     import tiktoken
     import tokenizers
     from tokenizers import decoders, models, pre_tokenizers
@@ -212,10 +217,6 @@ def throughput(text: str, data: Path) -> list[tuple[str, float, float | None]]:
     size = len(text.encode("utf-8")) / MB
     ours = Tokenizer.from_files(data / "gpt2_vocab.json", data / "gpt2_merges.txt", [SPECIAL])
     cold, ids = best_of(1, lambda: ours.encode_ordinary(text))
-    warm, again = best_of(3, lambda: ours.encode_ordinary(text))
-    assert again == ids
-    ours_decode, decoded = best_of(3, lambda: ours.decode(ids))
-    assert decoded == text.encode("utf-8", errors="replace").decode("utf-8")
 
     # tiktoken reads GPT-2's two files from its cache folder: fill a private one from the shared data.
     cache = CACHE_DIR / "tiktoken-gpt2"
@@ -225,9 +226,8 @@ def throughput(text: str, data: Path) -> list[tuple[str, float, float | None]]:
     shutil.copyfile(data / "gpt2_vocab.json", cache / "6c7ea1a7e38e3a7f062df639a5b80947f075ffe6")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     enc = tiktoken.get_encoding("gpt2")
-    tt_encode, tt_ids = best_of(3, lambda: enc.encode_ordinary(text))
-    assert tt_ids == ids, "tiktoken and BPE Studio disagree"
-    tt_decode, _ = best_of(3, lambda: enc.decode(ids))
+    assert enc.encode_ordinary(text) == ids, "tiktoken and BPE Studio disagree"
+    assert ours.decode(ids) == text
 
     hf = tokenizers.Tokenizer(
         models.BPE.from_file(str(data / "gpt2_vocab.json"), str(data / "gpt2_merges.txt"))
@@ -236,14 +236,28 @@ def throughput(text: str, data: Path) -> list[tuple[str, float, float | None]]:
     hf.decoder = decoders.ByteLevel()
     lines = text.splitlines(keepends=True)
     hf_encode, _ = best_of(1, lambda: hf.encode_batch(lines))
-    assert hf.encode(lines[0]).ids == ours.encode_ordinary(lines[0])
-    hf_decode, _ = best_of(3, lambda: hf.decode(ids))
+    # Lines are encoded separately, so compare line by line.
+    sample = lines[:200]
+    assert [e.ids for e in hf.encode_batch(sample)] == [ours.encode_ordinary(line) for line in sample]
+
+    best: dict[str, float] = {}
+    actions: dict[str, Callable[[], Any]] = {
+        "ours warm": lambda: ours.encode_ordinary(text),
+        "tiktoken": lambda: enc.encode_ordinary(text),
+        "ours decode": lambda: ours.decode(ids),
+        "tiktoken decode": lambda: enc.decode(ids),
+        "hf decode": lambda: hf.decode(ids),
+    }
+    for _ in range(rounds):
+        for name, action in actions.items():
+            seconds, _ = best_of(1, action)
+            best[name] = min(best.get(name, float("inf")), seconds)
 
     return [
         ("BPE Studio, cold cache", size / cold, None),
-        ("BPE Studio, warm cache", size / warm, size / ours_decode),
-        ("tiktoken (encode_ordinary)", size / tt_encode, size / tt_decode),
-        ("tokenizers (encode_batch, 1 thread)", size / hf_encode, size / hf_decode),
+        ("BPE Studio, warm cache", size / best["ours warm"], size / best["ours decode"]),
+        ("tiktoken (encode_ordinary)", size / best["tiktoken"], size / best["tiktoken decode"]),
+        ("tokenizers (encode_batch, 1 thread)", size / hf_encode, size / best["hf decode"]),
     ]
 
 
@@ -282,15 +296,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     sizes = [int(float(s) * MB) for s in args.stream_mb.split(",")]
-    print("\n| encode_iterable over | tokens | MB/s | RSS before | peak RSS | extra |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("\n| encode_iterable over | tokens | MB/s | RSS before | peak RSS | extra | cache entries |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
         path = english_file(size, source, data)
         r = measure_stream(path, size, data)
         extra = r["peak"] - r["rss_before"]
         print(
             f"| {r['bytes'] / MB:.1f} MB | {r['tokens']:,} | {r['bytes'] / MB / r['seconds']:.2f} | "
-            f"{r['rss_before'] / 2**20:.0f} MiB | {r['peak'] / 2**20:.0f} MiB | {extra / 2**20:.1f} MiB |"
+            f"{r['rss_before'] / 2**20:.0f} MiB | {r['peak'] / 2**20:.0f} MiB | {extra / 2**20:.1f} MiB | "
+            f"{r['cache_entries']:,} |"
         )
     return 0
 
