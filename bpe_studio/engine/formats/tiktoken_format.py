@@ -5,9 +5,14 @@ the pattern nor the special tokens. So a save writes, next to ``NAME.tiktoken``,
 ``NAME.tiktoken.json`` (pattern and special tokens, as for the ``gpt2`` format). Ranks are token ids.
 
 Reading one back, the merges are derived as tiktoken applies them: every split of a token into two tokens is
-a merge, ordered by the token's rank (then by the split position). Without a sidecar the pattern is ``gpt2``
-and there are no special tokens; pass ``pattern=`` / ``special_tokens=`` to :func:`load_tiktoken` for the
-files of other encodings (``cl100k_base.tiktoken`` needs ``pattern="cl100k"``).
+a merge, ordered by the token's rank (then by the split position). Two differences remain, both invisible
+for GPT-2's files and for the tokenizers the tests train: tiktoken breaks a tie between two pairs that make
+the same token by position, the derived list by split; and tiktoken takes a pre-token that is itself a token
+as that token without merging, where the engine always merges (the convert command checks a sample).
+
+Without a sidecar the pattern is ``gpt2`` and there are no special tokens; pass ``pattern=`` /
+``special_tokens=`` to :func:`load_tiktoken` for the files of other encodings (``cl100k_base.tiktoken``
+needs ``pattern="cl100k"``).
 """
 
 from __future__ import annotations
