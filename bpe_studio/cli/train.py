@@ -26,6 +26,8 @@ from ..engine import (
     iter_train,
     save,
 )
+from ..engine.checkpoint import CountsFileError
+from ..engine.distributed import ClusterError
 from ..engine.formats import save_studio
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
 
@@ -40,7 +42,13 @@ def register(subparsers: Any) -> None:
         help="train a tokenizer from text files",
         description="Train a byte-level BPE tokenizer. Documents split at special tokens and file ends.",
     )
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus text files (UTF-8)")
+    p.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help="corpus text files (UTF-8): paths, or fsspec URLs such as s3://bucket/corpus.txt; may be "
+        "left out with --counts-in or --resume",
+    )
     p.add_argument(
         "--vocab-size", type=int, required=True, help="final vocab size, counting 256 bytes and specials"
     )
@@ -74,6 +82,50 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="folder to write the tokenizer into"
     )
+    big = p.add_argument_group("large corpora: clusters, reusable counts, checkpoints")
+    big.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        default=None,
+        help="count on a Dask cluster: tcp://HOST:8786 for a running scheduler, or local:N for a "
+        'LocalCluster of N worker processes (needs pip install "bpe-studio[distributed]")',
+    )
+    big.add_argument(
+        "--counts-out",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help="also save the counted pre-token table, to train again without reading the corpus",
+    )
+    big.add_argument(
+        "--counts-in",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help="train from a table saved with --counts-out (same pattern, special tokens and corpus)",
+    )
+    big.add_argument(
+        "--checkpoint",
+        type=Path,
+        metavar="FILE",
+        default=None,
+        help="save a checkpoint (counts and merges so far) every --checkpoint-every merges and at the end",
+    )
+    big.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="merges between checkpoints (default: 1000)",
+    )
+    big.add_argument(
+        "--resume",
+        type=Path,
+        metavar="CHECKPOINT",
+        default=None,
+        help="continue from a checkpoint (after a crash, or to a larger --vocab-size); the result equals "
+        "an uninterrupted run",
+    )
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -94,6 +146,8 @@ def register(subparsers: Any) -> None:
 
 
 def _config(args: argparse.Namespace) -> TrainConfig:
+    if not args.inputs and args.counts_in is None and args.resume is None:
+        raise CliError("give at least one INPUT corpus file, or --counts-in FILE, or --resume CHECKPOINT")
     try:
         return TrainConfig(
             inputs=tuple(args.inputs),
@@ -105,6 +159,12 @@ def _config(args: argparse.Namespace) -> TrainConfig:
             max_token_length=args.max_token_length,
             chunk_size=args.chunk_size,
             invalid_utf8=args.invalid_utf8,
+            cluster=args.cluster,
+            counts_in=args.counts_in,
+            counts_out=args.counts_out,
+            checkpoint=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
+            resume=args.resume,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -224,7 +284,9 @@ def write_result(result: TrainResult, config: TrainConfig, out: Path, fmt: str =
             raise CliError(f"--format {fmt}: {exc}", EXIT_FAILURE) from None
     path = out / TOKENIZER_FILE
     training = {
-        "inputs": [str(p) for p in config.inputs],
+        "inputs": list(config.sources),
+        **({"counts_in": str(config.counts_in)} if config.counts_in is not None else {}),
+        **({"resumed_from": str(config.resume)} if config.resume is not None else {}),
         "vocab_size": config.vocab_size,
         "min_frequency": config.min_frequency,
         "max_token_length": config.max_token_length,
@@ -257,9 +319,9 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(event_to_json(event)), flush=True)
             if isinstance(event, Finished):
                 result = event.result
-    except CorpusDecodeError as exc:
+    except (CorpusDecodeError, CountsFileError) as exc:
         raise CliError(str(exc)) from None
-    except WorkerCrashedError as exc:
+    except (WorkerCrashedError, ClusterError) as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:
         raise CliError(f"{exc.filename or ''}: {exc.strerror or exc}") from None

@@ -6,9 +6,11 @@ Example:
     ...                            special_tokens=("<|endoftext|>",)))  # doctest: +SKIP
 """
 
+from .checkpoint import CountsFileError
 from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
 from .corpus import CorpusDecodeError
 from .counting import WorkerCrashedError
+from .distributed import ClusterError
 from .events import (
     CorpusStats,
     CountProgress,
@@ -27,9 +29,11 @@ from .trainer import iter_train, train, train_bpe
 __all__ = [
     "FORMATS",
     "PATTERNS",
+    "ClusterError",
     "CorpusDecodeError",
     "CorpusStats",
     "CountProgress",
+    "CountsFileError",
     "DisallowedSpecialTokenError",
     "Finished",
     "FormatError",

@@ -149,6 +149,25 @@ class TrainConfig:
         max_token_length: If set, never create a token longer than this many bytes.
         chunk_size: Target size in bytes of the pieces a corpus is read and counted in.
         invalid_utf8: What to do with bytes that are not valid UTF-8.
+        urls: Corpus files given as fsspec URLs (``s3://...``, ``gs://...``, ``file://...``); read by byte
+            ranges through fsspec (``pip install "bpe-studio[distributed]"`` and the file system's package,
+            e.g. ``s3fs``). URL strings given in ``inputs`` are moved here. Without ``cluster`` they are
+            counted in this process.
+        cluster: Count on a Dask cluster: ``"local:N"`` starts a ``LocalCluster`` of N worker processes on
+            this machine, ``"tcp://HOST:PORT"`` uses a running scheduler (its workers must see local inputs
+            at the same paths, or read URLs). ``workers`` is then not used. Needs
+            ``pip install "bpe-studio[distributed]"``.
+        counts_in: Train from a counts file (written with ``counts_out``) instead of reading the corpus; its
+            pattern, special tokens and invalid-UTF-8 policy must be this run's, and when ``inputs`` are
+            also given they must be the corpus it was counted from, unchanged. ``inputs`` may be empty.
+        counts_out: Write the counted pre-token table to this file, to train again with ``counts_in``.
+        checkpoint: Write a checkpoint (the counts and the merges so far) to this file every
+            ``checkpoint_every`` merges and when the merge loop stops.
+        checkpoint_every: Merges between two checkpoints.
+        resume: Continue from a checkpoint: its merges are replayed onto its counts, then training goes on
+            (to a larger ``vocab_size``, or after a crash); the result equals an uninterrupted run. Its
+            pattern, special tokens, invalid-UTF-8 policy and ``max_token_length`` must be this run's;
+            ``inputs`` may be empty (when given, they must be the checkpoint's corpus, unchanged).
 
     Example:
         >>> TrainConfig(inputs=["a.txt"], vocab_size=100)  # doctest: +SKIP
@@ -165,13 +184,31 @@ class TrainConfig:
     max_token_length: int | None = None
     chunk_size: int = 4 * 1024 * 1024
     invalid_utf8: InvalidUtf8Policy = InvalidUtf8Policy.ERROR
+    urls: tuple[str, ...] = ()
+    cluster: str | None = None
+    counts_in: Path | None = None
+    counts_out: Path | None = None
+    checkpoint: Path | None = None
+    checkpoint_every: int = 1000
+    resume: Path | None = None
     # Derived in __post_init__: the resolved regex text (preset names are expanded).
     pattern_regex: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Normalise convenient argument types first; the dataclass is frozen, hence object.__setattr__.
         set_ = object.__setattr__
-        set_(self, "inputs", _as_paths(self.inputs))
+        from .remote import is_url  # here: remote imports this module
+
+        given: Sequence[str | os.PathLike[str]] = (
+            [self.inputs] if isinstance(self.inputs, (str, os.PathLike)) else list(self.inputs)
+        )
+        urls = [self.urls] if isinstance(cast(object, self.urls), str) else list(self.urls)
+        set_(self, "inputs", _as_paths([p for p in given if not is_url(p)]))
+        set_(self, "urls", tuple(urls) + tuple(str(p) for p in given if is_url(p)))
+        for name in ("counts_in", "counts_out", "checkpoint", "resume"):
+            value = getattr(self, name)
+            if isinstance(value, (str, os.PathLike)):
+                set_(self, name, Path(value))
         # Fields are typed as stored; at run time any sequence (or one path) is accepted and normalised.
         if isinstance(cast(object, self.special_tokens), str):
             raise ValueError(
@@ -189,7 +226,7 @@ class TrainConfig:
         set_(self, "pattern_regex", resolve_pattern(self.pattern))
 
     def _validate(self) -> None:
-        if not self.inputs:
+        if not self.inputs and not self.urls and self.counts_in is None and self.resume is None:
             raise ValueError("inputs: no corpus file given; pass at least one path")
         for path in self.inputs:
             if not path.exists():
@@ -198,7 +235,8 @@ class TrainConfig:
                 raise ValueError(f"inputs: {path} is not a regular file; pass text files, not folders")
             if not os.access(path, os.R_OK):
                 raise ValueError(f"inputs: {path} is not readable; check its permissions")
-        if sum(path.stat().st_size for path in self.inputs) == 0:
+        remote_bytes = self._validate_urls()
+        if (self.inputs or self.urls) and sum(p.stat().st_size for p in self.inputs) + remote_bytes == 0:
             raise ValueError("inputs: the corpus is empty; give at least one non-empty file")
         for token in self.special_tokens:
             if not isinstance(token, str):
@@ -237,6 +275,99 @@ class TrainConfig:
             )
         if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
             raise ValueError(f"chunk_size: {self.chunk_size!r} must be a positive number of bytes")
+        self._validate_cluster()
+        self._validate_reuse()
+
+    def _validate_urls(self) -> int:
+        """Check the URL inputs and return their total size."""
+        if not self.urls:
+            return 0
+        from .remote import check_url, is_url
+
+        total = 0
+        for url in self.urls:
+            if not is_url(url):
+                raise ValueError(f"urls: {url!r} is not a URL; give scheme://... (local files go in inputs)")
+            try:
+                total += check_url(url)
+            except ValueError as exc:
+                raise ValueError(f"inputs: {exc}") from None
+        return total
+
+    def _validate_cluster(self) -> None:
+        if self.cluster is None:
+            return
+        from .distributed import dask_missing, parse_cluster
+
+        try:
+            parse_cluster(self.cluster)
+        except ValueError as exc:
+            raise ValueError(f"cluster: {exc}") from None
+        missing = dask_missing()
+        if missing is not None:
+            raise ValueError(f"cluster: {missing}")
+
+    def _validate_reuse(self) -> None:
+        """Check the counts, checkpoint and resume options (file headers only; contents when used)."""
+        if not isinstance(self.checkpoint_every, int) or self.checkpoint_every < 1:
+            raise ValueError(
+                f"checkpoint_every: {self.checkpoint_every!r} must be a positive number of merges"
+            )
+        for name in ("counts_out", "checkpoint"):
+            target: Path | None = getattr(self, name)
+            if target is None:
+                continue
+            if target.is_dir():
+                raise ValueError(f"{name}: {target} is a folder; give a file name")
+            if not target.parent.is_dir():
+                raise ValueError(f"{name}: the folder {target.parent} does not exist; create it first")
+        if self.counts_in is not None and self.resume is not None:
+            raise ValueError(
+                "resume: a checkpoint holds its own counts; give either counts_in or resume, not both"
+            )
+        source = self.resume if self.resume is not None else self.counts_in
+        if source is None:
+            return
+        from .checkpoint import CountsFileError, corpus_identity, mismatch, read_header
+
+        field_name = "resume" if self.resume is not None else "counts_in"
+        try:
+            header = read_header(source)
+        except CountsFileError as exc:
+            raise ValueError(f"{field_name}: {exc}") from None
+        if self.resume is not None:
+            if header.kind != "checkpoint":
+                raise ValueError(
+                    f"resume: {source} is a counts file, not a checkpoint; train from it with counts_in "
+                    "(CLI: --counts-in)"
+                )
+            then = header.training.get("max_token_length")
+            if then != self.max_token_length:
+                raise ValueError(
+                    f"resume: {source} was trained with max_token_length={then} and this run asks for "
+                    f"{self.max_token_length}; the merges already made depend on it, so give the same value"
+                )
+        try:
+            corpus = corpus_identity([*self.inputs, *self.urls]) if self.inputs or self.urls else None
+        except OSError as exc:
+            raise ValueError(f"inputs: cannot read a corpus file's details ({exc})") from None
+        problem = mismatch(
+            header,
+            pattern=resolve_pattern(self.pattern),
+            special_tokens=self.special_tokens,
+            invalid_utf8=self.invalid_utf8.value,
+            corpus=corpus,
+        )
+        if problem is not None:
+            raise ValueError(
+                f"{field_name}: {source} cannot be used for this run: {problem}. Train with the settings it "
+                "was made with, or count the corpus again"
+            )
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Every corpus file as a string: the local ``inputs``, then the ``urls``."""
+        return tuple(str(p) for p in self.inputs) + self.urls
 
     @property
     def effective_workers(self) -> int:

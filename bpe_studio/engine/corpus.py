@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -151,6 +152,8 @@ def plan_chunks(
     chunk_size: int,
     special_tokens: Sequence[str],
     newline_cuts: bool,
+    open_file: Callable[[str], AbstractContextManager[BinaryIO]] | None = None,
+    file_size: Callable[[str], int] | None = None,
 ) -> list[Chunk]:
     """Cut the files into chunks of about ``chunk_size`` bytes at certain boundaries.
 
@@ -159,6 +162,9 @@ def plan_chunks(
         chunk_size: Target chunk size in bytes; a chunk is longer when no certain boundary comes sooner.
         special_tokens: The special tokens (their starts are boundaries).
         newline_cuts: Whether newline-before-letter positions are boundaries (true for the preset patterns).
+        open_file: Opens a file for binary reading with ``seek``/``read`` (default: the built-in ``open``);
+            give another to plan files on other file systems, e.g. fsspec URLs.
+        file_size: A file's size in bytes (default: ``os.stat``).
 
     Example:
         >>> [c.size for c in plan_chunks(["a.txt"], chunk_size=1 << 22, special_tokens=[], newline_cuts=True)]
@@ -168,11 +174,11 @@ def plan_chunks(
     chunks: list[Chunk] = []
     for path in paths:
         name = str(path)
-        size = Path(path).stat().st_size
+        size = Path(path).stat().st_size if file_size is None else file_size(name)
         if size == 0:
             continue
         start, continues = 0, False
-        with open(path, "rb") as handle:
+        with open(path, "rb") if open_file is None else open_file(name) as handle:
             finder = _BoundaryFinder(handle, size, special_tokens, newline_cuts)
             while start < size:
                 found = finder.find(start + chunk_size) if start + chunk_size < size else None

@@ -22,7 +22,7 @@ but the vocabulary does not grow, so training goes on until it has the asked-for
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,10 @@ def descending_key(token: bytes) -> str:
         True
     """
     return token.decode("latin-1").translate(_INVERT) + _TERMINATOR
+
+
+class ReplayError(ValueError):
+    """A recorded merge is not the one the loop makes next: the merges do not belong to these counts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +215,71 @@ class MergeLoop:
             self._apply(pair, chr(token_id))
             yield Merge(left, right, token_id, n)
         self.stop_reason = StopReason.VOCAB_SIZE
+
+    def replay(
+        self,
+        merges: Sequence[tuple[bytes, bytes]],
+        merge_counts: Sequence[int] | None = None,
+        *,
+        new_tokens: int | None = None,
+        min_frequency: int = 1,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[Merge]:
+        """Make recorded merges again, in order, checking that each is the merge :meth:`run` makes next.
+
+        Each recorded merge is checked against the loop's own choice (the same pair and, when
+        ``merge_counts`` is given, the same count) and then applied exactly as :meth:`run` applies it, so
+        afterwards the loop is in the state an uninterrupted :meth:`run` reaches after those merges, and a
+        following :meth:`run` continues as that run would.
+
+        Like :meth:`run`, it stops early once ``new_tokens`` new ids exist or the next pair occurs fewer than
+        ``min_frequency`` times, setting ``stop_reason`` (so a checkpoint of a longer run can stand for a
+        shorter one). When every recorded merge was made, ``stop_reason`` is left as it was (``None`` for a
+        new loop), and the caller continues with ``run(new_tokens=...)`` for the tokens still wanted.
+
+        Raises:
+            ReplayError: A recorded merge is not the one the loop would make.
+        """
+        created = 0
+        for index, (left_bytes, right_bytes) in enumerate(merges):
+            if new_tokens is not None and created >= new_tokens:
+                self.stop_reason = StopReason.VOCAB_SIZE
+                return
+            if cancelled is not None and cancelled():
+                self.stop_reason = StopReason.CANCELLED
+                return
+            best = self._best()
+            if best is None:
+                raise ReplayError(
+                    f"merge {index} ({left_bytes!r}, {right_bytes!r}) is recorded, but no pair is left"
+                )
+            pair, n = best
+            if n < min_frequency:
+                self.stop_reason = StopReason.MIN_FREQUENCY
+                return
+            left, right = ord(pair[0]), ord(pair[1])
+            if (self.token_bytes[left], self.token_bytes[right]) != (left_bytes, right_bytes):
+                raise ReplayError(
+                    f"merge {index} is recorded as ({left_bytes!r}, {right_bytes!r}), but the counts make "
+                    f"({self.token_bytes[left]!r}, {self.token_bytes[right]!r}) the most frequent pair"
+                )
+            if merge_counts is not None and merge_counts[index] != n:
+                raise ReplayError(
+                    f"merge {index} ({left_bytes!r}, {right_bytes!r}) is recorded with count "
+                    f"{merge_counts[index]}, but the pair occurs {n} times"
+                )
+            # From here on, exactly what run() does for one merge.
+            heapq.heappop(self._heap)
+            merged = self.token_bytes[left] + self.token_bytes[right]
+            token_id = self._ids_by_bytes.get(merged)
+            if token_id is None:
+                token_id = len(self.token_bytes)
+                self.token_bytes.append(merged)
+                self._ids_by_bytes[merged] = token_id
+                self._keys.append(self._keys[left][:-1] + self._keys[right])
+                created += 1
+            self._apply(pair, chr(token_id))
+            yield Merge(left, right, token_id, n)
 
     def _apply(self, pair: str, c: str) -> None:
         """Replace ``pair`` by token ``c`` in every word holding it, updating counts next to each match.

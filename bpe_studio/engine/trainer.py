@@ -9,14 +9,27 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from .checkpoint import (
+    CountsData,
+    CountsFileError,
+    CountsHeader,
+    EncodedSections,
+    corpus_identity,
+    encode_counts,
+    mismatch,
+    save_checkpoint,
+    save_counts,
+)
+from .checkpoint import load as load_counts_file
 from .config import TrainConfig, preset_name
-from .corpus import plan_chunks
+from .corpus import Chunk, plan_chunks
 from .counting import CountOutcome, CountUpdate, count_parallel, count_serial
 from .events import (
     CorpusStats,
@@ -29,7 +42,8 @@ from .events import (
     TrainEvent,
     TrainResult,
 )
-from .merge import MergeLoop
+from .merge import Merge, MergeLoop, ReplayError
+from .remote import count_chunks_serial, file_size, open_binary
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
 #: processes costs more than it saves on them.
@@ -51,8 +65,104 @@ def _worker_count(config: TrainConfig, total_bytes: int, chunks: int) -> int:
     return max(1, min(wanted, chunks))
 
 
+def _count_corpus(
+    config: TrainConfig, cancelled: Cancel, now: Callable[[], float], timings: dict[str, float]
+) -> Generator[TrainEvent, None, tuple[CountOutcome | None, int]]:
+    """Plan and count the corpus (in this process, worker processes or a cluster); returns the outcome
+    (None when cancelled) and the corpus size."""
+    yield PhaseStarted(Phase.PLANNING, now())
+    newline_cuts = preset_name(config.pattern) is not None
+    options: dict[str, Any] = {
+        "pattern": config.pattern_regex,
+        "special_tokens": config.special_tokens,
+        "policy": config.invalid_utf8,
+        "cancelled": cancelled,
+    }
+    counting: Generator[CountUpdate | CountOutcome, None, None]
+    with contextlib.ExitStack() as scope:
+        if config.cluster is not None or config.urls:
+            sources = config.sources
+            total_bytes = sum(file_size(name) for name in sources)
+
+            def plan(chunk_size: int) -> list[Chunk]:
+                return plan_chunks(
+                    sources,
+                    chunk_size=chunk_size,
+                    special_tokens=config.special_tokens,
+                    newline_cuts=newline_cuts,
+                    open_file=open_binary,
+                    file_size=file_size,
+                )
+
+            if config.cluster is not None:
+                from .distributed import ClusterSession, task_bytes
+
+                # Leaving the scope closes the client and any LocalCluster started for this run.
+                session = scope.enter_context(ClusterSession(config.cluster))
+                size = task_bytes(total_bytes, session.workers, config.chunk_size)
+                ranges = plan(size)
+                counting = session.count(
+                    ranges, chunk_size=config.chunk_size, newline_cuts=newline_cuts, **options
+                )
+            else:
+                chunks = plan(config.chunk_size)
+                counting = count_chunks_serial(chunks, **options)
+            timings[Phase.PLANNING.value] = now()
+            yield PhaseStarted(Phase.COUNTING, now())
+        else:
+            chunks = plan_chunks(
+                config.inputs,
+                chunk_size=config.chunk_size,
+                special_tokens=config.special_tokens,
+                newline_cuts=newline_cuts,
+            )
+            total_bytes = sum(path.stat().st_size for path in config.inputs)
+            timings[Phase.PLANNING.value] = now()
+
+            yield PhaseStarted(Phase.COUNTING, now())
+            workers = _worker_count(config, total_bytes, len(chunks))
+            counting = (
+                count_serial(chunks, **options)
+                if workers == 1
+                else count_parallel(chunks, workers=workers, **options)
+            )
+        outcome: CountOutcome | None = None
+        # closing(): if our consumer stops iterating, the worker processes are stopped at once.
+        with contextlib.closing(counting):
+            for item in counting:
+                if isinstance(item, CountUpdate):
+                    yield CountProgress(item.bytes_done, total_bytes, item.unique_pretokens, now())
+                else:
+                    outcome = item
+    timings[Phase.COUNTING.value] = now() - timings[Phase.PLANNING.value]
+    return outcome, total_bytes
+
+
+def _load_counts(config: TrainConfig, source: Path) -> CountsData:
+    """Load a counts file or checkpoint and check it against the run's settings once more."""
+    loaded = load_counts_file(source, want_checkpoint=config.resume is not None)
+    corpus = corpus_identity(config.sources) if config.sources else None
+    problem = mismatch(
+        loaded.header,
+        pattern=config.pattern_regex,
+        special_tokens=config.special_tokens,
+        invalid_utf8=config.invalid_utf8.value,
+        corpus=corpus,
+    )
+    if problem is not None:
+        raise CountsFileError(source, f"cannot be used for this run: {problem}")
+    return loaded
+
+
 def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator[TrainEvent]:
     """Train a BPE tokenizer, yielding progress events; the last event is :class:`Finished`.
+
+    The phases are planning, counting and merging. With a ``cluster``, planning includes starting or
+    reaching it. With counts from a file (``counts_in`` or ``resume``) there is no planning: the counting
+    phase loads the file and reports the totals it records in one :class:`CountProgress` (the bytes of the
+    corpus it was counted from), and ``timings["counting"]`` is the time the loading took. On ``resume``,
+    the merges replayed from the checkpoint are reported as :class:`MergeMade` events like new ones, so the
+    events, the result and its statistics are those of an uninterrupted run.
 
     Args:
         config: What to train.
@@ -62,7 +172,9 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
     Raises:
         CorpusDecodeError: A file is not valid UTF-8 and ``config.invalid_utf8`` is ``error``.
         WorkerCrashedError: A counting worker process died.
-        OSError: A file could not be read.
+        ClusterError: The cluster could not be started or reached, or its tasks failed.
+        CountsFileError: A counts file or checkpoint is unreadable, truncated, corrupt or does not match.
+        OSError: A file could not be read or written.
     """
     cancelled = cancel or _never
     start = time.perf_counter()
@@ -71,42 +183,44 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
     def now() -> float:
         return time.perf_counter() - start
 
-    yield PhaseStarted(Phase.PLANNING, now())
-    chunks = plan_chunks(
-        config.inputs,
-        chunk_size=config.chunk_size,
-        special_tokens=config.special_tokens,
-        newline_cuts=preset_name(config.pattern) is not None,
-    )
-    total_bytes = sum(path.stat().st_size for path in config.inputs)
-    timings[Phase.PLANNING.value] = now()
+    source = config.resume if config.resume is not None else config.counts_in
+    replay: tuple[list[tuple[bytes, bytes]], list[int]] | None = None
+    outcome: CountOutcome | None
+    if source is not None:
+        yield PhaseStarted(Phase.COUNTING, now())
+        loaded = _load_counts(config, source)
+        outcome = CountOutcome(loaded.counts, loaded.header.totals)
+        corpus = loaded.header.corpus
+        total_bytes, files = loaded.header.corpus_bytes, len(corpus)
+        if config.resume is not None:
+            replay = (loaded.merges, loaded.merge_counts)
+        del loaded
+        timings[Phase.COUNTING.value] = now()
+    else:
+        # The corpus's identity is taken before reading it: a file changed meanwhile then fails the check.
+        wanted_identity = config.counts_out is not None or config.checkpoint is not None
+        corpus = corpus_identity(config.sources) if wanted_identity else ()
+        outcome, total_bytes = yield from _count_corpus(config, cancelled, now, timings)
+        files = len(config.sources)
+    stats = CorpusStats(files=files, bytes=total_bytes)
+    encoded: EncodedSections | None = None
 
-    yield PhaseStarted(Phase.COUNTING, now())
-    workers = _worker_count(config, total_bytes, len(chunks))
-    options: dict[str, Any] = {
-        "pattern": config.pattern_regex,
-        "special_tokens": config.special_tokens,
-        "policy": config.invalid_utf8,
-        "cancelled": cancelled,
-    }
-    counting = (
-        count_serial(chunks, **options)
-        if workers == 1
-        else count_parallel(chunks, workers=workers, **options)
-    )
-    outcome: CountOutcome | None = None
-    # closing(): if our consumer stops iterating, the worker processes are stopped at once.
-    with contextlib.closing(counting):
-        for item in counting:
-            if isinstance(item, CountUpdate):
-                yield CountProgress(item.bytes_done, total_bytes, item.unique_pretokens, now())
-            else:
-                outcome = item
-    timings[Phase.COUNTING.value] = now() - timings[Phase.PLANNING.value]
-    stats = CorpusStats(files=len(config.inputs), bytes=total_bytes)
+    def header(kind: str, training: dict[str, Any] | None = None) -> CountsHeader:
+        assert outcome is not None
+        return CountsHeader(
+            kind=kind,
+            pattern=config.pattern_regex,
+            special_tokens=config.special_tokens,
+            invalid_utf8=config.invalid_utf8.value,
+            corpus=corpus,
+            totals=outcome.totals,
+            unique_pretokens=len(outcome.counts),
+            training=training or {},
+        )
+
     if outcome is not None:
         stats = CorpusStats(
-            files=len(config.inputs),
+            files=files,
             bytes=total_bytes,
             documents=outcome.totals.documents,
             special_tokens=outcome.totals.special_tokens,
@@ -114,6 +228,11 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
             unique_pretokens=len(outcome.counts),
         )
         yield CountProgress(total_bytes, total_bytes, len(outcome.counts), now())
+        if config.counts_out is not None or config.checkpoint is not None:
+            encoded = encode_counts(outcome.counts)
+        if config.counts_out is not None:
+            assert encoded is not None
+            save_counts(config.counts_out, encoded, header("counts"))
 
     base = [bytes([i]) for i in range(256)]
     merges: list[tuple[bytes, bytes]] = []
@@ -124,17 +243,62 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
     else:
         yield PhaseStarted(Phase.MERGING, now())
         merge_start = now()
+        training = {
+            "vocab_size": config.vocab_size,
+            "min_frequency": config.min_frequency,
+            "max_token_length": config.max_token_length,
+        }
+        checkpoint_header = header("checkpoint", training) if config.checkpoint is not None else None
         loop = MergeLoop(outcome.counts, base, max_token_length=config.max_token_length)
-        del outcome  # the loop keeps what it needs; let the table go
+        outcome = None  # the loop keeps what it needs; let the table go
         wanted = config.vocab_size - 256 - len(config.special_tokens)
         tb = loop.token_bytes
-        for m in loop.run(new_tokens=wanted, min_frequency=config.min_frequency, cancelled=cancelled):
+
+        def made(m: Merge) -> MergeMade:
             pair = (tb[m.left], tb[m.right])
             merges.append(pair)
             merge_counts.append(m.count)
-            yield MergeMade(len(merges) - 1, pair, m.count, m.token_id, tb[m.token_id], wanted, now())
+            return MergeMade(len(merges) - 1, pair, m.count, m.token_id, tb[m.token_id], wanted, now())
+
+        if replay is not None:
+            recorded, recorded_counts = replay
+            replay = None
+            try:
+                for m in loop.replay(
+                    recorded,
+                    recorded_counts,
+                    new_tokens=wanted,
+                    min_frequency=config.min_frequency,
+                    cancelled=cancelled,
+                ):
+                    yield made(m)
+            except ReplayError as exc:
+                raise CountsFileError(source or "", f"does not hold a consistent run ({exc})") from None
+            del recorded, recorded_counts
+        saved = len(merges)
+
+        def save(stop: StopReason | None) -> None:
+            assert config.checkpoint is not None and checkpoint_header is not None and encoded is not None
+            stamp = dataclasses.replace(
+                checkpoint_header,
+                training={**training, "stop_reason": stop.value if stop is not None else None},
+            )
+            save_checkpoint(config.checkpoint, encoded, stamp, merges, merge_counts)
+
+        if loop.stop_reason is None:
+            every = config.checkpoint_every
+            created = len(tb) - 256
+            for m in loop.run(
+                new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
+            ):
+                yield made(m)
+                if checkpoint_header is not None and len(merges) % every == 0:
+                    save(None)
+                    saved = len(merges)
         assert loop.stop_reason is not None
         reason = loop.stop_reason
+        if checkpoint_header is not None and len(merges) > saved:
+            save(reason)
         token_bytes = loop.token_bytes
         timings[Phase.MERGING.value] = now() - merge_start
 
@@ -188,13 +352,17 @@ def train_bpe(
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     """Train on one file and return ``(vocab, merges)``, as the Stanford CS336 assignment-1 tests expect.
 
-    Extra keyword arguments are :class:`TrainConfig` fields (``workers``, ``pattern``, ...).
+    Extra keyword arguments are :class:`TrainConfig` fields (``workers``, ``pattern``, ``cluster``, ...).
+    ``input_path`` may be an fsspec URL (``"s3://bucket/corpus.txt"``).
 
     Example:
         >>> vocab, merges = train_bpe("corpus.en", 500, ["<|endoftext|>"])  # doctest: +SKIP
+        >>> vocab, merges = train_bpe("big.txt", 500, ["<|endoftext|>"], cluster="local:2")  # doctest: +SKIP
     """
+    # A URL stays a string: TrainConfig reads it through fsspec (a Path would fold its "//").
+    path: str | Path = input_path if isinstance(input_path, str) else Path(input_path)
     config = TrainConfig(
-        inputs=(Path(input_path),), vocab_size=vocab_size, special_tokens=tuple(special_tokens), **kwargs
+        inputs=cast(Any, (path,)), vocab_size=vocab_size, special_tokens=tuple(special_tokens), **kwargs
     )
     result = train(config)
     return result.vocab, result.merges

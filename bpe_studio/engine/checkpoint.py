@@ -1,0 +1,435 @@
+"""Counts files and merge-loop checkpoints: reuse a counted corpus, and resume an interrupted run.
+
+A **counts file** holds the table of unique pre-tokens of a corpus with what decided it: the pattern, the
+special tokens, the invalid-UTF-8 policy and the corpus's identity. Training from it skips reading the
+corpus, so several vocab sizes or merge settings can be tried on one counting pass. A **checkpoint** is a
+counts file that also holds the merges made so far and the setting the merges depend on
+(``max_token_length``); resuming replays those merges onto the counts, which puts the merge loop in the
+state an uninterrupted run has at that point, then goes on.
+
+Corpus identity is a list of ``(path, size, stamp)``: for local files the absolute path, the size and the
+modification time in nanoseconds, for URLs fsspec's ``ukey`` (a hash of the file's metadata). A content
+hash would also survive copying the corpus elsewhere, but checking it means reading the whole corpus again,
+which is what a counts file exists to avoid (hashing hundreds of gigabytes on object storage costs as much
+as counting them). Metadata is checked in microseconds and errs on the safe side: a corpus that was only
+touched or copied must be counted again.
+
+File layout (integers little-endian)::
+
+    magic      15 bytes  b"\\x89BPE-STUDIO\\r\\n\\x1a\\n" (catches text-mode and non-studio files)
+    length     4 bytes   size of the header
+    crc        4 bytes   CRC-32 of the header (so that reading only the header still checks it)
+    header     JSON      format, version, kind, settings, corpus identity, totals, sections
+    sections             zlib-compressed arrays: pre-token lengths and bytes, counts; for checkpoints also
+                         the merges' left and right tokens and their counts
+    digest     32 bytes  BLAKE2b of everything before it
+
+A truncated or corrupt file is detected before anything is used and reported with the file's name, as a
+:class:`CountsFileError`. Files are written atomically, so an interrupted write leaves the old file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import struct
+import sys
+import zlib
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from .counting import CountTotals
+from .formats.atomic import atomic_write
+from .remote import file_size, file_stamp, is_url
+
+#: The ``format`` field of the header.
+FORMAT = "bpe-studio-counts"
+#: The newest file version this code reads and the one it writes.
+VERSION = 1
+MAGIC = b"\x89BPE-STUDIO\r\n\x1a\n"
+_LENGTH = struct.Struct("<II")  # header length, CRC-32 of the header
+_DIGEST_SIZE = 32
+# zlib level 1: the tables are mostly short strings and small integers; higher levels save little and cost
+# several times the time (a checkpoint rewrites the table every few thousand merges).
+_LEVEL = 1
+_KINDS = ("counts", "checkpoint")
+
+
+class CountsFileError(ValueError):
+    """A counts or checkpoint file cannot be used: unreadable, truncated, corrupt or from other settings.
+
+    Attributes:
+        path: The file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{self.path}: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusFile:
+    """One corpus file's identity: path (absolute) or URL, size in bytes, and modification stamp."""
+
+    path: str
+    size: int
+    stamp: str
+
+
+def corpus_identity(paths: Iterable[str | os.PathLike[str]]) -> tuple[CorpusFile, ...]:
+    """The identity of corpus files (local paths made absolute), in a canonical (sorted) order.
+
+    The order of the files does not change the counts, so it does not change the identity either.
+    """
+    files = []
+    for path in paths:
+        name = str(path) if is_url(path) else os.path.abspath(path)
+        files.append(CorpusFile(name, file_size(name), file_stamp(name)))
+    return tuple(sorted(files, key=lambda f: f.path))
+
+
+@dataclass(frozen=True)
+class CountsHeader:
+    """What a counts or checkpoint file says about itself (its header).
+
+    Attributes:
+        kind: ``"counts"`` or ``"checkpoint"``.
+        pattern: The pre-tokenization regex the corpus was counted with.
+        special_tokens: The special tokens (their order does not change counts).
+        invalid_utf8: The invalid-UTF-8 policy (``"error"`` or ``"replace"``).
+        corpus: The corpus identity.
+        totals: Documents, special tokens and pre-token occurrences counted.
+        unique_pretokens: Entries in the counts table.
+        training: Checkpoints only: ``vocab_size``, ``min_frequency``, ``max_token_length``, ``merges``
+            (how many the file holds) and ``stop_reason`` of the run that wrote it.
+    """
+
+    kind: str
+    pattern: str
+    special_tokens: tuple[str, ...]
+    invalid_utf8: str
+    corpus: tuple[CorpusFile, ...]
+    totals: CountTotals
+    unique_pretokens: int
+    training: dict[str, Any] = field(default_factory=dict)
+    sections: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def corpus_bytes(self) -> int:
+        """Total size of the corpus files."""
+        return sum(f.size for f in self.corpus)
+
+
+@dataclass
+class CountsData:
+    """A loaded counts or checkpoint file.
+
+    Attributes:
+        header: Its header.
+        counts: Pre-token (bytes as latin-1 code points) -> occurrences, as the counting phase makes it.
+        merges: Checkpoints: the merges made so far, in order (empty for counts files).
+        merge_counts: How often each merge's pair occurred.
+    """
+
+    header: CountsHeader
+    counts: dict[str, int]
+    merges: list[tuple[bytes, bytes]] = field(default_factory=list)
+    merge_counts: list[int] = field(default_factory=list)
+
+
+def mismatch(
+    header: CountsHeader,
+    *,
+    pattern: str,
+    special_tokens: Sequence[str],
+    invalid_utf8: str,
+    corpus: Sequence[CorpusFile] | None,
+) -> str | None:
+    """Why counts with this header cannot stand for a run with these settings, or None if they can.
+
+    ``corpus`` is None when the run names no corpus (it then trains on the file's corpus).
+    """
+    if header.pattern != pattern:
+        return f"it was counted with pattern {header.pattern!r}, and this run uses {pattern!r}"
+    if sorted(header.special_tokens) != sorted(special_tokens):
+        return (
+            f"it was counted with special tokens {list(header.special_tokens)!r}, and this run uses "
+            f"{list(special_tokens)!r}"
+        )
+    if header.invalid_utf8 != invalid_utf8:
+        return f"it was counted with invalid_utf8={header.invalid_utf8!r}, and this run uses {invalid_utf8!r}"
+    if corpus is None:
+        return None
+    theirs = {f.path: f for f in header.corpus}
+    ours = {f.path: f for f in corpus}
+    if theirs.keys() != ours.keys():
+        missing = sorted(theirs.keys() - ours.keys())
+        extra = sorted(ours.keys() - theirs.keys())
+        parts = []
+        if extra:
+            parts.append(f"it was not counted from {', '.join(extra)}")
+        if missing:
+            parts.append(f"it was also counted from {', '.join(missing)}")
+        return "a different corpus: " + "; ".join(parts)
+    for name, then in theirs.items():
+        now = ours[name]
+        if then.size != now.size:
+            return f"{name} changed since it was counted (size {then.size:,} then, {now.size:,} now)"
+        if then.stamp != now.stamp:
+            return f"{name} changed since it was counted (it was modified)"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Encoding
+
+
+def _le(arr: array[int]) -> bytes:
+    if sys.byteorder == "big":  # pragma: no cover - every supported platform is little-endian
+        arr = array(arr.typecode, arr)
+        arr.byteswap()
+    return arr.tobytes()
+
+
+def _from_le(typecode: str, data: bytes) -> array[int]:
+    arr = array(typecode)
+    if len(data) % arr.itemsize:
+        raise ValueError(f"an array of {len(data)} bytes does not hold whole {arr.itemsize}-byte items")
+    arr.frombytes(data)
+    if sys.byteorder == "big":  # pragma: no cover
+        arr.byteswap()
+    return arr
+
+
+def _strings_sections(prefix: str, strings: Sequence[str]) -> list[tuple[str, bytes]]:
+    """Latin-1 strings as a ``<prefix>lengths`` (uint32) and a ``<prefix>bytes`` section, uncompressed."""
+    return [
+        (prefix + "lengths", _le(array("I", map(len, strings)))),
+        (prefix + "bytes", "".join(strings).encode("latin-1")),
+    ]
+
+
+def _strings(lengths: array[int], data: bytes) -> list[str]:
+    text = data.decode("latin-1")
+    if sum(lengths) != len(text):
+        raise ValueError("the string lengths do not add up to the string bytes")
+    ends = list(accumulate(lengths))
+    starts = [0, *ends[:-1]]
+    return [text[a:b] for a, b in zip(starts, ends, strict=True)]
+
+
+@dataclass(frozen=True)
+class EncodedSections:
+    """Compressed sections ready to be written: ``(name, raw size, compressed bytes)``."""
+
+    items: tuple[tuple[str, int, bytes], ...]
+
+
+def encode_counts(counts: dict[str, int]) -> EncodedSections:
+    """Compress a counts table once, so that a run can write several checkpoints without redoing it."""
+    raw = [*_strings_sections("", list(counts)), ("counts", _le(array("q", counts.values())))]
+    return EncodedSections(tuple((name, len(data), zlib.compress(data, _LEVEL)) for name, data in raw))
+
+
+def _encode_merges(merges: Sequence[tuple[bytes, bytes]], merge_counts: Sequence[int]) -> EncodedSections:
+    raw = [
+        *_strings_sections("merge_left_", [a.decode("latin-1") for a, _ in merges]),
+        *_strings_sections("merge_right_", [b.decode("latin-1") for _, b in merges]),
+        ("merge_counts", _le(array("q", merge_counts))),
+    ]
+    return EncodedSections(tuple((name, len(data), zlib.compress(data, _LEVEL)) for name, data in raw))
+
+
+def _header_json(header: CountsHeader, sections: Sequence[tuple[str, int, bytes]]) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": header.kind,
+        "pattern": header.pattern,
+        "special_tokens": list(header.special_tokens),
+        "invalid_utf8": header.invalid_utf8,
+        "corpus": [{"path": f.path, "size": f.size, "stamp": f.stamp} for f in header.corpus],
+        "totals": {
+            "documents": header.totals.documents,
+            "special_tokens": header.totals.special_tokens,
+            "pretokens": header.totals.pretokens,
+        },
+        "unique_pretokens": header.unique_pretokens,
+        "training": header.training,
+        "sections": [{"name": n, "raw_size": r, "size": len(d)} for n, r, d in sections],
+    }
+
+
+def _write(path: str | os.PathLike[str], header: CountsHeader, sections: Sequence[EncodedSections]) -> None:
+    items = [item for group in sections for item in group.items]
+    head = json.dumps(_header_json(header, items), ensure_ascii=False).encode("utf-8")
+    parts = [MAGIC, _LENGTH.pack(len(head), zlib.crc32(head)), head, *(data for _, _, data in items)]
+    digest = hashlib.blake2b(digest_size=_DIGEST_SIZE)
+    for part in parts:
+        digest.update(part)
+    atomic_write(path, b"".join([*parts, digest.digest()]))
+
+
+def save_counts(
+    path: str | os.PathLike[str],
+    counts: dict[str, int] | EncodedSections,
+    header: CountsHeader,
+) -> None:
+    """Write a counts file atomically (``header.kind`` must be ``"counts"``)."""
+    assert header.kind == "counts"
+    encoded = counts if isinstance(counts, EncodedSections) else encode_counts(counts)
+    _write(path, header, [encoded])
+
+
+def save_checkpoint(
+    path: str | os.PathLike[str],
+    counts: dict[str, int] | EncodedSections,
+    header: CountsHeader,
+    merges: Sequence[tuple[bytes, bytes]],
+    merge_counts: Sequence[int],
+) -> None:
+    """Write a checkpoint atomically: the counts, the merges so far and ``header.training``."""
+    assert header.kind == "checkpoint" and len(merges) == len(merge_counts)
+    encoded = counts if isinstance(counts, EncodedSections) else encode_counts(counts)
+    header = dataclasses.replace(header, training={**header.training, "merges": len(merges)})
+    _write(path, header, [encoded, _encode_merges(merges, merge_counts)])
+
+
+# --------------------------------------------------------------------------------------------------
+# Decoding
+
+
+def _parse_header(path: str | os.PathLike[str], prefix: bytes, total_size: int) -> tuple[CountsHeader, int]:
+    """Parse the header from the file's first bytes; returns it and where the sections start."""
+    if not prefix.startswith(MAGIC):
+        if len(prefix) < len(MAGIC) and MAGIC.startswith(prefix):
+            raise CountsFileError(path, f"is truncated ({total_size} bytes); write it again")
+        raise CountsFileError(
+            path,
+            "is not a BPE Studio counts or checkpoint file (write one with --counts-out or --checkpoint)",
+        )
+    start = len(MAGIC) + _LENGTH.size
+    if len(prefix) < start:
+        raise CountsFileError(path, f"is truncated ({total_size} bytes); write it again")
+    length, crc = _LENGTH.unpack_from(prefix, len(MAGIC))
+    if len(prefix) < start + length:
+        raise CountsFileError(
+            path, f"is truncated ({total_size:,} bytes, the header alone needs {start + length:,})"
+        )
+    head = prefix[start : start + length]
+    if zlib.crc32(head) != crc:
+        raise CountsFileError(path, "has a corrupt header (its checksum does not match); write it again")
+    try:
+        raw = json.loads(head.decode("utf-8"))
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            raise ValueError("not a counts header")
+        version = raw["version"]
+        if not isinstance(version, int) or version > VERSION:
+            raise CountsFileError(
+                path,
+                f"was written by a newer BPE Studio (file version {version}, this one reads up to "
+                f"{VERSION}); upgrade bpe-studio",
+            )
+        if raw["kind"] not in _KINDS:
+            raise ValueError(f"unknown kind {raw['kind']!r}")
+        totals = raw["totals"]
+        header = CountsHeader(
+            kind=raw["kind"],
+            pattern=str(raw["pattern"]),
+            special_tokens=tuple(str(s) for s in raw["special_tokens"]),
+            invalid_utf8=str(raw["invalid_utf8"]),
+            corpus=tuple(CorpusFile(str(f["path"]), int(f["size"]), str(f["stamp"])) for f in raw["corpus"]),
+            totals=CountTotals(
+                int(totals["documents"]), int(totals["special_tokens"]), int(totals["pretokens"])
+            ),
+            unique_pretokens=int(raw["unique_pretokens"]),
+            training=dict(raw.get("training") or {}),
+            sections=tuple((str(s["name"]), int(s["raw_size"]), int(s["size"])) for s in raw["sections"]),
+        )
+    except CountsFileError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CountsFileError(
+            path, f"has a corrupt header ({type(exc).__name__}: {exc}); write it again"
+        ) from None
+    return header, start + length
+
+
+def read_header(path: str | os.PathLike[str]) -> CountsHeader:
+    """Read only the header of a counts or checkpoint file (cheap; the sections are not checked).
+
+    Raises:
+        CountsFileError: The file is missing, unreadable, not such a file, or its header is damaged.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            prefix = handle.read(len(MAGIC) + _LENGTH.size)
+            if len(prefix) == len(MAGIC) + _LENGTH.size and prefix.startswith(MAGIC):
+                length, _ = _LENGTH.unpack_from(prefix, len(MAGIC))
+                prefix += handle.read(length)
+    except OSError as exc:
+        raise CountsFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    return _parse_header(path, prefix, size)[0]
+
+
+def load(path: str | os.PathLike[str], *, want_checkpoint: bool = False) -> CountsData:
+    """Read and check a whole counts or checkpoint file.
+
+    Args:
+        path: The file.
+        want_checkpoint: Refuse a counts file (resuming needs the merges of a checkpoint).
+
+    Raises:
+        CountsFileError: The file is missing, unreadable, truncated, corrupt, or of the wrong kind.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise CountsFileError(path, f"cannot be read ({exc.strerror or exc})") from None
+    header, offset = _parse_header(path, data, len(data))
+    if want_checkpoint and header.kind != "checkpoint":
+        raise CountsFileError(path, "is a counts file, not a checkpoint; train from it with --counts-in")
+    expected = offset + sum(size for _, _, size in header.sections) + _DIGEST_SIZE
+    if len(data) != expected:
+        what = "truncated" if len(data) < expected else "longer than its header says"
+        raise CountsFileError(path, f"is {what} ({len(data):,} bytes, expected {expected:,}); write it again")
+    body = memoryview(data)[:-_DIGEST_SIZE]
+    if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
+        raise CountsFileError(path, "is corrupt (its checksum does not match); write it again")
+    sections: dict[str, bytes] = {}
+    for name, raw_size, size in header.sections:
+        try:
+            raw = zlib.decompress(body[offset : offset + size])
+        except zlib.error as exc:
+            raise CountsFileError(path, f"is corrupt (section {name}: {exc})") from None
+        if len(raw) != raw_size:
+            raise CountsFileError(path, f"is corrupt (section {name} has {len(raw)} bytes, not {raw_size})")
+        sections[name] = raw
+        offset += size
+    try:
+        keys = _strings(_from_le("I", sections["lengths"]), sections["bytes"])
+        values = _from_le("q", sections["counts"])
+        if len(keys) != len(values) or len(keys) != header.unique_pretokens:
+            raise ValueError("the table's parts have different lengths")
+        counts = dict(zip(keys, values.tolist(), strict=True))
+        if len(counts) != len(keys):
+            raise ValueError("a pre-token is listed twice")
+        merges: list[tuple[bytes, bytes]] = []
+        merge_counts: list[int] = []
+        if header.kind == "checkpoint":
+            left = _strings(_from_le("I", sections["merge_left_lengths"]), sections["merge_left_bytes"])
+            right = _strings(_from_le("I", sections["merge_right_lengths"]), sections["merge_right_bytes"])
+            merge_counts = _from_le("q", sections["merge_counts"]).tolist()
+            if not len(left) == len(right) == len(merge_counts) == int(header.training.get("merges", -1)):
+                raise ValueError("the merges' parts have different lengths")
+            merges = [(a.encode("latin-1"), b.encode("latin-1")) for a, b in zip(left, right, strict=True)]
+    except (KeyError, ValueError) as exc:
+        raise CountsFileError(path, f"is corrupt ({type(exc).__name__}: {exc}); write it again") from None
+    return CountsData(header, counts, merges, merge_counts)

@@ -1,0 +1,382 @@
+"""Counting pre-tokens on a Dask cluster: a running scheduler (``tcp://HOST:8786``) or a ``LocalCluster``.
+
+Only the counting phase is distributed: it grows with the corpus, while the merge loop works on the table
+of unique pre-tokens, which fits in one machine's memory.
+
+How a run goes:
+
+1. The client (this process) plans *task ranges*: byte ranges of about ``task_bytes`` that start and end
+   at certain chunk boundaries (:func:`~bpe_studio.engine.corpus.plan_chunks` with a large chunk size;
+   a few small reads per range, also on object storage).
+2. Each range is one Dask task (:func:`count_range`). The worker opens the file (local path or fsspec
+   URL), cuts its range into chunks of ``chunk_size`` at certain boundaries, exactly as the local planner
+   would, counts them with :class:`~bpe_studio.engine.counting.ChunkCounter` and returns one table.
+3. The client merges the tables as the tasks complete (``as_completed``) and reports progress in bytes.
+
+Every cut is a certain boundary, so the counts are exactly those of the whole corpus, whatever the
+workers, the task sizes or the retries. What travels: task descriptions (a path and two offsets) to the
+workers, one table per task back to the client; the corpus itself is read by the workers from storage.
+
+A worker that dies mid-task is replaced by Dask, which runs its tasks again elsewhere (up to
+``distributed.scheduler.allowed-failures`` times); tasks are pure functions of their range, so a retried
+task returns the same table. Cancelling cancels the futures; a ``LocalCluster`` started here is always
+closed, with its processes, when counting ends however it ends.
+
+Dask is optional: ``pip install "bpe-studio[distributed]"``. This module imports it only when used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import logging
+import math
+import multiprocessing
+import re
+import time
+import uuid
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from .config import InvalidUtf8Policy
+from .corpus import Chunk, CorpusDecodeError, _BoundaryFinder, decode
+from .counting import ChunkCounter, CountOutcome, CountTotals, CountUpdate
+from .remote import INSTALL_HINT, open_binary, read_range
+
+#: Aim for this many tasks per worker: enough to balance uneven ranges and to report progress often.
+TASKS_PER_WORKER = 4
+#: The largest task range: a retried task redoes at most this much, and a worker holds one range's table.
+MAX_TASK_BYTES = 128 * 1024 * 1024
+#: How long to wait for a running scheduler to answer.
+CONNECT_TIMEOUT = "10s"
+# How often the client wakes up to check for cancellation while tasks run.
+_POLL_SECONDS = 0.05
+_LOCAL = re.compile(r"^local:(\d+)$")
+_ADDRESS = re.compile(r"^(tcp|tls)://\[?[A-Za-z0-9.\-_:]+\]?:\d+$")
+_GUARD_HINT = (
+    "if this is a script, put the training call under `if __name__ == '__main__':` (a LocalCluster starts "
+    "its worker processes with multiprocessing, which imports the script again in each of them)"
+)
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be started or reached, or its tasks failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """A parsed ``cluster`` option: ``local_workers`` for ``local:N``, else ``address`` of a scheduler."""
+
+    local_workers: int | None = None
+    address: str | None = None
+
+
+def parse_cluster(spec: str) -> ClusterSpec:
+    """Parse ``local:N`` or a scheduler address; ``ValueError`` says what is accepted.
+
+    Example:
+        >>> parse_cluster("local:2")
+        ClusterSpec(local_workers=2, address=None)
+        >>> parse_cluster("tcp://10.0.0.5:8786").address
+        'tcp://10.0.0.5:8786'
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"{spec!r} is not a string; give 'local:N' or 'tcp://HOST:PORT'")
+    local = _LOCAL.match(spec.strip())
+    if local is not None:
+        workers = int(local.group(1))
+        if workers < 1:
+            raise ValueError(f"{spec!r} asks for no workers; use local:N with N of at least 1")
+        return ClusterSpec(local_workers=workers)
+    if _ADDRESS.match(spec.strip()):
+        return ClusterSpec(address=spec.strip())
+    raise ValueError(
+        f"{spec!r} is not a cluster; give 'local:N' for a LocalCluster of N worker processes on this "
+        "machine, or the address of a running Dask scheduler such as 'tcp://HOST:8786'"
+    )
+
+
+def dask_missing() -> str | None:
+    """None when Dask's ``distributed`` can be imported, else a message saying how to install it."""
+    if importlib.util.find_spec("distributed") is None:
+        return f"Dask is not installed; install it with {INSTALL_HINT}"
+    return None
+
+
+def task_bytes(total_bytes: int, workers: int, chunk_size: int) -> int:
+    """The size of the ranges handed to the cluster: about ``TASKS_PER_WORKER`` per worker, bounded.
+
+    Example:
+        >>> task_bytes(100_000_000, 2, 4 << 20)
+        12500000
+    """
+    wanted = math.ceil(total_bytes / max(1, workers * TASKS_PER_WORKER))
+    return max(chunk_size, min(MAX_TASK_BYTES, wanted), 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# The task (runs on the workers)
+
+
+def subchunks(
+    handle: BinaryIO, rng: Chunk, *, chunk_size: int, special_tokens: Sequence[str], newline_cuts: bool
+) -> Iterator[Chunk]:
+    """Cut a range into chunks of about ``chunk_size`` at certain boundaries, as the local planner does.
+
+    The boundary search reads the bytes around each candidate from the open file, also past the range's
+    ends, so it decides each position exactly as a search over the whole file would.
+    """
+    finder = _BoundaryFinder(handle, rng.end, special_tokens, newline_cuts)
+    start, continues = rng.start, rng.continues_document
+    while start < rng.end:
+        found = finder.find(start + chunk_size) if start + chunk_size < rng.end else None
+        if found is None or found[0] >= rng.end:
+            yield Chunk(rng.path, start, rng.end, continues)
+            return
+        end, at_special = found
+        yield Chunk(rng.path, start, end, continues)
+        start, continues = end, not at_special
+
+
+def count_range(
+    rng: Chunk,
+    *,
+    chunk_size: int,
+    pattern: str,
+    special_tokens: Sequence[str],
+    policy: str,
+    newline_cuts: bool,
+) -> tuple[Any, ...]:
+    """Count one range (a Dask task): ``("ok", table, totals)`` or ``("decode_error", path, offset, reason)``.
+
+    A decode error is returned rather than raised: it is a property of the corpus, so retrying cannot help,
+    and the client raises it as the :class:`~bpe_studio.engine.corpus.CorpusDecodeError` it is.
+    """
+    policy_ = InvalidUtf8Policy(policy)
+    counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=policy_)
+    try:
+        with open_binary(rng.path) as handle:
+            pieces = list(
+                subchunks(
+                    handle,
+                    rng,
+                    chunk_size=chunk_size,
+                    special_tokens=special_tokens,
+                    newline_cuts=newline_cuts,
+                )
+            )
+            for piece in pieces:
+                data = read_range(handle, piece.start, piece.end)
+                text = decode(data, policy_, path=piece.path, offset=piece.start)
+                counter.count_text(text, continues_document=piece.continues_document)
+    except CorpusDecodeError as exc:
+        return ("decode_error", exc.path, exc.offset, exc.reason)
+    return ("ok", counter.byte_counts(), counter.totals)
+
+
+# --------------------------------------------------------------------------------------------------
+# The client
+
+
+def _distributed() -> Any:
+    """The ``distributed`` module (imported on first use: it is optional and slow to import)."""
+    return importlib.import_module("distributed")
+
+
+def _stop_resource_tracker(was_running: bool) -> None:
+    """Stop multiprocessing's resource tracker process if the LocalCluster started it.
+
+    Spawning worker processes starts it; it would otherwise outlive the cluster as a child of this process
+    until the interpreter exits. It is started again by the next process that needs it.
+    """
+    if was_running:
+        return
+    from multiprocessing import resource_tracker
+
+    tracker = resource_tracker._resource_tracker
+    stop = getattr(tracker, "_stop", None)  # private, present since Python 3.8
+    with contextlib.suppress(Exception):
+        if stop is not None and getattr(tracker, "_pid", None) is not None:
+            stop()
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int) -> Iterator[Any]:
+    """A ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1.
+
+    Closed, with every process it started, when the block ends however it ends.
+    """
+    from multiprocessing import resource_tracker
+
+    distributed = _distributed()
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise ClusterError(f"cannot start a LocalCluster while a worker process starts; {_GUARD_HINT}")
+    tracker_running = getattr(resource_tracker._resource_tracker, "_pid", None) is not None
+    try:
+        cluster = distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,  # counting is pure Python: one thread per process
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            # No dashboard; the scheduler's small HTTP server on a free local port (its default, 8787,
+            # may be taken, which only earns a warning).
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            silence_logs=logging.CRITICAL,
+        )
+    except Exception as exc:
+        _stop_resource_tracker(tracker_running)
+        raise ClusterError(
+            f"could not start a LocalCluster of {workers} workers ({exc}); {_GUARD_HINT}"
+        ) from None
+    try:
+        yield cluster
+    finally:
+        try:
+            cluster.close()
+        finally:
+            _stop_resource_tracker(tracker_running)
+
+
+class ClusterSession:
+    """A connection to a cluster for one counting run: started (``local:N``) or reached (an address).
+
+    Use as a context manager; leaving it closes the client and any LocalCluster it started.
+
+    Example:
+        >>> with ClusterSession("local:2") as session:  # doctest: +SKIP
+        ...     for item in session.count(ranges, chunk_size=1 << 22, ...):
+        ...         ...
+    """
+
+    def __init__(self, spec: str) -> None:
+        self.spec = parse_cluster(spec)
+        self.client: Any = None
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> ClusterSession:
+        missing = dask_missing()
+        if missing is not None:
+            raise ClusterError(f"cluster: {missing}")
+        distributed = _distributed()
+        try:
+            if self.spec.local_workers is not None:
+                cluster = self._stack.enter_context(local_cluster(self.spec.local_workers))
+                self.client = distributed.Client(cluster, set_as_default=False)
+            else:
+                try:
+                    self.client = distributed.Client(
+                        self.spec.address, timeout=CONNECT_TIMEOUT, set_as_default=False
+                    )
+                except (OSError, TimeoutError) as exc:
+                    raise ClusterError(
+                        f"cannot reach the Dask scheduler at {self.spec.address} ({exc}); start one with "
+                        f"`dask scheduler` and workers with `dask worker {self.spec.address}`, or use local:N"
+                    ) from None
+            self._stack.callback(self.client.close)
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+    @property
+    def workers(self) -> int:
+        """How many workers the scheduler knows now (at least 1, as tasks wait for workers to join)."""
+        return max(1, len(self.client.nthreads()))
+
+    def count(
+        self,
+        ranges: Sequence[Chunk],
+        *,
+        chunk_size: int,
+        pattern: str,
+        special_tokens: Sequence[str],
+        policy: InvalidUtf8Policy,
+        newline_cuts: bool,
+        cancelled: Callable[[], bool],
+    ) -> Generator[CountUpdate | CountOutcome, None, None]:
+        """Count the ranges on the cluster; yields progress as tasks complete, then the outcome.
+
+        Stops early (without an outcome) when ``cancelled()`` becomes true, cancelling the futures.
+
+        Raises:
+            CorpusDecodeError: A file is not valid UTF-8 and the policy is ``error``.
+            ClusterError: A task failed (its workers kept dying, or it could not read its file).
+        """
+        as_completed = _distributed().as_completed
+        client = self.client
+        run_id = uuid.uuid4().hex[:12]
+        options = {
+            "chunk_size": chunk_size,
+            "pattern": pattern,
+            "special_tokens": list(special_tokens),
+            "policy": policy.value,
+            "newline_cuts": newline_cuts,
+        }
+        futures = {
+            client.submit(count_range, rng, key=f"bpe-count-{run_id}-{i}", pure=False, **options): rng
+            for i, rng in enumerate(ranges)
+        }
+        pending = set(futures)
+        try:
+            done_bytes = 0
+            total: dict[str, int] = {}
+            totals = CountTotals()
+            completed = as_completed(list(futures), loop=client.loop)
+            while pending:
+                if cancelled():
+                    return
+                batch = completed.next_batch(block=False)
+                if not batch:
+                    time.sleep(_POLL_SECONDS)
+                    continue
+                for future in batch:
+                    pending.discard(future)
+                    result = self._result(future, futures[future])
+                    if result[0] == "decode_error":
+                        raise CorpusDecodeError(result[1], result[2], result[3])
+                    table, part = result[1], result[2]
+                    future.release()
+                    # Add the smaller table into the larger one.
+                    if len(table) > len(total):
+                        total, table = table, total
+                    get = total.get
+                    for token, n in table.items():
+                        total[token] = get(token, 0) + n
+                    del table
+                    totals.add(part)
+                    done_bytes += futures[future].size
+                    yield CountUpdate(done_bytes, len(total))
+            yield CountOutcome(total, totals)
+        finally:
+            if pending:
+                with contextlib.suppress(Exception):
+                    client.cancel(list(pending), force=True)
+
+    @staticmethod
+    def _result(future: Any, rng: Chunk) -> tuple[Any, ...]:
+        if future.status != "error":
+            result: tuple[Any, ...] = future.result()
+            return result
+        exc = future.exception()
+        name = type(exc).__name__
+        if name == "KilledWorker":
+            raise ClusterError(
+                f"the task counting {rng.path} [{rng.start:,}, {rng.end:,}) was lost with every worker that "
+                "ran it; this is often a lack of memory: use smaller chunks or workers with more memory"
+            )
+        if isinstance(exc, ImportError):
+            raise ClusterError(
+                f"a cluster worker cannot import bpe_studio ({exc}); install bpe-studio on every worker"
+            )
+        if isinstance(exc, OSError):
+            raise ClusterError(
+                f"a cluster worker cannot read {rng.path} ({exc}); every worker must see the corpus at the "
+                "same path (a shared file system), or give the corpus as a URL (s3://, gs://, ...)"
+            )
+        raise ClusterError(f"a counting task failed on the cluster ({name}: {exc})")
