@@ -34,6 +34,8 @@ import logging
 import math
 import multiprocessing
 import re
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -202,6 +204,16 @@ def _stop_resource_tracker(was_running: bool) -> None:
             stop()
 
 
+def dask_setup(worker: Any) -> None:
+    """Preload hook of the LocalCluster's worker processes: ignore Ctrl-C.
+
+    Ctrl-C in a terminal reaches the whole process group; this process decides what happens and closes the
+    cluster, as it does with its own counting workers, so the workers need not print a traceback each.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def local_cluster(workers: int) -> Iterator[Any]:
     """A ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1.
@@ -225,6 +237,7 @@ def local_cluster(workers: int) -> Iterator[Any]:
             # may be taken, which only earns a warning).
             scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             silence_logs=logging.CRITICAL,
+            preload=[__name__],  # runs dask_setup() below in each worker process
         )
     except Exception as exc:
         _stop_resource_tracker(tracker_running)

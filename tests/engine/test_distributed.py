@@ -5,8 +5,11 @@ The cluster tests start 2-worker ``LocalCluster``s (a second or two each) and ch
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -369,4 +372,50 @@ def test_worker_killed_mid_count_is_retried_and_the_result_is_the_same(
         assert max(attempts.values()) >= 2, "the killed worker's task should have run again"
         watcher.wait_for_workers(2, timeout=30)
         assert killed[0] not in watcher.run(os.getpid).values()
-    _same(result, expected)
+        _same(result, expected)
+
+        # Cancelling a run on a scheduler we did not start cancels its tasks there and leaves it running.
+        flag = threading.Event()
+        events = []
+        for event in iter_train(cfg.replace(cluster=cluster.scheduler_address), cancel=flag.is_set):
+            events.append(event)
+            if isinstance(event, CountProgress):
+                flag.set()
+        assert isinstance(events[-1], Finished) and events[-1].result.stop_reason is StopReason.CANCELLED
+        deadline = time.monotonic() + 10
+        while watcher.run_on_scheduler(_our_tasks) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watcher.run_on_scheduler(_our_tasks) == []
+        assert len(watcher.nthreads()) == 2
+
+
+def _our_tasks(dask_scheduler: Any) -> list[str]:
+    return [str(key) for key in dask_scheduler.tasks if str(key).startswith("bpe-count-")]
+
+
+@pytest.mark.slow
+def test_ctrl_c_with_a_local_cluster_exits_cleanly(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "c.txt", 6000)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bpe_studio", "train", str(corpus), "--vocab-size", "5000", "--cluster",
+         "local:2", "--chunk-size", "20000", "--progress", "json", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        if json.loads(raw)["type"] == "count":
+            break
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert len(children) >= 2, "the LocalCluster's worker processes should be running"
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip() == "bpe-studio: cancelled", err
+    assert not (out / "tokenizer.json").exists()
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert alive == []
