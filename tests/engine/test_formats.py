@@ -306,3 +306,17 @@ def test_readers(cs336_data: Path, tmp_path: Path) -> None:
     crlf.write_bytes(b"#version: 0.2\r\n\xc4\xa0 t\r\nh e\r\n")
     assert read_merges_txt(crlf) == [(b" ", b"t"), (b"h", b"e")]
     assert SIDECAR_FILE == "bpe_studio.json"
+
+
+def test_gpt2_files_with_prefixed_names(cs336_data: Path, tmp_path: Path) -> None:
+    # Downloads and course materials often name them gpt2_vocab.json + gpt2_merges.txt.
+    with pytest.raises(FormatError, match=r"gpt2_vocab.json \+ gpt2_merges.txt.*give the path of one"):
+        detect_format(cs336_data)  # it holds two such pairs: GPT-2's and the training reference's
+    assert detect_format(cs336_data / "gpt2_vocab.json") == "gpt2"
+    tok = load(cs336_data / "gpt2_vocab.json")
+    assert tok.encode("Hello world<|endoftext|>") == [15496, 995, 50256]
+    only = tmp_path / "only"
+    only.mkdir()
+    for name in ("gpt2_vocab.json", "gpt2_merges.txt"):
+        (only / name).symlink_to(cs336_data / name)
+    assert load(only).encode("Hello world") == [15496, 995]

@@ -17,7 +17,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .gpt2 import MERGES_FILE, SIDECAR_FILE, SIDECAR_FORMAT, VOCAB_FILE, load_gpt2, save_gpt2
+from .gpt2 import (
+    MERGES_FILE,
+    SIDECAR_FILE,
+    SIDECAR_FORMAT,
+    VOCAB_FILE,
+    find_gpt2_files,
+    load_gpt2,
+    save_gpt2,
+)
 from .hf import FILE_NAME as HF_FILE
 from .hf import is_hf_document, load_hf, save_hf
 from .studio import FORMAT_NAME as STUDIO_FORMAT
@@ -71,7 +79,7 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     if not target.exists():
         raise FileNotFoundError(f"{target}: no such file or folder")
     if target.is_dir():
-        if (target / VOCAB_FILE).is_file() and (target / MERGES_FILE).is_file():
+        if find_gpt2_files(target) is not None:
             return "gpt2"
         for name in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]):
             if (target / name).is_file():
@@ -82,6 +90,8 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
         )
     if target.name.endswith(TIKTOKEN_SUFFIX):
         return "tiktoken"
+    if target.name.endswith(VOCAB_FILE) and find_gpt2_files(target) is not None:
+        return "gpt2"
     if (
         target.name in (VOCAB_FILE, MERGES_FILE, SIDECAR_FILE)
         and (target.parent / VOCAB_FILE).is_file()
@@ -145,7 +155,8 @@ def load(
     if target.is_dir() and kind != "gpt2":
         target = next(target / n for n in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]) if (target / n).is_file())
     if kind == "gpt2":
-        return load_gpt2(target if target.is_dir() else target.parent, pattern=pattern)
+        gpt2_vocab = target.is_dir() or target.name.endswith(VOCAB_FILE)
+        return load_gpt2(target if gpt2_vocab else target.parent, pattern=pattern)
     if kind == "tiktoken":
         if not target.name.endswith(TIKTOKEN_SUFFIX) and target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
             target = target.with_name(target.name[: -len(".json")])

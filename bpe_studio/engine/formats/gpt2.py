@@ -171,11 +171,41 @@ def _markup_specials(vocab: Mapping[int, bytes], merges: list[tuple[bytes, bytes
     return specials
 
 
+def find_gpt2_files(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
+    """The ``(vocab, merges)`` files that ``path`` names, or None if it names no GPT-2 style tokenizer.
+
+    ``path`` is a folder holding ``vocab.json`` + ``merges.txt``, or one pair with a shared prefix such as
+    ``gpt2_vocab.json`` + ``gpt2_merges.txt`` (as many downloads and course materials name them), or such a
+    vocab file itself, which picks one pair where a folder holds several.
+
+    Raises:
+        FormatError: A folder holds several prefixed pairs; the message lists them.
+
+    Example:
+        >>> find_gpt2_files("data/gpt2_vocab.json")  # doctest: +SKIP
+        (PosixPath('data/gpt2_vocab.json'), PosixPath('data/gpt2_merges.txt'))
+    """
+    target = Path(path)
+    if target.is_file():
+        merges = target.with_name(target.name[: -len(VOCAB_FILE)] + MERGES_FILE)
+        return (target, merges) if target.name.endswith(VOCAB_FILE) and merges.is_file() else None
+    if (target / VOCAB_FILE).is_file() and (target / MERGES_FILE).is_file():
+        return target / VOCAB_FILE, target / MERGES_FILE
+    pairs = [pair for vocab in sorted(target.glob("*" + VOCAB_FILE)) if (pair := find_gpt2_files(vocab))]
+    if len(pairs) > 1:
+        names = ", ".join(f"{v.name} + {m.name}" for v, m in pairs)
+        raise FormatError(
+            f"{target}: several GPT-2 style tokenizers ({names}); give the path of one vocab file"
+        )
+    return pairs[0] if pairs else None
+
+
 def load_gpt2(folder: str | os.PathLike[str], *, pattern: str | None = None) -> Tokenizer:
     """Load a folder holding ``vocab.json``, ``merges.txt`` and, if present, the ``bpe_studio.json`` sidecar.
 
     Args:
-        folder: The folder.
+        folder: The folder, or a ``PREFIXvocab.json`` file beside its ``PREFIXmerges.txt``
+            (see :func:`find_gpt2_files`).
         pattern: Overrides the pattern (default: the sidecar's, else ``gpt2``).
 
     Example:
@@ -184,19 +214,26 @@ def load_gpt2(folder: str | os.PathLike[str], *, pattern: str | None = None) -> 
     from ..tokenizer import Tokenizer
 
     root = Path(folder)
+    files = find_gpt2_files(root)
+    if files is None:
+        raise FormatError(
+            f"{root}: no {VOCAB_FILE} + {MERGES_FILE}, nor a PREFIX{VOCAB_FILE} + PREFIX{MERGES_FILE} pair"
+        )
+    vocab_path, merges_path = files
+    root = vocab_path.parent
     sidecar = root / SIDECAR_FILE
     specials: dict[str, int] | None = None
     stored_pattern = "gpt2"
     if sidecar.is_file():
         stored_pattern, specials = read_sidecar(sidecar)
-    vocab = read_vocab_json(root / VOCAB_FILE, raw_tokens=specials or ())
-    merges = read_merges_txt(root / MERGES_FILE)
+    vocab = read_vocab_json(vocab_path, raw_tokens=specials or ())
+    merges = read_merges_txt(merges_path)
     if specials is None:
         specials = _markup_specials(vocab, merges)
     try:
         return Tokenizer(vocab, merges, specials, pattern=pattern or stored_pattern)
     except ValueError as exc:
-        raise FormatError(f"{root / VOCAB_FILE}: {exc}") from None
+        raise FormatError(f"{vocab_path}: {exc}") from None
 
 
 def save_gpt2(tokenizer: Tokenizer, folder: str | os.PathLike[str]) -> Path:
