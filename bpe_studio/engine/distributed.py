@@ -51,6 +51,8 @@ from .remote import INSTALL_HINT, open_binary, read_range
 TASKS_PER_WORKER = 4
 #: The largest task range: a retried task redoes at most this much, and a worker holds one range's table.
 MAX_TASK_BYTES = 128 * 1024 * 1024
+#: The smallest task range (unless ``chunk_size`` is smaller).
+MIN_TASK_BYTES = 64 * 1024
 #: How long to wait for a running scheduler to answer.
 CONNECT_TIMEOUT = "10s"
 # How often the client wakes up to check for cancellation while tasks run.
@@ -110,12 +112,15 @@ def dask_missing() -> str | None:
 def task_bytes(total_bytes: int, workers: int, chunk_size: int) -> int:
     """The size of the ranges handed to the cluster: about ``TASKS_PER_WORKER`` per worker, bounded.
 
+    At most ``MAX_TASK_BYTES``; at least ``MIN_TASK_BYTES`` (or ``chunk_size`` if smaller), as a task costs
+    a few milliseconds of scheduling. A worker cuts its range into chunks of ``chunk_size``.
+
     Example:
         >>> task_bytes(100_000_000, 2, 4 << 20)
         12500000
     """
     wanted = math.ceil(total_bytes / max(1, workers * TASKS_PER_WORKER))
-    return max(chunk_size, min(MAX_TASK_BYTES, wanted), 1)
+    return max(min(chunk_size, MIN_TASK_BYTES), min(MAX_TASK_BYTES, wanted), 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -241,9 +246,9 @@ def local_cluster(workers: int) -> Iterator[Any]:
         )
     except Exception as exc:
         _stop_resource_tracker(tracker_running)
-        raise ClusterError(
-            f"could not start a LocalCluster of {workers} workers ({exc}); {_GUARD_HINT}"
-        ) from None
+        # "Nanny failed to start" is what an unguarded script gets: its worker processes failed to import it.
+        hint = f"; {_GUARD_HINT}" if isinstance(exc, RuntimeError) else ""
+        raise ClusterError(f"could not start a LocalCluster of {workers} workers ({exc}){hint}") from None
     try:
         yield cluster
     finally:

@@ -116,6 +116,8 @@ def test_dask_missing_is_none_when_installed() -> None:
 
 def test_task_size_bounds() -> None:
     assert dist.task_bytes(100, 2, 4096) == 4096
+    assert dist.task_bytes(3_000_000, 2, 4 << 20) == 375_000  # smaller than a chunk: both workers busy
+    assert dist.task_bytes(100_000, 2, 4 << 20) == dist.MIN_TASK_BYTES
     assert dist.task_bytes(10**12, 2, 4096) == dist.MAX_TASK_BYTES
     assert dist.task_bytes(80_000_000, 2, 1 << 20) == 10_000_000
 
