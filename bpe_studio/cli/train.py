@@ -124,7 +124,7 @@ def register(subparsers: Any) -> None:
         metavar="CHECKPOINT",
         default=None,
         help="continue from a checkpoint (after a crash, or to a larger --vocab-size); the result equals "
-        "an uninterrupted run",
+        "an uninterrupted run. Add --checkpoint to keep saving checkpoints (it may name the same file)",
     )
     p.add_argument(
         "--format",

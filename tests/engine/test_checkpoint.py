@@ -136,7 +136,7 @@ def test_counts_file_trains_like_the_corpus(config: TrainConfig, tmp_path: Path)
     header = ck.read_header(counts)
     assert header.kind == "counts" and header.pattern == config.pattern_regex
     assert header.special_tokens == (ENDOFTEXT,) and header.invalid_utf8 == "error"
-    assert [f.path for f in header.corpus] == [str(config.inputs[0].resolve())]
+    assert [f.path for f in header.corpus] == [os.path.abspath(config.inputs[0])]
     # Without the corpus, with the corpus named, and with other merge settings: as if counted again.
     _same(train(config.replace(inputs=(), counts_in=counts)), first)
     _same(train(config.replace(counts_in=counts)), first)
@@ -469,6 +469,25 @@ def test_cli_damaged_file_fails_in_one_line_and_overwrites_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["bad.file", "good.ckpt", "old.ckpt", "old.counts", "out", "corpus.txt"]
     )
+
+
+@pytest.mark.parametrize("option", ["--counts-in", "--resume"])
+def test_cli_mismatched_file_fails_in_one_line_and_overwrites_nothing(
+    config: TrainConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    good = tmp_path / "good.ckpt"
+    train(config.replace(vocab_size=300, checkpoint=good))
+    before = good.read_bytes()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tokenizer.json").write_bytes(b"old tokenizer")
+    settings = ["--vocab-size", "400", "--special-token", ENDOFTEXT, "--pattern", "cl100k"]
+    code = _train(option, str(good), *settings, "--checkpoint", str(good), "--out", str(out))
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("bpe-studio: error: ") and err.count("\n") == 1
+    assert str(good) in err and "counted with pattern" in err
+    assert good.read_bytes() == before and (out / "tokenizer.json").read_bytes() == b"old tokenizer"
 
 
 def test_cli_json_progress_for_counts_in(
