@@ -70,8 +70,10 @@ for event in iter_train(config):
     if isinstance(event, PhaseStarted) and event.phase is Phase.MERGING:
         saved = time.perf_counter() - start - counted
     last = event
+import resource
 json.dump({"count_wall": counted, "save": saved, "unique": unique, "timings": last.result.timings,
-           "traffic": sizes}, open(out, "w"))
+           "traffic": sizes, "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss},
+          open(out, "w"))
 """
 
 _GROWTH = """
@@ -110,8 +112,11 @@ for event in iter_train(config):
         merging_started = time.perf_counter() - start
     last = event
 r = last.result
+import resource
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 json.dump({"load": merging_started, "merging": r.timings["merging"], "merges": len(r.merges),
-           "wall": time.perf_counter() - start, "merge_list": [[list(a), list(b)] for a, b in r.merges]},
+           "wall": time.perf_counter() - start, "peak_rss": peak,
+           "unique": r.stats.unique_pretokens, "merge_list": [[list(a), list(b)] for a, b in r.merges]},
           open(out, "w"))
 """
 
@@ -170,13 +175,16 @@ def main(argv: list[str] | None = None) -> int:
         identical = all(_load_counts(folder / f"{name}.counts") == reference for name in ("local", "tcp"))
         counts_file = (folder / "pool.counts").stat().st_size
 
-        print("\n| counting backend | wall (planning + counting) | of which planning | MB/s | vs pool |")
-        print("|---|---|---|---|---|")
+        print(
+            "\n| counting backend | wall (planning + counting) | of which planning | MB/s | vs pool "
+            "| peak RSS of the parent/client |"
+        )
+        print("|---|---|---|---|---|---|")
         for name, row in rows:
             wall = row["count_wall"]
             print(
                 f"| {name} | {wall:.2f} s | {row['timings']['planning']:.2f} s | {size / 1e6 / wall:.1f} "
-                f"| {wall / pool['count_wall']:.2f}× |"
+                f"| {wall / pool['count_wall']:.2f}× | {row['peak_rss'] / 1e3:.0f} MB |"
             )
         print(
             f"\ncounts tables identical across the three: {identical}; unique pre-tokens "
@@ -205,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {fresh['wall']:.2f} s |\n"
                 f"| resume from the final checkpoint (replays {replay['merges']:,} merges) "
                 f"| {replay['load']:.2f} s | {replay['merging']:.2f} s | {replay['wall']:.2f} s |\n"
-                f"\ncheckpoint file: {Path(ckpt).stat().st_size / 1e6:.1f} MB; merges identical: {same}",
+                f"\ncheckpoint file: {Path(ckpt).stat().st_size / 1e6:.1f} MB; merges identical: {same}; "
+                f"peak RSS of the merging process {plain['peak_rss'] / 1e3:.0f} MB for {plain['unique']:,} "
+                f"unique pre-tokens ({plain['peak_rss'] * 1e3 / plain['unique']:.0f} bytes each)",
                 flush=True,
             )
 
