@@ -78,14 +78,22 @@ class Screenshotter(QObject):
 
     done = Signal(int)
 
-    def __init__(self, window: MainWindow, path: Path, *, wait_for_training: bool) -> None:
+    def __init__(
+        self, window: MainWindow, path: Path, *, wait_for_training: bool, wait_for_tokenizer: bool = False
+    ) -> None:
         super().__init__(window)
         self.window = window
         self.path = path
         self.exit_code = EXIT_SCREENSHOT_FAILED
+        views = window.tokenizer_views
         if wait_for_training and window.train_view.is_running():
             window.train_view.training_ended.connect(self._on_train_view_training_ended)
             QTimer.singleShot(SCREENSHOT_TIMEOUT * 1000, self._on_timeout)
+        elif wait_for_tokenizer and views.is_busy():
+            # --tokenizer: wait until the tokenizer loaded and the playground shows the text.
+            views.settled.connect(self._on_tokenizer_views_settled)
+            views.error_shown.connect(self._on_tokenizer_views_error_shown)
+            QTimer.singleShot(SCREENSHOT_TIMEOUT * 1000, self._on_tokenizer_timeout)
         else:
             QTimer.singleShot(300, self.take)
 
@@ -97,6 +105,25 @@ class Screenshotter(QObject):
             return
         # Let the last refresh and any layout changes reach the screen first.
         QTimer.singleShot(300, self.take)
+
+    @Slot()
+    def _on_tokenizer_views_settled(self) -> None:
+        views = self.window.tokenizer_views
+        if views.is_busy() or views.current is None:
+            return
+        views.settled.disconnect(self._on_tokenizer_views_settled)
+        QTimer.singleShot(300, self.take)
+
+    @Slot(str, str)
+    def _on_tokenizer_views_error_shown(self, title: str, message: str) -> None:
+        print(f"bpe-studio: {title.lower()}: {message}; no screenshot taken", file=sys.stderr)
+        self._quit()
+
+    @Slot()
+    def _on_tokenizer_timeout(self) -> None:
+        if self.window.isVisible():  # not taken (nor given up) yet
+            print(f"bpe-studio: the tokenizer did not load within {SCREENSHOT_TIMEOUT} s", file=sys.stderr)
+            self._quit()
 
     @Slot()
     def _on_timeout(self) -> None:
@@ -159,7 +186,12 @@ def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | N
         window.open_tokenizer(args.tokenizer, args.text)
     if args.demo:
         window.train_view.load_demo(start=True)
-    shooter = Screenshotter(window, args.screenshot, wait_for_training=args.demo) if screenshot else None
+    shooter = None
+    if screenshot:
+        wait_for_tokenizer = args.tokenizer is not None
+        shooter = Screenshotter(
+            window, args.screenshot, wait_for_training=args.demo, wait_for_tokenizer=wait_for_tokenizer
+        )
     return window, shooter
 
 

@@ -1,4 +1,4 @@
-"""The main window: a tab per task ("Train" now; "Playground", "Vocabulary", "Compare" to come).
+"""The main window: a tab per task ("Train", then the tokenizer views "Playground", "Vocabulary", "Compare").
 
 Other views plug in with :meth:`MainWindow.add_tab`; a trained or loaded tokenizer is announced with
 :meth:`MainWindow.open_tokenizer`, which emits :attr:`MainWindow.tokenizer_opened` for the tokenizer views to
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QTabWidget, QWidg
 from .. import __version__
 from ..engine import TrainResult
 from .settings import Settings, save_settings
+from .tokenizer_views import TokenizerViews
 from .train_view import TrainView
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class MainWindow(QMainWindow):
         self.train_view.status_message.connect(self._on_train_view_status_message)
 
         self._build_menus()
+        self.tokenizer_views = TokenizerViews(self)  # the tokenizer tabs and the Tokenizer menu
         self._restore_geometry()
         self.statusBar().showMessage("Add a corpus and press Start training, or try File ▸ Open demo corpus.")
 
@@ -76,18 +78,18 @@ class MainWindow(QMainWindow):
     def open_tokenizer(self, source: Path | TrainResult, text: str = "") -> None:
         """Show a tokenizer (a file's path or a fresh training result) in the tokenizer views.
 
-        For now this only records a file in the recent list and emits :attr:`tokenizer_opened`; the
-        tokenizer views connect to it.
+        Emits :attr:`tokenizer_opened`; the tokenizer views load a file in the background and, once it
+        loaded, put it in the recent list (:meth:`remember_tokenizer`). A file that fails to load shows an
+        error and is not remembered.
         """
         if isinstance(source, (str, os.PathLike)):
             source = Path(source)
-            self.settings.add_recent_tokenizer(source)
-            self._refresh_recent_menus()
         self.tokenizer_opened.emit(source, text)
-        meta = self.metaObject()
-        signal = meta.method(meta.indexOfSignal("tokenizer_opened(PyObject,QString)"))
-        if not self.isSignalConnected(signal):  # no tokenizer view yet
-            self.statusBar().showMessage("The tokenizer views are not part of this version yet.", 8000)
+
+    def remember_tokenizer(self, path: Path) -> None:
+        """Put a tokenizer file first in the recent list."""
+        self.settings.add_recent_tokenizer(path)
+        self._refresh_recent_menus()
 
     # ----------------------------------------------------------------------------------------------
     # Menus
@@ -210,6 +212,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         """Stop a running training (waiting for its thread) and save the settings."""
         self.train_view.shutdown()
+        self.tokenizer_views.shutdown()
         if self.persist:
             self.store_settings()
             save_settings(self.settings)

@@ -1,0 +1,171 @@
+"""Charts of the tokenizer views (pyqtgraph): token count against vocab size, and the export charts.
+
+Plot items are created once and updated with ``setData``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from numpy.typing import NDArray
+from PySide6.QtCore import QPointF, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from .charts import COUNT_COLOR, LENGTH_COLOR, MEAN_COLOR
+
+#: The curve of token count against vocab size (Okabe-Ito blue) and the current cut (vermilion).
+CURVE_COLOR = COUNT_COLOR
+CURRENT_COLOR = "#D55E00"
+
+
+def style_plot(plot: pg.PlotItem, title: str, left: str, bottom: str, foreground: QColor) -> None:
+    """Title, axis labels and colours of a plot, as in the Train tab's charts."""
+    plot.setTitle(title, color=foreground.name(), size="10pt")
+    plot.setLabel("left", left)
+    plot.setLabel("bottom", bottom)
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    for name in ("left", "bottom"):
+        axis = plot.getAxis(name)
+        axis.setTextPen(foreground)
+        axis.setPen(pg.mkPen(foreground, width=1))
+        axis.enableAutoSIPrefix(False)
+
+
+class VocabCurvePlot(QWidget):
+    """Token count of a text against vocab size (log scale), with the current size marked.
+
+    Signals:
+        vocab_size_clicked(int): The user clicked the plot at this vocab size.
+    """
+
+    vocab_size_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        palette = self.palette()
+        foreground = palette.color(QPalette.ColorRole.Text)
+        self.view = pg.PlotWidget(self)
+        self.view.setBackground(palette.color(QPalette.ColorRole.Base))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view)
+        self.plot: pg.PlotItem = self.view.getPlotItem()
+        style_plot(self.plot, "", "tokens", "vocab size (log scale)", foreground)
+        self.plot.setLogMode(x=True, y=False)
+        self.plot.vb.setMouseEnabled(x=False, y=False)
+        self.curve: pg.PlotDataItem = self.plot.plot(pen=pg.mkPen(CURVE_COLOR, width=2))
+        self.curve.setDownsampling(auto=True, method="peak")
+        self.marker: pg.PlotDataItem = self.plot.plot(
+            pen=None, symbol="o", symbolSize=9, symbolBrush=CURRENT_COLOR, symbolPen=pg.mkPen(foreground)
+        )
+        self.line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(CURRENT_COLOR, width=1.5))
+        self.line.setVisible(False)
+        self.plot.addItem(self.line, ignoreBounds=True)
+        self.view.scene().sigMouseClicked.connect(self._on_scene_clicked)
+        self.sizes: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.counts: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+
+    def set_curve(self, vocab_sizes: NDArray[np.int64] | None, counts: NDArray[np.int64] | None) -> None:
+        """Show a curve (None clears it)."""
+        if vocab_sizes is None or counts is None or len(vocab_sizes) == 0:
+            self.sizes = np.zeros(0, dtype=np.int64)
+            self.counts = np.zeros(0, dtype=np.int64)
+            self.curve.setData([], [])
+            self.marker.setData([], [])
+            self.line.setVisible(False)
+            return
+        self.sizes, self.counts = vocab_sizes, counts
+        # Several cuts can share a vocab size (a merge that makes no new token): keep the last of each.
+        keep = np.append(np.diff(vocab_sizes) != 0, True)
+        self.curve.setData(vocab_sizes[keep].astype(np.float64), counts[keep].astype(np.float64))
+        self.plot.getAxis("bottom").setTicks(log_ticks(int(vocab_sizes[0]), int(vocab_sizes[-1])))
+        self.plot.enableAutoRange()
+
+    def set_current(self, vocab_size: int, count: int | None) -> None:
+        """Mark the current cut."""
+        self.line.setValue(math.log10(max(vocab_size, 1)))
+        self.line.setVisible(True)
+        if count is None:
+            self.marker.setData([], [])
+        else:
+            self.marker.setData([float(vocab_size)], [float(count)])
+
+    def _on_scene_clicked(self, event: object) -> None:
+        if not len(self.sizes):
+            return
+        pos = getattr(event, "scenePos", None)
+        if pos is None:
+            return
+        point: QPointF = self.plot.vb.mapSceneToView(pos())
+        if not self.plot.vb.sceneBoundingRect().contains(pos()):
+            return
+        size = round(10 ** point.x())
+        low, high = int(self.sizes[0]), int(self.sizes[-1])
+        self.vocab_size_clicked.emit(max(low, min(high, size)))
+
+
+def short_number(value: int) -> str:
+    """A tick label: ``256``, ``1k``, ``20k``, ``1.5M``.
+
+    Example:
+        >>> [short_number(v) for v in (256, 1000, 2500, 50000, 1500000)]
+        ['256', '1k', '2.5k', '50k', '1.5M']
+    """
+    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if value >= size:
+            return f"{value / size:g}{suffix}"
+    return str(value)
+
+
+def log_ticks(low: int, high: int) -> list[list[tuple[float, str]]]:
+    """Major and minor ticks for a log-scale vocab-size axis from ``low`` to ``high`` (1-2-5 steps)."""
+    majors: list[tuple[float, str]] = []
+    minors: list[tuple[float, str]] = []
+    decade = 1
+    while decade <= max(high, 1) * 10:
+        for step in range(1, 10):
+            value = step * decade
+            if low <= value <= high:
+                if step in (1, 2, 5):
+                    majors.append((math.log10(value), short_number(value)))
+                else:
+                    minors.append((math.log10(value), ""))
+        decade *= 10
+    if len(majors) < 2:  # a narrow range: label its ends
+        majors = [(math.log10(max(v, 1)), short_number(v)) for v in sorted({low, high})]
+    return [majors, minors]
+
+
+def running_mean(values: Sequence[float] | NDArray[np.float64], window: int) -> NDArray[np.float64]:
+    """The mean of each ``window`` consecutive values (empty when there are fewer).
+
+    Example:
+        >>> running_mean([1, 2, 3, 4], 2).tolist()
+        [1.5, 2.5, 3.5]
+    """
+    data = np.asarray(values, dtype=np.float64)
+    if len(data) < window or window < 1:
+        return np.zeros(0, dtype=np.float64)
+    sums = np.cumsum(np.concatenate(([0.0], data)))
+    result: NDArray[np.float64] = (sums[window:] - sums[:-window]) / window
+    return result
+
+
+__all__ = [
+    "COUNT_COLOR",
+    "CURRENT_COLOR",
+    "CURVE_COLOR",
+    "LENGTH_COLOR",
+    "MEAN_COLOR",
+    "VocabCurvePlot",
+    "log_ticks",
+    "running_mean",
+    "short_number",
+    "style_plot",
+]

@@ -1,0 +1,203 @@
+"""How the tokenizer views spell tokens and colour them. Qt-free.
+
+Tokens are spelled with visible whitespace (``·`` for a space, ``→`` for a tab, ``↵`` for a newline: the
+same table as the Train tab's :func:`bpe_studio.ui.models.visible`), and bytes that are not a complete UTF-8
+character on their own as ``<0xE2>``: the *decoded-bytes* spelling.
+
+Token boundaries are coloured with alternating backgrounds from Paul Tol's colour-blind-safe schemes, with
+a light and a dark variant. Consecutive colours also alternate in lightness, so that neighbouring tokens stay
+apart in grey scale; text on every background has a contrast of at least 7:1 in the light theme (WCAG AAA)
+and 5:1 in the dark one (AA). Special tokens get
+a neutral background, bold text and an outline.
+
+Example:
+    >>> token_label(b" the\\n")
+    '·the↵'
+    >>> token_label(b"\\xe2\\x80")
+    '<0xE2><0x80>'
+    >>> hex_bytes(b" t")
+    '20 74'
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from .models import visible
+
+_HEX_ERRORS = "bpe_studio_hex_bytes"
+
+
+def _hex_bytes_handler(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):  # pragma: no cover - only registered for decoding
+        raise exc
+    bad = exc.object[exc.start : exc.end]
+    return "".join(f"<0x{b:02X}>" for b in bad), exc.end
+
+
+codecs.register_error(_HEX_ERRORS, _hex_bytes_handler)
+
+# Whitespace and control characters made visible, taken from the Train tab's helper so both tabs agree.
+_VISIBLE_TABLE = {
+    c: shown
+    for c in (*range(0x21), 0x7F, 0xA0, 0x3000)
+    if (shown := visible(chr(c).encode("utf-8"))) != chr(c)
+}
+
+
+def token_label(token: bytes) -> str:
+    """A token's bytes for display: visible whitespace, and incomplete UTF-8 as ``<0xNN>``.
+
+    Example:
+        >>> token_label("\\t→é".encode())
+        '→→é'
+    """
+    return token.decode("utf-8", errors=_HEX_ERRORS).translate(_VISIBLE_TABLE)
+
+
+def text_label(text: str) -> str:
+    """Text with visible whitespace (a special token, or a piece of the playground's text).
+
+    Example:
+        >>> text_label("a b\\n")
+        'a·b↵'
+    """
+    return text.translate(_VISIBLE_TABLE)
+
+
+def hex_bytes(token: bytes) -> str:
+    """A token's bytes in hex, separated by spaces.
+
+    Example:
+        >>> hex_bytes(b"\\xe2\\x80\\x94")
+        'e2 80 94'
+    """
+    return token.hex(" ")
+
+
+def is_complete_utf8(token: bytes) -> bool:
+    """Whether the bytes are complete UTF-8 characters.
+
+    Example:
+        >>> is_complete_utf8(b"\\xe2\\x80")
+        False
+    """
+    try:
+        token.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def decoded_text(token: bytes) -> str:
+    """A token's text as a Python string literal (``'\\n'``, ``' the'``); incomplete UTF-8 as ``\\xNN``.
+
+    Example:
+        >>> decoded_text(b" the\\n")
+        "' the\\\\n'"
+    """
+    if is_complete_utf8(token):
+        return repr(token.decode("utf-8"))
+    return repr(token)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Colours
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenPalette:
+    """The colours of token boundaries for one theme (``#rrggbb`` strings).
+
+    Attributes:
+        backgrounds: Backgrounds that alternate from token to token.
+        text: Text colour on those backgrounds.
+        special_background: Background of a special token.
+        special_text: Text colour of a special token (bold).
+        special_outline: Outline around a special token.
+        current_outline: Outline around the hovered or selected token.
+        partial_underline: Underline of a character whose bytes are split across tokens.
+        error_background: Background of a disallowed special token.
+    """
+
+    backgrounds: tuple[str, ...]
+    text: str
+    special_background: str
+    special_text: str
+    special_outline: str
+    current_outline: str
+    partial_underline: str
+    error_background: str
+
+
+#: Light theme: Paul Tol's "light" scheme, alternating lighter and darker entries, with near-black text.
+LIGHT_PALETTE = TokenPalette(
+    backgrounds=("#99DDFF", "#EE8866", "#EEDD88", "#77AADD", "#FFAABB", "#44BB99"),
+    text="#111111",
+    special_background="#DDDDDD",
+    special_text="#882255",
+    special_outline="#882255",
+    current_outline="#000000",
+    partial_underline="#111111",
+    error_background="#FFB3B3",
+)
+
+#: Dark theme: deep tones of the same hues, alternating lighter and darker, with near-white text.
+DARK_PALETTE = TokenPalette(
+    backgrounds=("#2E6B8F", "#5C2E2E", "#5E5A1E", "#2C3E73", "#2F6B3A", "#6B2F55"),
+    text="#F2F2F2",
+    special_background="#3A3A3A",
+    special_text="#FFCCEE",
+    special_outline="#EE99CC",
+    current_outline="#FFFFFF",
+    partial_underline="#F2F2F2",
+    error_background="#7A1F1F",
+)
+
+
+def palette_for(dark: bool) -> TokenPalette:
+    """The token palette of a light or dark theme."""
+    return DARK_PALETTE if dark else LIGHT_PALETTE
+
+
+def relative_luminance(colour: str) -> float:
+    """WCAG relative luminance of a ``#rrggbb`` colour (0 for black, 1 for white).
+
+    Example:
+        >>> round(relative_luminance("#ffffff"), 3)
+        1.0
+    """
+    channels = []
+    for i in (1, 3, 5):
+        c = int(colour[i : i + 2], 16) / 255
+        channels.append(c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4)
+    r, g, b = channels
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(first: str, second: str) -> float:
+    """WCAG contrast ratio of two colours (1 to 21).
+
+    Example:
+        >>> round(contrast_ratio("#000000", "#ffffff"))
+        21
+    """
+    a, b = sorted((relative_luminance(first), relative_luminance(second)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+__all__ = [
+    "DARK_PALETTE",
+    "LIGHT_PALETTE",
+    "TokenPalette",
+    "contrast_ratio",
+    "decoded_text",
+    "hex_bytes",
+    "is_complete_utf8",
+    "palette_for",
+    "relative_luminance",
+    "text_label",
+    "token_label",
+]

@@ -1,0 +1,713 @@
+"""Text views with colour-coded token boundaries, and the token details panel.
+
+:class:`TokenTextEdit` is a ``QPlainTextEdit`` (editable for the playground, read-only for the decoded-bytes
+view and the compare tab) that colours *units* (see :class:`~bpe_studio.ui.tokenizer_info.Encoding`): a
+:class:`UnitHighlighter` sets each unit's character format (alternating backgrounds; every format carries
+the unit's index as the property :data:`UNIT_PROPERTY`, which the tests read back), and ``paintEvent``
+draws what formats cannot: outlines around special tokens and the current token, and with visible
+whitespace a coloured ``↵`` where a line ends inside a token. Spaces and tabs are made visible by Qt
+(``QTextOption.ShowTabsAndSpaces`` draws ``·`` and ``→``).
+
+While the user types, the units are stale until the next encoding arrives; the highlighter then keeps
+colouring only the text before the first edit, so colours never land on the wrong characters.
+"""
+
+from __future__ import annotations
+
+import html
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, Signal, Slot
+from PySide6.QtGui import (
+    QColor,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QFontDatabase,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QSyntaxHighlighter,
+    QTextBlock,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+    QTextLine,
+    QTextOption,
+)
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QTextEdit, QWidget
+
+from ..engine import Tokenizer
+from .token_format import TokenPalette, decoded_text, hex_bytes, is_complete_utf8, palette_for, token_label
+from .tokenizer_info import SPECIAL, SPLIT, MergeIndex
+
+#: The character-format property holding a unit's index.
+UNIT_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
+
+
+def is_dark(widget: QWidget) -> bool:
+    """Whether a widget is drawn in a dark theme (its base colour is dark)."""
+    return widget.palette().color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def _line_x(line: QTextLine, position: int) -> float:
+    """The x of a cursor position in a line (PySide6 returns ``(x, position)``)."""
+    found: tuple[float, int] = line.cursorToX(position)  # type: ignore[assignment]
+    return float(found[0])
+
+
+class UnitHighlighter(QSyntaxHighlighter):
+    """Colours the units of a :class:`TokenTextEdit` (positions in UTF-16 code units of the document)."""
+
+    def __init__(self, edit: TokenTextEdit) -> None:
+        super().__init__(edit.document())
+        self._edit = edit
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """Set the format of each unit (part) in the block."""
+        edit = self._edit
+        starts, ends = edit.unit_starts, edit.unit_ends
+        if not starts:
+            return
+        block = self.currentBlock()
+        first = block.position()
+        last = first + block.length() - 1  # the block's text, without its separator
+        limit = last if edit.valid_until is None else min(last, edit.valid_until)
+        unit = bisect_right(ends, first)
+        count = len(starts)
+        while unit < count and starts[unit] < limit:
+            begin = max(starts[unit], first)
+            end = min(ends[unit], limit)
+            if end > begin:
+                self.setFormat(begin - first, end - begin, edit.unit_format(unit))
+            unit += 1
+
+
+class TokenTextEdit(QPlainTextEdit):
+    """A text view whose token units are coloured; reports the unit under the mouse.
+
+    Signals:
+        unit_hovered(int): The unit under the mouse changed (-1: none).
+        text_edited(): The text changed (other than through :meth:`set_text_and_units`).
+        files_dropped(list): Local files or folders were dropped on the view (a list of ``Path``); dropped
+            text is inserted as usual.
+    """
+
+    unit_hovered = Signal(int)
+    text_edited = Signal()
+    files_dropped = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None, *, read_only: bool = False) -> None:
+        super().__init__(parent)
+        self.setReadOnly(read_only)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.viewport().setMouseTracking(True)
+        self.unit_starts: list[int] = []
+        self.unit_ends: list[int] = []
+        self.unit_kinds: list[int] = []
+        self.unit_colours: list[int] | None = None
+        self.valid_until: int | None = None
+        self._hovered = -1
+        self._current = range(0)
+        self._show_whitespace = False
+        self._palette = palette_for(is_dark(self))
+        self._formats: list[QTextCharFormat] = []
+        self._special_format = QTextCharFormat()
+        self._split_formats: list[QTextCharFormat] = []
+        self._make_formats()
+        self._updating = False
+        self._revision = self.document().revision()
+        # Connected before the highlighter exists, so that an edit is seen before Qt re-highlights the block.
+        self.document().contentsChange.connect(self._on_document_contents_change)
+        self.highlighter = UnitHighlighter(self)
+
+    def plain_text(self) -> str:
+        """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``)."""
+        raw = self.document().toRawText()
+        return raw.replace("\u2029", "\n").replace("\u2028", "\n")
+
+    # -- formats ----------------------------------------------------------------------------------------
+
+    @property
+    def token_palette(self) -> TokenPalette:
+        """The colours in use."""
+        return self._palette
+
+    def _make_formats(self) -> None:
+        palette = self._palette
+        text = QColor(palette.text)
+        self._formats = []
+        self._split_formats = []
+        for colour in palette.backgrounds:
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(colour))
+            fmt.setForeground(text)
+            self._formats.append(fmt)
+            split = QTextCharFormat(fmt)
+            split.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
+            split.setUnderlineColor(QColor(palette.partial_underline))
+            self._split_formats.append(split)
+        special = QTextCharFormat()
+        special.setBackground(QColor(palette.special_background))
+        special.setForeground(QColor(palette.special_text))
+        special.setFontWeight(700)
+        self._special_format = special
+
+    def _colour_number(self, unit: int) -> int:
+        return unit if self.unit_colours is None else self.unit_colours[unit]
+
+    def unit_colour(self, unit: int) -> str:
+        """The background colour of a unit."""
+        if self.unit_kinds[unit] == SPECIAL:
+            return self._palette.special_background
+        return self._palette.backgrounds[self._colour_number(unit) % len(self._palette.backgrounds)]
+
+    def unit_format(self, unit: int) -> QTextCharFormat:
+        """The character format of a unit (with its index as :data:`UNIT_PROPERTY`)."""
+        kind = self.unit_kinds[unit]
+        number = self._colour_number(unit)
+        if kind == SPECIAL:
+            fmt = QTextCharFormat(self._special_format)
+        elif kind == SPLIT:
+            fmt = QTextCharFormat(self._split_formats[number % len(self._split_formats)])
+        else:
+            fmt = QTextCharFormat(self._formats[number % len(self._formats)])
+        fmt.setProperty(UNIT_PROPERTY, unit)
+        return fmt
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """Follow a change between light and dark themes."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            palette = palette_for(is_dark(self))
+            if palette != self._palette:
+                self._palette = palette
+                self._make_formats()
+                self._rehighlight()
+
+    # -- units ------------------------------------------------------------------------------------------
+
+    def set_units(
+        self,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """Colour these units (UTF-16 positions of the current text) and forget any edits.
+
+        ``colours`` gives each unit's colour number (by default its index), so that two views of the same
+        tokens can agree on colours.
+        """
+        self.unit_starts = list(starts)
+        self.unit_ends = list(ends)
+        self.unit_kinds = list(kinds)
+        self.unit_colours = list(colours) if colours is not None else None
+        self.valid_until = None
+        self._current = range(0)
+        self._hovered = -1
+        self._revision = self.document().revision()
+        self._rehighlight()
+
+    def clear_units(self) -> None:
+        """Remove every colour."""
+        self.set_units([], [], [])
+
+    def set_text_and_units(
+        self,
+        text: str,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """Replace the text and colour its units (for the read-only views)."""
+        self.unit_starts, self.unit_ends, self.unit_kinds = [], [], []
+        self._updating = True
+        try:
+            self.setPlainText(text)
+        finally:
+            self._updating = False
+        self.set_units(starts, ends, kinds, colours)
+
+    def _rehighlight(self) -> None:
+        self._updating = True
+        try:
+            self.highlighter.rehighlight()
+        finally:
+            self._updating = False
+        self.viewport().update()
+
+    @Slot(int, int, int)
+    def _on_document_contents_change(self, position: int, _removed: int, _added: int) -> None:
+        revision = self.document().revision()
+        if self._updating or revision == self._revision:
+            return  # set from code, or only formats changed
+        self._revision = revision
+        # The units after the first edit are stale until the next set_units().
+        self.valid_until = position if self.valid_until is None else min(self.valid_until, position)
+        self._current = range(0)
+        if not self.isReadOnly():
+            self.text_edited.emit()
+
+    def unit_at_position(self, position: int) -> int:
+        """The unit holding the character at a document position, or -1 (also while it is stale)."""
+        if self.valid_until is not None and position >= self.valid_until:
+            return -1
+        unit = bisect_right(self.unit_starts, position) - 1
+        if unit >= 0 and position < self.unit_ends[unit]:
+            return unit
+        return -1
+
+    @property
+    def current_units(self) -> range:
+        """The units outlined as current (empty: none)."""
+        return self._current
+
+    def set_current_units(self, units: range, *, scroll: bool = False) -> None:
+        """Outline units as the current ones (an empty range: none); ``scroll`` brings them into view."""
+        if units != self._current:
+            self._current = units
+            self.viewport().update()
+        if scroll and len(units) and 0 <= units[0] < len(self.unit_starts):
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(self.unit_starts[units[0]])
+            if not self.viewport().rect().contains(self.cursorRect(cursor)):
+                self.centerCursor_at(cursor)
+
+    def centerCursor_at(self, cursor: QTextCursor) -> None:  # noqa: N802 - matches Qt's centerCursor
+        """Scroll so that a position is in the middle, without moving the text cursor."""
+        keep = self.textCursor()
+        self.setTextCursor(cursor)
+        self.centerCursor()
+        self.setTextCursor(keep)
+
+    # -- whitespace -------------------------------------------------------------------------------------
+
+    @property
+    def whitespace_visible(self) -> bool:
+        """Whether spaces, tabs and line ends are drawn."""
+        return self._show_whitespace
+
+    def set_whitespace_visible(self, visible: bool) -> None:
+        """Draw spaces as ``·``, tabs as ``→`` and line ends inside tokens as ``↵`` (or not)."""
+        self._show_whitespace = visible
+        option = self.document().defaultTextOption()
+        flags = option.flags()
+        if visible:
+            flags |= QTextOption.Flag.ShowTabsAndSpaces
+        else:
+            flags &= ~QTextOption.Flag.ShowTabsAndSpaces
+        option.setFlags(flags)
+        self._updating = True
+        try:
+            self.document().setDefaultTextOption(option)
+        finally:
+            self._updating = False
+        self.viewport().update()
+
+    # -- errors -----------------------------------------------------------------------------------------
+
+    def mark_error(self, start: int | None, end: int | None) -> None:
+        """Give characters (UTF-16 positions) the error background, or clear it with None."""
+        if start is None or end is None:
+            self.setExtraSelections([])
+            return
+        selection = QTextEdit.ExtraSelection()
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor(self._palette.error_background))
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        fmt.setUnderlineColor(QColor("#CC3311"))
+        selection.format = fmt
+        self.setExtraSelections([selection])
+
+    # -- geometry ---------------------------------------------------------------------------------------
+
+    def range_rects(self, start: int, end: int) -> list[QRectF]:
+        """Viewport rectangles covering document positions ``start..end`` (one per line)."""
+        rects: list[QRectF] = []
+        doc = self.document()
+        offset = self.contentOffset()
+        block = doc.findBlock(start)
+        height = self.viewport().height()
+        while block.isValid() and block.position() < end:
+            top = self.blockBoundingGeometry(block).translated(offset).top()
+            if top > height:
+                break
+            layout = block.layout()
+            base = block.position()
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                a = max(start - base, line.textStart())
+                b = min(end - base, line.textStart() + line.textLength())
+                if b <= a:
+                    continue
+                x1 = _line_x(line, a)
+                x2 = _line_x(line, b)
+                rects.append(QRectF(x1 + offset.x(), top + line.y(), x2 - x1, line.height()))
+            block = block.next()
+        return rects
+
+    def _visible_range(self) -> tuple[int, int]:
+        block = self.firstVisibleBlock()
+        first = block.position() if block.isValid() else 0
+        offset = self.contentOffset()
+        height = self.viewport().height()
+        last = first
+        while block.isValid():
+            last = block.position() + block.length()
+            if self.blockBoundingGeometry(block).translated(offset).bottom() > height:
+                break
+            block = block.next()
+        return first, last
+
+    def _line_end_box(self, block: QTextBlock) -> QRectF | None:
+        layout = block.layout()
+        if layout.lineCount() == 0:
+            return None
+        line = layout.lineAt(layout.lineCount() - 1)
+        top = self.blockBoundingGeometry(block).translated(self.contentOffset()).top()
+        x = _line_x(line, block.length() - 1) + self.contentOffset().x()
+        width = self.fontMetrics().horizontalAdvance("↵") + 2
+        return QRectF(x, top + line.y(), width, line.height())
+
+    # -- painting ---------------------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        """Draw the text, then outlines and line-end markers."""
+        super().paintEvent(event)
+        if not self.unit_starts:
+            return
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        try:
+            self._paint_overlay(painter)
+        finally:
+            painter.end()
+
+    def _paint_overlay(self, painter: QPainter) -> None:
+        palette = self._palette
+        first, last = self._visible_range()
+        limit = (
+            len(self.unit_starts)
+            if self.valid_until is None
+            else bisect_left(self.unit_ends, self.valid_until + 1)
+        )
+        lo = bisect_right(self.unit_ends, first)
+        hi = min(bisect_left(self.unit_starts, last), limit)
+        if self._show_whitespace:
+            block = self.document().findBlock(first)
+            text_pen = QPen(QColor(palette.text))
+            while block.isValid() and block.position() < last:
+                separator = block.position() + block.length() - 1
+                if block.next().isValid():
+                    unit = self.unit_at_position(separator)
+                    box = self._line_end_box(block)
+                    if unit >= 0 and box is not None:
+                        painter.fillRect(box, QColor(self.unit_colour(unit)))
+                        painter.setPen(text_pen)
+                        painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), "↵")
+                block = block.next()
+        special_pen = QPen(QColor(palette.special_outline), 1.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for unit in range(lo, hi):
+            if self.unit_kinds[unit] == SPECIAL:
+                painter.setPen(special_pen)
+                for rect in self.range_rects(self.unit_starts[unit], self.unit_ends[unit]):
+                    painter.drawRoundedRect(rect.adjusted(0.75, 0.75, -0.75, -0.75), 3, 3)
+        painter.setPen(QPen(QColor(palette.current_outline), 2))
+        for unit in self._current:
+            if not 0 <= unit < limit:
+                continue
+            rects = self.range_rects(self.unit_starts[unit], self.unit_ends[unit])
+            end = self.unit_ends[unit]
+            block = self.document().findBlock(end - 1)
+            if self._show_whitespace and end == block.position() + block.length() and block.next().isValid():
+                box = self._line_end_box(block)
+                if box is not None:
+                    rects.append(box)
+            for rect in rects:
+                painter.drawRect(rect.adjusted(1, 1, -1, -1))
+
+    # -- mouse ------------------------------------------------------------------------------------------
+
+    def position_at(self, point: QPoint | QPointF) -> int:
+        """The document position of the character under a viewport point, or -1 (line ends included when
+        whitespace is visible)."""
+        p = QPointF(point)
+        cursor = self.cursorForPosition(p.toPoint())
+        doc = self.document()
+        for candidate in (cursor.position(), cursor.position() - 1):
+            if candidate < 0:
+                continue
+            block = doc.findBlock(candidate)
+            if not block.isValid():
+                continue
+            separator = block.position() + block.length() - 1
+            if candidate == separator:
+                if self._show_whitespace and block.next().isValid():
+                    box = self._line_end_box(block)
+                    if box is not None and box.contains(p):
+                        return candidate
+                continue
+            for rect in self.range_rects(candidate, candidate + 1):
+                if rect.left() <= p.x() < rect.right() and rect.top() <= p.y() < rect.bottom():
+                    return candidate
+        return -1
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        """Report the unit under the mouse."""
+        super().mouseMoveEvent(event)
+        position = self.position_at(event.position())
+        unit = self.unit_at_position(position) if position >= 0 else -1
+        if unit != self._hovered:
+            self._hovered = unit
+            self.unit_hovered.emit(unit)
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """Report that the mouse left."""
+        if event.type() == QEvent.Type.Leave and self._hovered != -1:
+            self._hovered = -1
+            self.unit_hovered.emit(-1)
+        return super().viewportEvent(event)
+
+    # -- drag and drop --------------------------------------------------------------------------------
+
+    @staticmethod
+    def dropped_paths(mime: QMimeData) -> list[Path]:
+        """The local files or folders in dragged data (empty for anything else)."""
+        if not mime.hasUrls():
+            return []
+        urls = mime.urls()
+        if not urls or not all(url.isLocalFile() for url in urls):
+            return []
+        return [Path(url.toLocalFile()) for url in urls]
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+        """Accept files (reported by ``files_dropped``) as well as text."""
+        if self.dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802 - Qt's name
+        """Keep accepting files wherever they are over the view."""
+        if self.dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+        """Report dropped files instead of inserting their names."""
+        paths = self.dropped_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.files_dropped.emit(paths)
+        else:
+            super().dropEvent(event)
+
+    def unit_at_cursor(self) -> int:
+        """The unit at the text cursor (the character after it, or before it at a unit's end)."""
+        position = self.textCursor().position()
+        unit = self.unit_at_position(position)
+        if unit < 0 and position > 0:
+            unit = self.unit_at_position(position - 1)
+        return unit
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Token details
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TokenFacts:
+    """What the details panel says about one token."""
+
+    token_id: int
+    data: bytes
+    label: str
+    hex: str
+    text: str
+    special: bool
+    rank: int | None
+    left: int | None
+    right: int | None
+    count: int | None
+    complete: bool
+
+
+def token_facts(tokenizer: Tokenizer, index: MergeIndex, token_id: int) -> TokenFacts:
+    """Everything about a token: bytes, spellings, and the merge that made it.
+
+    ``tokenizer`` is the one that produced the id (possibly a cut); ``index`` is of the full tokenizer,
+    whose ordinary ids the cuts share.
+    """
+    data = tokenizer.token_bytes(token_id)
+    special = token_id in frozenset(tokenizer.special_tokens.values())
+    found = None if special else index.parents(token_id)
+    rank, left, right = found if found is not None else (None, None, None)
+    return TokenFacts(
+        token_id=token_id,
+        data=data,
+        label=data.decode("utf-8") if special else token_label(data),
+        hex=hex_bytes(data),
+        text=decoded_text(data),
+        special=special,
+        rank=rank,
+        left=left,
+        right=right,
+        count=None if special else index.count_of(token_id),
+        complete=is_complete_utf8(data),
+    )
+
+
+class TokenDetails(QLabel):
+    """A panel describing the hovered or selected token(s): id, bytes, text, merge rank and parents.
+
+    Links to the parents (``token:ID``) are reported by ``linkActivated``.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("token_details")
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse
+        )
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        self.facts: list[TokenFacts] = []
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+        self.show_message("Hover over a token, or click one, to see it here.")
+
+    def show_legend(self, palette: TokenPalette, intro: str = "") -> None:
+        """Explain the colours (shown while no token is hovered or selected)."""
+        self.facts = []
+
+        def chip(text: str, background: str, colour: str, extra: str = "") -> str:
+            return (
+                f'<span style=\'font-family: "{self._mono}"; background-color: {background}; color: {colour};'
+                f" {extra}'>{html.escape(text)}</span>"
+            )
+
+        b = palette.backgrounds
+        words = "".join(chip(w, b[i], palette.text) for i, w in enumerate(("Hello", "·wor", "ld", "!")))
+        special = chip(
+            "<|endoftext|>", palette.special_background, palette.special_text, "font-weight: bold;"
+        )
+        split = chip("é", b[1], palette.text, "text-decoration: underline;")
+        rows = [
+            (words, "each token has its own colour; the colours alternate"),
+            (special, "a special token (outlined in the text)"),
+            (
+                split,
+                "a character whose bytes are split across tokens (dotted underline); the Tokens view "
+                "shows such tokens as their bytes, e.g. <0xC3>",
+            ),
+            (chip("· → ↵", palette.backgrounds[0], palette.text), "a space, a tab, a line end"),
+        ]
+        table = "".join(
+            f"<tr><td style='padding: 2px 10px 2px 0'>{left}</td>"
+            f"<td style='padding: 2px 0'>{html.escape(right)}</td></tr>"
+            for left, right in rows
+        )
+        intro = intro or (
+            "Hover over a token, or click one, to see its id, bytes, merge rank and the two tokens it was "
+            "merged from."
+        )
+        self.setText(f"<p>{html.escape(intro)}</p><table>{table}</table>")
+
+    def show_message(self, text: str) -> None:
+        """Show a hint instead of token details."""
+        self.facts = []
+        self.setText(f"<span style='color: palette(placeholder-text)'>{html.escape(text)}</span>")
+
+    def show_tokens(
+        self,
+        tokenizer: Tokenizer,
+        index: MergeIndex,
+        token_ids: Sequence[int],
+        *,
+        where: str = "",
+    ) -> None:
+        """Describe one token, or the tokens that split one character."""
+        self.facts = [token_facts(tokenizer, index, i) for i in token_ids]
+        parts: list[str] = []
+        if len(self.facts) > 1:
+            parts.append(
+                f"<p>This character's bytes are split across <b>{len(self.facts)} tokens</b>; "
+                "none of them is a whole character.</p>"
+            )
+        for facts in self.facts:
+            parts.append(self._describe(tokenizer, index, facts))
+        if where:
+            parts.append(f"<p style='color: palette(placeholder-text)'>{html.escape(where)}</p>")
+        self.setText("".join(parts))
+
+    def _chip(self, text: str) -> str:
+        return (
+            f"<span style='font-family: \"{self._mono}\"; background-color: palette(alternate-base);'>"
+            f"&nbsp;{html.escape(text)}&nbsp;</span>"
+        )
+
+    def _token_link(self, tokenizer: Tokenizer, token_id: int) -> str:
+        label = token_label(tokenizer.token_bytes(token_id))
+        return f"<a href='token:{token_id}'>{self._chip(label)}</a>&nbsp;<small>({token_id:,})</small>"
+
+    def _describe(self, tokenizer: Tokenizer, index: MergeIndex, facts: TokenFacts) -> str:
+        rows: list[tuple[str, str]] = []
+        size = len(facts.data)
+        rows.append(("Bytes", f"<code>{facts.hex}</code> ({size} byte{'s' if size != 1 else ''})"))
+        if facts.complete:
+            rows.append(("Text", f"<code>{html.escape(facts.text)}</code>"))
+        else:
+            rows.append(("Text", "<i>not a whole UTF-8 character</i> (shown as its bytes)"))
+        if facts.special:
+            rows.append(("Merge", "special token: never split or merged"))
+        elif facts.rank is not None and facts.left is not None and facts.right is not None:
+            total = index.merge_count
+            merge = f"rank {facts.rank:,} of {total:,}"
+            if facts.count is not None:
+                merge += f" · its pair was seen {facts.count:,} times"
+            rows.append(("Merge", merge))
+            rows.append(
+                (
+                    "Merged from",
+                    f"{self._token_link(tokenizer, facts.left)} + {self._token_link(tokenizer, facts.right)}",
+                )
+            )
+        elif size == 1:
+            rows.append(("Merge", "a single byte: in every byte-level vocabulary"))
+        else:
+            rows.append(("Merge", "no merge makes this token"))
+        table = "".join(
+            f"<tr><td style='padding-right: 10px; color: palette(placeholder-text)'>{name}</td>"
+            f"<td>{value}</td></tr>"
+            for name, value in rows
+        )
+        title = f"Token {facts.token_id:,}&nbsp; {self._chip(facts.label)}"
+        return f"<p style='margin-bottom: 2px'><b>{title}</b></p><table>{table}</table>"
+
+
+__all__ = [
+    "UNIT_PROPERTY",
+    "TokenDetails",
+    "TokenFacts",
+    "TokenTextEdit",
+    "UnitHighlighter",
+    "is_dark",
+    "token_facts",
+]

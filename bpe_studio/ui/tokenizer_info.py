@@ -1,0 +1,751 @@
+"""What the tokenizer views know about a tokenizer, computed off the GUI thread. Qt-free.
+
+* :class:`LoadedTokenizer`: a tokenizer with where it came from and how it was trained (when known).
+* :class:`MergeIndex`: its merges by token id: which merge made a token, from which two tokens, and how
+  many new tokens the first ``k`` merges make.
+* :meth:`LoadedTokenizer.cut`: the tokenizer of the first ``k`` merges. Merges form a sequence, so this is
+  the tokenizer a training run stopped after ``k`` merges gives: same merges, the tokens they made (with
+  the same ids) and the special tokens after them.
+* :func:`encode_text`: an :class:`Encoding` of a text, with the token spans grouped into display units
+  (a character whose bytes are split across tokens is one unit) and positions in UTF-16 code units, which
+  is how ``QTextDocument`` counts.
+* :func:`token_count_curve`: the number of tokens of a text for *every* cut at once, from one pass of BPE
+  that records which merges it applies (see the function).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import regex
+from numpy.typing import NDArray
+
+from ..engine import (
+    DisallowedSpecialTokenError,
+    Tokenizer,
+    TokenSpan,
+    TrainConfig,
+    TrainResult,
+    compile_pattern,
+    detect_format,
+    load,
+)
+from ..engine.corpus import special_token_regex
+from .token_format import text_label, token_label
+
+Check = Callable[[], None]
+"""Called now and then by long computations; raises to stop them (see ``TaskContext.check``)."""
+
+
+def _no_check() -> None:
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Special tokens
+# ----------------------------------------------------------------------------------------------------------
+
+
+class SpecialMode(StrEnum):
+    """How the playground treats special tokens in its text."""
+
+    RECOGNISED = "recognised"
+    """Each special token is one token (``allowed_special="all"``)."""
+    ORDINARY = "ordinary"
+    """Special tokens are encoded as ordinary text (``encode_ordinary``)."""
+    DISALLOWED = "disallowed"
+    """A special token in the text is an error (tiktoken's default)."""
+
+
+def encode_options(mode: SpecialMode) -> dict[str, Any]:
+    """The keyword arguments of ``Tokenizer.encode`` for a mode.
+
+    Example:
+        >>> encode_options(SpecialMode.ORDINARY)
+        {'allowed_special': (), 'disallowed_special': ()}
+    """
+    if mode is SpecialMode.RECOGNISED:
+        return {"allowed_special": "all", "disallowed_special": ()}
+    if mode is SpecialMode.ORDINARY:
+        return {"allowed_special": (), "disallowed_special": ()}
+    return {"allowed_special": (), "disallowed_special": "all"}
+
+
+def disallowed_message(exc: DisallowedSpecialTokenError) -> str:
+    """A short message for a disallowed special token (shown instead of an exception)."""
+    return (
+        f"The text holds the special token {exc.token} at character {exc.position:,}, and special tokens "
+        "are disallowed. Choose “Recognised” to encode it as one token, or “Ordinary text”."
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Merges by token id
+# ----------------------------------------------------------------------------------------------------------
+
+
+class MergeIndex:
+    """A tokenizer's merges indexed by token id.
+
+    Attributes:
+        byte_ids: Id of each single byte 0-255.
+        left, right, result: Per merge rank, the ids of its two tokens and of the token it makes.
+        creates: Per merge rank, whether it makes a new token (False for the rare merge whose bytes some
+            earlier merge already made).
+        rank_of: Token id -> rank of the first merge that made it.
+        counts: Per merge rank, how often its pair occurred when it was merged, when known.
+        special_ids: The special tokens' ids.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, counts: Sequence[int] | None = None) -> None:
+        token_id = tokenizer.token_id
+        self.byte_ids = [_required_id(token_id(bytes([b]))) for b in range(256)]
+        merges = tokenizer.merges
+        self.left: list[int] = []
+        self.right: list[int] = []
+        self.result: list[int] = []
+        self.creates: list[bool] = []
+        self.rank_of: dict[int, int] = {}
+        seen = set(self.byte_ids)
+        for rank, (a, b) in enumerate(merges):
+            made = _required_id(token_id(a + b))
+            self.left.append(_required_id(token_id(a)))
+            self.right.append(_required_id(token_id(b)))
+            self.result.append(made)
+            self.creates.append(made not in seen)
+            seen.add(made)
+            self.rank_of.setdefault(made, rank)
+        self.counts = list(counts) if counts is not None and len(counts) == len(merges) else None
+        self.special_ids = frozenset(tokenizer.special_tokens.values())
+        self._vocab_size = tokenizer.vocab_size
+        # new_before[k] = tokens made by the first k merges.
+        self.new_before: NDArray[np.int64] = np.concatenate(
+            ([0], np.cumsum(np.asarray(self.creates, dtype=np.int64)))
+        ).astype(np.int64)
+        self._pair_ranks: dict[tuple[int, int], int] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def merge_count(self) -> int:
+        """The number of merges."""
+        return len(self.result)
+
+    def vocab_size_at(self, merges: int) -> int:
+        """The vocab size of the tokenizer cut to its first ``merges`` merges (special tokens included)."""
+        if merges >= self.merge_count:
+            return self._vocab_size
+        return 256 + int(self.new_before[max(merges, 0)]) + len(self.special_ids)
+
+    def vocab_sizes(self) -> NDArray[np.int64]:
+        """The vocab size at every cut 0..merge_count."""
+        sizes = 256 + self.new_before + len(self.special_ids)
+        sizes[-1] = self._vocab_size
+        return sizes
+
+    def merges_for_vocab_size(self, vocab_size: int) -> int:
+        """The fewest merges whose cut has at least ``vocab_size`` tokens (all merges if none has)."""
+        sizes = self.vocab_sizes()
+        found = int(np.searchsorted(sizes, vocab_size, side="left"))
+        return min(found, self.merge_count)
+
+    def pair_ranks(self) -> dict[tuple[int, int], int]:
+        """(left id, right id) -> rank; a pair listed twice keeps its first rank, as in the engine."""
+        with self._lock:
+            if self._pair_ranks is None:
+                ranks: dict[tuple[int, int], int] = {}
+                for rank, pair in enumerate(zip(self.left, self.right, strict=True)):
+                    ranks.setdefault(pair, rank)
+                self._pair_ranks = ranks
+            return self._pair_ranks
+
+    def parents(self, token_id: int) -> tuple[int, int, int] | None:
+        """(rank, left id, right id) of the merge that made a token; None for single bytes and specials."""
+        rank = self.rank_of.get(token_id)
+        if rank is None:
+            return None
+        return rank, self.left[rank], self.right[rank]
+
+    def count_of(self, token_id: int) -> int | None:
+        """How often the pair that made a token occurred when it was merged, when known."""
+        rank = self.rank_of.get(token_id)
+        if rank is None or self.counts is None:
+            return None
+        return self.counts[rank]
+
+    def merge_tree(self, token_id: int) -> MergeNode:
+        """The merges that build a token, down to single bytes."""
+        found = self.parents(token_id)
+        if found is None:
+            return MergeNode(token_id, None, None, None)
+        rank, left, right = found
+        return MergeNode(token_id, rank, self.merge_tree(left), self.merge_tree(right))
+
+
+@dataclass(frozen=True)
+class MergeNode:
+    """A node of a merge tree: a token, and the merge (rank and two tokens) that made it, if any."""
+
+    token_id: int
+    rank: int | None
+    left: MergeNode | None
+    right: MergeNode | None
+
+    def leaves(self) -> list[int]:
+        """The ids at the bottom of the tree, left to right."""
+        if self.left is None or self.right is None:
+            return [self.token_id]
+        return self.left.leaves() + self.right.leaves()
+
+    def height(self) -> int:
+        """0 for a leaf, else one more than the taller child."""
+        if self.left is None or self.right is None:
+            return 0
+        return 1 + max(self.left.height(), self.right.height())
+
+
+def _required_id(token_id: int | None) -> int:
+    if token_id is None:  # pragma: no cover - the Tokenizer checks that every merge's tokens exist
+        raise ValueError("a merge uses a token that is not in the vocabulary")
+    return token_id
+
+
+# ----------------------------------------------------------------------------------------------------------
+# A loaded tokenizer
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class LoadedTokenizer:
+    """A tokenizer shown by the views.
+
+    Attributes:
+        tokenizer: The tokenizer.
+        name: A short name for menus and titles.
+        path: The file or folder it was loaded from, if any.
+        format: The file's format name (``studio``, ``gpt2``, ``tiktoken``, ``hf``), if loaded from a file.
+        result: The training result, for a tokenizer trained in this session.
+        training: How it was trained, when known: the keys of a studio file's ``training`` object
+            (``inputs``, ``vocab_size``, ``min_frequency``, ``max_token_length``, ``stop_reason``,
+            ``stats``, ``timings``, ``merge_counts``).
+    """
+
+    tokenizer: Tokenizer
+    name: str
+    path: Path | None = None
+    format: str | None = None
+    result: TrainResult | None = None
+    training: dict[str, Any] = field(default_factory=dict)
+    _index: MergeIndex | None = field(default=None, repr=False)
+    _cuts: dict[int, Tokenizer] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def merge_counts(self) -> list[int] | None:
+        """Each merge's pair count when it was merged, when known."""
+        if self.result is not None:
+            return list(self.result.merge_counts)
+        counts = self.training.get("merge_counts")
+        if isinstance(counts, list) and all(isinstance(c, int) for c in counts):
+            return counts
+        return None
+
+    @property
+    def index(self) -> MergeIndex:
+        """The merges by token id (built on first use)."""
+        with self._lock:
+            if self._index is None:
+                self._index = MergeIndex(self.tokenizer, self.merge_counts)
+            return self._index
+
+    @property
+    def source_text(self) -> str:
+        """Where the tokenizer came from, for titles and tooltips."""
+        if self.path is not None:
+            return os.fspath(self.path)
+        return "trained in this session" if self.result is not None else "built in memory"
+
+    def summary(self) -> str:
+        """One line: tokens, merges, special tokens and pattern."""
+        tok = self.tokenizer
+        pattern = tok.pattern_name or "custom pattern"
+        specials = len(tok.special_tokens)
+        return (
+            f"{tok.vocab_size:,} tokens · {len(tok.merges):,} merges · {specials} special "
+            f"token{'s' if specials != 1 else ''} · {pattern} pattern"
+        )
+
+    def cut(self, merges: int) -> Tokenizer:
+        """The tokenizer of the first ``merges`` merges (the tokenizer itself for all of them).
+
+        The vocabulary is the 256 single bytes and the tokens those merges make, with their ids, then the
+        special tokens numbered right after the largest of those ids. For a tokenizer trained by the engine
+        this equals training the same corpus to ``index.vocab_size_at(merges)`` tokens whenever the last
+        kept merge made a new token.
+        """
+        index = self.index
+        if merges >= index.merge_count:
+            return self.tokenizer
+        merges = max(merges, 0)
+        with self._lock:
+            found = self._cuts.get(merges)
+        if found is not None:
+            return found
+        tok = self.tokenizer
+        vocab = {i: tok.token_bytes(i) for i in index.byte_ids}
+        for rank in range(merges):
+            made = index.result[rank]
+            vocab[made] = tok.token_bytes(made)
+        first = max(vocab) + 1
+        ordered = sorted(tok.special_tokens.items(), key=lambda item: item[1])
+        specials = {token: first + n for n, (token, _) in enumerate(ordered)}
+        cut = Tokenizer(vocab, tok.merges[:merges], specials, pattern=tok.pattern)
+        with self._lock:
+            if len(self._cuts) >= 4:
+                self._cuts.pop(next(iter(self._cuts)))
+            self._cuts[merges] = cut
+        return cut
+
+
+def training_record(result: TrainResult, config: TrainConfig | None) -> dict[str, Any]:
+    """How a run trained, in the layout of a studio file's ``training`` object."""
+    record: dict[str, Any] = {}
+    if config is not None:
+        record.update(
+            inputs=[os.fspath(p) for p in config.inputs],
+            vocab_size=config.vocab_size,
+            min_frequency=config.min_frequency,
+            max_token_length=config.max_token_length,
+        )
+    record.update(result.summary())
+    return record
+
+
+def from_result(result: TrainResult, config: TrainConfig | None = None) -> LoadedTokenizer:
+    """A tokenizer trained in this session."""
+    name = "Trained tokenizer"
+    if config is not None and config.inputs:
+        first = Path(config.inputs[0]).name
+        more = f" +{len(config.inputs) - 1}" if len(config.inputs) > 1 else ""
+        name = f"Trained on {first}{more}"
+    return LoadedTokenizer(
+        Tokenizer.from_result(result),
+        name,
+        result=result,
+        training=training_record(result, config),
+    )
+
+
+def load_file(path: Path) -> LoadedTokenizer:
+    """Load a tokenizer file or folder (any format the engine reads), with a studio file's training record.
+
+    Raises:
+        FormatError: The file is malformed or not a tokenizer (the engine's message).
+        OSError: The file cannot be read.
+    """
+    path = Path(path)
+    kind = detect_format(path)
+    tokenizer = load(path)
+    training: dict[str, Any] = {}
+    if kind == "studio" and path.is_file():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
+            found = document.get("training") if isinstance(document, dict) else None
+            if isinstance(found, dict):
+                training = found
+        except (OSError, ValueError):  # pragma: no cover - load() above read the same file
+            training = {}
+    name = path.name or os.fspath(path)
+    return LoadedTokenizer(tokenizer, name, path=path, format=kind, training=training)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Encodings grouped into display units
+# ----------------------------------------------------------------------------------------------------------
+
+#: Unit kinds.
+NORMAL, SPECIAL, SPLIT = 0, 1, 2
+
+
+def utf16_positions(text: str) -> list[int] | None:
+    """UTF-16 offset of each code point offset 0..len(text), or None when the two agree (no astral chars).
+
+    Example:
+        >>> utf16_positions("a🙃b")
+        [0, 1, 3, 4]
+    """
+    if text.isascii() or all(ord(ch) <= 0xFFFF for ch in text):
+        return None
+    wide = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) > 0xFFFF
+    return [0, *np.cumsum(1 + wide.astype(np.int64)).tolist()]
+
+
+@dataclass
+class Encoding:
+    """A text encoded by one tokenizer, laid out for display.
+
+    Token spans (code point offsets, from ``encode_with_offsets``) are grouped into *units*: a token, or the
+    tokens that share a character whose bytes they split (e.g. the three GPT-2 tokens of ``"🙃"``). Units
+    never overlap and each character of the text belongs to at most one.
+
+    Attributes:
+        text: The encoded text.
+        tokenizer: The tokenizer that encoded it (a cut of the loaded one when the slider is not at the end).
+        merges: How many merges that tokenizer has.
+        spans: The tokens and their character spans.
+        error: A message instead of tokens (a disallowed special token), or empty.
+        error_span: The characters the error is about, if any.
+        unit_start, unit_end: Each unit's characters, in UTF-16 positions of the text.
+        unit_first: Index of each unit's first token; ``unit_first[u + 1]`` is one past its last.
+        unit_kind: ``NORMAL``, ``SPECIAL`` or ``SPLIT`` per unit.
+        labels: Each token spelled for the decoded-bytes view.
+        strip_text: The decoded-bytes view's text: the labels in order, with a line break after each token
+            that ends with a newline.
+        label_start, label_end: Each token's label in UTF-16 positions of ``strip_text``.
+        byte_count: UTF-8 bytes of the text.
+    """
+
+    text: str
+    tokenizer: Tokenizer | None
+    merges: int = 0
+    spans: list[TokenSpan] = field(default_factory=list)
+    error: str = ""
+    error_span: tuple[int, int] | None = None
+    unit_start: list[int] = field(default_factory=list)
+    unit_end: list[int] = field(default_factory=list)
+    unit_first: list[int] = field(default_factory=lambda: [0])
+    unit_kind: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    strip_text: str = ""
+    label_start: list[int] = field(default_factory=list)
+    label_end: list[int] = field(default_factory=list)
+    byte_count: int = 0
+
+    @property
+    def ids(self) -> list[int]:
+        """The token ids."""
+        return [span.id for span in self.spans]
+
+    @property
+    def unit_count(self) -> int:
+        """The number of display units."""
+        return len(self.unit_start)
+
+    def unit_colours(self, colours: int) -> list[int]:
+        """A colour number per unit that matches its first token's (token ``t`` has ``t % colours``), so the
+        text and the decoded-bytes view agree, except that neighbouring units never share a colour."""
+        numbers: list[int] = []
+        previous = -1
+        for first in self.unit_first[:-1]:
+            number = first % colours
+            if number == previous:
+                number = (number + 1) % colours
+            numbers.append(number)
+            previous = number
+        return numbers
+
+    def unit_tokens(self, unit: int) -> range:
+        """The token indices of a unit."""
+        return range(self.unit_first[unit], self.unit_first[unit + 1])
+
+    def unit_of_token(self, token: int) -> int:
+        """The unit a token belongs to."""
+        from bisect import bisect_right
+
+        return bisect_right(self.unit_first, token) - 1
+
+    def unit_at(self, position: int) -> int:
+        """The unit holding the character at a UTF-16 position of the text, or -1."""
+        from bisect import bisect_right
+
+        unit = bisect_right(self.unit_start, position) - 1
+        if unit >= 0 and position < self.unit_end[unit]:
+            return unit
+        return -1
+
+    def token_at_label(self, position: int) -> int:
+        """The token whose label holds a UTF-16 position of ``strip_text``, or -1."""
+        from bisect import bisect_right
+
+        token = bisect_right(self.label_start, position) - 1
+        if token >= 0 and position < self.label_end[token]:
+            return token
+        return -1
+
+
+def _len16(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def encode_text(
+    tokenizer: Tokenizer | None,
+    text: str,
+    mode: SpecialMode = SpecialMode.RECOGNISED,
+    *,
+    merges: int = 0,
+    check: Check = _no_check,
+) -> Encoding:
+    """Encode a text and lay it out for display (see :class:`Encoding`).
+
+    A disallowed special token gives an encoding with ``error`` set, not an exception.
+    """
+    encoding = Encoding(text, tokenizer, merges=merges, byte_count=len(text.encode("utf-8", "replace")))
+    if tokenizer is None:
+        return encoding
+    try:
+        spans = tokenizer.encode_with_offsets(text, **encode_options(mode))
+    except DisallowedSpecialTokenError as exc:
+        encoding.error = disallowed_message(exc)
+        encoding.error_span = (exc.position, exc.position + len(exc.token))
+        return encoding
+    check()
+    encoding.spans = spans
+    special_ids = (
+        frozenset(tokenizer.special_tokens.values()) if mode is SpecialMode.RECOGNISED else frozenset()
+    )
+    pos16 = utf16_positions(text)
+
+    def at16(offset: int) -> int:
+        return offset if pos16 is None else pos16[offset]
+
+    starts, ends, firsts, kinds = (
+        encoding.unit_start,
+        encoding.unit_end,
+        encoding.unit_first,
+        encoding.unit_kind,
+    )
+    firsts.clear()
+    end = -1
+    for index, span in enumerate(spans):
+        if span.start < end:  # shares a character with the unit before: a split character
+            if span.end > end:
+                end = span.end
+                ends[-1] = at16(end)
+            kinds[-1] = SPLIT
+            continue
+        starts.append(at16(span.start))
+        end = span.end
+        ends.append(at16(end))
+        firsts.append(index)
+        kinds.append(SPECIAL if span.id in special_ids and span.end - span.start > 0 else NORMAL)
+    firsts.append(len(spans))
+    check()
+
+    token_bytes = tokenizer.token_bytes
+    labels = encoding.labels
+    parts: list[str] = []
+    label_start, label_end = encoding.label_start, encoding.label_end
+    position = 0
+    for span in spans:
+        if span.id in special_ids:
+            label = text_label(text[span.start : span.end])
+            ends_line = False
+        else:
+            data = token_bytes(span.id)
+            label = token_label(data)
+            ends_line = data.endswith(b"\n")
+        labels.append(label)
+        parts.append(label)
+        label_start.append(position)
+        position += _len16(label)
+        label_end.append(position)
+        if ends_line:
+            parts.append("\n")
+            position += 1
+    encoding.strip_text = "".join(parts)
+    return encoding
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Token count at every vocab size
+# ----------------------------------------------------------------------------------------------------------
+
+_NO_RANK = 1 << 62
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The number of tokens of a text at every cut of a tokenizer.
+
+    Attributes:
+        vocab_sizes: The vocab size of the cut after ``k`` merges, for ``k`` = 0..merge count.
+        counts: The number of tokens of the text with that cut.
+        error: Why there is no curve (a disallowed special token), or empty.
+    """
+
+    vocab_sizes: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    error: str = ""
+
+
+def _applied_maxima_short(
+    ids: list[int], ranks: Mapping[tuple[int, int], int], made: Sequence[int]
+) -> list[int]:
+    """BPE on one pre-token (as the engine does it); the running maximum of the ranks applied, per step."""
+    get = ranks.get
+    pair_ranks = [get((ids[i], ids[i + 1]), _NO_RANK) for i in range(len(ids) - 1)]
+    out: list[int] = []
+    top = -1
+    while pair_ranks:
+        best = min(pair_ranks)
+        if best == _NO_RANK:
+            break
+        i = pair_ranks.index(best)
+        ids[i : i + 2] = [made[best]]
+        del pair_ranks[i]
+        if i:
+            pair_ranks[i - 1] = get((ids[i - 1], ids[i]), _NO_RANK)
+        if i < len(pair_ranks):
+            pair_ranks[i] = get((ids[i], ids[i + 1]), _NO_RANK)
+        top = max(top, best)
+        out.append(top)
+    return out
+
+
+def _applied_maxima_long(
+    ids: list[int], ranks: Mapping[tuple[int, int], int], made: Sequence[int]
+) -> list[int]:
+    """The same as :func:`_applied_maxima_short` with a heap, for long pre-tokens (as the engine does)."""
+    get = ranks.get
+    n = len(ids)
+    tokens: list[int | None] = list(ids)
+    following = list(range(1, n + 1))
+    following[-1] = -1
+    previous = list(range(-1, n - 1))
+    heap = [(r, i) for i in range(n - 1) if (r := get((ids[i], ids[i + 1]))) is not None]
+    heapq.heapify(heap)
+    out: list[int] = []
+    top = -1
+    while heap:
+        rank, i = heapq.heappop(heap)
+        j = following[i]
+        left = tokens[i]
+        if j < 0 or left is None:
+            continue
+        right = tokens[j]
+        if right is None or get((left, right)) != rank:
+            continue
+        tokens[i] = made[rank]
+        tokens[j] = None
+        top = max(top, rank)
+        out.append(top)
+        k = following[j]
+        following[i] = k
+        if k >= 0:
+            previous[k] = i
+            after = tokens[k]
+            if after is not None and (r := get((made[rank], after))) is not None:
+                heapq.heappush(heap, (r, i))
+        h = previous[i]
+        if h >= 0:
+            before = tokens[h]
+            if before is not None and (r := get((before, made[rank]))) is not None:
+                heapq.heappush(heap, (r, h))
+    return out
+
+
+def token_count_curve(
+    loaded: LoadedTokenizer,
+    text: str,
+    mode: SpecialMode = SpecialMode.RECOGNISED,
+    *,
+    check: Check = _no_check,
+) -> Curve:
+    """How many tokens ``text`` has with each cut of the tokenizer (0 merges to all of them), in one pass.
+
+    BPE on a pre-token applies, at each step, the present pair of lowest rank. With only the first ``k``
+    merges, the same steps happen until the first step whose rank is ``k`` or more, and then it stops. So
+    if ``m_j`` is the largest rank among the first ``j`` steps of the full run, the cut applies exactly the
+    steps with ``m_j < k``, and the token count at cut ``k`` is the byte count minus the number of steps
+    with ``m_j < k``: a histogram of ``m_j`` over all pre-tokens gives every cut at once. This holds for any
+    merge list; special tokens count one token each at every cut.
+    """
+    index = loaded.index
+    tok = loaded.tokenizer
+    sizes = index.vocab_sizes()
+    n = index.merge_count
+    text = regex.sub("[\ud800-\udfff]", "\ufffd", text)
+    options = encode_options(mode)
+    specials = list(tok.special_tokens)
+    if mode is SpecialMode.DISALLOWED and specials:
+        found = special_token_regex(specials)
+        hit = found.search(text) if found is not None else None
+        if hit is not None:
+            message = disallowed_message(DisallowedSpecialTokenError(hit.group(), hit.start()))
+            return Curve(sizes, np.zeros_like(sizes), message)
+    pieces: list[str] = [text]
+    special_count = 0
+    if options["allowed_special"] == "all" and specials:
+        matcher = special_token_regex(specials)
+        if matcher is not None:
+            pieces = matcher.split(text)
+            special_count = len(pieces) - 1
+    pattern = compile_pattern(tok.pattern)
+    found_pieces: Counter[str] = Counter()
+    for piece in pieces:
+        if pattern.groups:
+            found_pieces.update(m.group() for m in pattern.finditer(piece))
+        else:
+            found_pieces.update(pattern.findall(piece))
+    check()
+    ranks = index.pair_ranks()
+    made = index.result
+    byte_ids = index.byte_ids
+    hist = np.zeros(n + 1, dtype=np.int64)
+    extra: Counter[int] = Counter()
+    total = special_count
+    for done, (piece, times) in enumerate(found_pieces.items()):
+        data = piece.encode("utf-8")
+        total += len(data) * times
+        ids = [byte_ids[b] for b in data]
+        if len(ids) < 2:
+            continue
+        maxima = (
+            _applied_maxima_long(ids, ranks, made)
+            if len(ids) > 256
+            else _applied_maxima_short(ids, ranks, made)
+        )
+        for top in maxima:
+            extra[top] += times
+        if done % 512 == 511:
+            check()
+    if extra:
+        keys = np.fromiter(extra.keys(), dtype=np.int64, count=len(extra))
+        values = np.fromiter(extra.values(), dtype=np.int64, count=len(extra))
+        np.add.at(hist, keys, values)
+    steps_below = np.concatenate(([0], np.cumsum(hist[:n]))).astype(np.int64)
+    counts = total - steps_below
+    return Curve(sizes, counts.astype(np.int64))
+
+
+__all__ = [
+    "NORMAL",
+    "SPECIAL",
+    "SPLIT",
+    "Curve",
+    "Encoding",
+    "LoadedTokenizer",
+    "MergeIndex",
+    "MergeNode",
+    "SpecialMode",
+    "disallowed_message",
+    "encode_options",
+    "encode_text",
+    "from_result",
+    "load_file",
+    "token_count_curve",
+    "training_record",
+    "utf16_positions",
+]
