@@ -1,29 +1,72 @@
 """Live training charts (pyqtgraph): each merge's count, each new token's length, and throughput over time.
 
 The plot items are created once. Data arrive in batches (:meth:`TrainCharts.add_merges`,
-:meth:`TrainCharts.add_throughput`) into numpy arrays grown by doubling; :meth:`TrainCharts.refresh`, called
-from the view's timer, hands them to the plot items only when something changed. Nothing is drawn per merge.
+:meth:`TrainCharts.add_bytes_rate`, :meth:`TrainCharts.add_merge_rate`) into numpy arrays grown by doubling;
+:meth:`TrainCharts.refresh`, called from the view's timer, hands them to the plot items only when something
+changed. Nothing is drawn per merge.
+
+Cheap frames matter: the GUI thread shares the GIL with the merge loop, so every millisecond spent here is
+taken from training. Hence axis ranges that change in coarse steps (an axis whose range changes is laid out
+and drawn again), no grid lines (they make every axis repaint with the data), thin cosmetic pens, and token
+lengths drawn as a density image updated in place (O(batch) per frame) rather than as thousands of points.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QPaintEvent, QPalette
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QVBoxLayout, QWidget
 
 # Colours (colour-blind friendly: the Okabe-Ito palette).
 COUNT_COLOR = "#0072B2"
 LENGTH_COLOR = "#E69F00"
-MEAN_COLOR = "#A0522D"
+MEAN_COLOR = "#1d232b"
 BYTES_RATE_COLOR = "#009E73"
 MERGE_RATE_COLOR = "#CC79A7"
 
 #: Merges the running mean of token length is taken over.
 MEAN_WINDOW = 200
+#: Columns of the token-length density image (merges are binned into this many columns at most).
+LENGTH_COLUMNS = 400
+#: Points a curve is drawn with at most (its extremes per bin are kept): about two per pixel column.
+CURVE_POINTS = 1000
+#: Fixed width of the vertical axes (pixels): tick labels of another width never re-lay the charts out.
+AXIS_WIDTH = 58
+
+
+def peak_downsample(
+    x: NDArray[np.float64], y: NDArray[np.float64], points: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Reduce a curve to at most about ``points`` points, keeping each bin's minimum and maximum.
+
+    Example:
+        >>> xs, ys = peak_downsample(np.arange(10.0), np.arange(10.0), 4)
+        >>> ys.tolist()
+        [0.0, 4.0, 5.0, 9.0]
+    """
+    n = len(x)
+    if n <= points:
+        return x, y
+    size = math.ceil(n / (points // 2))
+    bins = n // size
+    body = y[: bins * size].reshape(bins, size)
+    lows, highs = body.argmin(axis=1), body.argmax(axis=1)
+    starts = np.arange(bins) * size
+    first, second = np.minimum(lows, highs) + starts, np.maximum(lows, highs) + starts
+    index = np.empty(2 * bins, dtype=np.intp)
+    index[0::2], index[1::2] = first, second
+    if bins * size < n:  # the last, partial bin
+        tail = np.arange(bins * size, n)
+        index = np.concatenate((index, tail[[int(y[tail].argmin()), int(y[tail].argmax())]]))
+        index.sort(kind="stable")
+    return x[index], y[index]
 
 
 class GrowingArray:
@@ -114,11 +157,31 @@ class StepRate:
         return t0, seconds, (amount - a0) / span
 
 
+_NICE_STEPS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0)
+
+
+def nice_ceil(value: float) -> float:
+    """The smallest of 1, 1.5, 2, 3, 5 or 7.5 times a power of ten that is at least ``value`` (> 0).
+
+    Axis ranges are rounded up to such values, so they change (and axes are redrawn) only now and then.
+
+    Example:
+        >>> nice_ceil(0.9), nice_ceil(11), nice_ceil(2400)
+        (1.0, 15.0, 3000.0)
+    """
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    for step in _NICE_STEPS:
+        if step * power >= value * (1 - 1e-12):
+            return step * power
+    return 10.0 * power  # pragma: no cover - rounding
+
+
 def _style_plot(plot: pg.PlotItem, title: str, left: str, bottom: str, foreground: QColor) -> None:
     plot.setTitle(title, color=foreground.name(), size="10pt")
     plot.setLabel("left", left)
     plot.setLabel("bottom", bottom)
-    plot.showGrid(x=True, y=True, alpha=0.15)
     plot.setMenuEnabled(False)
     plot.hideButtons()
     for name in ("left", "bottom", "right"):
@@ -126,6 +189,16 @@ def _style_plot(plot: pg.PlotItem, title: str, left: str, bottom: str, foregroun
         axis.setTextPen(foreground)
         axis.setPen(pg.mkPen(foreground, width=1))
         axis.enableAutoSIPrefix(False)
+        if name in ("left", "right"):
+            axis.setWidth(AXIS_WIDTH)
+        _cache(axis)
+    _cache(plot.titleLabel)
+
+
+def _cache(item: QGraphicsItem) -> None:
+    """Keep an item's rendering in a pixmap: repainting it (when the data next to it changes) is then a
+    blit in C++, not a call of its Python ``paint``. The cache is redrawn when the item itself changes."""
+    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
 
 class TrainCharts(QWidget):
@@ -136,7 +209,10 @@ class TrainCharts(QWidget):
         palette = self.palette()
         background = palette.color(QPalette.ColorRole.Base)
         foreground = palette.color(QPalette.ColorRole.Text)
-        self.view = pg.GraphicsLayoutWidget(self)
+        self.view = _TimedGraphicsLayoutWidget(self)
+        # No BSP index: items change every frame, and keeping the index current costs a Python boundingRect()
+        # call per changed item (each a GIL round trip while the merge loop runs).
+        self.view.scene().setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
         self.view.setBackground(background)
         self.view.ci.setSpacing(12)
         self.view.ci.setContentsMargins(4, 4, 4, 4)
@@ -148,23 +224,32 @@ class TrainCharts(QWidget):
         self.count_plot: pg.PlotItem = self.view.addPlot(row=0, col=0)
         _style_plot(self.count_plot, "Pair count at each merge", "count", "merge #", foreground)
         self.count_plot.setLogMode(x=False, y=True)
-        self.count_curve: pg.PlotDataItem = self.count_plot.plot(pen=pg.mkPen(COUNT_COLOR, width=2))
-        self.count_curve.setDownsampling(auto=True, method="peak")
-        self.count_curve.setClipToView(True)
+        self.count_curve: pg.PlotDataItem = self.count_plot.plot(pen=pg.mkPen(COUNT_COLOR, width=1))
 
         # 2. Each new token's length in bytes, and its running mean.
         self.length_plot: pg.PlotItem = self.view.addPlot(row=0, col=1)
         _style_plot(self.length_plot, "Length of each new token", "bytes", "merge #", foreground)
         length_brush = QColor(LENGTH_COLOR)
-        length_brush.setAlpha(90)
-        self.length_points = pg.ScatterPlotItem(
-            size=3, pen=None, brush=length_brush, pxMode=True, hoverable=False, name="token"
+        # A density image: column = a bin of consecutive merges, row = a length in bytes; the darker, the more
+        # of the bin's new tokens have that length.
+        self.length_image = pg.ImageItem(axisOrder="col-major")
+        ramp = np.linspace(0.0, 1.0, 256)[:, None]
+        white, orange, brown = np.array([255, 255, 255]), np.array([230, 159, 0]), np.array([120, 60, 0])
+        colours = np.where(
+            ramp < 0.5, white + (orange - white) * ramp * 2, orange + (brown - orange) * (ramp - 0.5) * 2
         )
-        self.length_plot.addItem(self.length_points)
-        self.length_mean: pg.PlotDataItem = self.length_plot.plot(pen=pg.mkPen(MEAN_COLOR, width=2))
+        self.length_image.setLookupTable(colours.astype(np.uint8))
+        self.length_plot.addItem(self.length_image)
+        self.length_mean: pg.PlotDataItem = self.length_plot.plot(pen=pg.mkPen(MEAN_COLOR, width=1))
         legend = self.length_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=background)
-        legend.addItem(self.length_points, "new token")
+        legend.addItem(
+            pg.PlotDataItem(pen=None, symbol="s", symbolSize=8, symbolPen=None, symbolBrush=length_brush),
+            "new tokens (darker: more)",
+        )
         legend.addItem(self.length_mean, f"mean of {MEAN_WINDOW}")
+        _cache(legend)
+        self._density = np.zeros((1, 32), dtype=np.float32)
+        self._bin = 1
 
         # 3. Throughput over time: MB/s while counting (left axis), merges/s while merging (right axis).
         self.rate_plot: pg.PlotItem = self.view.addPlot(row=0, col=2)
@@ -178,13 +263,16 @@ class TrainCharts(QWidget):
         self.rate_plot.vb.sigResized.connect(self._on_rate_plot_resized)
         rate_legend = self.rate_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=background)
         self.bytes_rate_curve: pg.PlotDataItem = self.rate_plot.plot(
-            pen=pg.mkPen(BYTES_RATE_COLOR, width=2), name="MB/s"
+            pen=pg.mkPen(BYTES_RATE_COLOR, width=1), name="MB/s"
         )
-        self.merge_rate_curve = pg.PlotDataItem(pen=pg.mkPen(MERGE_RATE_COLOR, width=2))
+        self.merge_rate_curve = pg.PlotDataItem(pen=pg.mkPen(MERGE_RATE_COLOR, width=1))
         self.merge_rate_box.addItem(self.merge_rate_curve)
         rate_legend.addItem(self.merge_rate_curve, "merges/s")
+        _cache(rate_legend)
         for plot in (self.count_plot, self.length_plot, self.rate_plot):
             plot.vb.setMouseEnabled(x=True, y=False)
+            plot.vb.disableAutoRange()  # ranges are set by refresh(), in coarse steps
+        self.merge_rate_box.disableAutoRange()
 
         self._counts = GrowingArray()
         self._lengths = GrowingArray()
@@ -192,8 +280,11 @@ class TrainCharts(QWidget):
         self._bytes_rate = GrowingArray(64)
         self._merge_t = GrowingArray(256)
         self._merge_rate = GrowingArray(256)
-        self._points_shown = 0
+        self._shown = 0  # merges already in the density image
+        self._ranges: dict[str, tuple[float, float]] = {}
         self._dirty = False
+        #: Seconds the last :meth:`refresh` took (the paint that follows is ``self.view.last_paint``).
+        self.last_refresh = 0.0
 
     def _on_rate_plot_resized(self) -> None:
         self.merge_rate_box.setGeometry(self.rate_plot.vb.sceneBoundingRect())
@@ -217,20 +308,21 @@ class TrainCharts(QWidget):
             self._merge_rate,
         ):
             array.clear()
-        self._points_shown = 0
-        self.length_points.clear()
+        self._shown = 0
+        self._ranges.clear()
         self._dirty = True
         self.set_total_merges(total_merges)
         self.refresh()
 
     def set_total_merges(self, total: int | None) -> None:
-        """Show the merge axes from 0 to ``total`` (or fit them to the data when None)."""
+        """Show the merge axes from 0 to ``total`` (the merges the run aims for)."""
+        total = max(total or 1, 1)
         for plot in (self.count_plot, self.length_plot):
-            if total:
-                plot.setXRange(0, total, padding=0.02)
-                plot.enableAutoRange(x=False, y=True)
-            else:
-                plot.enableAutoRange(x=True, y=True)
+            plot.setXRange(0, total, padding=0.02)
+        self._bin = max(1, math.ceil(total / LENGTH_COLUMNS))
+        self._density = np.zeros((math.ceil(total / self._bin), self._density.shape[1]), dtype=np.float32)
+        self._shown = 0
+        self._dirty = True
 
     def add_merges(self, counts: Sequence[int], lengths: Sequence[int]) -> None:
         """Buffer a batch of merges: each one's pair count and new token length."""
@@ -252,33 +344,80 @@ class TrainCharts(QWidget):
         self._dirty = True
 
     def refresh(self) -> None:
-        """Hand new data to the plot items (does nothing when nothing changed)."""
+        """Hand new data to the plot items (does nothing when nothing changed); times itself.
+
+        Axis ranges are set here, rounded to "nice" values, rather than left to pyqtgraph's auto-range:
+        an axis whose range changes is laid out and drawn again, which is the costliest part of a frame.
+        """
         if not self._dirty:
             return
+        start = time.perf_counter()
+        self._refresh()
+        self.last_refresh = time.perf_counter() - start
+
+    def _refresh(self) -> None:
         self._dirty = False
         n = len(self._counts)
         x = np.arange(n, dtype=np.float64)
-        self.count_curve.setData(x, self._counts.values)
-        lengths = self._lengths.values
-        if n > self._points_shown:
-            self.length_points.addPoints(x=x[self._points_shown :], y=lengths[self._points_shown :].copy())
-            self._points_shown = n
+        counts, lengths = self._counts.values, self._lengths.values
+        self.count_curve.setData(*peak_downsample(x, counts, CURVE_POINTS))
+        if n > self._shown:
+            self._add_density(lengths[self._shown :], self._shown)
+            self._shown = n
         if n >= 1:
             window = min(MEAN_WINDOW, n)
             sums = np.cumsum(lengths)
             mean = (sums[window - 1 :] - np.concatenate(([0.0], sums[: n - window]))) / window
-            self.length_mean.setData(x[window - 1 :], mean)
+            self.length_mean.setData(*peak_downsample(x[window - 1 :], mean, CURVE_POINTS))
+            # Log axis: whole decades around the counts (ViewBox ranges are in log10 units then).
+            low = math.floor(math.log10(max(float(counts.min()), 1.0)))
+            high = max(math.ceil(math.log10(max(float(counts.max()), 1.0))), low + 1)
+            self._set_range("count_y", self.count_plot.vb, "y", low, high)
+            self._set_range("length_y", self.length_plot.vb, "y", 0, 8 * math.ceil((lengths.max() + 1) / 8))
         else:
             self.length_mean.setData([], [])
         self.bytes_rate_curve.setData(self._bytes_t.values.copy(), self._bytes_rate.values.copy())
         self.merge_rate_curve.setData(self._merge_t.values.copy(), self._merge_rate.values.copy())
         ends = [float(t.values[-1]) for t in (self._bytes_t, self._merge_t) if len(t)]
         if ends:
-            self.rate_plot.setXRange(0, max(ends), padding=0.02)
+            self._set_range("rate_x", self.rate_plot.vb, "x", 0, nice_ceil(max(ends)))
         # Both rate axes start at 0, so that the steps' heights compare honestly.
-        for box, rates in ((self.rate_plot.vb, self._bytes_rate), (self.merge_rate_box, self._merge_rate)):
-            top = float(rates.values.max()) if len(rates) else 1.0
-            box.setYRange(0, top * 1.1 or 1.0, padding=0)
+        for key, box, rates in (
+            ("bytes_y", self.rate_plot.vb, self._bytes_rate),
+            ("merge_y", self.merge_rate_box, self._merge_rate),
+        ):
+            top = float(rates.values.max()) if len(rates) else 0.0
+            self._set_range(key, box, "y", 0, nice_ceil(top * 1.05))
+
+    def _add_density(self, lengths: NDArray[np.float64], first: int) -> None:
+        """Count new tokens into the density image (only the new ones: O(batch)) and show it."""
+        columns = (np.arange(first, first + len(lengths)) // self._bin).astype(np.intp)
+        rows = lengths.astype(np.intp)
+        if columns[-1] >= self._density.shape[0] or rows.max() >= self._density.shape[1]:
+            # More merges than planned (no total given) or a longer token: grow the image.
+            width = max(self._density.shape[0], int(columns[-1]) + 1)
+            height = self._density.shape[1]
+            while height <= rows.max():
+                height *= 2
+            grown = np.zeros((width, height), dtype=np.float32)
+            grown[: self._density.shape[0], : self._density.shape[1]] = self._density
+            self._density = grown
+        np.add.at(self._density, (columns, rows), 1.0)
+        top = float(self._density.max())
+        # Square root: a bin's few long tokens stay visible next to its many short ones.
+        self.length_image.setImage(np.sqrt(self._density), autoLevels=False, levels=(0.0, math.sqrt(top)))
+        width, height = self._density.shape
+        self.length_image.setRect(QRectF(0.0, -0.5, width * self._bin, height))
+
+    def _set_range(self, key: str, box: pg.ViewBox, axis: str, low: float, high: float) -> None:
+        """Set a view range (without padding) unless it is already that."""
+        if self._ranges.get(key) == (low, high):
+            return
+        self._ranges[key] = (low, high)
+        if axis == "x":
+            box.setXRange(low, high, padding=0)
+        else:
+            box.setYRange(low, high, padding=0)
 
     def data_counts(self) -> NDArray[np.float64]:
         """A copy of the per-merge counts the charts hold (for tests)."""
@@ -286,4 +425,15 @@ class TrainCharts(QWidget):
         return counts
 
 
-__all__ = ["GrowingArray", "StepRate", "TrainCharts"]
+class _TimedGraphicsLayoutWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
+    """A GraphicsLayoutWidget that remembers how long its last paint took (``last_paint``, seconds)."""
+
+    last_paint = 0.0
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        start = time.perf_counter()
+        super().paintEvent(event)
+        self.last_paint = time.perf_counter() - start
+
+
+__all__ = ["GrowingArray", "StepRate", "TrainCharts", "nice_ceil", "peak_downsample"]

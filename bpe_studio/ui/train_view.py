@@ -8,8 +8,10 @@ the merge loop on the worker thread keeps nearly all of the GIL.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,12 +63,26 @@ from .charts import StepRate, TrainCharts
 from .models import MergesFilterModel, MergesTableModel
 from .preview import CorpusPreview, CorpusScanner
 from .settings import Settings, TrainSettings
+from .style import STATUS_BACKGROUND, opaque
 from .train_worker import TrainRunner
 
 log = logging.getLogger(__name__)
 
-#: Milliseconds between two redraws of the charts, table and labels while training.
+#: Milliseconds between two ticks of the refresh timer while training (the charts' shortest frame time).
 REFRESH_MS = 50
+#: Seconds between two updates of the status labels, and at least between two of the merges table.
+STATUS_INTERVAL = 0.2
+TABLE_INTERVAL = 0.25
+#: Share of the time the GUI thread may spend on the CPU while training. The charts and the table are
+#: redrawn only while the GUI thread stays within it (measured with its CPU clock, so every cost counts:
+#: refreshing, laying out, painting), since what the GUI thread runs it takes from the merge loop's GIL.
+GUI_CPU_BUDGET = 0.03
+#: ... but the charts are redrawn at least this often (seconds), whatever they cost.
+MAX_FRAME_INTERVAL = 2.0
+#: GIL switch interval while training (seconds; CPython's default is 0.005). The GUI thread must take the
+#: GIL for each Python callback of a paint; with the default, each take can wait 5 ms for the worker
+#: thread's merge loop, and a frame with dozens of callbacks stalls the window for a tenth of a second.
+GIL_SWITCH_INTERVAL = 0.0005
 #: Seconds a throughput sample spans (shorter gaps are merged into the next sample).
 RATE_WINDOW = 0.25
 
@@ -164,6 +180,10 @@ class TrainView(QWidget):
         self.error_box: QMessageBox | None = None
         self._state = _RunState()
         self._pending_merges: list[MergeMade] = []
+        self._table_backlog: list[MergeMade] = []
+        self._due: dict[str, float] = dict.fromkeys(("table", "status"), 0.0)
+        self._frame_mark = (0.0, 0.0)  # (time, GUI thread CPU time) of the last redraw of charts and table
+        self._saved_interpreter: tuple[float, bool] | None = None  # switch interval, gc enabled
         self._bytes_meter = StepRate(RATE_WINDOW)
         self._merge_meter = StepRate(RATE_WINDOW)
         self._pattern_error = ""
@@ -356,6 +376,8 @@ class TrainView(QWidget):
         self.progress_bar.setValue(0)
         self.progress_bar.setTextVisible(True)
         self.progress_bar.setFormat("")
+        for widget in (self.phase_label, self.progress_bar):
+            opaque(widget, STATUS_BACKGROUND)
         top_row.addWidget(self.phase_label)
         top_row.addWidget(self.progress_bar, 1)
         self.stat_labels: dict[str, QLabel] = {}
@@ -365,6 +387,7 @@ class TrainView(QWidget):
             value = QLabel("–", status)
             value.setObjectName(f"stat_{key}")
             value.setMinimumWidth(84)
+            opaque(value, STATUS_BACKGROUND)
             stats_row.addWidget(value, 1)
             self.stat_labels[key] = value
         self.stat_labels["bytes"].setToolTip("Corpus bytes pre-tokenized per second")
@@ -712,6 +735,7 @@ class TrainView(QWidget):
         self.result_config = config
         self.corpora_chosen.emit(list(config.inputs))
         self._state.started = time.perf_counter()
+        self._enter_training_mode()
         self.runner.start(config)
         self.scanner.pause()
         self._set_running(True)
@@ -736,10 +760,14 @@ class TrainView(QWidget):
             self.runner.cancel()
             if not self.runner.wait(timeout_ms):
                 log.warning("the training thread did not stop within %d ms", timeout_ms)
+        self._leave_training_mode()
 
     def _reset_run(self) -> None:
         self._state = _RunState()
         self._pending_merges = []
+        self._table_backlog = []
+        self._due = dict.fromkeys(("table", "status"), 0.0)
+        self._frame_mark = (time.perf_counter(), time.thread_time())
         self._bytes_meter = StepRate(RATE_WINDOW)
         self._merge_meter = StepRate(RATE_WINDOW)
         self.merges_model.clear()
@@ -807,12 +835,12 @@ class TrainView(QWidget):
                 self.charts.add_bytes_rate(step[0], step[1], step[2] / 1e6)
 
     def _take_merges(self, *, final: bool = False) -> None:
-        """Move buffered merges into the table and the charts (``final``: the run ended)."""
+        """Move buffered merges to the charts' buffers and the table's backlog (``final``: the run ended)."""
         merges = self._pending_merges
         state = self._state
         if merges:
             self._pending_merges = []
-            self.merges_model.append_merges(merges)
+            self._table_backlog.extend(merges)
             self.charts.add_merges([m.count for m in merges], [len(m.token) for m in merges])
             last = merges[-1]
             if not self._merge_meter.started:
@@ -831,15 +859,38 @@ class TrainView(QWidget):
                 state.merge_rate = step[2]
                 self.charts.add_merge_rate(*step)
 
-    @Slot()
-    def _on_refresh_timer_timeout(self) -> None:
-        self._take_merges()
-        self._update_status()
-        self.charts.refresh()
-        if self.follow_check.isChecked() and self._state.merges_done:
+    def _flush_table(self) -> None:
+        """Append the backlog of merges to the table (one row insertion) and follow the newest."""
+        if not self._table_backlog:
+            return
+        self.merges_model.append_merges(self._table_backlog)
+        self._table_backlog = []
+        if self.follow_check.isChecked():
             self.merges_table.scrollToBottom()
         if self.merges_table.model() is self.merges_filter:
             self._update_match_label()
+
+    @Slot()
+    def _on_refresh_timer_timeout(self) -> None:
+        """Update what is due: the labels a few times a second; the charts and the table as often as the
+        GUI thread's CPU budget allows (see :data:`GUI_CPU_BUDGET`)."""
+        now = time.perf_counter()
+        self._take_merges()
+        if now >= self._due["status"]:
+            self._update_status()
+            self._due["status"] = now + STATUS_INTERVAL
+        frame_time, frame_cpu = self._frame_mark
+        spent = now - frame_time
+        if spent >= MAX_FRAME_INTERVAL or (time.thread_time() - frame_cpu) <= GUI_CPU_BUDGET * spent:
+            self._redraw(now)
+
+    def _redraw(self, now: float) -> None:
+        """Redraw the charts (and the table, at most every :data:`TABLE_INTERVAL`)."""
+        self.charts.refresh()
+        if now >= self._due["table"]:
+            self._flush_table()
+            self._due["table"] = now + TABLE_INTERVAL
+        self._frame_mark = (now, time.thread_time())
 
     def _update_status(self) -> None:
         state = self._state
@@ -890,12 +941,11 @@ class TrainView(QWidget):
 
     def _finish_display(self, ended: str, phase_text: str) -> None:
         self._take_merges(final=True)
+        self._flush_table()
         self._state.ended = ended
         self.refresh_timer.stop()
         self._update_status()
         self.charts.refresh()
-        if self.follow_check.isChecked():
-            self.merges_table.scrollToBottom()
         self.phase_label.setText(phase_text)
 
     @Slot(object)
@@ -930,8 +980,35 @@ class TrainView(QWidget):
         self.stat_labels["eta"].setText("–")
         self.show_error("Training failed", describe_error(exc))
 
+    def _enter_training_mode(self) -> None:
+        """Tune the interpreter for a GUI thread beside a busy worker thread (undone when the run ends).
+
+        * A short GIL switch interval (:data:`GIL_SWITCH_INTERVAL`), so that the GUI thread gets the GIL
+          back quickly for each Python callback of a paint.
+        * No automatic garbage collection: it would run in whichever thread allocates, nearly always the
+          worker, and a collection there may destroy Qt objects of the GUI thread (Qt warns "Timers cannot
+          be started from another thread", or worse); a full collection of the merge loop's millions of
+          objects also holds the GIL for a long time. The engine makes no reference cycles, so nothing
+          accumulates; garbage is collected in the GUI thread before and after the run.
+        """
+        if self._saved_interpreter is None:
+            self._saved_interpreter = (sys.getswitchinterval(), gc.isenabled())
+            gc.collect()
+            gc.disable()
+            sys.setswitchinterval(min(self._saved_interpreter[0], GIL_SWITCH_INTERVAL))
+
+    def _leave_training_mode(self) -> None:
+        if self._saved_interpreter is not None:
+            interval, gc_enabled = self._saved_interpreter
+            self._saved_interpreter = None
+            sys.setswitchinterval(interval)
+            if gc_enabled:
+                gc.enable()
+            gc.collect()
+
     @Slot()
     def _on_runner_stopped(self) -> None:
+        self._leave_training_mode()
         self._set_running(False)
         self.scanner.resume()
         ended = self._state.ended or "failed"
@@ -978,26 +1055,29 @@ class TrainView(QWidget):
         labels["pretokens"].setText(f"{s.pretokens:,} ({s.unique_pretokens:,} unique)")
 
     @Slot()
-    def save_tokenizer(self, path: Path | None = None) -> Path | None:
-        """Save the trained tokenizer (asking where when ``path`` is None); returns the path written."""
+    def save_tokenizer(self, path: Path | None = None, fmt: str = "studio") -> Path | None:
+        """Save the trained tokenizer in one of the engine's formats; returns the path written.
+
+        With ``path`` None, a file dialog asks where, and in which format (one filter per format).
+        """
         result, config = self.result, self.result_config
         if result is None or config is None:
             return None
         if path is None:
             start = self._default_save_path(config)
-            chosen, _ = QFileDialog.getSaveFileName(
-                self, "Save tokenizer", os.fspath(start), "BPE Studio tokenizer (*.json);;All files (*)"
+            chosen, chosen_filter = QFileDialog.getSaveFileName(
+                self, "Save tokenizer", os.fspath(start), ";;".join(SAVE_FILTERS)
             )
             if not chosen:
                 return None
-            path = Path(chosen)
+            path, fmt = Path(chosen), SAVE_FILTERS.get(chosen_filter, "studio")
         try:
-            save_result(result, config, path)
+            written = save_result(result, config, path, fmt)
         except (OSError, ValueError) as exc:
             self.show_error("Cannot save the tokenizer", describe_error(exc))
             return None
-        self.tokenizer_saved.emit(path)
-        return path
+        self.tokenizer_saved.emit(written)
+        return written
 
     @staticmethod
     def _default_save_path(config: TrainConfig) -> Path:
@@ -1051,9 +1131,23 @@ class TrainView(QWidget):
         self.error_box = None
 
 
-def save_result(result: TrainResult, config: TrainConfig, path: Path) -> None:
-    """Write a trained tokenizer in BPE Studio's format, with how it was trained."""
-    from ..engine.formats import save_studio
+#: The save dialog's filters and the engine format each one writes.
+SAVE_FILTERS = {
+    "BPE Studio tokenizer (*.json)": "studio",
+    "Hugging Face tokenizer.json (*.json)": "hf",
+    "tiktoken ranks (*.tiktoken)": "tiktoken",
+    "GPT-2 vocab.json + merges.txt (a folder)": "gpt2",
+}
+
+
+def save_result(result: TrainResult, config: TrainConfig, path: Path, fmt: str = "studio") -> Path:
+    """Write a trained tokenizer in one of the engine's formats and return what to load it from.
+
+    ``studio`` files also keep how the tokenizer was trained. ``gpt2`` writes a folder (a file name's
+    suffix is dropped). Every file is written atomically, so a failure leaves no partial file.
+    """
+    from ..engine.formats import save
+    from ..engine.tokenizer import Tokenizer
 
     training = {
         "inputs": [os.fspath(p) for p in config.inputs],
@@ -1062,14 +1156,11 @@ def save_result(result: TrainResult, config: TrainConfig, path: Path) -> None:
         "max_token_length": config.max_token_length,
         **result.summary(),
     }
-    save_studio(
-        path,
-        vocab=result.vocab,
-        merges=result.merges,
-        special_tokens=result.special_token_ids,
-        pattern=result.pattern,
-        training=training,
+    if fmt == "gpt2" and path.suffix:
+        path = path.with_suffix("")
+    return save(
+        Tokenizer.from_result(result), path, format=fmt, training=training if fmt == "studio" else None
     )
 
 
-__all__ = ["REFRESH_MS", "TrainView", "describe_error", "save_result"]
+__all__ = ["REFRESH_MS", "SAVE_FILTERS", "TrainView", "describe_error", "save_result"]

@@ -22,7 +22,8 @@ from bpe_studio.engine import (
     iter_train,
     train,
 )
-from bpe_studio.engine.formats import load_studio
+from bpe_studio.engine.formats import load, load_studio
+from bpe_studio.engine.tokenizer import Tokenizer
 from bpe_studio.ui.main_window import MainWindow
 from bpe_studio.ui.settings import Settings, TrainSettings, load_settings
 from bpe_studio.ui.train_view import TrainView
@@ -338,6 +339,19 @@ def test_save_and_open(qtbot, window: MainWindow, small_corpus: Path, tmp_path: 
     assert loaded.merges == view.result.merges and loaded.vocab == view.result.vocab
     assert window.settings.recent_tokenizers[0] == str(out / "tok.json")
     assert window.recent_tokenizers_menu.isEnabled()
+    # Every engine format; each loads back to a tokenizer with the same vocabulary and encodings.
+    trained = Tokenizer.from_result(view.result)
+    sample = small_corpus.read_text(encoding="utf-8")[:3000]
+    for fmt, name in (("hf", "hf.json"), ("tiktoken", "t.tiktoken"), ("gpt2", "gpt2.json")):
+        written = view.save_tokenizer(out / name, fmt)
+        assert written is not None
+        again = load(written)
+        assert dict(again.vocab) == view.result.vocab
+        assert again.encode(sample, allowed_special="all") == trained.encode(sample, allowed_special="all")
+        if fmt != "tiktoken":  # (tiktoken files keep ranks, not merges: the merges are derived again)
+            assert list(again.merges) == view.result.merges
+    assert (out / "gpt2" / "vocab.json").is_file()  # the gpt2 format is a folder
+    assert not [p for p in out.rglob("*") if p.name.startswith(".")]  # no temporary file left behind
     # Saving where it cannot be written is an error dialog, not a crash.
     _title, text = _wait_error(qtbot, view, lambda: view.save_tokenizer(tmp_path / "missing" / "tok.json"))
     assert "No such file" in text

@@ -1,0 +1,186 @@
+"""Desktop-app benchmark: how long the GUI event loop stalls while training, and what the GUI costs.
+
+It drives the real main window (offscreen) on the ~100 MB natural corpus of ``bench/corpora.py``:
+
+* **event-loop stall**: a 10 ms ``QTimer`` on the GUI thread records when it fires; the longest gap between
+  two ticks while training runs is the longest time the window could not react to input (moving,
+  resizing, Cancel). The gaps' 99th percentile and the count of gaps over 50 ms are reported too.
+* **cost of the GUI**: wall time of a run through the window (from pressing Start to the end signal, with
+  the live charts and merges table updating) against ``train()`` alone with the same configuration, in the
+  same process. Runs alternate (engine, GUI, engine, GUI, ...) so that drift in machine load hits both.
+
+Run it on a quiet machine::
+
+    QT_QPA_PLATFORM=offscreen python bench/gui.py                  # the 100 MB corpus, 2 rounds
+    QT_QPA_PLATFORM=offscreen python bench/gui.py --corpus FILE --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for `corpora`
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `bpe_studio`
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+
+import bpe_studio.ui  # noqa: F401 - first: guards PySide6 6.12 on CPython 3.11
+from bpe_studio.engine import TrainConfig, train
+
+PROBE_MS = 10
+
+
+def engine_run(config: TrainConfig) -> dict[str, float]:
+    """Train with the engine alone; wall seconds."""
+    start = time.perf_counter()
+    result = train(config)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "merges": len(result.merges), "timings": result.timings}
+
+
+def gui_run(config: TrainConfig) -> dict[str, Any]:
+    """Train through the main window; wall seconds and the event-loop gaps while training."""
+    from bpe_studio.ui.app import create_application
+    from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
+    from bpe_studio.ui.settings import Settings, TrainSettings
+
+    create_application()
+    window = MainWindow(Settings(), persist=False)
+    window.resize(*DEFAULT_SIZE)
+    window.show()
+    view = window.train_view
+    view.apply_settings(
+        TrainSettings(
+            inputs=[os.fspath(p) for p in config.inputs],
+            vocab_size=config.vocab_size,
+            special_tokens=list(config.special_tokens),
+            pattern=config.pattern,
+            workers=config.workers,
+            min_frequency=config.min_frequency,
+        )
+    )
+    assert view.build_config() == config, "the form does not reproduce the configuration"
+    # Let the window settle and the corpus preview finish (as a user would see it) before starting.
+    settle = QEventLoop()
+    QTimer.singleShot(300, settle.quit)
+    settle.exec()
+    while view.scanner.is_scanning():
+        settle = QEventLoop()
+        view.scanner.done.connect(settle.quit)
+        QTimer.singleShot(100, settle.quit)
+        settle.exec()
+
+    ticks: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    probe = QTimer()
+    probe.setInterval(PROBE_MS)
+    probe.timeout.connect(lambda: ticks.append(clock.nsecsElapsed()))
+    ended: list[str] = []
+    loop = QEventLoop()
+
+    def on_ended(how: str) -> None:
+        ended.append(how)
+        loop.quit()
+
+    view.training_ended.connect(on_ended)
+    probe.start()
+    ticks.append(clock.nsecsElapsed())
+    start, cpu_start = time.perf_counter(), time.thread_time()
+    assert view.start_training()
+    loop.exec()
+    wall = time.perf_counter() - start
+    gui_cpu = time.thread_time() - cpu_start
+    ticks.append(clock.nsecsElapsed())
+    probe.stop()
+    assert ended == ["finished"], ended
+    result = view.result
+    assert result is not None
+    gaps = [(b - a) / 1e6 for a, b in itertools.pairwise(ticks)]
+    window.close()
+    window.deleteLater()
+    return {
+        "wall": wall,
+        "merges": len(result.merges),
+        "timings": result.timings,
+        "gui_thread_cpu": gui_cpu,
+        "max_gap_ms": max(gaps),
+        "p99_gap_ms": statistics.quantiles(gaps, n=100)[98],
+        "gaps_over_50ms": sum(g > 50 for g in gaps),
+        "ticks": len(gaps),
+        "table_rows": view.merges_model.rowCount(),
+    }
+
+
+def _phases(run: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in run["timings"].items())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, help="corpus file (default: the ~100 MB natural corpus)")
+    parser.add_argument("--vocab-size", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="engine+GUI pairs to run")
+    parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    args = parser.parse_args()
+    if args.corpus is None:
+        from corpora import natural
+
+        args.corpus = natural()
+    config = TrainConfig(
+        inputs=(args.corpus,),
+        vocab_size=args.vocab_size,
+        special_tokens=("<|endoftext|>",),
+        workers=args.workers,
+    )
+    size = args.corpus.stat().st_size
+    print(f"corpus {args.corpus} ({size / 1e6:.1f} MB), vocab {args.vocab_size}, {args.workers} workers")
+    engine: list[dict[str, Any]] = []
+    gui: list[dict[str, Any]] = []
+    for i in range(args.rounds):
+        engine.append(engine_run(config))
+        print(f"round {i + 1}: engine {engine[-1]['wall']:.2f} s ({_phases(engine[-1])})", flush=True)
+        gui.append(gui_run(config))
+        g = gui[-1]
+        print(
+            f"round {i + 1}: GUI    {g['wall']:.2f} s, longest event-loop gap {g['max_gap_ms']:.1f} ms "
+            f"(p99 {g['p99_gap_ms']:.1f} ms, {g['gaps_over_50ms']} gaps > 50 ms of {g['ticks']}) "
+            f"({_phases(g)})",
+            flush=True,
+        )
+        assert g["merges"] == engine[-1]["merges"] == g["table_rows"]
+    engine_wall = statistics.median(r["wall"] for r in engine)
+    gui_wall = statistics.median(r["wall"] for r in gui)
+    summary = {
+        "corpus_bytes": size,
+        "vocab_size": args.vocab_size,
+        "workers": args.workers,
+        "rounds": args.rounds,
+        "engine_wall_s": [round(r["wall"], 3) for r in engine],
+        "gui_wall_s": [round(r["wall"], 3) for r in gui],
+        "engine_wall_median_s": round(engine_wall, 3),
+        "gui_wall_median_s": round(gui_wall, 3),
+        "gui_overhead_pct": round(100 * (gui_wall / engine_wall - 1), 2),
+        "max_gap_ms": round(max(r["max_gap_ms"] for r in gui), 1),
+        "p99_gap_ms": round(max(r["p99_gap_ms"] for r in gui), 1),
+        "gaps_over_50ms": [r["gaps_over_50ms"] for r in gui],
+        "load_average": os.getloadavg(),
+    }
+    print(json.dumps(summary, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
