@@ -8,6 +8,8 @@ It drives the real main window (offscreen) on the ~100 MB natural corpus of ``be
 * **cost of the GUI**: wall time of a run through the window (from pressing Start to the end signal, with
   the live charts and merges table updating) against ``train()`` alone with the same configuration, in the
   same process. Runs alternate (engine, GUI, engine, GUI, ...) so that drift in machine load hits both.
+* **cancel latency**: Cancel pressed during counting, while the merge loop indexes pairs, and during
+  merging; the time until the run has ended (thread finished) and the worker processes left.
 
 Run it on a quiet machine::
 
@@ -121,6 +123,61 @@ def gui_run(config: TrainConfig) -> dict[str, Any]:
     }
 
 
+def cancel_run(config: TrainConfig, phase: str, delay: float) -> dict[str, Any]:
+    """Start a run through the window and press Cancel ``delay`` seconds after ``phase`` began; returns
+    how long Cancel took to end the run and how many counting processes were left."""
+    from bpe_studio.engine import PhaseStarted
+    from bpe_studio.ui.app import create_application
+    from bpe_studio.ui.main_window import MainWindow
+    from bpe_studio.ui.settings import Settings, TrainSettings
+
+    create_application()
+    window = MainWindow(Settings(), persist=False)
+    window.show()
+    view = window.train_view
+    view.apply_settings(
+        TrainSettings(
+            inputs=[os.fspath(p) for p in config.inputs],
+            vocab_size=config.vocab_size,
+            special_tokens=list(config.special_tokens),
+            workers=config.workers,
+        )
+    )
+    pressed: list[float] = []
+    ended: list[str] = []
+    loop = QEventLoop()
+
+    def press() -> None:
+        pressed.append(time.perf_counter())
+        view.cancel_button.click()
+
+    def on_progress(events: list[Any]) -> None:
+        if not pressed and any(isinstance(e, PhaseStarted) and e.phase.value == phase for e in events):
+            QTimer.singleShot(int(delay * 1000), press)
+
+    def on_ended(how: str) -> None:
+        ended.append(how)
+        loop.quit()
+
+    view.runner.progress.connect(on_progress)
+    view.training_ended.connect(on_ended)
+    assert view.start_training()
+    loop.exec()
+    latency = time.perf_counter() - pressed[0] if pressed else float("nan")
+    import psutil
+
+    left = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    window.close()
+    window.deleteLater()
+    return {
+        "phase": phase,
+        "delay": delay,
+        "ended": ended[0],
+        "latency_s": latency,
+        "processes_left": len(left),
+    }
+
+
 def _phases(run: dict[str, Any]) -> str:
     return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in run["timings"].items())
 
@@ -132,6 +189,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2, help="engine+GUI pairs to run")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
+    parser.add_argument("--no-cancel", action="store_true", help="skip the cancel-latency runs")
     args = parser.parse_args()
     if args.corpus is None:
         from corpora import natural
@@ -159,6 +217,17 @@ def main() -> int:
             flush=True,
         )
         assert g["merges"] == engine[-1]["merges"] == g["table_rows"]
+    cancels: list[dict[str, Any]] = []
+    if not args.no_cancel:
+        # Cancel 1 s into counting, as soon as the merge loop starts indexing pairs, and 1 s into merging.
+        for phase, delay in (("counting", 1.0), ("merging", 0.0), ("merging", 3.0)):
+            cancels.append(cancel_run(config, phase, delay))
+            c = cancels[-1]
+            print(
+                f"cancel {delay:.0f} s into {phase}: {c['ended']} after {c['latency_s'] * 1000:.0f} ms, "
+                f"{c['processes_left']} worker processes left",
+                flush=True,
+            )
     engine_wall = statistics.median(r["wall"] for r in engine)
     gui_wall = statistics.median(r["wall"] for r in gui)
     summary = {
@@ -174,6 +243,7 @@ def main() -> int:
         "max_gap_ms": round(max(r["max_gap_ms"] for r in gui), 1),
         "p99_gap_ms": round(max(r["p99_gap_ms"] for r in gui), 1),
         "gaps_over_50ms": [r["gaps_over_50ms"] for r in gui],
+        "cancel": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items()} for c in cancels],
         "load_average": os.getloadavg(),
     }
     print(json.dumps(summary, indent=1))

@@ -230,6 +230,8 @@ class TrainCharts(QWidget):
         self.length_plot: pg.PlotItem = self.view.addPlot(row=0, col=1)
         _style_plot(self.length_plot, "Length of each new token", "bytes", "merge #", foreground)
         length_brush = QColor(LENGTH_COLOR)
+        legend_brush = QColor(background)
+        legend_brush.setAlpha(215)
         # A density image: column = a bin of consecutive merges, row = a length in bytes; the darker, the more
         # of the bin's new tokens have that length.
         self.length_image = pg.ImageItem(axisOrder="col-major")
@@ -241,10 +243,9 @@ class TrainCharts(QWidget):
         self.length_image.setLookupTable(colours.astype(np.uint8))
         self.length_plot.addItem(self.length_image)
         self.length_mean: pg.PlotDataItem = self.length_plot.plot(pen=pg.mkPen(MEAN_COLOR, width=1))
-        legend = self.length_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=background)
+        legend = self.length_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=legend_brush)
         legend.addItem(
-            pg.PlotDataItem(pen=None, symbol="s", symbolSize=8, symbolPen=None, symbolBrush=length_brush),
-            "new tokens (darker: more)",
+            pg.ScatterPlotItem(symbol="s", size=8, pen=None, brush=length_brush), "new tokens (darker: more)"
         )
         legend.addItem(self.length_mean, f"mean of {MEAN_WINDOW}")
         _cache(legend)
@@ -261,7 +262,7 @@ class TrainCharts(QWidget):
         self.rate_plot.getAxis("right").linkToView(self.merge_rate_box)
         self.merge_rate_box.setXLink(self.rate_plot)
         self.rate_plot.vb.sigResized.connect(self._on_rate_plot_resized)
-        rate_legend = self.rate_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=background)
+        rate_legend = self.rate_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=legend_brush)
         self.bytes_rate_curve: pg.PlotDataItem = self.rate_plot.plot(
             pen=pg.mkPen(BYTES_RATE_COLOR, width=1), name="MB/s"
         )
@@ -387,7 +388,8 @@ class TrainCharts(QWidget):
             ("merge_y", self.merge_rate_box, self._merge_rate),
         ):
             top = float(rates.values.max()) if len(rates) else 0.0
-            self._set_range(key, box, "y", 0, nice_ceil(top * 1.05))
+            # Headroom above the highest step keeps the legend clear of the curves.
+            self._set_range(key, box, "y", 0, nice_ceil(top * 1.5))
 
     def _add_density(self, lengths: NDArray[np.float64], first: int) -> None:
         """Count new tokens into the density image (only the new ones: O(batch)) and show it."""

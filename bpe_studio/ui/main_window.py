@@ -196,17 +196,23 @@ class MainWindow(QMainWindow):
 
     def _restore_geometry(self) -> None:
         self.resize(*DEFAULT_SIZE)
-        if self.settings.geometry:
+        for name, text, restore in (
+            ("geometry", self.settings.geometry, self.restoreGeometry),
+            ("state", self.settings.window_state, self.restoreState),
+        ):
+            if not text:
+                continue
             try:
-                data = QByteArray.fromBase64(self.settings.geometry.encode("ascii"))
+                data = QByteArray.fromBase64(text.encode("ascii"))
             except UnicodeEncodeError:
                 data = QByteArray()
-            if data.isEmpty() or not self.restoreGeometry(data):
-                log.warning("ignoring the saved window geometry: it is not valid")
+            if data.isEmpty() or not restore(data):
+                log.warning("ignoring the saved window %s: it is not valid", name)
 
     def store_settings(self) -> None:
         """Copy the window's geometry and the training form into the settings object."""
         self.settings.geometry = bytes(self.saveGeometry().toBase64().data()).decode("ascii")
+        self.settings.window_state = bytes(self.saveState().toBase64().data()).decode("ascii")
         self.settings.train = self.train_view.form_settings()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name

@@ -923,6 +923,7 @@ class TrainView(QWidget):
                 self.phase_label.setText("Preparing merges")
                 bar.setRange(0, 0)  # busy: the merge loop indexes the pairs
                 bar.setFormat("")
+                labels["eta"].setText("–")
             else:
                 self.phase_label.setText(_PHASE_TEXT[Phase.MERGING])
                 bar.setRange(0, max(state.merges_total, 1))
