@@ -180,7 +180,7 @@ def _render(widget: pg.PlotWidget, title: str) -> tuple[bytes, bytes]:
     png_data = QByteArray()
     buffer = QBuffer(png_data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, b"PNG")
+    image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs want bytes, PySide6 a str
     buffer.close()
     svg_data = QByteArray()
     svg_buffer = QBuffer(svg_data)
@@ -382,6 +382,8 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
         ("stop_reason", "Stopped because"),
     ):
         value = training.get(key)
+        if key == "stop_reason" and isinstance(value, str):
+            value = _STOP_TEXT.get(value, value)
         if value is not None:
             config_rows.append((title, f"{value:,}" if isinstance(value, int) else str(value)))
     if config_rows:
@@ -410,7 +412,7 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
     if isinstance(timings, dict) and timings:
         lines += ["| Phase | Time |", "|---|---:|"]
         lines += [
-            f"| {k} | {human_seconds(float(v))} |" for k, v in timings.items() if isinstance(v, (int, float))
+            f"| {k} | {_seconds(float(v))} |" for k, v in timings.items() if isinstance(v, (int, float))
         ]
     else:
         lines.append("Not known.")
@@ -520,6 +522,18 @@ def run_export(job: ExportJob, ctx: TaskContext | None = None) -> list[ExportIte
     return results
 
 
+_STOP_TEXT = {
+    "vocab_size": "the vocabulary reached its size",
+    "no_pairs": "no pair was left to merge",
+    "min_frequency": "the most frequent pair fell below the minimum frequency",
+    "cancelled": "it was cancelled",
+}
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f} ms" if value < 1 else human_seconds(value)
+
+
 def _write(path: Path, data: str | bytes) -> Path:
     atomic_write(path, data)
     return path
@@ -540,7 +554,7 @@ class ExportDialog(QDialog):
     """Choose what to export and where; runs the export and lists each file's outcome.
 
     Signals:
-        export_finished(list): The export ended (a list of :class:`ExportItem`).
+        export_finished(list): The export ended and its thread stopped (a list of :class:`ExportItem`).
         export_failed(str): The export could not run at all (the message).
     """
 
@@ -567,6 +581,8 @@ class ExportDialog(QDialog):
         self.runner.finished.connect(self._on_runner_finished)
         self.runner.errored.connect(self._on_runner_errored)
         self.runner.cancelled.connect(self._on_runner_cancelled)
+        self.runner.idle.connect(self._on_runner_idle)
+        self._ended: list[ExportItem] | None = None
         self._build(sample or DEFAULT_SAMPLE, folder or _default_folder(loaded))
 
     def _build(self, sample: str, folder: Path) -> None:
@@ -721,7 +737,14 @@ class ExportDialog(QDialog):
             self.status_label.setText(f"⚠ {ok} of {len(results)} written; {failed} failed (see ✗ above).")
         else:
             self.status_label.setText(f"All {ok} files written and checked.")
-        self.export_finished.emit(results)
+        self._ended = results
+
+    @Slot()
+    def _on_runner_idle(self) -> None:
+        # Reported once the worker thread has ended, so that nothing runs after export_finished.
+        results, self._ended = self._ended, None
+        if results is not None:
+            self.export_finished.emit(results)
 
     @Slot(object)
     def _on_runner_errored(self, exc: BaseException) -> None:

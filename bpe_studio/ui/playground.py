@@ -520,6 +520,7 @@ class PlaygroundView(QWidget):
     def _on_curve_timer_timeout(self) -> None:
         loaded, text, mode = self.loaded, self.text(), self.special_mode()
         if loaded is None:
+            self._on_runner_idle()
             return
 
         def task(ctx: TaskContext) -> tuple[LoadedTokenizer, str, Curve]:

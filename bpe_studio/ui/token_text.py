@@ -448,7 +448,8 @@ class TokenTextEdit(QPlainTextEdit):
         p = QPointF(point)
         cursor = self.cursorForPosition(p.toPoint())
         doc = self.document()
-        for candidate in (cursor.position(), cursor.position() - 1):
+        # The character after the nearest cursor position, or before it (two before: a surrogate pair).
+        for candidate in (cursor.position(), cursor.position() - 1, cursor.position() - 2):
             if candidate < 0:
                 continue
             block = doc.findBlock(candidate)

@@ -1,0 +1,100 @@
+"""The Compare tab: two tokenizers' boundaries and counts on one text, and their first differing merge."""
+
+# ruff: noqa: F811 - the fixtures imported from tokenizer_helpers are test arguments
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bpe_studio.engine import Tokenizer, TrainConfig, save, train
+from bpe_studio.ui.compare import compare_merges, shared_tokens
+from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.tokenizer_info import encode_text
+from bpe_studio.ui.tokenizer_views import TokenizerViews
+
+from .tokenizer_helpers import (  # noqa: F401 - fixtures
+    SPECIAL,
+    TRICKY_TEXT,
+    WAIT_MS,
+    expected_formats,
+    formatted_units,
+    open_and_wait,
+    tiny_corpus,
+    train_tiny,
+    views,
+)
+
+
+def test_compare_merges() -> None:
+    base = {i: bytes([i]) for i in range(256)}
+    one = Tokenizer(base | {256: b"ab", 257: b"abc"}, [(b"a", b"b"), (b"ab", b"c")])
+    two = Tokenizer(base | {256: b"ab", 257: b"bc"}, [(b"a", b"b"), (b"b", b"c")])
+    short = Tokenizer(base | {256: b"ab"}, [(b"a", b"b")])
+    diff = compare_merges(one, two)
+    assert (diff.shared, diff.first, diff.a_merge, diff.b_merge) == (1, 1, (b"ab", b"c"), (b"b", b"c"))
+    assert "rank <b>1</b>" in diff.describe() and "<code>ab</code> + <code>c</code>" in diff.describe()
+    prefix = compare_merges(short, one)
+    assert (prefix.shared, prefix.first, prefix.a_merge, prefix.b_merge) == (1, None, None, (b"ab", b"c"))
+    assert "B has 1 more" in prefix.describe()
+    assert "identical (2 merges)" in compare_merges(one, one).describe()
+
+
+def test_two_tokenizers_side_by_side(
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_corpus: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    small = train_tiny(tiny_corpus, 400)
+    # A second corpus: the same documents in another order and upper-cased, so the merges differ.
+    other_corpus = tmp_path / "other.txt"
+    other_corpus.write_text(tiny_corpus.read_text(encoding="utf-8").upper(), encoding="utf-8")
+    other = train(TrainConfig(inputs=(other_corpus,), vocab_size=500, special_tokens=(SPECIAL,)))
+    other_path = tmp_path / "other.json"
+    save(Tokenizer.from_result(other), other_path)
+
+    open_and_wait(qtbot, window, small, TRICKY_TEXT)
+    compare = views.compare
+    assert compare.text() == TRICKY_TEXT  # the playground's text, as nothing was typed here yet
+    with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
+        views.open(other_path, target="b")
+    assert window.tabs.currentWidget() is compare
+    if compare.is_busy():
+        with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
+            pass
+    a, b = compare.chosen("a"), compare.chosen("b")
+    assert a is views.current and b is not None and b.path == other_path
+
+    # Each side's colours sit on its own tokenizer's spans; the counts are each tokenizer's.
+    for side, loaded in (("a", a), ("b", b)):
+        spans = loaded.tokenizer.encode_with_offsets(TRICKY_TEXT)
+        assert formatted_units(compare.sides[side].view) == expected_formats(TRICKY_TEXT, spans)
+        assert f"<b>{len(spans):,}</b> tokens" in compare.sides[side].stats.text()
+    na = len(a.tokenizer.encode(TRICKY_TEXT))
+    nb = len(b.tokenizer.encode(TRICKY_TEXT))
+    assert na != nb
+    fewer = "A" if na < nb else "B"
+    assert f"{fewer} uses <b>{abs(na - nb):,} fewer</b>" in compare.counts_label.text()
+    same = shared_tokens(encode_text(a.tokenizer, TRICKY_TEXT), encode_text(b.tokenizer, TRICKY_TEXT))
+    assert f"{same:,} of A's {na:,} tokens" in compare.counts_label.text()
+
+    # The first differing merge, found independently.
+    first = next(i for i, (x, y) in enumerate(zip(small.merges, other.merges, strict=False)) if x != y)
+    assert compare.difference is not None and compare.difference.first == first
+    assert f"rank <b>{first:,}</b>" in compare.merges_label.text()
+
+    # The same corpus to a larger size: the smaller's merges are the larger's first ones.
+    larger = train_tiny(tiny_corpus, 600)
+    with qtbot.waitSignal(views.current_changed, timeout=WAIT_MS):
+        window.open_tokenizer(larger)
+    with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
+        compare.choose("a", views.opened[0])
+        compare.choose("b", views.current)  # type: ignore[arg-type]
+    if compare.is_busy():
+        with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
+            pass
+    assert compare.difference is not None and compare.difference.first is None
+    assert compare.difference.shared == len(small.merges)
+    assert f"B has {len(larger.merges) - len(small.merges):,} more" in compare.merges_label.text()
+
+    # Typing re-encodes both sides.
+    with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
+        compare.set_text("brand new text")
+    assert [s.encoding.text for s in compare.sides.values()] == ["brand new text"] * 2  # type: ignore[union-attr]

@@ -1,0 +1,97 @@
+"""``bpe-studio --tokenizer PATH --text TEXT --screenshot PNG`` shows the playground with that tokenizer."""
+
+# ruff: noqa: F811 - the fixtures imported from tokenizer_helpers are test arguments
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QColor, QImage
+
+from bpe_studio.ui import app as app_module
+from bpe_studio.ui.main_window import DEFAULT_SIZE
+from bpe_studio.ui.settings import settings_path
+from bpe_studio.ui.token_format import LIGHT_PALETTE
+
+from .tokenizer_helpers import TRICKY_TEXT, tiny_corpus, tiny_file, tiny_result  # noqa: F401 - fixtures
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _restore_sigint() -> Iterator[None]:
+    handler = signal.getsignal(signal.SIGINT)
+    yield
+    signal.signal(signal.SIGINT, handler)
+
+
+@pytest.fixture(autouse=True)
+def _no_quit_on_last_window(qapp) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Closing the app's only window posts a Quit event; delivered after main() returned, it would end every
+    event loop of the next tests at once. Here the window closes by itself, so that is not needed."""
+    qapp.setQuitOnLastWindowClosed(False)
+    yield
+    qapp.setQuitOnLastWindowClosed(True)
+
+
+def _token_colour_pixels(image: QImage) -> int:
+    """How many sampled pixels have one of the token background colours."""
+    colours = {QColor(c).rgb() for c in LIGHT_PALETTE.backgrounds}
+    points = ((x, y) for x in range(0, image.width(), 3) for y in range(0, image.height(), 3))
+    return sum(1 for x, y in points if image.pixel(x, y) in colours)
+
+
+def test_screenshot_of_the_playground(qapp, tiny_file: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "shots" / "playground.png"
+    code = app_module.main(["--tokenizer", str(tiny_file), "--text", TRICKY_TEXT, "--screenshot", str(out)])
+    assert code == 0
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == DEFAULT_SIZE
+    # The text is coloured by token (in the text and the decoded-bytes view).
+    assert _token_colour_pixels(image) > 500
+    assert not settings_path().exists()  # screenshots leave the user's settings alone
+
+
+def test_screenshot_with_a_malformed_tokenizer_fails(  # type: ignore[no-untyped-def]
+    qapp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not json", encoding="utf-8")
+    out = tmp_path / "bad.png"
+    assert app_module.main(["--tokenizer", str(bad), "--text", "x", "--screenshot", str(out)]) != 0
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "cannot open the tokenizer" in err and "bad.json" in err and "not valid JSON" in err
+
+
+def test_bpe_studio_command_with_gpt2_files(cs336_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "gpt2.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bpe_studio",
+            "--tokenizer",
+            str(cs336_data / "gpt2_vocab.json"),
+            "--text",
+            "Hello, world! Héllò 🙃<|endoftext|>",
+            "--screenshot",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == DEFAULT_SIZE
+    assert _token_colour_pixels(image) > 100

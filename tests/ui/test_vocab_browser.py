@@ -1,0 +1,165 @@
+"""The Vocabulary tab: the table model (checked by qtmodeltester), search, sorting, and the merge tree."""
+
+# ruff: noqa: F811 - the fixtures imported from tokenizer_helpers are test arguments
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QModelIndex, Qt
+
+from bpe_studio.engine import TrainResult
+from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.tokenizer_info import MergeNode, from_result
+from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.vocab_model import VocabTableModel
+
+from .tokenizer_helpers import (  # noqa: F401 - fixtures
+    SPECIAL,
+    open_and_wait,
+    tiny_corpus,
+    tiny_file,
+    tiny_result,
+    views,
+)
+
+
+def _column(model: VocabTableModel, column: int) -> list[str]:
+    return [model.data(model.index(row, column)) for row in range(model.rowCount())]
+
+
+def test_model_passes_qtmodeltester(qtmodeltester, tiny_result: TrainResult) -> None:  # type: ignore[no-untyped-def]
+    model = VocabTableModel()
+    model.set_tokenizer(from_result(tiny_result))
+    qtmodeltester.check(model, force_py=True)
+    model.set_search_text(" th")
+    model.sort(VocabTableModel.LENGTH, Qt.SortOrder.DescendingOrder)
+    model.set_search_text("")
+    model.sort(VocabTableModel.COUNT, Qt.SortOrder.AscendingOrder)
+    model.set_tokenizer(None)
+    assert model.rowCount() == 0
+
+
+def test_columns_search_and_sort(tiny_result: TrainResult) -> None:
+    loaded = from_result(tiny_result)
+    tok = loaded.tokenizer
+    model = VocabTableModel()
+    model.set_tokenizer(loaded)
+    assert model.rowCount() == len(tiny_result.vocab) == 600
+    assert model.shown_ids() == sorted(tok.vocab)
+    # A learned token: visible whitespace, hex, length and its merge's count.
+    rank = next(
+        r for r, (a, b) in enumerate(tiny_result.merges) if (a + b).startswith(b" ") and len(a + b) > 2
+    )
+    token_id = 256 + rank
+    row = model.row_of(token_id)
+    data = tok.token_bytes(token_id)
+    values = [model.data(model.index(row, c)) for c in range(5)]
+    assert values == [
+        str(token_id),
+        "·" + data[1:].decode(),
+        data.hex(" "),
+        str(len(data)),
+        f"{tiny_result.merge_counts[rank]:,}",
+    ]
+    special = tok.special_tokens[SPECIAL]
+    assert [model.data(model.index(model.row_of(special), c)) for c in (1, 4)] == [SPECIAL, "special"]
+    assert model.data(model.index(model.row_of(65), 4)) == "–"  # a single byte has no merge count
+    assert model.headerData(1, Qt.Orientation.Horizontal) == "Token"
+
+    # Search: a space matches "·"; digits match an id; 0x… matches bytes in hex.
+    model.set_search_text(" the")
+    assert model.rowCount() > 0
+    assert all("·the" in label.casefold() for label in _column(model, 1))
+    model.set_search_text("300")
+    assert 300 in model.shown_ids()
+    model.set_search_text("0x2074")
+    assert model.shown_ids() and all(b" t" in tok.token_bytes(i) for i in model.shown_ids())
+    model.set_search_text("")
+    assert model.rowCount() == 600
+
+    # Sorting.
+    model.sort(VocabTableModel.LENGTH, Qt.SortOrder.DescendingOrder)
+    lengths = [int(v) for v in _column(model, 3)]
+    assert lengths == sorted(lengths, reverse=True)
+    model.sort(VocabTableModel.COUNT, Qt.SortOrder.DescendingOrder)
+    assert model.shown_ids()[0] == 256 + max(
+        range(len(tiny_result.merge_counts)), key=tiny_result.merge_counts.__getitem__
+    )
+    model.sort(VocabTableModel.TOKEN, Qt.SortOrder.AscendingOrder)
+    labels = [label.casefold() for label in _column(model, 1)]
+    assert labels == sorted(labels)
+    model.sort(VocabTableModel.ID, Qt.SortOrder.DescendingOrder)
+    assert model.shown_ids() == sorted(tok.vocab, reverse=True)
+
+
+def _check_tree(node: MergeNode, loaded, top: bool = True) -> None:  # type: ignore[no-untyped-def]
+    tok = loaded.tokenizer
+    data = tok.token_bytes(node.token_id)
+    if node.left is None or node.right is None:
+        assert len(data) == 1 and node.rank is None
+        return
+    assert tok.merges[node.rank] == (
+        tok.token_bytes(node.left.token_id),
+        tok.token_bytes(node.right.token_id),
+    )
+    assert tok.token_bytes(node.left.token_id) + tok.token_bytes(node.right.token_id) == data
+    _check_tree(node.left, loaded, False)
+    _check_tree(node.right, loaded, False)
+
+
+def test_browser_selection_shows_the_merge_tree(
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path
+) -> None:  # type: ignore[no-untyped-def]
+    open_and_wait(qtbot, window, tiny_file)
+    browser = views.vocab_browser
+    window.tabs.setCurrentWidget(browser)
+    loaded = views.current
+    assert loaded is not None
+    assert browser.match_label.text() == "600 tokens"
+    # The longest token: its tree goes down to its single bytes, each merge making its parent.
+    longest = max(loaded.tokenizer.vocab, key=lambda i: (len(loaded.tokenizer.token_bytes(i)), -i))
+    assert longest not in loaded.tokenizer.special_tokens.values()
+    qtbot.keyClicks(browser.search_edit, str(longest))
+    row = browser.model.row_of(longest)
+    with qtbot.waitSignal(browser.token_selected) as selected:
+        browser.table.selectRow(row)
+    assert selected.args == [longest]
+    tree = browser.tree_view.tree
+    assert tree is not None and tree.token_id == longest
+    data = loaded.tokenizer.token_bytes(longest)
+    assert [loaded.tokenizer.token_bytes(i) for i in tree.leaves()] == [bytes([b]) for b in data]
+    _check_tree(tree, loaded)
+    assert len(browser.tree_view.boxes) == 2 * len(data) - 1
+    assert browser.details.facts[0].token_id == longest
+    assert not browser.tree_view.grab().isNull()
+
+    # Clicking a box selects that token (clearing the search that hides it).
+    child = tree.left
+    assert child is not None
+    box = next(b for b in browser.tree_view.boxes if b.node is child)
+    with qtbot.waitSignal(browser.token_selected) as selected:
+        qtbot.mouseClick(browser.tree_view, Qt.MouseButton.LeftButton, pos=box.rect.center().toPoint())
+    assert selected.args == [child.token_id]
+    assert browser.search_edit.text() == "" or browser.model.row_of(child.token_id) >= 0
+    assert browser.tree_view.tree is not None and browser.tree_view.tree.token_id == child.token_id
+
+    # Sorting keeps the selection.
+    browser.table.sortByColumn(VocabTableModel.LENGTH, Qt.SortOrder.DescendingOrder)
+    current = browser.table.currentIndex()
+    assert current.isValid() and browser.model.id_at(current.row()) == child.token_id
+
+    # A special token has no tree.
+    special = loaded.tokenizer.special_tokens[SPECIAL]
+    browser.show_token(special)
+    assert browser.selected_id == special and browser.tree_view.tree is None
+    assert browser.details.facts[0].special
+
+
+def test_browser_search_label(qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path) -> None:  # type: ignore[no-untyped-def]
+    open_and_wait(qtbot, window, tiny_file)
+    browser = views.vocab_browser
+    qtbot.keyClicks(browser.search_edit, "ing")
+    shown = browser.model.rowCount(QModelIndex())
+    assert 0 < shown < 600
+    assert browser.match_label.text() == f"{shown:,} of 600"
