@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFrame,
     QGridLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QSplitter,
@@ -59,7 +61,7 @@ class MergeDifference:
             if pair is None:
                 return "nothing (its list has ended)"
             left, right = (token_label(t) for t in pair)
-            return f"<code>{_escape(left)}</code> + <code>{_escape(right)}</code>"
+            return f"{_chip(left)} + {_chip(right)}"
 
         if self.first is not None:
             return (
@@ -78,6 +80,11 @@ class MergeDifference:
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _chip(text: str) -> str:
+    """A token in rich text: monospace on a light background."""
+    return f"<code style='background-color: palette(alternate-base)'>&nbsp;{_escape(text)}&nbsp;</code>"
 
 
 def compare_merges(a: Tokenizer, b: Tokenizer) -> MergeDifference:
@@ -177,6 +184,17 @@ class CompareView(QWidget):
 
         text_box = QGroupBox("Text", splitter)
         text_layout = QVBoxLayout(text_box)
+        options = QHBoxLayout()
+        options.addWidget(
+            QLabel("Both tokenizers encode this text; special tokens are recognised.", text_box)
+        )
+        options.addStretch(1)
+        self.whitespace_check = QCheckBox("Show whitespace", text_box)
+        self.whitespace_check.setToolTip("Draw spaces as ·, tabs as → and line ends inside tokens as ↵")
+        self.whitespace_check.setChecked(True)
+        self.whitespace_check.toggled.connect(self._on_whitespace_check_toggled)
+        options.addWidget(self.whitespace_check)
+        text_layout.addLayout(options)
         self.text_edit = TokenTextEdit(text_box)
         self.text_edit.setObjectName("compare_text")
         self.text_edit.setPlaceholderText("Text to encode with both tokenizers")
@@ -210,6 +228,7 @@ class CompareView(QWidget):
         sides_layout.addWidget(self.result_frame, 1, 0, 1, 2)
         splitter.addWidget(text_box)
         splitter.addWidget(sides)
+        self._on_whitespace_check_toggled(True)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 4)
         splitter.setSizes([150, 600])
@@ -250,6 +269,11 @@ class CompareView(QWidget):
         """Stop the timer and the worker thread."""
         self.timer.stop()
         self.runner.shutdown()
+
+    @Slot(bool)
+    def _on_whitespace_check_toggled(self, checked: bool) -> None:
+        for side in self.sides.values():
+            side.view.set_whitespace_visible(checked)
 
     # -- encoding -----------------------------------------------------------------------------------
 

@@ -587,6 +587,14 @@ class ExportDialog(QDialog):
 
     def _build(self, sample: str, folder: Path) -> None:
         layout = QVBoxLayout(self)
+        intro = QLabel(
+            "Writes the tokenizer in each chosen format, then loads every file back and checks that it "
+            "encodes the sample text to the same ids. Files are written atomically: an interrupted export "
+            "leaves no half-written file.",
+            self,
+        )
+        intro.setWordWrap(True)
+        layout.addWidget(intro)
         form = QFormLayout()
         folder_row = QHBoxLayout()
         self.folder_edit = QLineEdit(os.fspath(folder), self)
@@ -640,6 +648,7 @@ class ExportDialog(QDialog):
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("")
+        self.progress.setVisible(False)
         layout.addWidget(self.progress)
         self.log = QPlainTextEdit(self)
         self.log.setObjectName("export_log")
@@ -698,6 +707,7 @@ class ExportDialog(QDialog):
         self.log.setPlainText("")
         self.status_label.setText("Exporting…")
         self.export_button.setEnabled(False)
+        self.progress.setVisible(True)
         self.progress.setRange(0, 0)
         self.runner.start(lambda ctx: run_export(job, ctx))
         return True
@@ -770,11 +780,16 @@ class ExportDialog(QDialog):
 
 
 def _default_folder(loaded: LoadedTokenizer) -> Path:
+    """Beside the tokenizer file or the training corpus, if that folder is writable; else the home folder."""
+    candidates: list[Path] = []
     if loaded.path is not None:
-        return loaded.path.parent
+        candidates.append(loaded.path.parent)
     inputs = loaded.training.get("inputs")
     if isinstance(inputs, list) and inputs:
-        return Path(str(inputs[0])).parent
+        candidates.append(Path(str(inputs[0])).parent)
+    for folder in candidates:
+        if folder.is_dir() and os.access(folder, os.W_OK):
+            return folder
     return Path.home()
 
 

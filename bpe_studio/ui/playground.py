@@ -280,7 +280,7 @@ class PlaygroundView(QWidget):
         scroll.setWidget(self.details)
         scroll.setMinimumHeight(150)
         details_layout.addWidget(scroll)
-        right_layout.addWidget(details_box, 3)
+        right_layout.addWidget(details_box, 2)
 
         size_box = QGroupBox("Vocab size", right)
         size_layout = QVBoxLayout(size_box)
@@ -304,7 +304,7 @@ class PlaygroundView(QWidget):
         self.curve_plot.setToolTip("Tokens in the text at each vocab size; click to use that size")
         self.curve_plot.vocab_size_clicked.connect(self._on_curve_plot_clicked)
         size_layout.addWidget(self.curve_plot, 1)
-        right_layout.addWidget(size_box, 4)
+        right_layout.addWidget(size_box, 3)
 
         decode_box = QGroupBox("Decode ids", right)
         decode_layout = QVBoxLayout(decode_box)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, Signal, Slot
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -62,19 +62,25 @@ def _line_x(line: QTextLine, position: int) -> float:
 
 
 class UnitHighlighter(QSyntaxHighlighter):
-    """Colours the units of a :class:`TokenTextEdit` (positions in UTF-16 code units of the document)."""
+    """Colours the units of a :class:`TokenTextEdit` (positions in UTF-16 code units of the document).
+
+    Only the blocks (paragraphs) in view, and some around them, are coloured; the edit colours the others
+    when they scroll into view. So a long text costs little more than a short one.
+    """
 
     def __init__(self, edit: TokenTextEdit) -> None:
         super().__init__(edit.document())
         self._edit = edit
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
-        """Set the format of each unit (part) in the block."""
+        """Set the format of each unit (part) in the block, if the block is near the view."""
         edit = self._edit
-        starts, ends = edit.unit_starts, edit.unit_ends
-        if not starts:
-            return
         block = self.currentBlock()
+        if not edit.unit_starts or not edit.block_wanted(block):
+            edit.coloured_blocks.discard(block.blockNumber())
+            return
+        edit.coloured_blocks.add(block.blockNumber())
+        starts, ends = edit.unit_starts, edit.unit_ends
         first = block.position()
         last = first + block.length() - 1  # the block's text, without its separator
         limit = last if edit.valid_until is None else min(last, edit.valid_until)
@@ -126,7 +132,10 @@ class TokenTextEdit(QPlainTextEdit):
         self._revision = self.document().revision()
         # Connected before the highlighter exists, so that an edit is seen before Qt re-highlights the block.
         self.document().contentsChange.connect(self._on_document_contents_change)
+        self.coloured_blocks: set[int] = set()
+        self._wanted = range(0)
         self.highlighter = UnitHighlighter(self)
+        self.updateRequest.connect(self._on_update_request)
 
     def plain_text(self) -> str:
         """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``)."""
@@ -240,10 +249,59 @@ class TokenTextEdit(QPlainTextEdit):
     def _rehighlight(self) -> None:
         self._updating = True
         try:
+            self.coloured_blocks.clear()
+            self._wanted = self._wanted_blocks()
             self.highlighter.rehighlight()
         finally:
             self._updating = False
         self.viewport().update()
+
+    def _wanted_blocks(self) -> range:
+        """Block numbers to colour: those in view and a screenful around them."""
+        first = self.firstVisibleBlock()
+        number = first.blockNumber() if first.isValid() else 0
+        line = max(self.fontMetrics().lineSpacing(), 1)
+        lines = max(self.viewport().height() // line, 10)
+        return range(max(number - lines, 0), number + 3 * lines)
+
+    def block_wanted(self, block: QTextBlock) -> bool:
+        """Whether a block is near enough to the view to be coloured now."""
+        return block.blockNumber() in self._wanted
+
+    @Slot()
+    def colour_visible_blocks(self) -> None:
+        """Colour the blocks that came into view (after scrolling or resizing)."""
+        if self._updating or not self.unit_starts:
+            return
+        wanted = self._wanted_blocks()
+        missing = [n for n in wanted if n not in self.coloured_blocks]
+        if not missing:
+            return
+        self._updating = True
+        try:
+            self._wanted = wanted
+            doc = self.document()
+            for number in missing:
+                block = doc.findBlockByNumber(number)
+                if not block.isValid():
+                    break
+                self.highlighter.rehighlightBlock(block)
+        finally:
+            self._updating = False
+
+    def colour_all_blocks(self) -> None:
+        """Colour every block now (e.g. before grabbing or exporting the whole text)."""
+        self._updating = True
+        try:
+            self._wanted = range(self.document().blockCount())
+            self.coloured_blocks.clear()
+            self.highlighter.rehighlight()
+        finally:
+            self._updating = False
+
+    @Slot(QRect, int)
+    def _on_update_request(self, _rect: QRect, _dy: int) -> None:
+        self.colour_visible_blocks()
 
     @Slot(int, int, int)
     def _on_document_contents_change(self, position: int, _removed: int, _added: int) -> None:

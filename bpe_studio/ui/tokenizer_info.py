@@ -219,6 +219,10 @@ def _required_id(token_id: int | None) -> int:
     return token_id
 
 
+#: How the views name the engine's file formats.
+FORMAT_NAMES = {"studio": "BPE Studio", "gpt2": "GPT-2", "tiktoken": "tiktoken", "hf": "Hugging Face"}
+
+
 # ----------------------------------------------------------------------------------------------------------
 # A loaded tokenizer
 # ----------------------------------------------------------------------------------------------------------
@@ -277,12 +281,17 @@ class LoadedTokenizer:
     def summary(self) -> str:
         """One line: tokens, merges, special tokens and pattern."""
         tok = self.tokenizer
-        pattern = tok.pattern_name or "custom pattern"
+        pattern = tok.pattern_name or "custom"
         specials = len(tok.special_tokens)
-        return (
+        text = (
             f"{tok.vocab_size:,} tokens · {len(tok.merges):,} merges · {specials} special "
             f"token{'s' if specials != 1 else ''} · {pattern} pattern"
         )
+        if self.format is not None:
+            text += f" · {FORMAT_NAMES.get(self.format, self.format)} file"
+        elif self.result is not None:
+            text += " · trained in this session"
+        return text
 
     def cut(self, merges: int) -> Tokenizer:
         """The tokenizer of the first ``merges`` merges (the tokenizer itself for all of them).

@@ -281,9 +281,9 @@ class VocabBrowser(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in enumerate((70, 200, 200, 60, 100)):
+        for column, width in enumerate((70, 210, 200, 60, 100)):
             self.table.setColumnWidth(column, width)
-        header.setSectionResizeMode(VocabTableModel.TOKEN, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(VocabTableModel.HEX, QHeaderView.ResizeMode.Stretch)
         selection = self.table.selectionModel()
         selection.currentRowChanged.connect(self._on_table_current_changed)
         left_layout.addWidget(self.table)
@@ -297,7 +297,9 @@ class VocabBrowser(QWidget):
         self.details.linkActivated.connect(self._on_details_link_activated)
         details_layout.addWidget(self.details)
         right_layout.addWidget(details_box, 0)
-        tree_box = QGroupBox("Merge tree: the token on top, down to its single bytes", right)
+        tree_box = QGroupBox(
+            "Merge tree: the token on top, its single bytes at the bottom (#n: merge rank)", right
+        )
         tree_layout = QVBoxLayout(tree_box)
         self.tree_view = MergeTreeView(tree_box)
         self.tree_view.token_clicked.connect(self.show_token)

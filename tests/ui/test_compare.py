@@ -32,7 +32,7 @@ def test_compare_merges() -> None:
     short = Tokenizer(base | {256: b"ab"}, [(b"a", b"b")])
     diff = compare_merges(one, two)
     assert (diff.shared, diff.first, diff.a_merge, diff.b_merge) == (1, 1, (b"ab", b"c"), (b"b", b"c"))
-    assert "rank <b>1</b>" in diff.describe() and "<code>ab</code> + <code>c</code>" in diff.describe()
+    assert "rank <b>1</b>" in diff.describe() and "&nbsp;ab&nbsp;</code> + <code" in diff.describe()
     prefix = compare_merges(short, one)
     assert (prefix.shared, prefix.first, prefix.a_merge, prefix.b_merge) == (1, None, None, (b"ab", b"c"))
     assert "B has 1 more" in prefix.describe()

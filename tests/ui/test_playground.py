@@ -548,3 +548,17 @@ def test_gpt2_files_from_the_reference_data(
     assert views.current is not None and views.current.tokenizer.vocab_size == 50257
     assert views.playground.encoding.ids == ids  # type: ignore[union-attr]
     assert views.playground.size_slider.maximum() == 50000
+
+
+def test_long_texts_are_coloured_where_they_are_seen(qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path) -> None:  # type: ignore[no-untyped-def]
+    text = "".join(f"line {n}: the quick brown fox\n" for n in range(3000))
+    open_and_wait(qtbot, window, tiny_file, text)
+    editor = views.playground.editor
+    last_block = editor.document().blockCount() - 1
+    assert 0 in editor.coloured_blocks and last_block - 1 not in editor.coloured_blocks
+    # Scrolling colours what comes into view, on the engine's spans.
+    editor.verticalScrollBar().setValue(editor.verticalScrollBar().maximum())
+    qtbot.waitUntil(lambda: last_block - 1 in editor.coloured_blocks)
+    editor.colour_all_blocks()
+    tok = views.current.tokenizer  # type: ignore[union-attr]
+    assert formatted_units(editor) == expected_formats(text, tok.encode_with_offsets(text))
