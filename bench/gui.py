@@ -108,6 +108,13 @@ def gui_run(config: TrainConfig) -> dict[str, Any]:
     result = view.result
     assert result is not None
     gaps = [(b - a) / 1e6 for a, b in itertools.pairwise(ticks)]
+    # When the long gaps happened (seconds since Start, and the gap in ms), to tell the phases apart.
+    start_ns = ticks[0]
+    long_gaps = [
+        (round((a - start_ns) / 1e9, 2), round((b - a) / 1e6))
+        for a, b in itertools.pairwise(ticks)
+        if b - a > 50e6
+    ]
     window.close()
     window.deleteLater()
     return {
@@ -119,6 +126,7 @@ def gui_run(config: TrainConfig) -> dict[str, Any]:
         "p99_gap_ms": statistics.quantiles(gaps, n=100)[98],
         "gaps_over_50ms": sum(g > 50 for g in gaps),
         "ticks": len(gaps),
+        "long_gaps": long_gaps,
         "table_rows": view.merges_model.rowCount(),
     }
 
@@ -243,6 +251,10 @@ def main() -> int:
         "max_gap_ms": round(max(r["max_gap_ms"] for r in gui), 1),
         "p99_gap_ms": round(max(r["p99_gap_ms"] for r in gui), 1),
         "gaps_over_50ms": [r["gaps_over_50ms"] for r in gui],
+        "long_gaps_at_s_ms": [r["long_gaps"] for r in gui],
+        "gui_timings": [{k: round(v, 2) for k, v in r["timings"].items()} for r in gui],
+        "engine_timings": [{k: round(v, 2) for k, v in r["timings"].items()} for r in engine],
+        "gui_thread_cpu_s": [round(r["gui_thread_cpu"], 2) for r in gui],
         "cancel": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items()} for c in cancels],
         "load_average": os.getloadavg(),
     }

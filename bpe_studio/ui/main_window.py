@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         self.save_action = file_menu.addAction("&Save tokenizer…")
         self.save_action.setShortcut(QKeySequence.StandardKey.Save)
         self.save_action.setEnabled(False)
-        self.save_action.triggered.connect(self.train_view.save_tokenizer)
+        self.save_action.triggered.connect(self.train_view.ask_and_save_tokenizer)
         self.train_view.result_ready.connect(self._on_train_view_result_ready)
         file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit")

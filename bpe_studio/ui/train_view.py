@@ -465,7 +465,7 @@ class TrainView(QWidget):
         result_layout.addStretch(1)
         result_buttons = QHBoxLayout()
         self.save_button = QPushButton("Save tokenizer…", result_box)
-        self.save_button.clicked.connect(self.save_tokenizer)
+        self.save_button.clicked.connect(self.ask_and_save_tokenizer)
         self.open_button = QPushButton("Open in Playground", result_box)
         self.open_button.setToolTip("Show the trained tokenizer in the tokenizer views")
         self.open_button.clicked.connect(self._on_open_button_clicked)
@@ -989,12 +989,11 @@ class TrainView(QWidget):
         * No automatic garbage collection: it would run in whichever thread allocates, nearly always the
           worker, and a collection there may destroy Qt objects of the GUI thread (Qt warns "Timers cannot
           be started from another thread", or worse); a full collection of the merge loop's millions of
-          objects also holds the GIL for a long time. The engine makes no reference cycles, so nothing
-          accumulates; garbage is collected in the GUI thread before and after the run.
+          objects also holds the GIL for a long time. The engine makes no reference cycles, so little
+          accumulates, and it is collected as usual once the run is over.
         """
         if self._saved_interpreter is None:
             self._saved_interpreter = (sys.getswitchinterval(), gc.isenabled())
-            gc.collect()
             gc.disable()
             sys.setswitchinterval(min(self._saved_interpreter[0], GIL_SWITCH_INTERVAL))
 
@@ -1005,7 +1004,6 @@ class TrainView(QWidget):
             sys.setswitchinterval(interval)
             if gc_enabled:
                 gc.enable()
-            gc.collect()
 
     @Slot()
     def _on_runner_stopped(self) -> None:
@@ -1056,6 +1054,10 @@ class TrainView(QWidget):
         labels["pretokens"].setText(f"{s.pretokens:,} ({s.unique_pretokens:,} unique)")
 
     @Slot()
+    def ask_and_save_tokenizer(self) -> None:
+        """Ask where and in which format to save the trained tokenizer, and save it."""
+        self.save_tokenizer()
+
     def save_tokenizer(self, path: Path | None = None, fmt: str = "studio") -> Path | None:
         """Save the trained tokenizer in one of the engine's formats; returns the path written.
 

@@ -415,3 +415,35 @@ def test_corrupt_settings_file_still_opens_the_window(
     win.show()
     assert win.train_view.corpus_files() == []
     assert any("settings" in r.getMessage() or "geometry" in r.getMessage() for r in caplog.records)
+
+
+def test_save_menu_uses_the_dialogs_format(
+    qtbot, window: MainWindow, small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QFileDialog
+
+    from bpe_studio.engine.formats import detect_format
+    from bpe_studio.ui.train_view import SAVE_FILTERS
+
+    view = window.train_view
+    _fill(view, small_corpus, 400)
+    assert not window.save_action.isEnabled()
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT):
+        view.start_training()
+    hf_filter = next(f for f, fmt in SAVE_FILTERS.items() if fmt == "hf")
+    asked: list[str] = []
+
+    def fake_dialog(parent: Any, caption: str, start: str, filters: str) -> tuple[str, str]:
+        asked.append(start)
+        return str(tmp_path / "picked.json"), hf_filter
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake_dialog))
+    with qtbot.waitSignal(view.tokenizer_saved):
+        window.save_action.trigger()
+    assert asked == [str(small_corpus.with_name(f"{small_corpus.stem}-bpe400.json"))]
+    assert detect_format(tmp_path / "picked.json") == "hf"
+    # The Result box's button does the same.
+    (tmp_path / "picked.json").unlink()
+    with qtbot.waitSignal(view.tokenizer_saved):
+        qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton)
+    assert detect_format(tmp_path / "picked.json") == "hf"
