@@ -252,24 +252,28 @@ class TrainCharts(QWidget):
         self._density = np.zeros((1, 32), dtype=np.float32)
         self._bin = 1
 
-        # 3. Throughput over time: MB/s while counting (left axis), merges/s while merging (right axis).
+        # 3. Throughput over time: MB/s while counting (left axis), merges/s while merging (right axis). Each
+        # axis is coloured as its curve, which says which is which without a legend over the data.
         self.rate_plot: pg.PlotItem = self.view.addPlot(row=0, col=2)
         _style_plot(self.rate_plot, "Throughput", "MB/s (counting)", "seconds", foreground)
         self.rate_plot.showAxis("right")
-        self.rate_plot.setLabel("right", "merges/s (merging)")
+        _cache(self.rate_plot.getAxis("right"))
+        for side, text, colour in (
+            ("left", "MB/s (counting)", BYTES_RATE_COLOR),
+            ("right", "merges/s (merging)", MERGE_RATE_COLOR),
+        ):
+            self.rate_plot.setLabel(side, text, color=colour)
+            axis = self.rate_plot.getAxis(side)
+            axis.setTextPen(pg.mkPen(colour))
+            axis.setPen(pg.mkPen(colour, width=1))
         self.merge_rate_box = pg.ViewBox()
         self.rate_plot.scene().addItem(self.merge_rate_box)
         self.rate_plot.getAxis("right").linkToView(self.merge_rate_box)
         self.merge_rate_box.setXLink(self.rate_plot)
         self.rate_plot.vb.sigResized.connect(self._on_rate_plot_resized)
-        rate_legend = self.rate_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=legend_brush)
-        self.bytes_rate_curve: pg.PlotDataItem = self.rate_plot.plot(
-            pen=pg.mkPen(BYTES_RATE_COLOR, width=1), name="MB/s"
-        )
-        self.merge_rate_curve = pg.PlotDataItem(pen=pg.mkPen(MERGE_RATE_COLOR, width=1))
+        self.bytes_rate_curve: pg.PlotDataItem = self.rate_plot.plot(pen=pg.mkPen(BYTES_RATE_COLOR, width=2))
+        self.merge_rate_curve = pg.PlotDataItem(pen=pg.mkPen(MERGE_RATE_COLOR, width=2))
         self.merge_rate_box.addItem(self.merge_rate_curve)
-        rate_legend.addItem(self.merge_rate_curve, "merges/s")
-        _cache(rate_legend)
         for plot in (self.count_plot, self.length_plot, self.rate_plot):
             plot.vb.setMouseEnabled(x=True, y=False)
             plot.vb.disableAutoRange()  # ranges are set by refresh(), in coarse steps
@@ -388,8 +392,7 @@ class TrainCharts(QWidget):
             ("merge_y", self.merge_rate_box, self._merge_rate),
         ):
             top = float(rates.values.max()) if len(rates) else 0.0
-            # Headroom above the highest step keeps the legend clear of the curves.
-            self._set_range(key, box, "y", 0, nice_ceil(top * 1.5))
+            self._set_range(key, box, "y", 0, nice_ceil(top * 1.1))
 
     def _add_density(self, lengths: NDArray[np.float64], first: int) -> None:
         """Count new tokens into the density image (only the new ones: O(batch)) and show it."""
