@@ -16,14 +16,64 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
 log = logging.getLogger(__name__)
+
+
+#: Milliseconds between two checks of the main-thread garbage collector.
+GC_INTERVAL_MS = 1000
+
+
+class MainThreadGarbageCollector(QObject):
+    """Runs Python's cyclic garbage collector on the GUI thread only.
+
+    Python collects cycles in whichever thread happens to allocate when a threshold is crossed, so a worker
+    thread can end up destroying Qt objects that live in the GUI thread: with PySide6 that gives Qt warnings
+    ("Timers cannot be stopped from another thread"), or a deadlock when the GUI thread destroys connected
+    objects at the same time. So automatic collection is switched off and this timer collects on the GUI
+    thread instead, with the interpreter's usual thresholds (the approach of calibre's GarbageCollector).
+    Reference counting still frees everything that is not in a cycle at once, as before.
+    """
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.thresholds = gc.get_threshold()
+        gc.disable()
+        self.timer = QTimer(self)
+        self.timer.setInterval(GC_INTERVAL_MS)
+        self.timer.timeout.connect(self.check)
+        self.timer.start()
+
+    @Slot()
+    def check(self) -> None:
+        """Collect the generations whose allocation counts passed their thresholds."""
+        first, second, third = gc.get_count()
+        if first > self.thresholds[0]:
+            gc.collect(0)
+            if second > self.thresholds[1]:
+                gc.collect(1)
+                if third > self.thresholds[2]:
+                    gc.collect(2)
+
+
+def install_main_thread_gc() -> MainThreadGarbageCollector | None:
+    """Collect garbage on the GUI thread only; installed once per application (see the class above)."""
+    app = QCoreApplication.instance()
+    if app is None:
+        return None
+    found = app.findChild(MainThreadGarbageCollector)
+    if isinstance(found, MainThreadGarbageCollector):
+        return found
+    collector = MainThreadGarbageCollector(app)
+    collector.setObjectName("bpe-studio-gc")
+    return collector
 
 
 class TaskCancelledError(Exception):
@@ -108,6 +158,7 @@ class TaskRunner(QObject):
 
     def __init__(self, name: str = "bpe-studio-task", parent: QObject | None = None) -> None:
         super().__init__(parent)
+        install_main_thread_gc()
         self._name = name
         self._thread: QThread | None = None
         self._worker: _TaskWorker | None = None
@@ -204,4 +255,11 @@ class TaskRunner(QObject):
             self.idle.emit()
 
 
-__all__ = ["Task", "TaskCancelledError", "TaskContext", "TaskRunner"]
+__all__ = [
+    "MainThreadGarbageCollector",
+    "Task",
+    "TaskCancelledError",
+    "TaskContext",
+    "TaskRunner",
+    "install_main_thread_gc",
+]

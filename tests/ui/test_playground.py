@@ -550,7 +550,9 @@ def test_gpt2_files_from_the_reference_data(
     assert views.playground.size_slider.maximum() == 50000
 
 
-def test_long_texts_are_coloured_where_they_are_seen(qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path) -> None:  # type: ignore[no-untyped-def]
+def test_long_texts_are_coloured_where_they_are_seen(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path
+) -> None:
     text = "".join(f"line {n}: the quick brown fox\n" for n in range(3000))
     open_and_wait(qtbot, window, tiny_file, text)
     editor = views.playground.editor
@@ -562,3 +564,23 @@ def test_long_texts_are_coloured_where_they_are_seen(qtbot, window: MainWindow, 
     editor.colour_all_blocks()
     tok = views.current.tokenizer  # type: ignore[union-attr]
     assert formatted_units(editor) == expected_formats(text, tok.encode_with_offsets(text))
+
+
+def test_tokenizer_menu(qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path) -> None:  # type: ignore[no-untyped-def]
+    titles = [action.text() for action in window.menuBar().actions()]
+    assert titles.index("T&okenizer") == titles.index("&Help") - 1
+    texts = [action.text() for action in views.menu.actions() if action.text()]
+    assert texts[:4] == ["&Open tokenizer…", "Open tokenizer &folder…", "&Compare with…", "&Export…"]
+    assert not views.export_action.isEnabled()
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
+        "Train",
+        "Playground",
+        "Vocabulary",
+        "Compare",
+    ]
+    open_and_wait(qtbot, window, tiny_file)
+    assert views.export_action.isEnabled()
+    assert window.windowTitle() == "tiny.json — BPE Studio"
+    show_vocabulary = next(a for a in views.menu.actions() if a.text() == "Show &Vocabulary")
+    show_vocabulary.trigger()
+    assert window.tabs.currentWidget() is views.vocab_browser
