@@ -538,12 +538,13 @@ class PlaygroundView(QWidget):
             self.curve_plot.set_curve(None, None)
         else:
             self.curve_plot.set_curve(curve.vocab_sizes, curve.counts)
-        self.curve_plot.plot.setTitle(
-            "Tokens in this text by vocab size"
-            if text == self.text()
-            else "Tokens by vocab size (updating…)",
-            size="10pt",
-        )
+        if curve.error:
+            title = "No curve: the text holds a disallowed special token"
+        elif text == self.text():
+            title = "Tokens in this text by vocab size"
+        else:
+            title = "Tokens by vocab size (updating…)"
+        self.curve_plot.plot.setTitle(title, size="10pt")
         self._update_size_label()
         self.curve_changed.emit()
 

@@ -717,9 +717,11 @@ class TokenDetails(QLabel):
         self.setText("".join(parts))
 
     def _chip(self, text: str) -> str:
+        """A token as a chip in the colours of the token views (readable in light and dark themes)."""
+        palette = palette_for(is_dark(self))
         return (
-            f"<span style='font-family: \"{self._mono}\"; background-color: palette(alternate-base);'>"
-            f"&nbsp;{html.escape(text)}&nbsp;</span>"
+            f"<span style='font-family: \"{self._mono}\"; background-color: {palette.backgrounds[0]}; "
+            f"color: {palette.text};'>&nbsp;{html.escape(text)}&nbsp;</span>"
         )
 
     def _token_link(self, tokenizer: Tokenizer, token_id: int) -> str:
