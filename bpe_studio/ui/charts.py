@@ -394,6 +394,12 @@ class TrainCharts(QWidget):
             top = float(rates.values.max()) if len(rates) else 0.0
             self._set_range(key, box, "y", 0, nice_ceil(top * 1.1))
 
+    def repaint_now(self) -> None:
+        """Paint the charts at once (see :meth:`TrainView._redraw <bpe_studio.ui.train_view.TrainView>`):
+        called from Python, the paint keeps the GIL for all of pyqtgraph's Python callbacks."""
+        if self.isVisible():
+            self.view.viewport().repaint()
+
     def _add_density(self, lengths: NDArray[np.float64], first: int) -> None:
         """Count new tokens into the density image (only the new ones: O(batch)) and show it."""
         columns = (np.arange(first, first + len(lengths)) // self._bin).astype(np.intp)

@@ -15,13 +15,19 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     QSortFilterProxyModel,
+    QStringListModel,
     Qt,
 )
-from PySide6.QtGui import QFontDatabase
 
 from ..engine import MergeMade
 
 Index = QModelIndex | QPersistentModelIndex
+
+# Item data roles as plain ints (data() is called thousands of times a second).
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_USER = int(Qt.ItemDataRole.UserRole.value)
 
 # Whitespace and control characters made visible. Other C0 controls become their Unicode "symbol for" glyph.
 _VISIBLE = {ord(" "): "·", ord("\n"): "↵", ord("\t"): "→", ord("\r"): "␍", 0x7F: "␡"}
@@ -69,7 +75,6 @@ class MergesTableModel(QAbstractTableModel):
         self._counts: list[int] = []
         self._token_ids: list[int] = []
         self._texts: list[tuple[str, str, str] | None] = []
-        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._align_right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
     # -- editing ------------------------------------------------------------------------------------
@@ -131,29 +136,33 @@ class MergesTableModel(QAbstractTableModel):
         """The five columns."""
         return 0 if parent.isValid() else len(self.COLUMNS)
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        """A cell's display text, tooltip, alignment or font."""
-        if not index.isValid():
-            return None
-        row, column = index.row(), index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            if column == self.RANK:
+    def data(self, index: Index, role: int = _DISPLAY) -> Any:
+        """A cell's display text, alignment or tooltip.
+
+        A view asks for seven roles per cell at every paint, so this answers the common ones first and
+        with plain integer comparisons; the font is the view's (a fixed-width one, see the Train tab).
+        """
+        if role == _DISPLAY:
+            if not index.isValid():
+                return None
+            row, column = index.row(), index.column()
+            if column == 0:
                 return f"{row + 1:,}"
-            if column == self.COUNT:
+            if column == 4:
                 return f"{self._counts[row]:,}"
             return self.texts(row)[column - 1]
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return self._align_right if column in (self.RANK, self.COUNT) else None
-        if role == Qt.ItemDataRole.FontRole:
-            return self._mono if column in (self.LEFT, self.RIGHT, self.TOKEN) else None
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _ALIGNMENT:
+            return self._align_right if index.column() in (0, 4) else None
+        if role == _TOOLTIP and index.isValid():
+            row = index.row()
             left, right = self._pairs[row]
             return (
                 f"Merge {row + 1:,}: {left!r} + {right!r} → token {self._token_ids[row]} "
                 f"({len(left) + len(right)} bytes), seen {self._counts[row]:,} times"
             )
-        if role == Qt.ItemDataRole.UserRole:
-            return self._counts[row] if column == self.COUNT else row
+        if role == _USER and index.isValid():
+            row = index.row()
+            return self._counts[row] if index.column() == self.COUNT else row
         return None
 
     def headerData(  # noqa: N802 - Qt's name
@@ -178,13 +187,18 @@ _HEADER_TIPS = (
 
 
 class MergesFilterModel(QSortFilterProxyModel):
-    """Shows only the merges whose tokens contain a search text (case-insensitive, visible whitespace)."""
+    """Shows only the merges whose tokens contain a search text (case-insensitive, visible whitespace).
+
+    It is attached to the merges model only while there is a search text: attached, it filters every row
+    inserted (a Python call per row, thousands a second while training), whether it is shown or not.
+    """
 
     def __init__(self, source: MergesTableModel, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._source = source
         self._key = ""
-        self.setSourceModel(source)
+        self._detached = QStringListModel(self)  # what it filters while there is no search text
+        self.setSourceModel(self._detached)
 
     @property
     def search_text(self) -> str:
@@ -195,6 +209,10 @@ class MergesFilterModel(QSortFilterProxyModel):
         """Filter by a new search text (empty shows every row)."""
         key = search_key(text)
         if key == self._key:
+            return
+        if not key or self.sourceModel() is self._detached:
+            self._key = key
+            self.setSourceModel(self._source if key else self._detached)
             return
         if hasattr(self, "beginFilterChange"):  # Qt >= 6.10
             self.beginFilterChange()

@@ -1,10 +1,12 @@
-"""Running a training on a ``QThread``: one worker drives the engine's event iterator and emits signals.
+"""Running a training from a ``QThread``: one worker relays the engine's progress events as signals.
 
-:class:`TrainWorker` lives on its own thread and turns the engine's progress events into batched
-``progress`` signals (one list of events at most every ``batch_interval`` seconds: per-merge events come
-thousands of times a second, and each signal costs the GUI thread, and so the merge loop, time). Every
-exception becomes an ``errored`` signal. Cancellation is a :class:`threading.Event` the engine checks between
-steps.
+:class:`TrainWorker` lives on its own thread. By default it runs the engine's event iterator in a child
+process (:mod:`bpe_studio.ui.train_process`), so that the GUI never waits for the merge loop's GIL, and
+relays the events it streams; given an ``iter_train_fn`` it drives that iterator in its own thread instead
+(tests use it to inject failures). Either way it emits batched ``progress`` signals (one list of events at
+most every ``batch_interval`` seconds: per-merge events come thousands of times a second), and every
+exception becomes an ``errored`` signal. Cancellation is a :class:`threading.Event`; in a child process
+it is forwarded as a message, and the child passes it to the engine as ``cancel``.
 
 :class:`TrainRunner` owns the thread and the worker of one run at a time, relays their signals, and tears
 both down when the run ends.
@@ -23,16 +25,14 @@ from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
-from ..engine import Finished, MergeMade, StopReason, TrainConfig, TrainEvent, iter_train
-
-#: Seconds between two ``progress`` signals while merges stream in.
-BATCH_INTERVAL = 0.04
+from ..engine import CorpusDecodeError, Finished, MergeMade, StopReason, TrainConfig, TrainEvent, TrainResult
+from .train_process import BATCH_INTERVAL, TrainingProcess, TrainingProcessError
 
 IterTrain = Callable[..., Iterator[TrainEvent]]
 
 
 class TrainWorker(QObject):
-    """Drives :func:`~bpe_studio.engine.iter_train` and reports through signals.
+    """Runs a training (in a child process, or ``iter_train_fn`` in this thread) and reports by signals.
 
     Signals:
         progress(list): A batch of progress events (every event but ``Finished``), in order.
@@ -51,17 +51,22 @@ class TrainWorker(QObject):
         config: TrainConfig,
         *,
         batch_interval: float = BATCH_INTERVAL,
-        iter_train_fn: IterTrain = iter_train,
+        iter_train_fn: IterTrain | None = None,
     ) -> None:
         super().__init__()
         self.config = config
         self.batch_interval = batch_interval
         self._iter_train = iter_train_fn
         self._cancel = threading.Event()
+        self._child: TrainingProcess | None = None
+        self._child_lock = threading.Lock()
 
     def request_cancel(self) -> None:
-        """Ask the run to stop; safe to call from any thread (it only sets a flag)."""
+        """Ask the run to stop; safe to call from any thread."""
         self._cancel.set()
+        with self._child_lock:
+            if self._child is not None:
+                self._child.cancel()
 
     @property
     def cancel_requested(self) -> bool:
@@ -72,7 +77,10 @@ class TrainWorker(QObject):
     def run(self) -> None:
         """Run the training to its end, emitting signals; never raises."""
         try:
-            self._run()
+            if self._iter_train is None:
+                self._run_child()
+            else:
+                self._run_here(self._iter_train)
         except BaseException as exc:
             self.errored.emit(exc)
         finally:
@@ -81,8 +89,39 @@ class TrainWorker(QObject):
             if app is not None:
                 self.moveToThread(app.thread())
 
-    def _run(self) -> None:
-        events = self._iter_train(self.config, cancel=self._cancel.is_set)
+    def _end(self, result: TrainResult) -> None:
+        if result.stop_reason is StopReason.CANCELLED:
+            self.cancelled.emit(result)
+        else:
+            self.finished.emit(result)
+
+    def _run_child(self) -> None:
+        """Start the child process and relay its messages (it batches the events itself)."""
+        child = TrainingProcess(self.config)
+        with self._child_lock:
+            self._child = child
+        if self._cancel.is_set():
+            child.cancel()
+        try:
+            for kind, *payload in child.messages():
+                if kind == "events":
+                    self.progress.emit(payload[0])
+                elif kind == "finished":
+                    self._end(payload[0])
+                    return
+                elif kind == "decode_error":
+                    raise CorpusDecodeError(*payload)
+                else:
+                    error = payload[0]
+                    raise error if isinstance(error, BaseException) else TrainingProcessError(str(error))
+        finally:
+            with self._child_lock:
+                self._child = None
+            child.stop()
+
+    def _run_here(self, iter_train_fn: IterTrain) -> None:
+        """Drive an event iterator in this thread."""
+        events = iter_train_fn(self.config, cancel=self._cancel.is_set)
         batch: list[TrainEvent] = []
         interval = self.batch_interval
         clock = time.perf_counter
@@ -99,11 +138,7 @@ class TrainWorker(QObject):
                     if batch:
                         self.progress.emit(batch)
                         batch = []
-                    result = event.result
-                    if result.stop_reason is StopReason.CANCELLED:
-                        self.cancelled.emit(result)
-                    else:
-                        self.finished.emit(result)
+                    self._end(event.result)
                     return
                 else:
                     batch.append(event)
@@ -116,7 +151,7 @@ class TrainWorker(QObject):
             close = getattr(events, "close", None)
             if close is not None:
                 close()
-        raise RuntimeError("the training ended without a result")
+        raise TrainingProcessError("the training ended without a result")
 
 
 class TrainRunner(QObject):
@@ -134,7 +169,7 @@ class TrainRunner(QObject):
     errored = Signal(object)
     stopped = Signal()
 
-    def __init__(self, parent: QObject | None = None, *, iter_train_fn: IterTrain = iter_train) -> None:
+    def __init__(self, parent: QObject | None = None, *, iter_train_fn: IterTrain | None = None) -> None:
         super().__init__(parent)
         self._iter_train = iter_train_fn
         self._thread: QThread | None = None

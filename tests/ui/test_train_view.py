@@ -447,3 +447,59 @@ def test_save_menu_uses_the_dialogs_format(
     with qtbot.waitSignal(view.tokenizer_saved):
         qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton)
     assert detect_format(tmp_path / "picked.json") == "hf"
+
+
+# ------------------------------------------------------------------------------------------------------
+# The training child process (the default: the GUI never shares a GIL with the merge loop)
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_cancel_while_the_child_merges(qtbot, window: MainWindow, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, big_corpus, 30_000)
+
+    def merging(events: list[Any]) -> bool:
+        return any(isinstance(e, MergeMade) for e in events)
+
+    with qtbot.waitSignal(view.runner.progress, timeout=RUN_TIMEOUT, check_params_cb=merging):
+        _start(qtbot, view)
+    start = time.perf_counter()
+    with qtbot.waitSignal(view.runner.cancelled, timeout=RUN_TIMEOUT) as cancelled:
+        view.cancel_training()
+    assert time.perf_counter() - start < 2.0
+    qtbot.waitUntil(lambda: not view.runner.is_running())
+    result = cancelled.args[0]
+    assert result.stop_reason is StopReason.CANCELLED and 0 < len(result.merges) < 30_000 - 257
+    assert view.merges_model.rowCount() == len(result.merges)
+    assert worker_processes() == []
+
+
+def test_a_killed_child_is_reported(qtbot, window: MainWindow, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, big_corpus, 30_000)
+
+    def merging(events: list[Any]) -> bool:
+        return any(isinstance(e, MergeMade) for e in events)
+
+    with qtbot.waitSignal(view.runner.progress, timeout=RUN_TIMEOUT, check_params_cb=merging):
+        _start(qtbot, view)
+    child = view.runner._worker._child  # type: ignore[union-attr]
+    assert child is not None
+    _title, text = _wait_error(qtbot, view, child.proc.kill)
+    assert text.startswith("the training process died (exit code -9)")
+    qtbot.waitUntil(lambda: not view.runner.is_running())
+    assert view.phase_label.text() == "Failed" and view.start_button.isEnabled()
+
+
+def test_a_file_removed_after_start_is_reported(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    corpus = tmp_path / "soon-gone.txt"
+    corpus.write_text("some text " * 1000, encoding="utf-8")
+    _fill(view, corpus, 300)
+
+    def start_and_remove() -> None:
+        assert view.start_training()
+        corpus.unlink()  # the child process has not read it yet: it starts in a fraction of a second
+
+    _title, text = _wait_error(qtbot, view, start_and_remove)
+    assert str(corpus) in text and "No such file" in text

@@ -1,0 +1,180 @@
+"""Training in a child process, so that the GUI never shares a GIL with the merge loop.
+
+In a thread of the GUI process, the engine's pure-Python merge loop and the GUI take turns on one GIL:
+every Python callback of a paint waits for the loop to hand the GIL over, and the engine's long C calls
+(unpickling the counting tables, ``heapify``, resizing large dicts) freeze the window for a tenth of a
+second or more. So the app runs :func:`~bpe_studio.engine.iter_train` here, in ``python -m
+bpe_studio.ui.train_process``, and its QThread worker only relays the events (see
+:mod:`bpe_studio.ui.train_worker`). This module is Qt-free.
+
+Protocol, over stdin/stdout with the engine's length-prefixed pickles
+(:func:`bpe_studio.engine.counting.write_message`):
+
+* parent → child: the :class:`~bpe_studio.engine.TrainConfig`; later, any message (or the pipe closing)
+  means "cancel".
+* child → parent: ``("events", [event, ...])`` batches (at most every :data:`BATCH_INTERVAL` seconds while
+  merges stream in), then one of ``("finished", TrainResult)``, ``("decode_error", path, offset, reason)``
+  or ``("error", exception_or_message)``.
+
+A plain subprocess rather than :mod:`multiprocessing`, as for the engine's counting workers: spawn-style
+children re-import the parent's ``__main__``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..engine import CorpusDecodeError, Finished, MergeMade, TrainConfig, TrainEvent, iter_train
+from ..engine.counting import read_message, write_message
+
+#: Seconds between two batches of events while merges stream in.
+BATCH_INTERVAL = 0.04
+
+
+class TrainingProcessError(RuntimeError):
+    """The training process failed in a way that left no engine exception to report."""
+
+
+def child_main() -> None:
+    """Entry point of the child: read the configuration, train, stream the events back."""
+    # Ctrl-C reaches the whole process group; the GUI decides what happens (it cancels).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    inbox = sys.stdin.buffer
+    # The messages own the real stdout; anything printed goes to stderr.
+    outbox = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    sys.stdout = sys.stderr
+    config: TrainConfig = read_message(inbox)
+    cancel = threading.Event()
+
+    def watch_inbox() -> None:
+        with contextlib.suppress(Exception):
+            read_message(inbox)  # any message, or the end of the pipe (the GUI went away), cancels
+        cancel.set()
+
+    threading.Thread(target=watch_inbox, name="cancel-watch", daemon=True).start()
+    try:
+        stream_events(
+            iter_train(config, cancel=cancel.is_set), lambda message: write_message(outbox, message)
+        )
+    except CorpusDecodeError as exc:
+        write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
+    except BaseException as exc:
+        write_message(outbox, ("error", _portable(exc)))
+
+
+def stream_events(events: Iterator[TrainEvent], send: Callable[[Any], None]) -> None:
+    """Send events in batches (every non-merge event at once), then ``("finished", result)``."""
+    batch: list[TrainEvent] = []
+    clock = time.perf_counter
+    last = clock()
+    try:
+        for event in events:
+            if isinstance(event, Finished):
+                if batch:
+                    send(("events", batch))
+                send(("finished", event.result))
+                return
+            batch.append(event)
+            now = clock()
+            if type(event) is not MergeMade or now - last >= BATCH_INTERVAL:
+                send(("events", batch))
+                batch, last = [], now
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()  # stops the counting processes at once, however this ended
+    raise TrainingProcessError("the training ended without a result")
+
+
+def _portable(exc: BaseException) -> BaseException | str:
+    """The exception itself if it survives pickling, else its type and message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return f"{type(exc).__name__}: {exc}"
+    return exc
+
+
+class TrainingProcess:
+    """The parent's handle on a training child: start it, read its messages, cancel it, stop it.
+
+    Example:
+        >>> with TrainingProcess(config) as child:  # doctest: +SKIP
+        ...     for kind, *payload in child.messages():
+        ...         ...
+    """
+
+    def __init__(self, config: TrainConfig) -> None:
+        env = dict(os.environ)
+        # The child imports bpe_studio from where this process did, installed or not.
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        self._lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bpe_studio.ui.train_process"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+            env=env,
+        )
+        write_message(self.proc.stdin, config)
+
+    def messages(self) -> Iterator[tuple[Any, ...]]:
+        """The child's messages until its last (``finished``, ``decode_error`` or ``error``).
+
+        Raises:
+            TrainingProcessError: The child ended without a last message (it crashed or was killed).
+        """
+        while True:
+            try:
+                message = read_message(self.proc.stdout)
+            except EOFError:
+                code = self.proc.wait()
+                raise TrainingProcessError(
+                    f"the training process died (exit code {code}); this is often a lack of memory"
+                ) from None
+            yield message
+            if message[0] != "events":
+                return
+
+    def cancel(self) -> None:
+        """Ask the child to stop (thread-safe; harmless once it ended)."""
+        with self._lock, contextlib.suppress(OSError, ValueError):
+            if self.proc.stdin is not None and not self.proc.stdin.closed:
+                write_message(self.proc.stdin, "cancel")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Wait for the child to end (asking it to stop first), killing it after ``timeout`` seconds."""
+        self.cancel()
+        with self._lock:
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> TrainingProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+__all__ = ["BATCH_INTERVAL", "TrainingProcess", "TrainingProcessError", "child_main", "stream_events"]
+
+if __name__ == "__main__":
+    child_main()
