@@ -43,6 +43,9 @@ QLineEdit[invalid="true"] {{
     border: 1px solid {ERROR};
     background: #fdf0ef;
 }}
+QFrame#status QLabel {{
+    background: {STATUS_BACKGROUND};
+}}
 QFrame#status {{
     background: {STATUS_BACKGROUND};
     border: 1px solid #dde1e7;

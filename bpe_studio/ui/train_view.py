@@ -23,6 +23,7 @@ from PySide6.QtCore import QModelIndex, QStringListModel, Qt, QTimer, Signal, Sl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -231,6 +232,7 @@ class TrainView(QWidget):
         self.files_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.files_view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.files_view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.files_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.files_view.setMaximumHeight(72)
         self.files_view.setToolTip("Corpus files (UTF-8 text). Drop files anywhere on this tab to add them.")
         corpus_layout.addWidget(self.files_view)
@@ -254,10 +256,9 @@ class TrainView(QWidget):
         self.preview_text.setFont(mono)
         self.preview_text.setPlaceholderText("The start of the first document appears here.")
         self.preview_text.setMinimumHeight(60)
-        self.preview_text.setMaximumHeight(110)
         self.preview_text.setToolTip("The start of the corpus's first document")
         corpus_layout.addWidget(self.preview_text)
-        left_layout.addWidget(corpus_box)
+        left_layout.addWidget(corpus_box, 1)  # the preview takes the height left over
 
         settings_box = QGroupBox("Tokenizer", left)
         form = QFormLayout(settings_box)
@@ -349,7 +350,6 @@ class TrainView(QWidget):
         run_buttons.addWidget(self.start_button, 2)
         run_buttons.addWidget(self.cancel_button, 1)
         left_layout.addLayout(run_buttons)
-        left_layout.addStretch(1)
 
         # ---- right: status, charts, merges table and result ----------------------------------------
         right = QWidget(splitter)
@@ -466,7 +466,7 @@ class TrainView(QWidget):
             self.summary_form.addRow(_Caption(caption, result_box), value)
             self.summary_labels[key] = value
         result_layout.addLayout(self.summary_form)
-        result_layout.addStretch(1)
+        result_layout.addSpacing(6)
         result_buttons = QHBoxLayout()
         self.save_button = QPushButton("Save tokenizer…", result_box)
         self.save_button.clicked.connect(self.ask_and_save_tokenizer)
@@ -476,6 +476,7 @@ class TrainView(QWidget):
         result_buttons.addWidget(self.save_button)
         result_buttons.addWidget(self.open_button)
         result_layout.addLayout(result_buttons)
+        result_layout.addStretch(1)
         result_box.setMinimumWidth(300)
         bottom_layout.addWidget(result_box, 2)
 
@@ -712,11 +713,15 @@ class TrainView(QWidget):
 
         if self.is_running():
             return
+        # The first time, the corpus is built from the interpreter's sources (a few seconds).
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
             path = demo_corpus()
         except OSError as exc:
             self.show_error("Cannot write the demo corpus", describe_error(exc))
             return
+        finally:
+            QApplication.restoreOverrideCursor()
         self.apply_settings(
             TrainSettings(
                 inputs=[os.fspath(path)], vocab_size=DEMO_VOCAB_SIZE, special_tokens=[DEMO_SPECIAL_TOKEN]
