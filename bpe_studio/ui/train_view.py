@@ -80,12 +80,14 @@ TABLE_INTERVAL = 0.25
 GUI_CPU_BUDGET = 0.03
 #: ... but they are redrawn at least this often (seconds), whatever it costs.
 MAX_FRAME_INTERVAL = 1.0
-#: GIL switch interval while training (seconds; CPython's default is 0.005). The GUI thread must take the
-#: GIL for each Python callback of a paint; with the default, each take can wait 5 ms for the worker
-#: thread's merge loop, and a frame with dozens of callbacks stalls the window for a tenth of a second.
+#: GIL switch interval while training (seconds; CPython's default is 0.005). It matters when the engine
+#: runs in a thread of this process (an ``iter_train_fn`` given to the runner): the GUI thread must take
+#: the GIL for each Python callback of a paint, and with the default each take can wait 5 ms.
 GIL_SWITCH_INTERVAL = 0.0005
 #: Seconds a throughput sample spans (shorter gaps are merged into the next sample).
 RATE_WINDOW = 0.25
+#: The same for counting, whose progress arrives a chunk at a time (a few per second), often in bursts.
+BYTES_RATE_WINDOW = 1.0
 
 _PRESET_LABELS = {
     "gpt2": "GPT-2",
@@ -185,7 +187,7 @@ class TrainView(QWidget):
         # When the table, the status labels and the charts are next due (perf_counter seconds).
         self._due: dict[str, float] = dict.fromkeys(("table", "status", "charts"), 0.0)
         self._saved_interpreter: tuple[float, bool] | None = None  # switch interval, gc enabled
-        self._bytes_meter = StepRate(RATE_WINDOW)
+        self._bytes_meter = StepRate(BYTES_RATE_WINDOW)
         self._merge_meter = StepRate(RATE_WINDOW)
         self._pattern_error = ""
 
@@ -751,6 +753,8 @@ class TrainView(QWidget):
         self.phase_label.setText("Starting")
         self.refresh_timer.start()
         self.training_started.emit()
+        size = sum(p.stat().st_size for p in config.inputs)
+        self.status_message.emit(f"Training on {human_bytes(size)} to {config.vocab_size:,} tokens…")
         return True
 
     @Slot()
@@ -776,7 +780,7 @@ class TrainView(QWidget):
         self._pending_merges = []
         self._table_backlog = []
         self._due = dict.fromkeys(("table", "status", "charts"), 0.0)
-        self._bytes_meter = StepRate(RATE_WINDOW)
+        self._bytes_meter = StepRate(BYTES_RATE_WINDOW)
         self._merge_meter = StepRate(RATE_WINDOW)
         self.merges_model.clear()
         self.charts.reset()
@@ -1002,15 +1006,14 @@ class TrainView(QWidget):
         self.show_error("Training failed", describe_error(exc))
 
     def _enter_training_mode(self) -> None:
-        """Tune the interpreter for a GUI thread beside a busy worker thread (undone when the run ends).
+        """Tune the interpreter for a GUI thread beside a worker thread (undone when the run ends).
 
         * A short GIL switch interval (:data:`GIL_SWITCH_INTERVAL`), so that the GUI thread gets the GIL
           back quickly for each Python callback of a paint.
-        * No automatic garbage collection: it would run in whichever thread allocates, nearly always the
-          worker, and a collection there may destroy Qt objects of the GUI thread (Qt warns "Timers cannot
-          be started from another thread", or worse); a full collection of the merge loop's millions of
-          objects also holds the GIL for a long time. The engine makes no reference cycles, so little
-          accumulates, and it is collected as usual once the run is over.
+        * No automatic garbage collection: it would run in whichever thread allocates, often the worker
+          (which unpickles every event), and a collection there may destroy Qt objects of the GUI thread
+          (Qt warns "Timers cannot be started from another thread", or worse). Events make no reference
+          cycles, so little accumulates, and it is collected as usual once the run is over.
         """
         if self._saved_interpreter is None:
             self._saved_interpreter = (sys.getswitchinterval(), gc.isenabled())
