@@ -53,12 +53,14 @@ def test_two_tokenizers_side_by_side(
     open_and_wait(qtbot, window, small, TRICKY_TEXT)
     compare = views.compare
     assert compare.text() == TRICKY_TEXT  # the playground's text, as nothing was typed here yet
-    with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
+
+    def shows_other(*_args: object) -> bool:
+        chosen = compare.chosen("b")
+        return chosen is not None and chosen.path == other_path
+
+    with qtbot.waitSignal(compare.compared, timeout=WAIT_MS, check_params_cb=shows_other):
         views.open(other_path, target="b")
     assert window.tabs.currentWidget() is compare
-    if compare.is_busy():
-        with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
-            pass
     a, b = compare.chosen("a"), compare.chosen("b")
     assert a is views.current and b is not None and b.path == other_path
 
