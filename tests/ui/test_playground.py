@@ -347,6 +347,15 @@ def test_slider_cut_equals_training_to_that_size(
     for merges in (3, 100, 300):
         assert int(curve.counts[merges]) == len(loaded.cut(merges).encode(text))
 
+    # Clicking the curve picks the vocab size under the mouse.
+    view = playground.curve_plot.view
+    with qtbot.waitSignal(playground.curve_plot.vocab_size_clicked) as clicked:
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.viewport().rect().center())
+    size = clicked.args[0]
+    assert 256 < size < index.vocab_size_at(index.merge_count)
+    assert playground.merges_used == index.merges_for_vocab_size(size)
+    wait_playground(qtbot, playground)
+
     qtbot.mouseClick(playground.full_button, Qt.MouseButton.LeftButton)
     assert playground.merges_used == index.merge_count
     wait_playground(qtbot, playground)
