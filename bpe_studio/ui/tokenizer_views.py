@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 from ..engine import FormatError, TrainConfig, TrainResult
 from .compare import CompareView
 from .export_dialog import ExportDialog
-from .playground import PlaygroundView
+from .playground import SAMPLE_TEXT, PlaygroundView
 from .tasks import TaskContext, TaskRunner
 from .tokenizer_info import LoadedTokenizer, from_result, load_file
 from .vocab_browser import VocabBrowser
@@ -199,6 +199,8 @@ class TokenizerViews(QObject):
         if loaded.path is not None:
             self.window.remember_tokenizer(loaded.path)
         if target == CURRENT:
+            if not text and not self.playground.text():
+                text = SAMPLE_TEXT  # something to look at, rather than an empty box
             self.set_current(loaded, text or None)
             if self.window.tabs.currentWidget() not in (self.playground, self.vocab_browser, self.compare):
                 self.window.tabs.setCurrentWidget(self.playground)
