@@ -503,3 +503,20 @@ def test_a_file_removed_after_start_is_reported(qtbot, window: MainWindow, tmp_p
 
     _title, text = _wait_error(qtbot, view, start_and_remove)
     assert str(corpus) in text and "No such file" in text
+
+
+def test_a_crashed_counting_worker_is_reported(qtbot, window: MainWindow, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, big_corpus, 2000, workers=2)
+
+    def counting_workers() -> list[Any]:
+        return [p for p in worker_processes() if "_count_worker" in " ".join(p.cmdline())]
+
+    with qtbot.waitSignal(view.runner.progress, timeout=RUN_TIMEOUT):
+        _start(qtbot, view)
+    qtbot.waitUntil(lambda: len(counting_workers()) == 2, timeout=RUN_TIMEOUT)
+    victim = counting_workers()[0]
+    _title, text = _wait_error(qtbot, view, victim.kill)
+    assert "a counting worker process died" in text
+    qtbot.waitUntil(lambda: not view.runner.is_running())
+    assert worker_processes() == []
