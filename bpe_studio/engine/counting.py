@@ -18,9 +18,10 @@ import subprocess
 import sys
 from collections import Counter, deque
 from collections.abc import Callable, Generator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .config import InvalidUtf8Policy
 from .corpus import Chunk, CorpusDecodeError, decode, read_chunk, special_token_regex
@@ -82,9 +83,10 @@ class ChunkCounter:
         # The first document of a chunk that continues one was already counted with the previous chunk.
         self.totals.documents += documents - (1 if continues_document else 0)
 
-    def count_chunk(self, chunk: Chunk) -> None:
-        """Read, decode and count one chunk."""
-        text = decode(read_chunk(chunk), self._policy, path=chunk.path, offset=chunk.start)
+    def count_chunk(self, chunk: Chunk, data: bytes | None = None) -> None:
+        """Decode and count one chunk, given its bytes or reading them from its (local) file."""
+        raw = read_chunk(chunk) if data is None else data
+        text = decode(raw, self._policy, path=chunk.path, offset=chunk.start)
         self.count_text(text, continues_document=chunk.continues_document)
 
     def byte_counts(self) -> dict[str, int]:
@@ -108,6 +110,10 @@ class CountOutcome:
     totals: CountTotals
 
 
+def _open_local(path: str) -> BinaryIO:
+    return open(path, "rb")
+
+
 def count_serial(
     chunks: Sequence[Chunk],
     *,
@@ -115,19 +121,29 @@ def count_serial(
     special_tokens: Sequence[str],
     policy: InvalidUtf8Policy,
     cancelled: Callable[[], bool],
+    open_file: Callable[[str], AbstractContextManager[BinaryIO]] = _open_local,
 ) -> Generator[CountUpdate | CountOutcome, None, None]:
     """Count chunks in this process, yielding progress after each; the last item is the outcome.
 
-    Stops early (without an outcome) when ``cancelled()`` becomes true.
+    ``open_file`` opens a chunk's path for binary reading (``remote.open_binary`` also takes fsspec URLs);
+    a file stays open while its chunks are read. Stops early (without an outcome) when ``cancelled()``
+    becomes true.
     """
     counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=policy)
     done = 0
-    for chunk in chunks:
-        if cancelled():
-            return
-        counter.count_chunk(chunk)
-        done += chunk.size
-        yield CountUpdate(done, len(counter.counts))
+    with contextlib.ExitStack() as stack:
+        handle: BinaryIO | None = None
+        current = ""
+        for chunk in chunks:
+            if cancelled():
+                return
+            if handle is None or chunk.path != current:
+                stack.close()  # the previous file
+                handle, current = stack.enter_context(open_file(chunk.path)), chunk.path
+            handle.seek(chunk.start)
+            counter.count_chunk(chunk, handle.read(chunk.size))
+            done += chunk.size
+            yield CountUpdate(done, len(counter.counts))
     yield CountOutcome(counter.byte_counts(), counter.totals)
 
 

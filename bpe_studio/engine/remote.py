@@ -11,18 +11,12 @@ fsspec is optional: ``pip install "bpe-studio[distributed]"``. Nothing here impo
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import re
-from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, BinaryIO, cast
-
-from .config import InvalidUtf8Policy
-from .corpus import Chunk, decode
-from .counting import ChunkCounter, CountOutcome, CountUpdate
 
 #: How to install the optional distributed extra (Dask and fsspec).
 INSTALL_HINT = 'pip install "bpe-studio[distributed]"'
@@ -101,34 +95,3 @@ def read_range(handle: BinaryIO, start: int, end: int) -> bytes:
     """Read bytes ``[start, end)`` of an open file."""
     handle.seek(start)
     return handle.read(end - start)
-
-
-def count_chunks_serial(
-    chunks: Sequence[Chunk],
-    *,
-    pattern: str,
-    special_tokens: Sequence[str],
-    policy: InvalidUtf8Policy,
-    cancelled: Callable[[], bool],
-) -> Generator[CountUpdate | CountOutcome, None, None]:
-    """Like :func:`~bpe_studio.engine.counting.count_serial`, for chunks of local paths or URLs.
-
-    Used when a corpus has URLs and no cluster is given: one file stays open while its chunks are read.
-    """
-    counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=policy)
-    done = 0
-    with contextlib.ExitStack() as stack:
-        handle: BinaryIO | None = None
-        current = ""
-        for chunk in chunks:
-            if cancelled():
-                return
-            if handle is None or chunk.path != current:
-                stack.close()  # the previous file
-                handle, current = stack.enter_context(open_binary(chunk.path)), chunk.path
-            data = read_range(handle, chunk.start, chunk.end)
-            text = decode(data, policy, path=chunk.path, offset=chunk.start)
-            counter.count_text(text, continues_document=chunk.continues_document)
-            done += chunk.size
-            yield CountUpdate(done, len(counter.counts))
-    yield CountOutcome(counter.byte_counts(), counter.totals)

@@ -43,7 +43,7 @@ from .events import (
     TrainResult,
 )
 from .merge import Merge, MergeLoop, ReplayError
-from .remote import count_chunks_serial, file_size, open_binary
+from .remote import file_size, open_binary
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
 #: processes costs more than it saves on them.
@@ -106,7 +106,7 @@ def _count_corpus(
                 )
             else:
                 chunks = plan(config.chunk_size)
-                counting = count_chunks_serial(chunks, **options)
+                counting = count_serial(chunks, open_file=open_binary, **options)
             timings[Phase.PLANNING.value] = now()
             yield PhaseStarted(Phase.COUNTING, now())
         else:
