@@ -18,21 +18,16 @@ from ..engine import (
     FormatError,
     MergeMade,
     PhaseStarted,
-    Tokenizer,
     TrainConfig,
     TrainEvent,
     TrainResult,
     WorkerCrashedError,
     iter_train,
-    save,
 )
 from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
-from ..engine.formats import save_studio
+from ..engine.formats import save_result
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
-
-#: The file name a trained tokenizer is written to inside ``--out``.
-TOKENIZER_FILE = "tokenizer.json"
 
 
 def register(subparsers: Any) -> None:
@@ -277,30 +272,10 @@ def write_result(result: TrainResult, config: TrainConfig, out: Path, fmt: str =
         raise CliError(
             f"--out: cannot create folder {out} ({exc.strerror}); choose a writable folder"
         ) from None
-    if fmt != "studio":
-        try:
-            return save(Tokenizer.from_result(result), out, format=fmt)
-        except FormatError as exc:
-            raise CliError(f"--format {fmt}: {exc}", EXIT_FAILURE) from None
-    path = out / TOKENIZER_FILE
-    training = {
-        "inputs": list(config.sources),
-        **({"counts_in": str(config.counts_in)} if config.counts_in is not None else {}),
-        **({"resumed_from": str(config.resume)} if config.resume is not None else {}),
-        "vocab_size": config.vocab_size,
-        "min_frequency": config.min_frequency,
-        "max_token_length": config.max_token_length,
-        **result.summary(),
-    }
-    save_studio(
-        path,
-        vocab=result.vocab,
-        merges=result.merges,
-        special_tokens=result.special_token_ids,
-        pattern=result.pattern,
-        training=training,
-    )
-    return path
+    try:
+        return save_result(result, out, format=fmt, config=config)
+    except FormatError as exc:
+        raise CliError(f"--format {fmt}: {exc}", EXIT_FAILURE) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -369,6 +369,27 @@ class TrainConfig:
         """Every corpus file as a string: the local ``inputs``, then the ``urls``."""
         return tuple(str(p) for p in self.inputs) + self.urls
 
+    def describe(self) -> dict[str, Any]:
+        """The settings that shaped a run, ready for JSON (studio files record them).
+
+        Example:
+            >>> TrainConfig(inputs=["a.txt"], vocab_size=300).describe()["vocab_size"]  # doctest: +SKIP
+            300
+        """
+        described: dict[str, Any] = {
+            "inputs": list(self.sources),
+            "vocab_size": self.vocab_size,
+            "special_tokens": list(self.special_tokens),
+            "pattern": self.pattern,
+            "min_frequency": self.min_frequency,
+            "max_token_length": self.max_token_length,
+        }
+        if self.counts_in is not None:
+            described["counts_in"] = str(self.counts_in)
+        if self.resume is not None:
+            described["resumed_from"] = str(self.resume)
+        return described
+
     @property
     def effective_workers(self) -> int:
         """The number of worker processes to use: ``workers`` or one per CPU core."""

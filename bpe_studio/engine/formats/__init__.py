@@ -1,7 +1,7 @@
 """Tokenizer file formats. Every write is atomic."""
 
 from .atomic import atomic_write
-from .detect import FORMATS, FormatName, detect_format, load, save
+from .detect import FORMATS, FormatName, detect_format, load, save, save_result
 from .studio import FormatError, StudioFile, dumps_studio, load_studio, save_studio
 
 __all__ = [
@@ -15,5 +15,6 @@ __all__ = [
     "load",
     "load_studio",
     "save",
+    "save_result",
     "save_studio",
 ]
