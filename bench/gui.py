@@ -7,7 +7,9 @@ It drives the real main window (offscreen) on the ~100 MB natural corpus of ``be
   resizing, Cancel). The gaps' 99th percentile and the count of gaps over 50 ms are reported too.
 * **cost of the GUI**: wall time of a run through the window (from pressing Start to the end signal, with
   the live charts and merges table updating) against ``train()`` alone with the same configuration, in the
-  same process. Runs alternate (engine, GUI, engine, GUI, ...) so that drift in machine load hits both.
+  same process. Runs alternate in ABBA order (engine, GUI, GUI, engine, ...) so that drift in machine load
+  and the order hit both alike; medians are compared. CPU seconds (this process, and its reaped children:
+  the counting workers, and for the GUI the training process) are reported too.
 * **cancel latency**: Cancel pressed during counting, while the merge loop indexes pairs, and during
   merging; the time until the run has ended (thread finished) and the worker processes left.
 
@@ -23,6 +25,7 @@ import argparse
 import itertools
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -41,12 +44,23 @@ from bpe_studio.engine import TrainConfig, train
 PROBE_MS = 10
 
 
-def engine_run(config: TrainConfig) -> dict[str, float]:
-    """Train with the engine alone; wall seconds."""
-    start = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def engine_run(config: TrainConfig) -> dict[str, Any]:
+    """Train with the engine alone; wall seconds, and CPU seconds of this process and of its children."""
+    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     result = train(config)
     wall = time.perf_counter() - start
-    return {"wall": wall, "merges": len(result.merges), "timings": result.timings}
+    return {
+        "wall": wall,
+        "merges": len(result.merges),
+        "timings": result.timings,
+        "cpu": time.process_time() - cpu,
+        "children_cpu": _children_cpu() - children,
+    }
 
 
 def gui_run(config: TrainConfig) -> dict[str, Any]:
@@ -98,10 +112,14 @@ def gui_run(config: TrainConfig) -> dict[str, Any]:
     probe.start()
     ticks.append(clock.nsecsElapsed())
     start, cpu_start = time.perf_counter(), time.thread_time()
+    process_cpu, children = time.process_time(), _children_cpu()
     assert view.start_training()
     loop.exec()
     wall = time.perf_counter() - start
     gui_cpu = time.thread_time() - cpu_start
+    process_cpu = time.process_time() - process_cpu
+    view.runner.wait()  # the child has been reaped: its CPU time is counted
+    children = _children_cpu() - children
     ticks.append(clock.nsecsElapsed())
     probe.stop()
     assert ended == ["finished"], ended
@@ -122,6 +140,8 @@ def gui_run(config: TrainConfig) -> dict[str, Any]:
         "merges": len(result.merges),
         "timings": result.timings,
         "gui_thread_cpu": gui_cpu,
+        "cpu": process_cpu,
+        "children_cpu": children,
         "max_gap_ms": max(gaps),
         "p99_gap_ms": statistics.quantiles(gaps, n=100)[98],
         "gaps_over_50ms": sum(g > 50 for g in gaps),
@@ -187,7 +207,8 @@ def cancel_run(config: TrainConfig, phase: str, delay: float) -> dict[str, Any]:
 
 
 def _phases(run: dict[str, Any]) -> str:
-    return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in run["timings"].items())
+    phases = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in run["timings"].items())
+    return f"{phases}; CPU: this process {run['cpu']:.2f} s, children {run['children_cpu']:.2f} s"
 
 
 def main() -> int:
@@ -213,9 +234,12 @@ def main() -> int:
     print(f"corpus {args.corpus} ({size / 1e6:.1f} MB), vocab {args.vocab_size}, {args.workers} workers")
     engine: list[dict[str, Any]] = []
     gui: list[dict[str, Any]] = []
-    for i in range(args.rounds):
+
+    def run_engine(i: int) -> None:
         engine.append(engine_run(config))
         print(f"round {i + 1}: engine {engine[-1]['wall']:.2f} s ({_phases(engine[-1])})", flush=True)
+
+    def run_gui(i: int) -> None:
         gui.append(gui_run(config))
         g = gui[-1]
         print(
@@ -224,7 +248,12 @@ def main() -> int:
             f"({_phases(g)})",
             flush=True,
         )
-        assert g["merges"] == engine[-1]["merges"] == g["table_rows"]
+
+    for i in range(args.rounds):
+        # ABBA order (engine, GUI, GUI, engine, ...), so that neither always runs first or second.
+        for run in (run_engine, run_gui) if i % 2 == 0 else (run_gui, run_engine):
+            run(i)
+        assert gui[-1]["merges"] == engine[-1]["merges"] == gui[-1]["table_rows"]
     cancels: list[dict[str, Any]] = []
     if not args.no_cancel:
         # Cancel 1 s into counting, as soon as the merge loop starts indexing pairs, and 1 s into merging.
@@ -255,6 +284,10 @@ def main() -> int:
         "gui_timings": [{k: round(v, 2) for k, v in r["timings"].items()} for r in gui],
         "engine_timings": [{k: round(v, 2) for k, v in r["timings"].items()} for r in engine],
         "gui_thread_cpu_s": [round(r["gui_thread_cpu"], 2) for r in gui],
+        "engine_cpu_s": [round(r["cpu"], 2) for r in engine],
+        "engine_children_cpu_s": [round(r["children_cpu"], 2) for r in engine],
+        "gui_process_cpu_s": [round(r["cpu"], 2) for r in gui],
+        "gui_children_cpu_s": [round(r["children_cpu"], 2) for r in gui],
         "cancel": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items()} for c in cancels],
         "load_average": os.getloadavg(),
     }
