@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,7 +26,7 @@ from PySide6.QtWidgets import (
 from ..engine import Tokenizer
 from .tasks import TaskContext, TaskRunner
 from .token_format import token_label
-from .token_text import TokenTextEdit
+from .token_text import FileDropWidget, TokenTextEdit
 from .tokenizer_info import Encoding, LoadedTokenizer, SpecialMode, encode_text
 
 #: Milliseconds of quiet typing before both sides are encoded again.
@@ -147,7 +146,7 @@ class _Side:
         self.encoding: Encoding | None = None
 
 
-class CompareView(QWidget):
+class CompareView(FileDropWidget):
     """The compare tab.
 
     Signals:
@@ -158,12 +157,10 @@ class CompareView(QWidget):
 
     compared = Signal()
     open_requested = Signal(str)
-    files_dropped = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("compare")
-        self.setAcceptDrops(True)
         self.tokenizers: list[LoadedTokenizer] = []
         self.difference: MergeDifference | None = None
         self.runner = TaskRunner("bpe-studio-compare", self)
@@ -373,22 +370,6 @@ class CompareView(QWidget):
         if ta.tokenizer.pattern != tb.tokenizer.pattern:
             text += " Their pre-tokenization patterns differ too."
         self.merges_label.setText(text)
-
-    # -- drag and drop ------------------------------------------------------------------------------
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        """Accept tokenizer files and folders."""
-        if TokenTextEdit.dropped_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        """Open a dropped tokenizer as B."""
-        paths = TokenTextEdit.dropped_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self.files_dropped.emit(paths)
 
 
 __all__ = ["CompareView", "MergeDifference", "compare_merges", "shared_tokens"]

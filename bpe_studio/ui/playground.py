@@ -11,7 +11,7 @@ import json
 import re
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QFont, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from ..engine import Tokenizer, UnknownTokenIdError
 from .tasks import TaskContext, TaskRunner
 from .token_charts import VocabCurvePlot
-from .token_text import TokenDetails, TokenTextEdit
+from .token_text import FileDropWidget, TokenDetails, TokenTextEdit
 from .tokenizer_info import (
     NORMAL,
     Curve,
@@ -101,7 +101,7 @@ def format_ids(ids: list[int]) -> str:
     return json.dumps(ids)
 
 
-class PlaygroundView(QWidget):
+class PlaygroundView(FileDropWidget):
     """The playground tab.
 
     Signals:
@@ -116,12 +116,10 @@ class PlaygroundView(QWidget):
     curve_changed = Signal()
     settled = Signal()
     token_link_activated = Signal(int)
-    files_dropped = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("playground")
-        self.setAcceptDrops(True)
         self.loaded: LoadedTokenizer | None = None
         self.encoding: Encoding | None = None
         self.curve: Curve | None = None
@@ -761,24 +759,6 @@ class PlaygroundView(QWidget):
         except UnicodeDecodeError:
             note += " (some bytes are not whole UTF-8 characters: shown as �)"
         self.decode_status.setText(note)
-
-    # ==============================================================================================
-    # Drag and drop
-    # ==============================================================================================
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        """Accept tokenizer files and folders."""
-        if TokenTextEdit.dropped_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        """Open a dropped tokenizer."""
-        paths = TokenTextEdit.dropped_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self.files_dropped.emit(paths)
 
 
 #: A short text with English, code, whitespace runs, accents, CJK and an emoji, for the Sample button.

@@ -585,6 +585,37 @@ class TokenTextEdit(QPlainTextEdit):
         return unit
 
 
+class FileDropWidget(QWidget):
+    """A tab that opens tokenizer files and folders dropped anywhere on it.
+
+    The playground, vocabulary and compare tabs derive from it, so that a drop outside their text views
+    (which report drops themselves, see :class:`TokenTextEdit`) is handled the same way on each.
+
+    Signals:
+        files_dropped(list): Local files or folders were dropped on the widget (a list of ``Path``).
+    """
+
+    files_dropped = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAcceptDrops(True)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+        """Accept tokenizer files and folders."""
+        if TokenTextEdit.dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+        """Report dropped files by :attr:`files_dropped` (the main window opens them)."""
+        paths = TokenTextEdit.dropped_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.files_dropped.emit(paths)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Token details
 # ----------------------------------------------------------------------------------------------------------
@@ -765,6 +796,7 @@ class TokenDetails(QLabel):
 
 __all__ = [
     "UNIT_PROPERTY",
+    "FileDropWidget",
     "TokenDetails",
     "TokenFacts",
     "TokenTextEdit",

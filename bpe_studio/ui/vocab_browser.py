@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPointF, QRectF, QSize, Qt, Signal, Slot
 from PySide6.QtGui import (
     QColor,
-    QDragEnterEvent,
-    QDropEvent,
     QFont,
     QFontDatabase,
     QFontMetricsF,
@@ -39,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from ..engine import Tokenizer
 from .token_format import hex_bytes, palette_for, token_label
-from .token_text import TokenDetails, TokenTextEdit, is_dark
+from .token_text import FileDropWidget, TokenDetails, is_dark
 from .tokenizer_info import LoadedTokenizer, MergeNode
 from .vocab_model import VocabTableModel
 
@@ -226,7 +224,7 @@ class MergeTreeView(QWidget):
         super().mouseMoveEvent(event)
 
 
-class VocabBrowser(QWidget):
+class VocabBrowser(FileDropWidget):
     """The vocabulary tab.
 
     Signals:
@@ -235,12 +233,10 @@ class VocabBrowser(QWidget):
     """
 
     token_selected = Signal(int)
-    files_dropped = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("vocab_browser")
-        self.setAcceptDrops(True)
         self.loaded: LoadedTokenizer | None = None
         self._selected = -1
         self._build()
@@ -396,22 +392,6 @@ class VocabBrowser(QWidget):
     def _on_details_link_activated(self, link: str) -> None:
         if link.startswith("token:"):
             self.show_token(int(link.removeprefix("token:")))
-
-    # -- drag and drop ------------------------------------------------------------------------------
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        """Accept tokenizer files and folders."""
-        if TokenTextEdit.dropped_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        """Open a dropped tokenizer."""
-        paths = TokenTextEdit.dropped_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self.files_dropped.emit(paths)
 
 
 __all__ = ["MergeTreeView", "TreeBox", "VocabBrowser"]
