@@ -63,6 +63,7 @@ class TrainSettings:
         pattern: A preset name or a custom regex.
         workers: Worker processes; ``None`` for automatic.
         min_frequency: Stop when the best pair is rarer than this.
+        cluster: Dask cluster to count on (``local:N`` or ``tcp://HOST:PORT``); empty for this machine.
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -71,6 +72,7 @@ class TrainSettings:
     pattern: str = "gpt2"
     workers: int | None = None
     min_frequency: int = 1
+    cluster: str = ""
 
 
 @dataclass
@@ -125,6 +127,7 @@ _TRAIN_CHECKS: dict[str, Callable[[Any], bool]] = {
     "pattern": lambda v: isinstance(v, str) and v != "",
     "workers": lambda v: v is None or (_is_int(v) and v > 0),
     "min_frequency": lambda v: _is_int(v) and v > 0,
+    "cluster": lambda v: isinstance(v, str),
 }
 _TOP_CHECKS: dict[str, Callable[[Any], bool]] = {
     "geometry": lambda v: isinstance(v, str),

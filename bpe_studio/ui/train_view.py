@@ -340,6 +340,26 @@ class TrainView(QWidget):
         self.min_freq_spin.setGroupSeparatorShown(True)
         self.min_freq_spin.setToolTip("Stop early when the most frequent pair occurs fewer times than this")
         form.addRow("Min frequency", self.min_freq_spin)
+
+        # Advanced: count on a Dask cluster (issue: corpora too big for one machine). Validated as typed.
+        cluster = QWidget(settings_box)
+        cluster_layout = QVBoxLayout(cluster)
+        cluster_layout.setContentsMargins(0, 0, 0, 0)
+        cluster_layout.setSpacing(2)
+        self.cluster_edit = QLineEdit(cluster)
+        self.cluster_edit.setPlaceholderText("this machine (or local:N, tcp://host:8786)")
+        self.cluster_edit.setToolTip(
+            "Advanced: count pre-tokens on a Dask cluster. local:N starts N worker processes here; "
+            "tcp://HOST:PORT uses a running scheduler. Needs pip install \"bpe-studio[distributed]\"."
+        )
+        self.cluster_error = QLabel(cluster)
+        self.cluster_error.setObjectName("error")
+        self.cluster_error.setWordWrap(True)
+        self.cluster_error.setVisible(False)
+        cluster_layout.addWidget(self.cluster_edit)
+        cluster_layout.addWidget(self.cluster_error)
+        self.cluster_edit.textChanged.connect(self._on_cluster_edit_changed)
+        form.addRow("Dask cluster", cluster)
         left_layout.addWidget(settings_box)
 
         run_buttons = QHBoxLayout()
@@ -610,6 +630,26 @@ class TrainView(QWidget):
         self.pattern_edit.style().unpolish(self.pattern_edit)
         self.pattern_edit.style().polish(self.pattern_edit)
 
+    @Slot(str)
+    def _on_cluster_edit_changed(self, text: str) -> None:
+        """Check the cluster address as it is typed; show what is accepted, or how to install Dask."""
+        from ..engine.distributed import dask_missing, parse_cluster
+
+        message = ""
+        if text.strip():
+            try:
+                parse_cluster(text)
+            except ValueError as exc:
+                message = str(exc)
+            else:
+                message = dask_missing() or ""
+        self.cluster_error.setText(message)
+        self.cluster_error.setVisible(bool(message))
+
+    def cluster(self) -> str | None:
+        """The Dask cluster address typed in the advanced setting, or None for this machine."""
+        return self.cluster_edit.text().strip() or None
+
     @property
     def pattern_problem(self) -> str:
         """The inline pattern error shown, or empty when the pattern is valid."""
@@ -625,6 +665,7 @@ class TrainView(QWidget):
             pattern=self.pattern(),
             workers=workers or None,
             min_frequency=self.min_freq_spin.value(),
+            cluster=self.cluster() or "",
         )
 
     def apply_settings(self, train: TrainSettings) -> None:
@@ -638,6 +679,7 @@ class TrainView(QWidget):
         self.set_pattern(train.pattern)
         self.workers_spin.setValue(min(train.workers or 0, self.workers_spin.maximum()))
         self.min_freq_spin.setValue(train.min_frequency)
+        self.cluster_edit.setText(train.cluster)
         self.set_corpus_files([Path(p) for p in train.inputs if Path(p).is_file()])
 
     def build_config(self) -> TrainConfig:
@@ -650,6 +692,7 @@ class TrainView(QWidget):
             pattern=self.pattern(),
             workers=workers or None,
             min_frequency=self.min_freq_spin.value(),
+            cluster=self.cluster(),
         )
 
     # ---- corpus preview ---------------------------------------------------------------------------

@@ -520,3 +520,21 @@ def test_a_crashed_counting_worker_is_reported(qtbot, window: MainWindow, big_co
     assert "a counting worker process died" in text
     qtbot.waitUntil(lambda: not view.runner.is_running())
     assert worker_processes() == []
+
+
+def test_cluster_address_is_an_advanced_setting(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    _fill(view, small_corpus, 300)
+    assert view.build_config().cluster is None  # empty: count on this machine
+    view.cluster_edit.setText("localhost")
+    assert view.cluster_error.isVisibleTo(view)
+    assert "tcp://HOST:8786" in view.cluster_error.text()
+    view.cluster_edit.setText("local:2")
+    from bpe_studio.engine.distributed import dask_missing
+
+    assert view.cluster_error.text() == (dask_missing() or "")
+    if dask_missing() is None:
+        assert view.build_config().cluster == "local:2"
+    assert view.form_settings().cluster == "local:2"
+    view.cluster_edit.clear()
+    assert not view.cluster_error.isVisibleTo(view)
