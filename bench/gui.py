@@ -27,6 +27,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -61,6 +62,30 @@ def engine_run(config: TrainConfig) -> dict[str, Any]:
         "cpu": time.process_time() - cpu,
         "children_cpu": _children_cpu() - children,
     }
+
+
+_FRESH_TRAIN = """
+import json, sys, time
+from bpe_studio.engine import TrainConfig, train
+config = TrainConfig(inputs=tuple(sys.argv[1:2]), vocab_size=int(sys.argv[2]),
+                     special_tokens=("<|endoftext|>",), workers=int(sys.argv[3]))
+result = train(config)
+print(json.dumps({"merges": len(result.merges), "timings": result.timings}))
+"""
+
+
+def fresh_engine_run(config: TrainConfig) -> dict[str, Any]:
+    """Train with the engine alone in a fresh interpreter, as ``bpe-studio train`` does (the GUI's training
+    process is fresh too); wall seconds from starting the interpreter to its end."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    args = [os.fspath(config.inputs[0]), str(config.vocab_size), str(config.workers)]
+    start, children = time.perf_counter(), _children_cpu()
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_TRAIN, *args], env=env, capture_output=True, text=True, check=True
+    )
+    wall = time.perf_counter() - start
+    report = json.loads(done.stdout)
+    return {**report, "wall": wall, "cpu": 0.0, "children_cpu": _children_cpu() - children}
 
 
 def gui_run(config: TrainConfig) -> dict[str, Any]:
@@ -217,6 +242,9 @@ def main() -> int:
     parser.add_argument("--vocab-size", type=int, default=10_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=2, help="engine+GUI pairs to run")
+    parser.add_argument(
+        "--fresh", action="store_true", help="also time train() in a fresh interpreter (as the CLI runs it)"
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     parser.add_argument("--no-cancel", action="store_true", help="skip the cancel-latency runs")
     args = parser.parse_args()
@@ -233,11 +261,15 @@ def main() -> int:
     size = args.corpus.stat().st_size
     print(f"corpus {args.corpus} ({size / 1e6:.1f} MB), vocab {args.vocab_size}, {args.workers} workers")
     engine: list[dict[str, Any]] = []
+    fresh: list[dict[str, Any]] = []
     gui: list[dict[str, Any]] = []
 
     def run_engine(i: int) -> None:
         engine.append(engine_run(config))
         print(f"round {i + 1}: engine {engine[-1]['wall']:.2f} s ({_phases(engine[-1])})", flush=True)
+        if args.fresh:
+            fresh.append(fresh_engine_run(config))
+            print(f"round {i + 1}: fresh  {fresh[-1]['wall']:.2f} s ({_phases(fresh[-1])})", flush=True)
 
     def run_gui(i: int) -> None:
         gui.append(gui_run(config))
@@ -266,6 +298,7 @@ def main() -> int:
                 flush=True,
             )
     engine_wall = statistics.median(r["wall"] for r in engine)
+    fresh_wall = statistics.median(r["wall"] for r in fresh) if fresh else None
     gui_wall = statistics.median(r["wall"] for r in gui)
     summary = {
         "corpus_bytes": size,
@@ -277,6 +310,11 @@ def main() -> int:
         "engine_wall_median_s": round(engine_wall, 3),
         "gui_wall_median_s": round(gui_wall, 3),
         "gui_overhead_pct": round(100 * (gui_wall / engine_wall - 1), 2),
+        "fresh_wall_s": [round(r["wall"], 3) for r in fresh],
+        "fresh_wall_median_s": round(fresh_wall, 3) if fresh_wall else None,
+        "gui_overhead_vs_fresh_pct": round(100 * (gui_wall / fresh_wall - 1), 2) if fresh_wall else None,
+        "fresh_timings": [{k: round(v, 2) for k, v in r["timings"].items()} for r in fresh],
+        "fresh_children_cpu_s": [round(r["children_cpu"], 2) for r in fresh],
         "max_gap_ms": round(max(r["max_gap_ms"] for r in gui), 1),
         "p99_gap_ms": round(max(r["p99_gap_ms"] for r in gui), 1),
         "gaps_over_50ms": [r["gaps_over_50ms"] for r in gui],
