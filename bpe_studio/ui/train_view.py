@@ -1213,23 +1213,13 @@ def save_result(result: TrainResult, config: TrainConfig, path: Path, fmt: str =
     """Write a trained tokenizer in one of the engine's formats and return what to load it from.
 
     ``studio`` files also keep how the tokenizer was trained. ``gpt2`` writes a folder (a file name's
-    suffix is dropped). Every file is written atomically, so a failure leaves no partial file.
+    suffix is dropped, as the save dialog offers file names). Every file is written atomically.
     """
-    from ..engine.formats import save
-    from ..engine.tokenizer import Tokenizer
+    from ..engine.formats import save_result as save_trained
 
-    training = {
-        "inputs": [os.fspath(p) for p in config.inputs],
-        "vocab_size": config.vocab_size,
-        "min_frequency": config.min_frequency,
-        "max_token_length": config.max_token_length,
-        **result.summary(),
-    }
     if fmt == "gpt2" and path.suffix:
         path = path.with_suffix("")
-    return save(
-        Tokenizer.from_result(result), path, format=fmt, training=training if fmt == "studio" else None
-    )
+    return save_trained(result, path, format=fmt, config=config)
 
 
 __all__ = ["REFRESH_MS", "SAVE_FILTERS", "TrainView", "describe_error", "save_result"]
