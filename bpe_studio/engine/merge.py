@@ -147,7 +147,10 @@ class MergeLoop:
         # A stable sort of 16-bit keys is a radix sort in numpy: linear time.
         order = np.argsort(codes, kind="stable")
         sorted_codes = codes[order]
-        sorted_words = word_ids[order].tolist()
+        # tolist() would make a new int object per entry (millions); mapping through one list of ints
+        # makes every entry of a word share one object, as the Python loop does, and saves ~30 bytes each.
+        shared = list(range(len(words)))
+        sorted_words = list(map(shared.__getitem__, word_ids[order].tolist()))
         starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]).tolist()
         ends = [*starts[1:], len(sorted_words)]
         counts, where = self._counts, self._where
