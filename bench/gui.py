@@ -22,6 +22,7 @@ Run it on a quiet machine::
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import os
@@ -51,9 +52,20 @@ def _children_cpu() -> float:
 
 
 def engine_run(config: TrainConfig) -> dict[str, Any]:
-    """Train with the engine alone; wall seconds, and CPU seconds of this process and of its children."""
+    """Train with the engine alone; wall seconds, and CPU seconds of this process and of its children.
+
+    With Python's automatic garbage collection on, as in a fresh interpreter: once a main window exists,
+    the app collects on the GUI thread's timer instead (see ``bpe_studio.ui.tasks``), and ``train()`` run
+    here outside an event loop would then never collect, which makes the merge loop some 15% faster.
+    """
+    was_enabled = gc.isenabled()
+    gc.enable()
     start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-    result = train(config)
+    try:
+        result = train(config)
+    finally:
+        if not was_enabled:
+            gc.disable()
     wall = time.perf_counter() - start
     return {
         "wall": wall,
