@@ -111,7 +111,10 @@ _PHASE_TEXT = {
 
 
 def _clock(seconds: float) -> str:
-    seconds = max(0, round(seconds))
+    """A duration for the status labels: ``4.2 s`` under a minute, then ``1:05`` or ``1:02:05``."""
+    if seconds < 59.95:
+        return f"{max(0.0, seconds):.1f} s"
+    seconds = round(seconds)
     minutes, secs = divmod(seconds, 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
