@@ -82,8 +82,12 @@ class MergeLoop:
         token_bytes: list[bytes],
         *,
         max_token_length: int | None = None,
+        cancelled: Callable[[], bool] | None = None,
     ) -> None:
         self.token_bytes = list(token_bytes)
+        # Checked between the steps of building the index (about a second on 100 MB): once it returns
+        # True, building stops and ``stop_reason`` is CANCELLED, so run() and replay() make no merge.
+        self._cancelled = cancelled
         self._ids_by_bytes = {b: i for i, b in enumerate(self.token_bytes)}
         self._keys = [descending_key(b) for b in self.token_bytes]
         self._max_len = max_token_length
@@ -103,11 +107,18 @@ class MergeLoop:
             self._index_words_numpy()
         elif total >= 2:
             self._index_words_python()
+        if self._stop_if_cancelled():
+            return
         keys = self._keys
         self._heap = [
             (-n, keys[ord(p[0])] + keys[ord(p[1])], p) for p, n in self._counts.items() if self._allowed(p)
         ]
         heapq.heapify(self._heap)
+
+    def _stop_if_cancelled(self) -> bool:
+        if self.stop_reason is None and self._cancelled is not None and self._cancelled():
+            self.stop_reason = StopReason.CANCELLED
+        return self.stop_reason is StopReason.CANCELLED
 
     def _index_words_python(self) -> None:
         counts, where = self._counts, self._where
@@ -144,8 +155,12 @@ class MergeLoop:
             return  # every word is a single token: nothing to merge
         weights = np.asarray(freqs, dtype=np.int64)[word_ids]
         pair_counts = np.bincount(codes, weights=weights, minlength=1 << 16)
+        if self._stop_if_cancelled():
+            return
         # A stable sort of 16-bit keys is a radix sort in numpy: linear time.
         order = np.argsort(codes, kind="stable")
+        if self._stop_if_cancelled():
+            return
         sorted_codes = codes[order]
         # tolist() would make a new int object per entry (millions); mapping through one list of ints
         # makes every entry of a word share one object, as the Python loop does, and saves ~30 bytes each.
@@ -192,6 +207,8 @@ class MergeLoop:
 
         ``stop_reason`` tells why it stopped once the iterator is exhausted.
         """
+        if self.stop_reason is StopReason.CANCELLED:
+            return  # cancelled while the index was built
         created = 0
         while created < new_tokens:
             if cancelled is not None and cancelled():
@@ -243,6 +260,8 @@ class MergeLoop:
         Raises:
             ReplayError: A recorded merge is not the one the loop would make.
         """
+        if self.stop_reason is StopReason.CANCELLED:
+            return  # cancelled while the index was built
         created = 0
         for index, (left_bytes, right_bytes) in enumerate(merges):
             if new_tokens is not None and created >= new_tokens:

@@ -249,7 +249,7 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
             "max_token_length": config.max_token_length,
         }
         checkpoint_header = header("checkpoint", training) if config.checkpoint is not None else None
-        loop = MergeLoop(outcome.counts, base, max_token_length=config.max_token_length)
+        loop = MergeLoop(outcome.counts, base, max_token_length=config.max_token_length, cancelled=cancelled)
         outcome = None  # the loop keeps what it needs; let the table go
         wanted = config.vocab_size - 256 - len(config.special_tokens)
         tb = loop.token_bytes

@@ -38,3 +38,19 @@ def test_descending_key_orders_pairs_in_reverse(a: bytes, b: bytes, c: bytes, d:
     forward = (a, b) < (c, d)
     backward = descending_key(a) + descending_key(b) > descending_key(c) + descending_key(d)
     assert forward == backward or (a, b) == (c, d)
+
+
+def test_cancel_while_the_index_is_built_makes_no_merge() -> None:
+    calls = 0
+
+    def cancelled() -> bool:
+        nonlocal calls
+        calls += 1
+        return True
+
+    counts = {"hello": 3, " world": 2, "hell": 1}
+    with mock.patch.object(merge, "_NUMPY_MIN_CHARS", 0):
+        loop = MergeLoop(counts, BYTES, cancelled=cancelled)
+    assert calls == 1 and loop.stop_reason is merge.StopReason.CANCELLED
+    assert list(loop.run(new_tokens=5)) == []
+    assert list(loop.replay([(b"l", b"l")], [3], new_tokens=5)) == []
