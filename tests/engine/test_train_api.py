@@ -158,3 +158,19 @@ def test_works_from_a_script_without_main_guard(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("RAN") == 1
+
+
+def test_garbage_collection_is_restored_after_merging(tmp_path: Path) -> None:
+    import gc
+
+    cfg = TrainConfig(inputs=[_corpus(tmp_path)], vocab_size=300)
+    assert gc.isenabled()
+    train(cfg)
+    assert gc.isenabled()
+    events = iter_train(cfg)
+    for event in events:
+        if isinstance(event, MergeMade):
+            assert not gc.isenabled()  # paused while the loop runs
+            break
+    events.close()
+    assert gc.isenabled()
