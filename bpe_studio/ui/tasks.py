@@ -22,7 +22,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
+
+from .common import start_in_thread
 
 log = logging.getLogger(__name__)
 
@@ -201,19 +203,12 @@ class TaskRunner(QObject):
     def _launch(self) -> None:
         task, self._pending = self._pending, None
         assert task is not None
-        thread = QThread()
-        thread.setObjectName(self._name)
         worker = _TaskWorker(task)
-        worker.moveToThread(thread)
-        thread.started.connect(worker.run)
+        thread = start_in_thread(worker, self._name)
         worker.progress.connect(self._on_worker_progress)
         worker.finished.connect(self._on_worker_finished)
         worker.errored.connect(self._on_worker_errored)
         worker.cancelled.connect(self._on_worker_cancelled)
-        # Directly (in the worker's thread): QThread.quit is thread-safe, and a queued call would wait for the
-        # GUI thread, which may itself be waiting for this thread to end (when the window closes).
-        for signal in (worker.finished, worker.errored, worker.cancelled):
-            signal.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker
         thread.start()

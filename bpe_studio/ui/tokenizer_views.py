@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ..engine import FormatError, TrainConfig, TrainResult
+from .common import open_error_box
 from .compare import CompareView
 from .export_dialog import ExportDialog
 from .playground import SAMPLE_TEXT, PlaygroundView
@@ -299,13 +300,9 @@ class TokenizerViews(QObject):
 
     def show_error(self, title: str, message: str) -> None:
         """Show an error in a window-modal message box (without blocking) and emit :attr:`error_shown`."""
-        ok = QMessageBox.StandardButton.Ok
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message, ok, self.window)
-        box.setObjectName("tokenizer_error_box")
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box = open_error_box(self.window, title, message, name="tokenizer_error_box")
         box.finished.connect(self._on_error_box_finished)
         self.error_box = box
-        box.open()
         self.error_shown.emit(title, message)
 
     @Slot()

@@ -62,6 +62,7 @@ from ..engine import (
 )
 from ..engine.config import preset_name
 from .charts import StepRate, TrainCharts
+from .common import open_error_box
 from .models import MergesFilterModel, MergesTableModel
 from .preview import CorpusPreview, CorpusScanner
 from .settings import Settings, TrainSettings
@@ -1189,13 +1190,9 @@ class TrainView(QWidget):
 
     def show_error(self, title: str, message: str) -> None:
         """Show an error in a window-modal message box (without blocking) and emit :attr:`error_shown`."""
-        ok = QMessageBox.StandardButton.Ok
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message, ok, self.window())
-        box.setObjectName("error_box")
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box = open_error_box(self.window(), title, message, name="error_box")
         box.finished.connect(self._on_error_box_finished)
         self.error_box = box
-        box.open()
         self.error_shown.emit(title, message)
 
     @Slot()

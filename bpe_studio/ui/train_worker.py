@@ -23,9 +23,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from ..engine import CorpusDecodeError, Finished, MergeMade, StopReason, TrainConfig, TrainEvent, TrainResult
+from .common import start_in_thread
 from .train_process import BATCH_INTERVAL, TrainingProcess, TrainingProcessError
 
 IterTrain = Callable[..., Iterator[TrainEvent]]
@@ -188,19 +189,12 @@ class TrainRunner(QObject):
         """Start a run; raises ``RuntimeError`` if one is still running."""
         if self._thread is not None:
             raise RuntimeError("a training is already running; cancel it first")
-        thread = QThread()
-        thread.setObjectName("bpe-studio-train")
         worker = TrainWorker(config, iter_train_fn=self._iter_train)
-        worker.moveToThread(thread)
-        thread.started.connect(worker.run)
+        thread = start_in_thread(worker, "bpe-studio-train")
         worker.progress.connect(self.progress)
         worker.finished.connect(self.finished)
         worker.cancelled.connect(self.cancelled)
         worker.errored.connect(self.errored)
-        # Directly (in the worker's thread): QThread.quit is thread-safe, and a queued call would wait for the
-        # GUI thread, which may itself be waiting for this thread to end (when the window closes).
-        for signal in (worker.finished, worker.cancelled, worker.errored):
-            signal.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker
         thread.start()

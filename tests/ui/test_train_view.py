@@ -165,7 +165,7 @@ def test_cancel_while_merging_keeps_the_merges_so_far(qtbot, window: MainWindow,
         _start(qtbot, view)
     with qtbot.waitSignal(view.runner.cancelled, timeout=RUN_TIMEOUT) as cancelled:
         view.cancel_training()
-    qtbot.waitUntil(lambda: not view.runner.is_running())
+    qtbot.waitUntil(lambda: not view.runner.is_running(), timeout=RUN_TIMEOUT)
     result = cancelled.args[0]
     assert result.stop_reason is StopReason.CANCELLED
     assert 0 < len(result.merges) < 20_000 - 257
@@ -254,7 +254,7 @@ def test_unreadable_file_and_crashed_worker_are_reported(
     view.runner._iter_train = deleting_iter_train
     _title, text = _wait_error(qtbot, view, view.start_training)
     assert str(vanishing) in text and "No such file" in text
-    qtbot.waitUntil(lambda: not view.is_running())
+    qtbot.waitUntil(lambda: not view.is_running(), timeout=RUN_TIMEOUT)
 
     def crashing_iter_train(config: TrainConfig, *, cancel: Any) -> Iterator[Any]:
         yield from iter(())
@@ -266,7 +266,7 @@ def test_unreadable_file_and_crashed_worker_are_reported(
     view.set_corpus_files([small_corpus])
     _title, text = _wait_error(qtbot, view, view.start_training)
     assert text.startswith("a counting worker process died (exit code -9)")
-    qtbot.waitUntil(lambda: not view.is_running())
+    qtbot.waitUntil(lambda: not view.is_running(), timeout=RUN_TIMEOUT)
     assert view.start_button.isEnabled()
 
 
@@ -467,7 +467,7 @@ def test_cancel_while_the_child_merges(qtbot, window: MainWindow, big_corpus: Pa
     with qtbot.waitSignal(view.runner.cancelled, timeout=RUN_TIMEOUT) as cancelled:
         view.cancel_training()
     assert time.perf_counter() - start < 2.0
-    qtbot.waitUntil(lambda: not view.runner.is_running())
+    qtbot.waitUntil(lambda: not view.runner.is_running(), timeout=RUN_TIMEOUT)
     result = cancelled.args[0]
     assert result.stop_reason is StopReason.CANCELLED and 0 < len(result.merges) < 30_000 - 257
     assert view.merges_model.rowCount() == len(result.merges)
@@ -487,7 +487,7 @@ def test_a_killed_child_is_reported(qtbot, window: MainWindow, big_corpus: Path)
     assert child is not None
     _title, text = _wait_error(qtbot, view, child.proc.kill)
     assert text.startswith("the training process died (exit code -9)")
-    qtbot.waitUntil(lambda: not view.runner.is_running())
+    qtbot.waitUntil(lambda: not view.runner.is_running(), timeout=RUN_TIMEOUT)
     assert view.phase_label.text() == "Failed" and view.start_button.isEnabled()
 
 
@@ -518,7 +518,7 @@ def test_a_crashed_counting_worker_is_reported(qtbot, window: MainWindow, big_co
     victim = counting_workers()[0]
     _title, text = _wait_error(qtbot, view, victim.kill)
     assert "a counting worker process died" in text
-    qtbot.waitUntil(lambda: not view.runner.is_running())
+    qtbot.waitUntil(lambda: not view.runner.is_running(), timeout=RUN_TIMEOUT)
     assert worker_processes() == []
 
 
