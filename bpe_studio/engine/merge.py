@@ -222,19 +222,25 @@ class MergeLoop:
             if n < min_frequency:
                 self.stop_reason = StopReason.MIN_FREQUENCY
                 return
-            heapq.heappop(self._heap)
-            left, right = ord(pair[0]), ord(pair[1])
-            merged = self.token_bytes[left] + self.token_bytes[right]
-            token_id = self._ids_by_bytes.get(merged)
-            if token_id is None:
-                token_id = len(self.token_bytes)
-                self.token_bytes.append(merged)
-                self._ids_by_bytes[merged] = token_id
-                self._keys.append(self._keys[left][:-1] + self._keys[right])
-                created += 1
-            self._apply(pair, chr(token_id))
-            yield Merge(left, right, token_id, n)
+            merge, new = self._merge_top(pair, n)
+            created += new
+            yield merge
         self.stop_reason = StopReason.VOCAB_SIZE
+
+    def _merge_top(self, pair: str, n: int) -> tuple[Merge, bool]:
+        """Make the merge of ``pair`` (the heap's top, occurring ``n`` times); True if its token is new."""
+        heapq.heappop(self._heap)
+        left, right = ord(pair[0]), ord(pair[1])
+        merged = self.token_bytes[left] + self.token_bytes[right]
+        token_id = self._ids_by_bytes.get(merged)
+        new = token_id is None
+        if token_id is None:
+            token_id = len(self.token_bytes)
+            self.token_bytes.append(merged)
+            self._ids_by_bytes[merged] = token_id
+            self._keys.append(self._keys[left][:-1] + self._keys[right])
+        self._apply(pair, chr(token_id))
+        return Merge(left, right, token_id, n), new
 
     def replay(
         self,
@@ -290,18 +296,9 @@ class MergeLoop:
                     f"merge {index} ({left_bytes!r}, {right_bytes!r}) is recorded with count "
                     f"{merge_counts[index]}, but the pair occurs {n} times"
                 )
-            # From here on, exactly what run() does for one merge.
-            heapq.heappop(self._heap)
-            merged = self.token_bytes[left] + self.token_bytes[right]
-            token_id = self._ids_by_bytes.get(merged)
-            if token_id is None:
-                token_id = len(self.token_bytes)
-                self.token_bytes.append(merged)
-                self._ids_by_bytes[merged] = token_id
-                self._keys.append(self._keys[left][:-1] + self._keys[right])
-                created += 1
-            self._apply(pair, chr(token_id))
-            yield Merge(left, right, token_id, n)
+            merge, new = self._merge_top(pair, n)  # exactly what run() does for one merge
+            created += new
+            yield merge
 
     def _apply(self, pair: str, c: str) -> None:
         """Replace ``pair`` by token ``c`` in every word holding it, updating counts next to each match.
