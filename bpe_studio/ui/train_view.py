@@ -789,6 +789,12 @@ class TrainView(QWidget):
         except ValueError as exc:
             self.show_error("Cannot start training", str(exc))
             return False
+        # Measured before the run starts: a file removed once it runs is the run's error to report.
+        try:
+            size = sum(p.stat().st_size for p in config.inputs)
+        except OSError as exc:
+            self.show_error("Cannot start training", f"{exc.filename}: {exc.strerror}")
+            return False
         self._reset_run()
         self.result_config = config
         self.corpora_chosen.emit(list(config.inputs))
@@ -800,7 +806,6 @@ class TrainView(QWidget):
         self.phase_label.setText("Starting")
         self.refresh_timer.start()
         self.training_started.emit()
-        size = sum(p.stat().st_size for p in config.inputs)
         self.status_message.emit(f"Training on {human_bytes(size)} to {config.vocab_size:,} tokens…")
         return True
 
