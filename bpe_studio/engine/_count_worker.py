@@ -1,4 +1,4 @@
-"""Entry point of a counting worker process: ``python -m bpe_studio.engine._count_worker``.
+"""Entry point of a counting worker process, started by :func:`bpe_studio.engine.launch.start_child`.
 
 The parent (see :mod:`bpe_studio.engine.counting`) talks to it over stdin/stdout with length-prefixed
 pickles: first ``(pattern, special_tokens, policy)``, then one :class:`Chunk` per task and finally
@@ -7,6 +7,10 @@ pickles: first ``(pattern, special_tokens, policy)``, then one :class:`Chunk` pe
 
 A plain subprocess rather than :mod:`multiprocessing`: spawn-style workers re-import the parent's
 ``__main__``, which re-runs a user's script that lacks an ``if __name__ == "__main__"`` guard.
+
+When the parent goes away (killed, or it stopped the worker by closing the pipes), the reads end with
+``EOFError`` and the writes with ``BrokenPipeError``: the worker then just leaves, without a traceback
+(:func:`~bpe_studio.engine.launch.child_main` also watches the parent's pid).
 """
 
 from __future__ import annotations
@@ -31,11 +35,10 @@ def main() -> None:
             counter.count_chunk(chunk)
             write_message(outbox, ("progress", chunk.size, len(counter.counts)))
         write_message(outbox, ("done", counter.byte_counts(), counter.totals))
+    except (EOFError, BrokenPipeError):
+        raise  # the parent is gone: nobody to tell (child_main leaves quietly)
     except CorpusDecodeError as exc:
         write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
     except Exception as exc:
         write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
 
-
-if __name__ == "__main__":
-    main()

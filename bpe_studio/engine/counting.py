@@ -10,21 +10,20 @@ the end, so the parent merges as many tables as there are workers, not as many a
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
 import selectors
 import struct
 import subprocess
-import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from .config import InvalidUtf8Policy
 from .corpus import Chunk, CorpusDecodeError, decode, read_chunk, special_token_regex
+from .launch import start_child
 from .pretokenize import Pretokenizer
 
 # How often the parent wakes up to check for cancellation while workers count.
@@ -182,17 +181,12 @@ class _Worker:
     """A counting worker process and what the parent knows of it."""
 
     def __init__(self, index: int, setup: tuple[str, list[str], str]) -> None:
-        env = dict(os.environ)
-        # The worker imports bpe_studio from where this process did, installed or not.
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        # bufsize=0: unbuffered pipes, so select() on stdout never misses a message held in a buffer.
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bpe_studio.engine._count_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            bufsize=0,
-            env=env,
+        # Isolated (never importing from the working folder), running this process's copy of bpe_studio.
+        # The kernel may kill it with the thread that starts it only if that thread outlives it: the main
+        # thread does; a thread of the caller's might end while this generator waits to be resumed.
+        self.proc = start_child(
+            "bpe_studio.engine._count_worker:main",
+            die_with_thread=threading.current_thread() is threading.main_thread(),
         )
         self.index = index
         self.pending = 0

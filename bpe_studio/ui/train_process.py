@@ -3,8 +3,8 @@
 In a thread of the GUI process, the engine's pure-Python merge loop and the GUI take turns on one GIL:
 every Python callback of a paint waits for the loop to hand the GIL over, and the engine's long C calls
 (unpickling the counting tables, ``heapify``, resizing large dicts) freeze the window for a tenth of a
-second or more. So the app runs :func:`~bpe_studio.engine.iter_train` here, in ``python -m
-bpe_studio.ui.train_process``, and its QThread worker only relays the events (see
+second or more. So the app runs :func:`~bpe_studio.engine.iter_train` here, in a child process started
+isolated by :func:`bpe_studio.engine.launch.start_child`, and its QThread worker only relays the events (see
 :mod:`bpe_studio.ui.train_worker`). This module is Qt-free.
 
 Protocol, over stdin/stdout with the engine's length-prefixed pickles
@@ -17,7 +17,8 @@ Protocol, over stdin/stdout with the engine's length-prefixed pickles
   or ``("error", exception_or_message)``.
 
 A plain subprocess rather than :mod:`multiprocessing`, as for the engine's counting workers: spawn-style
-children re-import the parent's ``__main__``.
+children re-import the parent's ``__main__``. When the GUI process dies, the child is killed with the
+thread that started it (Linux), or cancels on the end of its input pipe and leaves quietly.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from ..engine import CorpusDecodeError, Finished, MergeMade, TrainConfig, TrainEvent, iter_train
 from ..engine.counting import read_message, write_message
+from ..engine.launch import start_child
 
 #: Seconds between two batches of events while merges stream in.
 BATCH_INTERVAL = 0.04
@@ -66,6 +67,8 @@ def child_main() -> None:
         stream_events(
             iter_train(config, cancel=cancel.is_set), lambda message: write_message(outbox, message)
         )
+    except (BrokenPipeError, EOFError):
+        raise  # the GUI is gone: nobody to tell (the launcher's child_main leaves quietly)
     except CorpusDecodeError as exc:
         write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
     except BaseException as exc:
@@ -115,18 +118,10 @@ class TrainingProcess:
     """
 
     def __init__(self, config: TrainConfig) -> None:
-        env = dict(os.environ)
-        # The child imports bpe_studio from where this process did, installed or not.
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
         self._lock = threading.Lock()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bpe_studio.ui.train_process"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            bufsize=0,
-            env=env,
-        )
+        # The thread that starts the child waits for it to end (messages(), then stop()), so the kernel may
+        # kill the child when that thread ends: the child never outlives the GUI process.
+        self.proc = start_child("bpe_studio.ui.train_process:child_main", die_with_thread=True)
         write_message(self.proc.stdin, config)
 
     def messages(self) -> Iterator[tuple[Any, ...]]:
@@ -175,6 +170,3 @@ class TrainingProcess:
 
 
 __all__ = ["BATCH_INTERVAL", "TrainingProcess", "TrainingProcessError", "child_main", "stream_events"]
-
-if __name__ == "__main__":
-    child_main()
