@@ -12,6 +12,7 @@ from ..engine import FORMATS, FormatError, Tokenizer, load, save
 from ..engine.formats.tiktoken_format import sidecar_path
 from .common import EXIT_FAILURE, CliError
 from .encode import load_tokenizer
+from .signals import stoppable
 
 #: Text the converted tokenizer must encode exactly as the original: contractions, whitespace runs, digits,
 #: punctuation, accents, several scripts, emoji and control characters (special tokens are added to it).
@@ -48,7 +49,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--sample-file", type=Path, metavar="F", help="also check that this UTF-8 file encodes the same"
     )
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=stoppable(run))
 
 
 def sample_texts(tok: Tokenizer, extra: str | None = None) -> list[str]:

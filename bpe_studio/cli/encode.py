@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from .common import CliError
+from .signals import stoppable
 
 # Background colours (xterm 256-colour palette) that alternate between tokens; dark text on top stays legible.
 _PALETTE = (153, 223, 194, 225, 229, 189)
@@ -64,7 +65,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--no-special", action="store_true", help="encode special tokens as ordinary text (encode_ordinary)"
     )
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=stoppable(run))
 
 
 def _source(args: argparse.Namespace) -> Iterable[str]:

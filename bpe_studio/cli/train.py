@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -28,6 +29,7 @@ from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
 from ..engine.formats import save_result
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
+from .signals import stoppable
 
 
 def register(subparsers: Any) -> None:
@@ -137,7 +139,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing (same as --progress none, no summary)"
     )
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=stoppable(run))
 
 
 def _config(args: argparse.Namespace) -> TrainConfig:
@@ -286,8 +288,9 @@ def run(args: argparse.Namespace) -> int:
         mode = "bar" if sys.stderr.isatty() else "none"
     live = LiveLine(sys.stderr) if mode == "bar" else None
     result: TrainResult | None = None
+    events = iter_train(config)
     try:
-        for event in iter_train(config):
+        for event in events:
             if live is not None:
                 live.update(event)
             elif mode == "json":
@@ -301,6 +304,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
     finally:
+        # A signal can stop this loop between two events: stop the worker processes now, not whenever
+        # the garbage collector gets to the generator.
+        if isinstance(events, Generator):
+            events.close()
         if live is not None:
             live.close()
     assert result is not None

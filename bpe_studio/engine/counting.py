@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 import selectors
+import signal
 import struct
 import subprocess
 import threading
@@ -254,10 +255,7 @@ def count_parallel(
                 try:
                     message = read_message(worker.proc.stdout)
                 except EOFError:
-                    raise WorkerCrashedError(
-                        f"a counting worker process died (exit code {worker.proc.wait()}); this is often a "
-                        "lack of memory: try fewer workers or a smaller chunk_size"
-                    ) from None
+                    raise WorkerCrashedError(_death_message(worker.proc)) from None
                 kind = message[0]
                 if kind == "progress":
                     worker.pending -= 1
@@ -278,6 +276,30 @@ def count_parallel(
         selector.close()
         for worker in pool:
             worker.stop()
+
+
+def _death_message(proc: subprocess.Popen[bytes]) -> str:
+    """Why a worker's pipe ended, in words (it has ended, so the wait is short; bounded all the same)."""
+    try:
+        code = proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return "a counting worker process closed its pipe and stopped answering"
+    if code == -signal.SIGKILL:
+        # The kernel's out-of-memory killer sends SIGKILL.
+        return (
+            "a counting worker process was killed (SIGKILL); this is often a lack of memory: try fewer "
+            "workers or a smaller chunk_size"
+        )
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:  # a real-time signal has no name
+            name = f"signal {-code}"
+        return f"a counting worker process was stopped by {name}, sent from outside"
+    return (
+        f"a counting worker process died (exit code {code}); this is often a lack of memory: try fewer "
+        "workers or a smaller chunk_size"
+    )
 
 
 def _feed(worker: _Worker, todo: deque[Chunk]) -> None:
