@@ -17,6 +17,8 @@ import psutil
 import pytest
 
 from bpe_studio.engine import TrainConfig, launch, train
+from bpe_studio.engine.corpus import Chunk
+from bpe_studio.engine.counting import read_message, write_message
 from bpe_studio.engine.launch import child_command, package_dir, start_child
 from bpe_studio.ui.train_process import TrainingProcess
 
@@ -222,3 +224,64 @@ def test_cli_workers_do_not_import_from_the_working_folder(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert (work / "out" / "tokenizer.json").is_file()
     assert sorted(p.name for p in markers.iterdir()) == []
+
+
+@pytest.mark.parametrize("die_with_thread", [False, True], ids=["pid-watch", "pdeathsig"])
+@pytest.mark.parametrize("stdin", ["parents-pipe", "held-open"])
+def test_a_child_whose_parent_is_killed_leaves_quietly(
+    tmp_path: Path, die_with_thread: bool, stdin: str
+) -> None:
+    # The parent starts a counting worker and is killed while the worker waits for its next message.
+    # "parents-pipe": the worker's input ends with its parent (EOFError, which must not print a traceback).
+    # "held-open": this test holds the worker's pipes, so only the launcher's watch of the parent (or the
+    # kernel's PR_SET_PDEATHSIG) can end it; the test first has it count a chunk, so that it is past its
+    # start-up (where a parent already gone is noticed at once).
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    pipes = f", stdin={in_read}, stdout={out_write}" if stdin == "held-open" else ""
+    parent = (
+        "import time\n"
+        "from bpe_studio.engine.launch import start_child\n"
+        "child = start_child('bpe_studio.engine._count_worker:main',\n"
+        f"                    die_with_thread={die_with_thread}{pipes})\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat\n", "utf-8")
+    try:
+        with open(tmp_path / "stderr.txt", "wb") as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", parent],
+                cwd=tmp_path,
+                env={**os.environ, "PYTHONPATH": str(Path(package_dir()).parent)},
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                pass_fds=(in_read, out_write),
+            )
+            os.close(in_read)
+            os.close(out_write)
+            try:
+                assert proc.stdout is not None
+                child = psutil.Process(int(proc.stdout.readline()))
+                if stdin == "held-open":
+                    with open(in_write, "wb", buffering=0, closefd=False) as inbox:
+                        write_message(inbox, ("gpt2", [], "error"))
+                        write_message(inbox, Chunk(str(corpus), 0, corpus.stat().st_size, False))
+                    with open(out_read, "rb", buffering=0, closefd=False) as outbox:
+                        assert read_message(outbox)[0] == "progress"
+                proc.kill()
+                proc.wait(timeout=60)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait(timeout=60)
+        try:
+            child.wait(timeout=60)  # not our child: psutil polls until it is gone
+        except psutil.TimeoutExpired:
+            child.kill()
+            raise
+    finally:
+        os.close(in_write)
+        os.close(out_read)
+    assert (tmp_path / "stderr.txt").read_text() == ""  # no traceback from the orphan

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from bpe_studio.cli.signals import STOP_SIGNALS, stoppable
+
 psutil = pytest.importorskip("psutil")
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
@@ -189,3 +191,81 @@ def test_a_signal_stops_the_run_cleanly(case: Case, corpora: dict[str, Corpus], 
     assert not out.exists() or list(out.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == (["out"] if out.exists() else []) + ["stderr.txt"]
     assert hashlib.sha256(corpus.path.read_bytes()).hexdigest() == corpus.digest
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_stoppable_unwinds_once_and_restores_the_handlers(
+    signum: signal.Signals, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In this process: the signal raises where the command is, its clean-up runs to the end even when more
+    # signals come (they are ignored meanwhile), and the handlers are as before afterwards.
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    cleaned = []
+
+    def command() -> int:
+        try:
+            os.kill(os.getpid(), signum)
+            for _ in range(10_000_000):  # the handler runs before this loop can end
+                pass
+            return 0
+        finally:
+            for other in STOP_SIGNALS:
+                os.kill(os.getpid(), other)
+            cleaned.append(True)
+
+    assert stoppable(command)() == 128 + signum
+    assert cleaned == [True]
+    assert capsys.readouterr().err == f"bpe-studio: cancelled by {signum.name}\n"
+    assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
+
+
+def _wait_until_caught(pid: int, signum: int) -> None:
+    """Wait (within :data:`TIMEOUT`) until process ``pid`` has a handler for ``signum`` (Linux /proc)."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        pytest.skip("needs /proc to see when the command has set its signal handlers")
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        if int(fields["SigCgt"], 16) >> (signum - 1) & 1:
+            return
+        assert time.monotonic() < deadline, f"process {pid} never set a handler for signal {signum}"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_encode_waiting_on_stdin_stops_on_a_signal(signum: signal.Signals, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50, "utf-8")
+    tokenizer = tmp_path / "tok"
+    train = ("train", str(corpus), "--vocab-size", "270", "--out", str(tokenizer))
+    trained = subprocess.run(
+        [sys.executable, "-m", "bpe_studio", *train],
+        check=False,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=TIMEOUT,
+    )
+    assert trained.returncode == 0, trained.stderr
+    # stdin is a pipe this test keeps open: encode waits for the rest of its input.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bpe_studio", "encode", "-t", str(tokenizer)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b"the cat sat\n" * 100)
+        proc.stdin.flush()
+        _wait_until_caught(proc.pid, signum)  # the command runs (a signal now is the command's business)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(TIMEOUT)
+    assert proc.returncode == 128 + signum, err
+    assert err.decode() == f"bpe-studio: cancelled by {signum.name}\n"
