@@ -1,4 +1,5 @@
-"""Pieces shared by the subcommands: errors, exit codes and number formatting."""
+"""Pieces shared by the subcommands: errors and exit codes (numbers and messages for people are formatted
+by :mod:`bpe_studio.engine.humanize`, shared with the app)."""
 
 from __future__ import annotations
 
@@ -16,35 +17,3 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.exit_code = exit_code
-
-
-def human_bytes(n: float) -> str:
-    """Format a byte count for people.
-
-    Example:
-        >>> human_bytes(1_500_000)
-        '1.5 MB'
-    """
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def human_seconds(seconds: float) -> str:
-    """Format a duration for people.
-
-    Example:
-        >>> human_seconds(75)
-        '1m15s'
-    """
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"

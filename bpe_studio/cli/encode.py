@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
+from ..engine.humanize import error_message
 from .common import CliError
 
 # Background colours (xterm 256-colour palette) that alternate between tokens; dark text on top stays legible.
@@ -37,7 +38,7 @@ def load_tokenizer(path: str | os.PathLike[str], *, pattern: str | None = None) 
     except (FormatError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
+        raise CliError(error_message(exc, path=path)) from None
 
 
 def register(subparsers: Any) -> None:
@@ -79,7 +80,7 @@ def _source(args: argparse.Namespace) -> Iterable[str]:
         except FileNotFoundError:
             raise CliError(f"--file: {args.file} does not exist") from None
         except OSError as exc:
-            raise CliError(f"--file: {args.file}: {exc.strerror or exc}") from None
+            raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
         return _lines(handle, str(args.file))
     return _lines(sys.stdin, "standard input")
 
