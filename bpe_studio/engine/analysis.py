@@ -320,7 +320,7 @@ def token_count_curve(
     text: str,
     *,
     allowed_special: AllowedSpecial = "all",
-    disallowed_special: DisallowedSpecial = (),
+    disallowed_special: DisallowedSpecial = "all",
     index: MergeIndex | None = None,
     check: Check = _no_check,
 ) -> Curve:
@@ -332,7 +332,7 @@ def token_count_curve(
     steps with ``m_j < k``, and the token count at cut ``k`` is the byte count minus the number of steps
     with ``m_j < k``: a histogram of ``m_j`` over all pre-tokens gives every cut at once. This holds for any
     merge list; special tokens count one token each at every cut. ``allowed_special`` and
-    ``disallowed_special`` mean what they mean for :meth:`Tokenizer.encode`.
+    ``disallowed_special`` mean (and default to) what they do for :meth:`Tokenizer.encode`.
 
     Raises:
         DisallowedSpecialTokenError: The text holds a disallowed special token.
@@ -475,12 +475,12 @@ def token_byte_spans(tokenizer: Tokenizer, ids: Sequence[int]) -> list[tuple[int
 
     Example:
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
-        >>> token_byte_spans(tok, tok.encode("abc"))
-        [(0, 2), (2, 3)]
+        >>> token_byte_spans(tok, tok.encode("abc")), token_byte_spans(tok, [])
+        ([(0, 2), (2, 3)], [])
     """
     token_bytes = tokenizer.token_bytes
     ends = list(accumulate(len(token_bytes(i)) for i in ids))
-    return list(zip([0, *ends[:-1]], ends, strict=True))
+    return list(zip([0, *ends], ends, strict=False))  # each token starts where the one before ends
 
 
 def shared_tokens(a: Tokenizer, a_ids: Sequence[int], b: Tokenizer, b_ids: Sequence[int]) -> int:
