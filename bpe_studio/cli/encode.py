@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
+from ..engine.analysis import compression
 from ..engine.humanize import error_message
 from .common import CliError
 
@@ -137,9 +138,10 @@ def run(args: argparse.Namespace) -> int:
             args.color == "auto" and out.isatty() and not os.environ.get("NO_COLOR")
         )
         out.write(render(text, spans, color=color) + "\n")
-        size = len(text.encode("utf-8"))
-        ratio = f", {size / len(spans):.2f} bytes per token" if spans else ""
-        out.write(f"{len(spans):,} tokens, {len(text):,} characters{ratio}\n")
+        figures = compression(text, len(spans))
+        per_token = figures.bytes_per_token
+        ratio = f", {per_token:.2f} bytes per token" if per_token is not None else ""
+        out.write(f"{len(spans):,} tokens, {figures.characters:,} characters{ratio}\n")
         return 0
     ids = tok.encode_iterable(chunks, **special)
     if args.json:

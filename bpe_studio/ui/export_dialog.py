@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..engine import FORMATS, Tokenizer, load, save
+from ..engine.analysis import compression
 from ..engine.formats import atomic_write
 from ..engine.humanize import error_message, human_bytes, human_seconds, stop_reason_text
 from .tasks import TaskContext, TaskRunner
@@ -423,13 +424,14 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
     sample = job.options.sample
     if sample:
         ids = tok.encode(sample, allowed_special="all")
-        ratio = f", {len(sample) / len(ids):.2f} characters per token" if ids else ""
+        figures = compression(sample, len(ids))
+        per_token = figures.chars_per_token
+        ratio = f", {per_token:.2f} characters per token" if per_token is not None else ""
         lines += [
             "",
             "## Sample",
             "",
-            f"{len(sample):,} characters, {len(sample.encode('utf-8')):,} bytes → "
-            f"**{len(ids):,} tokens**{ratio}.",
+            f"{figures.characters:,} characters, {figures.bytes:,} bytes → **{len(ids):,} tokens**{ratio}.",
             "",
             "| # | Id | Token |",
             "|---:|---:|---|",

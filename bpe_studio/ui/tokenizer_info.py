@@ -438,6 +438,7 @@ def encode_text(
 # Token count at every vocab size
 # ----------------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Curve:
     """The number of tokens of a text at every cut of a tokenizer, as arrays for the chart.

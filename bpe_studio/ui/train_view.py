@@ -407,9 +407,7 @@ class TrainView(QWidget):
             stats_row.addWidget(value)
             self.stat_labels[key] = value
         self.stat_labels["bytes"].setToolTip("Corpus bytes pre-tokenized per second")
-        self.stat_labels["merges"].setToolTip(
-            "Merges made per second since the first merge"
-        )
+        self.stat_labels["merges"].setToolTip("Merges made per second since the first merge")
         self.stat_labels["eta"].setToolTip("Estimated time to the end of the current phase")
         stats_row.addStretch(1)
         right_layout.addWidget(status)
