@@ -1,7 +1,12 @@
-"""Pieces shared by the subcommands: errors and exit codes (numbers and messages for people are formatted
-by :mod:`bpe_studio.engine.humanize`, shared with the app)."""
+"""Pieces shared by the subcommands: errors, exit codes and the ``--text``/``--file`` options (numbers and
+messages for people are formatted by :mod:`bpe_studio.engine.humanize`, shared with the app)."""
 
 from __future__ import annotations
+
+import argparse
+import sys
+
+from ..engine.humanize import error_message
 
 #: A user mistake (bad option, missing file, invalid input).
 EXIT_USAGE = 2
@@ -17,3 +22,46 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def add_text_options(parser: argparse.ArgumentParser, *, required: bool, purpose: str) -> None:
+    """Add ``--text T`` and ``--file F`` (one of them, ``-`` reads standard input) to a subcommand.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_text_options(p, required=True, purpose="the text to encode")
+        >>> read_text(p.parse_args(["--text", "hi"]))
+        'hi'
+    """
+    group = parser.add_mutually_exclusive_group(required=required)
+    group.add_argument("--text", metavar="T", help=purpose)
+    group.add_argument(
+        "--file", "-f", metavar="F", help="read that text from a UTF-8 file ('-': standard input)"
+    )
+
+
+def read_text(args: argparse.Namespace) -> str | None:
+    """The text given by :func:`add_text_options`' options (None if neither was given).
+
+    Raises:
+        CliError: The file cannot be read or is not UTF-8 (exit 2, a user mistake).
+    """
+    if args.text is not None:
+        return str(args.text)
+    if args.file is None:
+        return None
+    name = "standard input" if args.file == "-" else str(args.file)
+    try:
+        if args.file == "-":
+            return sys.stdin.read()
+        # newline="": keep "\r\n" as it is in the file, so the figures are those of the exact text.
+        with open(args.file, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise CliError(f"--file: {args.file} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"--file: {name}: not valid UTF-8 ({exc.reason} at byte {exc.start:,}); give UTF-8 text"
+        ) from None
+    except OSError as exc:
+        raise CliError(f"--file: {error_message(exc, path=args.file)}") from None

@@ -26,8 +26,10 @@ SEPARATOR = "│"
 _IDS_PER_LINE = 1000
 
 
-def load_tokenizer(path: str | os.PathLike[str], *, pattern: str | None = None) -> Tokenizer:
-    """Load a tokenizer for a subcommand, turning file problems into one-line errors.
+def load_tokenizer(
+    path: str | os.PathLike[str], *, pattern: str | None = None, option: str = "--tokenizer"
+) -> Tokenizer:
+    """Load a tokenizer for a subcommand, turning file problems into one-line errors (naming ``option``).
 
     Example:
         >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
@@ -35,7 +37,7 @@ def load_tokenizer(path: str | os.PathLike[str], *, pattern: str | None = None) 
     try:
         return load(path, pattern=pattern)
     except FileNotFoundError:
-        raise CliError(f"--tokenizer: {path} does not exist; give a tokenizer file or folder") from None
+        raise CliError(f"{option}: {path} does not exist; give a tokenizer file or folder") from None
     except (FormatError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

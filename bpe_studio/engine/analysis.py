@@ -182,6 +182,20 @@ class MergeIndex:
         rank, left, right = found
         return MergeNode(token_id, rank, self.merge_tree(left), self.merge_tree(right))
 
+    def heights(self) -> dict[int, int]:
+        """Token id -> height of its merge tree, for every token a merge made, in one pass over the merges.
+
+        Example:
+            >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+            >>> MergeIndex(tok).heights()
+            {256: 1}
+        """
+        found: dict[int, int] = {}
+        for token_id, rank in sorted(self.rank_of.items(), key=lambda item: item[1]):
+            # The two tokens of a merge were made by earlier merges (or are bytes, of height 0).
+            found[token_id] = 1 + max(found.get(self.left[rank], 0), found.get(self.right[rank], 0))
+        return found
+
 
 def _required_id(token_id: int | None) -> int:
     if token_id is None:  # pragma: no cover - the Tokenizer checks that every merge's tokens exist
@@ -498,6 +512,22 @@ def shared_tokens(a: Tokenizer, a_ids: Sequence[int], b: Tokenizer, b_ids: Seque
     return sum(1 for span in token_byte_spans(a, a_ids) if span in theirs)
 
 
+def same_tokenizer(a: Tokenizer, b: Tokenizer) -> bool:
+    """Whether two tokenizers are the same: vocabulary (ids and bytes), merges, special tokens, pattern.
+
+    Example:
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+        >>> same_tokenizer(tok, tok), same_tokenizer(tok, cut_to_merges(tok, 0))
+        (True, False)
+    """
+    return (
+        a.merges == b.merges
+        and a.pattern == b.pattern
+        and dict(a.special_tokens) == dict(b.special_tokens)
+        and dict(a.vocab) == dict(b.vocab)
+    )
+
+
 def shared_vocab(a: Tokenizer, b: Tokenizer) -> int:
     """How many of A's tokens (by their bytes; special tokens left out) are also tokens of B.
 
@@ -645,6 +675,7 @@ __all__ = [
     "cut_to_merges",
     "merge_tree",
     "plain_token",
+    "same_tokenizer",
     "shared_tokens",
     "shared_vocab",
     "token_byte_spans",

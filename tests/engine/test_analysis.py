@@ -116,6 +116,7 @@ def test_every_merge_tree_spells_its_token(trained: Tokenizer) -> None:
                 if child is not None and child.rank is not None:
                     assert node.rank is not None and child.rank < node.rank
                     stack.append(child)
+    assert index.heights() == {i: index.merge_tree(i).height() for i in index.rank_of}
     deepest = max(trained.vocab, key=lambda i: index.merge_tree(i).height())
     assert merge_tree(trained, deepest) == index.merge_tree(deepest)
 
