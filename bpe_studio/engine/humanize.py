@@ -27,12 +27,14 @@ def human_bytes(n: float) -> str:
     """A byte count for people (decimal units).
 
     Example:
-        >>> human_bytes(512), human_bytes(1_500_000), human_bytes(3e12)
-        ('512 B', '1.5 MB', '3000.0 GB')
+        >>> human_bytes(512), human_bytes(1_500_000), human_bytes(999_960), human_bytes(3e12)
+        ('512 B', '1.5 MB', '1.0 MB', '3000.0 GB')
     """
     for unit in ("B", "kB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        digits = 0 if unit == "B" else 1
+        # Compare what will be shown, so 999,960 bytes reads "1.0 MB", not "1000.0 kB".
+        if round(abs(n), digits) < 1000 or unit == "GB":
+            return f"{n:.{digits}f} {unit}"
         n /= 1000
     raise AssertionError("unreachable")  # pragma: no cover
 
