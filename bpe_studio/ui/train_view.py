@@ -779,7 +779,7 @@ class TrainView(QWidget):
         try:
             size = sum(p.stat().st_size for p in config.inputs)
         except OSError as exc:
-            self.show_error("Cannot start training", f"{exc.filename}: {exc.strerror}")
+            self.show_error("Cannot start training", describe_error(exc))
             return False
         self._reset_run()
         self.result_config = config

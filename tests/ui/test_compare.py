@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bpe_studio.engine import Tokenizer, TrainConfig, save, train
+from bpe_studio.engine import Tokenizer, TrainConfig, analysis, save, train
 from bpe_studio.engine.analysis import compare_merges, shared_tokens
 from bpe_studio.ui.compare import describe_merges
 from bpe_studio.ui.main_window import MainWindow
@@ -81,6 +81,9 @@ def test_two_tokenizers_side_by_side(
         a.tokenizer, a_ids, b.tokenizer, b.tokenizer.encode(TRICKY_TEXT, allowed_special="all")
     )
     assert f"{same:,} of A's {na:,} tokens" in compare.counts_label.text()
+    # The sentence `bpe-studio compare` prints, here in rich text.
+    plain = compare.counts_label.text().replace("<b>", "").replace("</b>", "")
+    assert plain == analysis.compare(a.tokenizer, b.tokenizer, TRICKY_TEXT).describe_counts()
 
     # The first differing merge, found independently.
     first = next(i for i, (x, y) in enumerate(zip(small.merges, other.merges, strict=False)) if x != y)
