@@ -165,3 +165,9 @@ def test_inspect_with_a_text_counts_tokens_at_smaller_vocab_sizes(
         and f"{len(tok.encode(TEXT)):,} tokens" in out
         and f"vocab {cut_to_merges(tok, 0).vocab_size:>8,}" in out
     )
+
+
+def test_help_lists_compare(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "compare two tokenizers on a text" in capsys.readouterr().out
