@@ -23,6 +23,7 @@ from ..engine import (
     TrainResult,
     WorkerCrashedError,
     iter_train,
+    preflight,
 )
 from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
@@ -281,6 +282,10 @@ def write_result(result: TrainResult, config: TrainConfig, out: Path, fmt: str =
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio train``."""
     config = _config(args)
+    try:
+        preflight(config)  # files, URLs, Dask, counts/checkpoint headers: refused before any work
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     mode = "none" if args.quiet else args.progress
     if mode == "auto":
         mode = "bar" if sys.stderr.isatty() else "none"
