@@ -27,7 +27,7 @@ from ..engine import (
 )
 from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
-from ..engine.formats import save_result
+from ..engine.formats import save_result, save_targets
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
 
 
@@ -283,7 +283,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio train``."""
     config = _config(args)
     try:
-        preflight(config)  # files, URLs, Dask, counts/checkpoint headers: refused before any work
+        # Files, URLs, Dask, counts/checkpoint headers, and every output (no input overwritten, folders
+        # writable): refused before any work, not after training.
+        outputs = [("--out", f) for f in save_targets(args.out, format=args.format, folder=True)]
+        preflight(config, outputs=outputs)
     except ValueError as exc:
         raise CliError(str(exc)) from None
     mode = "none" if args.quiet else args.progress
