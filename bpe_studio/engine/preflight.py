@@ -221,9 +221,9 @@ def _check_writable(planned: list[tuple[str, Path]], new_folders: Collection[str
                 "another path"
             )
         parent = target.parent
-        if name not in new_folders and not parent.is_dir():
-            raise ValueError(f"{name}: the folder {parent} does not exist; create it first")
         folder = _nearest_existing(parent)
+        if name not in new_folders and folder != parent and folder.is_dir():
+            raise ValueError(f"{name}: the folder {parent} does not exist; create it first")
         if not folder.is_dir():
             raise ValueError(
                 f"{name}: {folder} is a file, so {target} cannot be written; choose another path"
