@@ -70,6 +70,7 @@ from ..engine.humanize import (
     stop_reason_text,
     time_left,
 )
+from ..engine.preflight import preflight
 from .charts import StepRate, TrainCharts
 from .common import open_error_box
 from .models import MergesFilterModel, MergesTableModel
@@ -772,6 +773,7 @@ class TrainView(QWidget):
             return False
         try:
             config = self.build_config()
+            preflight(config)  # the checks that read files (TrainConfig itself reads none)
         except ValueError as exc:
             self.show_error("Cannot start training", str(exc))
             return False
