@@ -392,7 +392,9 @@ class MergeLoop:
                 i = nxt
         counts = self._counts
         get = counts.get
-        grown: list[str] = []
+        # Pairs whose count grew, in order; a dict for its O(1) membership (a merge inside one long word can
+        # give hundreds of distinct neighbours, and a list's `in` made that quadratic).
+        grown: dict[str, None] = {}
         for x, (f, js) in left.items():
             counts[x + a] -= f
             self._add(x + c, f, js, grown)
@@ -409,15 +411,14 @@ class MergeLoop:
             if self._allowed(q):
                 heapq.heappush(heap, (-counts[q], keys[ord(q[0])] + keys[ord(q[1])], q))
 
-    def _add(self, q: str, f: int, js: list[int], grown: list[str]) -> None:
+    def _add(self, q: str, f: int, js: list[int], grown: dict[str, None]) -> None:
         """Add ``f`` to the count of pair ``q`` found in words ``js``."""
         n = self._counts.get(q)
         if n is None:
             self._counts[q] = f
             self._where[q] = js
-            grown.append(q)
+            grown[q] = None
         else:
             self._counts[q] = n + f
             self._where.setdefault(q, []).extend(js)
-            if q not in grown:
-                grown.append(q)
+            grown[q] = None
