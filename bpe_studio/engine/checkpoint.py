@@ -401,6 +401,30 @@ def _check_header_values(header: CountsHeader) -> None:
         raise ValueError("a section is listed twice")
 
 
+def _section_size_problem(header: CountsHeader) -> str | None:
+    """What is wrong with the sections' declared raw sizes, given the header's own counts (None if nothing).
+
+    The arrays have a fixed item size, so their sizes follow from ``unique_pretokens`` and, in a
+    checkpoint, the number of merges: checked before anything is inflated.
+    """
+    entries = header.unique_pretokens
+    wanted: dict[str, int | None] = {"lengths": 4 * entries, "bytes": None, "counts": 8 * entries}
+    if header.kind == "checkpoint":
+        merges = header.training.get("merges")
+        if not isinstance(merges, int) or isinstance(merges, bool) or merges < 0:
+            return f"the number of merges is {merges!r}"
+        for side in ("left", "right"):
+            wanted.update({f"merge_{side}_lengths": 4 * merges, f"merge_{side}_bytes": None})
+        wanted["merge_counts"] = 8 * merges
+    declared = {name: raw_size for name, raw_size, _ in header.sections}
+    for name, size in wanted.items():
+        if name not in declared:
+            return f"section {name} is missing"
+        if size is not None and declared[name] != size:
+            return f"section {name} declares {declared[name]:,} bytes; the header's counts make it {size:,}"
+    return None
+
+
 def _inflate(path: str | os.PathLike[str], name: str, packed: memoryview, raw_size: int) -> bytes:
     """Inflate one section, never past the ``raw_size`` bytes the header declares for it.
 
@@ -475,6 +499,9 @@ def load(path: str | os.PathLike[str], *, want_checkpoint: bool = False) -> Coun
             "size, which BPE Studio never writes): it is damaged or was not written by BPE Studio; count "
             "the corpus again with --counts-out",
         )
+    problem = _section_size_problem(header)
+    if problem is not None:
+        raise CountsFileError(path, f"is corrupt ({problem}); write it again")
     body = memoryview(data)[:-_DIGEST_SIZE]
     if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
         raise CountsFileError(path, "is corrupt (its checksum does not match); write it again")

@@ -13,6 +13,7 @@ import zlib
 from array import array
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -195,3 +196,21 @@ def test_cli_refuses_a_bomb_in_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert err.startswith("bpe-studio: error:") and "inflates past" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_section_sizes_must_follow_from_the_header_before_anything_is_inflated(tmp_path: Path) -> None:
+    head = _header_of(_genuine(tmp_path))
+    head["unique_pretokens"] = 2
+    table = _table({b"ab": 3, b" cd": 1})
+    # Within the size ratio, but 2 pre-tokens have 16 bytes of counts, not 60 000.
+    sections = [*table[:2], ("counts", 60_000, zlib.compress(bytes(60_000)))]
+    path = _forge(tmp_path / "sizes.counts", head, sections)
+    message = "section counts declares 60,000 bytes; the header's counts make it 16"
+    with (
+        mock.patch.object(ck, "_inflate", side_effect=AssertionError("inflated")),
+        pytest.raises(CountsFileError, match=message),
+    ):
+        ck.load(path)
+    path = _forge(tmp_path / "missing.counts", head, table[:2])
+    with pytest.raises(CountsFileError, match="section counts is missing"):
+        ck.load(path)
