@@ -55,15 +55,20 @@ def corpus(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpus(), st.sampled_from([0, 5, 40, 120]))
-def test_long_repetitive_words_match_the_reference(sample: tuple[str, tuple[str, ...]], extra: int) -> None:
+@given(corpus(), st.sampled_from([0, 5, 40, 120]), st.sampled_from([None, None, 3, 8]))
+def test_long_repetitive_words_match_the_reference(
+    sample: tuple[str, tuple[str, ...]], extra: int, max_len: int | None
+) -> None:
     text, specials = sample
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c.txt"
         path.write_text(text, encoding="utf-8")
         size = 256 + len(specials) + extra
-        ref = reference_train([path], size, specials)
-        result = train(TrainConfig(inputs=(path,), vocab_size=size, special_tokens=specials, workers=1))
+        ref = reference_train([path], size, specials, max_token_length=max_len)
+        config = TrainConfig(
+            inputs=(path,), vocab_size=size, special_tokens=specials, workers=1, max_token_length=max_len
+        )
+        result = train(config)
     assert result.merges == ref.merges
     assert result.merge_counts == ref.merge_counts
     assert result.vocab == ref.vocab
