@@ -63,6 +63,19 @@ def exit_code(signum: int) -> int:
     return 128 + signum
 
 
+def cancelled_message(signum: int, *, tty: bool = False) -> str:
+    """The line printed when ``signum`` stopped a command (Ctrl-C is the user's own: no name needed).
+
+    Example:
+        >>> cancelled_message(signal.SIGTERM)
+        'bpe-studio: cancelled by SIGTERM'
+    """
+    if signum == signal.SIGINT:
+        # On a terminal, "^C" is shown on the current line: start a fresh one.
+        return ("\n" if tty else "") + "bpe-studio: cancelled"
+    return f"bpe-studio: cancelled by {signal.Signals(signum).name}"
+
+
 def _raise_stopped(signum: int, frame: FrameType | None) -> None:
     # Ignore the next ones: the clean-up this exception starts must run to its end.
     for other in STOP_SIGNALS:
@@ -101,13 +114,10 @@ def stoppable(handler: _Handler) -> _Handler:
                 return handler(*args, **kwargs)
         except KeyboardInterrupt as exc:
             signum = exc.signum if isinstance(exc, Stopped) else signal.SIGINT
-        name = signal.Signals(signum).name
-        # After Ctrl-C the terminal shows "^C" on the current line: start a fresh one.
-        start = "\n" if signum == signal.SIGINT and sys.stderr.isatty() else ""
-        print(f"{start}bpe-studio: cancelled by {name}", file=sys.stderr, flush=True)
+        print(cancelled_message(signum, tty=sys.stderr.isatty()), file=sys.stderr, flush=True)
         return exit_code(signum)
 
     return run  # type: ignore[return-value]
 
 
-__all__ = ["STOP_SIGNALS", "Stopped", "exit_code", "stop_signals_raise", "stoppable"]
+__all__ = ["STOP_SIGNALS", "Stopped", "cancelled_message", "exit_code", "stop_signals_raise", "stoppable"]

@@ -287,11 +287,11 @@ def _death_message(proc: subprocess.Popen[bytes]) -> str:
     try:
         code = proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        return "a counting worker process closed its pipe and stopped answering"
+        return "a counting worker process died (it closed its pipe but did not end)"
     if code == -signal.SIGKILL:
         # The kernel's out-of-memory killer sends SIGKILL.
         return (
-            "a counting worker process was killed (SIGKILL); this is often a lack of memory: try fewer "
+            "a counting worker process died (killed by SIGKILL); this is often a lack of memory: try fewer "
             "workers or a smaller chunk_size"
         )
     if code < 0:
@@ -299,7 +299,7 @@ def _death_message(proc: subprocess.Popen[bytes]) -> str:
             name = signal.Signals(-code).name
         except ValueError:  # a real-time signal has no name
             name = f"signal {-code}"
-        return f"a counting worker process was stopped by {name}, sent from outside"
+        return f"a counting worker process died (stopped by {name}, sent from outside bpe-studio)"
     return (
         f"a counting worker process died (exit code {code}); this is often a lack of memory: try fewer "
         "workers or a smaller chunk_size"
