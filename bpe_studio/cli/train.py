@@ -25,6 +25,7 @@ from ..engine import (
     iter_train,
 )
 from ..engine.checkpoint import CountsFileError
+from ..engine.corpus import CorpusChangedError, NotRegularFileError
 from ..engine.distributed import ClusterError
 from ..engine.formats import save_result
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
@@ -294,9 +295,10 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(event_to_json(event)), flush=True)
             if isinstance(event, Finished):
                 result = event.result
-    except (CorpusDecodeError, CountsFileError) as exc:
+    except (CorpusDecodeError, CountsFileError, NotRegularFileError) as exc:
         raise CliError(str(exc)) from None
-    except (WorkerCrashedError, ClusterError) as exc:
+    # A corpus that changed while read: the command was right, the run failed (exit 1); run it again.
+    except (WorkerCrashedError, ClusterError, CorpusChangedError) as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:
         raise CliError(f"{exc.filename or ''}: {exc.strerror or exc}") from None

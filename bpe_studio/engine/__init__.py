@@ -8,7 +8,7 @@ Example:
 
 from .checkpoint import CountsFileError
 from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
-from .corpus import CorpusDecodeError
+from .corpus import CorpusChangedError, CorpusDecodeError
 from .counting import WorkerCrashedError
 from .distributed import ClusterError
 from .events import (
@@ -30,6 +30,7 @@ __all__ = [
     "FORMATS",
     "PATTERNS",
     "ClusterError",
+    "CorpusChangedError",
     "CorpusDecodeError",
     "CorpusStats",
     "CountProgress",

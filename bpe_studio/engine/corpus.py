@@ -13,13 +13,17 @@ chunks separately gives exactly the counts of the whole. Two kinds of positions 
 
 For a custom pattern only special tokens and file ends cut a file, so without special tokens a file is read
 in one piece.
+
+Planning sees each file's size and modification time; a file that changes before counting ends (a short
+read, or a different size or time at the end) stops the run with :class:`CorpusChangedError`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+import stat
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +52,93 @@ class CorpusDecodeError(ValueError):
         super().__init__(
             f"{self.path}: invalid UTF-8 at byte offset {offset} ({reason}); fix the file, or train with "
             "invalid_utf8='replace' (CLI: --invalid-utf8 replace) to read such bytes as U+FFFD"
+        )
+
+
+class CorpusChangedError(RuntimeError):
+    """A corpus file changed (grew, shrank or was rewritten) between planning and the end of counting.
+
+    The counts would mix two versions of the file, so the run stops instead.
+
+    Attributes:
+        path: The file.
+        detail: What was seen, e.g. ``"size 1,000,000 → 999,000 bytes"``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], detail: str) -> None:
+        self.path = str(path)
+        self.detail = detail
+        super().__init__(
+            f"{self.path} changed while it was being read ({detail}); train again once it is complete"
+        )
+
+    def __reduce__(self) -> tuple[type[CorpusChangedError], tuple[str, str]]:
+        # Travels pickled from the app's training process; rebuild it from its arguments.
+        return (type(self), (self.path, self.detail))
+
+
+class NotRegularFileError(ValueError):
+    """A corpus path is a folder, FIFO or device: its size, which planning needs, is unknown."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What planning saw of a file: its size and a stamp that changes when it is rewritten.
+
+    Example:
+        >>> FileState(1_000, "1700000000000000000").size
+        1000
+    """
+
+    size: int
+    stamp: str
+
+
+def local_file_state(path: str) -> FileState:
+    """Size and modification time (ns) of a local file, from one ``os.stat``."""
+    st = os.stat(path)
+    return FileState(st.st_size, str(st.st_mtime_ns))
+
+
+def snapshot(
+    paths: Sequence[str | os.PathLike[str]], *, state: Callable[[str], FileState] = local_file_state
+) -> dict[str, FileState]:
+    """The state of each file, taken before planning, for :func:`check_unchanged` after counting.
+
+    Example:
+        >>> states = snapshot(["corpus.txt"])  # doctest: +SKIP
+    """
+    return {str(p): state(str(p)) for p in paths}
+
+
+def check_unchanged(
+    states: Mapping[str, FileState], *, state: Callable[[str], FileState] = local_file_state
+) -> None:
+    """Raise :class:`CorpusChangedError` for the first file whose size or stamp is not what it was.
+
+    Example:
+        >>> check_unchanged(snapshot(["corpus.txt"]))  # doctest: +SKIP
+    """
+    for path, before in states.items():
+        try:
+            now = state(path)
+        except FileNotFoundError:
+            raise CorpusChangedError(path, "it was removed") from None
+        if now.size != before.size:
+            raise CorpusChangedError(path, f"size {before.size:,} → {now.size:,} bytes")
+        if now.stamp != before.stamp:
+            raise CorpusChangedError(path, f"rewritten: same size, {now.size:,} bytes, new modification time")
+
+
+def check_read(chunk: Chunk, data: bytes) -> None:
+    """Raise :class:`CorpusChangedError` if reading a chunk returned fewer bytes than planned (it shrank).
+
+    Example:
+        >>> check_read(Chunk("a.txt", 0, 4, False), b"abcd")
+    """
+    if len(data) != chunk.size:
+        raise CorpusChangedError(
+            chunk.path, f"size at least {chunk.end:,} → {chunk.start + len(data):,} bytes"
         )
 
 
@@ -164,7 +255,10 @@ def plan_chunks(
         newline_cuts: Whether newline-before-letter positions are boundaries (true for the preset patterns).
         open_file: Opens a file for binary reading with ``seek``/``read`` (default: the built-in ``open``);
             give another to plan files on other file systems, e.g. fsspec URLs.
-        file_size: A file's size in bytes (default: ``os.stat``).
+        file_size: A file's size in bytes (default: ``os.stat``, which also refuses what is not a file).
+
+    Raises:
+        NotRegularFileError: A local path is a folder, FIFO or device (without ``file_size``).
 
     Example:
         >>> [c.size for c in plan_chunks(["a.txt"], chunk_size=1 << 22, special_tokens=[], newline_cuts=True)]
@@ -174,7 +268,16 @@ def plan_chunks(
     chunks: list[Chunk] = []
     for path in paths:
         name = str(path)
-        size = Path(path).stat().st_size if file_size is None else file_size(name)
+        if file_size is None:
+            st = Path(path).stat()
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFileError(
+                    f"{name} is not a regular file (a folder, pipe or device); training reads files whose "
+                    "size is known: save the text to a file first"
+                )
+            size = st.st_size
+        else:
+            size = file_size(name)
         if size == 0:
             continue
         start, continues = 0, False
@@ -189,7 +292,9 @@ def plan_chunks(
 
 
 def read_chunk(chunk: Chunk) -> bytes:
-    """Read a chunk's bytes from its file."""
+    """Read a chunk's bytes from its file; :class:`CorpusChangedError` if the file no longer holds them."""
     with open(chunk.path, "rb") as handle:
         handle.seek(chunk.start)
-        return handle.read(chunk.size)
+        data = handle.read(chunk.size)
+    check_read(chunk, data)
+    return data
