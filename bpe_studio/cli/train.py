@@ -25,7 +25,7 @@ from ..engine import (
     iter_train,
 )
 from ..engine.checkpoint import CountsFileError
-from ..engine.corpus import CorpusChangedError, NotRegularFileError
+from ..engine.corpus import CorpusChangedError, NotRegularFileError, UncuttableTextError
 from ..engine.distributed import ClusterError
 from ..engine.formats import save_result
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(event_to_json(event)), flush=True)
             if isinstance(event, Finished):
                 result = event.result
-    except (CorpusDecodeError, CountsFileError, NotRegularFileError) as exc:
+    except (CorpusDecodeError, CountsFileError, NotRegularFileError, UncuttableTextError) as exc:
         raise CliError(str(exc)) from None
     # A corpus that changed while read: the command was right, the run failed (exit 1); run it again.
     except (WorkerCrashedError, ClusterError, CorpusChangedError) as exc:
