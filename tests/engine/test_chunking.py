@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import pickle
 import re
 import tempfile
 from pathlib import Path
@@ -148,6 +149,8 @@ def test_a_stretch_without_a_cut_is_bounded(tmp_path: Path) -> None:
         plan_chunks([path], chunk_size=4, special_tokens=[], newline_cuts=True, max_uncut=1000)
     assert caught.value.path == str(path) and caught.value.offset == 5
     assert "put newlines or a special token" in str(caught.value)
+    copy = pickle.loads(pickle.dumps(caught.value))  # it travels from the app's training process
+    assert str(copy) == str(caught.value) and copy.offset == 5
     # Within the limit the chunk grows to the next cut; without a limit, to the end.
     grown = plan_chunks([path], chunk_size=4, special_tokens=[], newline_cuts=True, max_uncut=5000)
     assert [c.size for c in grown] == [5, 4001, 5]

@@ -7,6 +7,7 @@ rewritten right after the plan is made, before any chunk is counted.
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,7 @@ def test_a_file_changed_after_planning_stops_the_run(
     assert calls and calls[0] > 1  # several chunks were planned
     assert caught.value.path == str(corpus)
     assert "corpus.txt changed while it was being read" in str(caught.value)
+    assert str(pickle.loads(pickle.dumps(caught.value))) == str(caught.value)  # crosses processes
     assert psutil.Process().children(recursive=True) == []
 
 
