@@ -7,7 +7,7 @@ import codecs
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -123,33 +123,26 @@ def _blocks(handle: BinaryIO, name: str, *, close: bool) -> Iterator[str]:
             handle.close()
 
 
-class _Bounded:
-    """Passes text blocks to the tokenizer and its ids back, refusing to let it hold too much text.
+def _bounded(blocks: Iterable[str], name: str, given_out: Callable[[], int]) -> Iterator[str]:
+    """Pass text blocks on to the tokenizer, refusing to let it hold too much text.
 
-    ``encode_iterable`` holds back the text after the last certain token boundary: one pre-token, as long
-    as the longest pre-token. Text that never ends a pre-token (``/dev/zero``, a binary file) would make it
-    grow without bound, so after ``MAX_PENDING_CHARS`` characters without an id the command stops.
+    ``encode_iterable`` holds back the text after the last certain token boundary: about one pre-token, as
+    long as the longest pre-token. Text that never ends a pre-token (``/dev/zero``, a binary file) would make
+    it grow without bound, so once ``MAX_PENDING_CHARS`` characters have gone in while no id came out
+    (``given_out()``, the number of ids the caller has received, did not change), the command stops.
     """
-
-    def __init__(self, blocks: Iterable[str], name: str) -> None:
-        self._blocks = blocks
-        self._name = name
-        self._since_id = 0  # characters given to the tokenizer since it last gave an id
-
-    def text(self) -> Iterator[str]:
-        for block in self._blocks:
-            self._since_id += len(block)
-            if self._since_id > MAX_PENDING_CHARS:
-                raise CliError(
-                    f"{self._name}: more than {MAX_PENDING_CHARS:,} characters without the end of a token; "
-                    "encode text (not a device or a binary file), or cut such a run into smaller pieces"
-                )
-            yield block
-
-    def ids(self, ids: Iterable[int]) -> Iterator[int]:
-        for i in ids:
-            self._since_id = 0
-            yield i
+    since_id = 0  # characters given to the tokenizer since it last gave an id
+    last = given_out()
+    for block in blocks:
+        now = given_out()
+        since_id = len(block) if now != last else since_id + len(block)
+        last = now
+        if since_id > MAX_PENDING_CHARS:
+            raise CliError(
+                f"{name}: more than {MAX_PENDING_CHARS:,} characters without the end of a token; "
+                "encode text (not a device or a binary file), or cut such a run into smaller pieces"
+            )
+        yield block
 
 
 def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
@@ -211,18 +204,23 @@ def run(args: argparse.Namespace) -> int:
         ratio = f", {size / len(spans):.2f} bytes per token" if spans else ""
         out.write(f"{len(spans):,} tokens, {len(text):,} characters{ratio}\n")
         return 0
-    bounded = _Bounded(chunks, name)
-    ids = bounded.ids(tok.encode_iterable(bounded.text(), **special))
+    # _bounded reads how many ids came out so far once per block: the loops below do nothing more per id.
     if args.json:
-        out.write(json.dumps(list(ids)) + "\n")
+        collected: list[int] = []
+        for i in tok.encode_iterable(_bounded(chunks, name, collected.__len__), **special):
+            collected.append(i)
+        out.write(json.dumps(collected) + "\n")
         return 0
+    written = 0
     batch: list[str] = []
+    ids = tok.encode_iterable(_bounded(chunks, name, lambda: written + len(batch)), **special)
     first = True
     for i in ids:
         batch.append(str(i))
         if len(batch) == _IDS_PER_LINE:
             out.write(("" if first else " ") + " ".join(batch))
             first = False
+            written += len(batch)
             batch.clear()
     out.write(("" if first or not batch else " ") + " ".join(batch) + "\n")
     return 0

@@ -10,6 +10,7 @@ the same error on standard input as in a file; endless input without a token end
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -67,6 +68,8 @@ def test_a_one_line_file_is_read_in_blocks(
     monkeypatch.setattr(Tokenizer, "encode_iterable", spy)
     assert main(["encode", "-t", str(gpt2_folder), "--file", str(path)]) == 0
     assert _ids(capsys.readouterr().out) == gpt2.encode(text)
+    assert main(["encode", "-t", str(gpt2_folder), "--json", "--file", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == gpt2.encode(text)
     assert len(seen) >= 18 and max(seen) <= 1000
 
 
@@ -96,6 +99,8 @@ def test_any_block_size_gives_the_ids_of_the_whole_text(
     monkeypatch.setattr(encode_cli, "BLOCK_BYTES", block)
     assert main(["encode", "-t", str(gpt2_folder), "--file", str(path)]) == 0
     assert _ids(capsys.readouterr().out) == gpt2.encode(text)
+    assert main(["encode", "-t", str(gpt2_folder), "--json", "--file", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == gpt2.encode(text)
     # Standard input takes the same path.
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8"))))
     assert main(["encode", "-t", str(gpt2_folder)]) == 0
@@ -150,6 +155,8 @@ def test_endless_input_without_a_token_end_stops(
         "bpe-studio: error: /dev/zero: more than 1,048,576 characters without the end of a token; "
         "encode text (not a device or a binary file), or cut such a run into smaller pieces\n"
     )
+    assert main(["encode", "-t", str(gpt2_folder), "--json", "--file", "/dev/zero"]) == 2
+    assert "without the end of a token" in capsys.readouterr().err
     assert main(["encode", "-t", str(gpt2_folder), "--show", "--file", "/dev/zero"]) == 2
     assert "too many to show" in capsys.readouterr().err
 
@@ -169,3 +176,5 @@ def test_long_text_with_token_ends_is_not_refused(
     path.write_text(text, "utf-8")
     assert main(["encode", "-t", str(gpt2_folder), "--file", str(path)]) == 0
     assert _ids(capsys.readouterr().out) == gpt2.encode(text)
+    assert main(["encode", "-t", str(gpt2_folder), "--json", "--file", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == gpt2.encode(text)
