@@ -19,6 +19,7 @@ from bpe_studio.cli import main
 from bpe_studio.engine import CorpusChangedError, TrainConfig, train
 from bpe_studio.engine import trainer as trainer_module
 from bpe_studio.engine.corpus import Chunk, plan_chunks
+from bpe_studio.engine.distributed import count_range
 
 ENDOFTEXT = "<|endoftext|>"
 
@@ -119,3 +120,18 @@ def test_the_cli_exits_1_naming_the_file_and_writes_nothing(
     assert not counts.exists()
     assert not (out / "tokenizer.json").exists()
     assert psutil.Process().children(recursive=True) == []
+
+
+def test_a_cluster_task_reports_a_file_that_shrank(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path / "corpus.txt")
+    planned = Chunk(str(corpus), 0, corpus.stat().st_size, False)
+    _truncate(corpus)
+    result = count_range(
+        planned,
+        chunk_size=300,
+        pattern="gpt2",
+        special_tokens=(ENDOFTEXT,),
+        policy="error",
+        newline_cuts=True,
+    )
+    assert result[0] == "changed" and result[1] == str(corpus)
