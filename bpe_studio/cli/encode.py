@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.analysis import compression
@@ -79,22 +80,74 @@ def _source(args: argparse.Namespace) -> Iterable[str]:
         return [args.text]
     if args.file is not None:
         try:
-            # newline="": keep "\r\n" as it is in the file, so the ids are those of the exact text.
-            handle = open(args.file, encoding="utf-8", newline="")  # noqa: SIM115 - closed by _lines
+            handle = open(args.file, "rb")  # noqa: SIM115 - closed by _blocks
         except FileNotFoundError:
             raise CliError(f"--file: {args.file} does not exist") from None
         except OSError as exc:
             raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
-        return _lines(handle, str(args.file))
-    return _lines(sys.stdin, "standard input")
+        return _blocks(handle, str(args.file), close=True)
+    stdin = getattr(sys.stdin, "buffer", None)
+    if stdin is None:  # a text stream without bytes below it (an embedding program's): already decoded
+        return iter(lambda: sys.stdin.read(BLOCK_BYTES), "")
+    return _blocks(stdin, "standard input", close=False)
 
 
-def _lines(handle: TextIO, name: str) -> Iterator[str]:
+#: Text is read and decoded in blocks of this many bytes, whatever its lines: memory stays flat.
+BLOCK_BYTES = 1 << 20
+#: The most characters the tokenizer may hold while it waits for the end of a token (bounds memory).
+MAX_PENDING_CHARS = 64 << 20
+
+
+def _blocks(handle: BinaryIO, name: str, *, close: bool) -> Iterator[str]:
+    """Decode a byte stream as UTF-8, block by block: one decoding path for ``--file`` and standard input.
+
+    The blocks are cut anywhere (inside a word, a ``"\\r\\n"`` or a special token): ``encode_iterable`` gives
+    the ids of the whole text however it is cut. ``"\\r\\n"`` is kept as it is, so the ids are those of the
+    exact bytes.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0  # bytes read so far
     try:
-        with handle:
-            yield from handle
-    except UnicodeDecodeError as exc:
-        raise CliError(f"{name}: not valid UTF-8 ({exc.reason}); encode UTF-8 text") from None
+        while True:
+            data = handle.read1(BLOCK_BYTES) if hasattr(handle, "read1") else handle.read(BLOCK_BYTES)
+            held = len(decoder.getstate()[0])  # an incomplete character kept from the previous block
+            try:
+                text = decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                raise CliError(
+                    f"{name}: not valid UTF-8 at byte offset {offset - held + exc.start:,} ({exc.reason}); "
+                    "encode UTF-8 text"
+                ) from None
+            offset += len(data)
+            if text:
+                yield text
+            if not data:
+                return
+    finally:
+        if close:
+            handle.close()
+
+
+def _bounded(blocks: Iterable[str], name: str, given_out: Callable[[], int]) -> Iterator[str]:
+    """Pass text blocks on to the tokenizer, refusing to let it hold too much text.
+
+    ``encode_iterable`` holds back the text after the last certain token boundary: about one pre-token, as
+    long as the longest pre-token. Text that never ends a pre-token (``/dev/zero``, a binary file) would make
+    it grow without bound, so once ``MAX_PENDING_CHARS`` characters have gone in while no id came out
+    (``given_out()``, the number of ids the caller has received, did not change), the command stops.
+    """
+    since_id = 0  # characters given to the tokenizer since it last gave an id
+    last = given_out()
+    for block in blocks:
+        now = given_out()
+        since_id = len(block) if now != last else since_id + len(block)
+        last = now
+        if since_id > MAX_PENDING_CHARS:
+            raise CliError(
+                f"{name}: more than {MAX_PENDING_CHARS:,} characters without the end of a token; "
+                "encode text (not a device or a binary file), or cut such a run into smaller pieces"
+            )
+        yield block
 
 
 def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
@@ -133,9 +186,20 @@ def run(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.tokenizer)
     special: dict[str, Any] = {"allowed_special": set(), "disallowed_special": ()} if args.no_special else {}
     chunks = _source(args)
+    name = "standard input" if args.file is None else str(args.file)
     out = sys.stdout
     if args.show:
-        text = "".join(chunks)
+        parts: list[str] = []
+        size = 0
+        for block in chunks:
+            size += len(block)
+            if size > MAX_PENDING_CHARS:
+                raise CliError(
+                    f"--show: {name} holds more than {MAX_PENDING_CHARS:,} characters, too many to show; "
+                    "show a part of it (e.g. head -c 100000 FILE | bpe-studio encode --show -t TOKENIZER)"
+                )
+            parts.append(block)
+        text = "".join(parts)
         spans = tok.encode_with_offsets(text, **special)
         color = args.color == "always" or (
             args.color == "auto" and out.isatty() and not os.environ.get("NO_COLOR")
@@ -146,17 +210,23 @@ def run(args: argparse.Namespace) -> int:
         ratio = f", {per_token:.2f} bytes per token" if per_token is not None else ""
         out.write(f"{len(spans):,} tokens, {figures.characters:,} characters{ratio}\n")
         return 0
-    ids = tok.encode_iterable(chunks, **special)
+    # _bounded reads how many ids came out so far once per block: the loops below do nothing more per id.
     if args.json:
-        out.write(json.dumps(list(ids)) + "\n")
+        collected: list[int] = []
+        for i in tok.encode_iterable(_bounded(chunks, name, collected.__len__), **special):
+            collected.append(i)
+        out.write(json.dumps(collected) + "\n")
         return 0
+    written = 0
     batch: list[str] = []
+    ids = tok.encode_iterable(_bounded(chunks, name, lambda: written + len(batch)), **special)
     first = True
     for i in ids:
         batch.append(str(i))
         if len(batch) == _IDS_PER_LINE:
             out.write(("" if first else " ") + " ".join(batch))
             first = False
+            written += len(batch)
             batch.clear()
     out.write(("" if first or not batch else " ") + " ".join(batch) + "\n")
     return 0

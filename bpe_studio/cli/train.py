@@ -28,6 +28,7 @@ from ..engine import (
     preflight,
 )
 from ..engine.checkpoint import CountsFileError
+from ..engine.corpus import CorpusChangedError, NotRegularFileError, UncuttableTextError
 from ..engine.distributed import ClusterError
 from ..engine.formats import save_result, save_targets
 from ..engine.formats.fallback import save_fallback
@@ -326,9 +327,10 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(event_to_json(event)), flush=True)
             if isinstance(event, Finished):
                 result = event.result
-    except (CorpusDecodeError, CountsFileError) as exc:
+    except (CorpusDecodeError, CountsFileError, NotRegularFileError, UncuttableTextError) as exc:
         raise CliError(str(exc)) from None
-    except (WorkerCrashedError, ClusterError) as exc:
+    # A corpus that changed while read: the command was right, the run failed (exit 1); run it again.
+    except (WorkerCrashedError, ClusterError, CorpusChangedError) as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:
         raise CliError(error_message(exc)) from None

@@ -8,7 +8,7 @@ Example:
 
 from .checkpoint import CountsFileError
 from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
-from .corpus import CorpusDecodeError
+from .corpus import CorpusChangedError, CorpusDecodeError, UncuttableTextError
 from .counting import WorkerCrashedError
 from .distributed import ClusterError
 from .events import (
@@ -31,6 +31,7 @@ __all__ = [
     "FORMATS",
     "PATTERNS",
     "ClusterError",
+    "CorpusChangedError",
     "CorpusDecodeError",
     "CorpusStats",
     "CountProgress",
@@ -48,6 +49,7 @@ __all__ = [
     "TrainConfig",
     "TrainEvent",
     "TrainResult",
+    "UncuttableTextError",
     "UnknownTokenIdError",
     "WorkerCrashedError",
     "compile_pattern",

@@ -3,7 +3,8 @@
 The parent (see :mod:`bpe_studio.engine.counting`) talks to it over stdin/stdout with length-prefixed
 pickles: first ``(pattern, special_tokens, policy)``, then one :class:`Chunk` per task and finally
 ``None``. The worker answers each chunk with ``("progress", size, unique)`` and ``None`` with
-``("done", table, totals)``; a decode error or any other failure is sent as a message, not a traceback.
+``("done", table, totals)``; a decode error, a file that changed or any other failure is sent as a
+message, not a traceback.
 
 A plain subprocess rather than :mod:`multiprocessing`: spawn-style workers re-import the parent's
 ``__main__``, which re-runs a user's script that lacks an ``if __name__ == "__main__"`` guard.
@@ -19,7 +20,7 @@ import signal
 import sys
 
 from .config import InvalidUtf8Policy
-from .corpus import CorpusDecodeError
+from .corpus import CorpusChangedError, CorpusDecodeError
 from .counting import ChunkCounter, read_message, write_message
 
 
@@ -39,6 +40,8 @@ def main() -> None:
         raise  # the parent is gone: nobody to tell (child_main leaves quietly)
     except CorpusDecodeError as exc:
         write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
+    except CorpusChangedError as exc:
+        write_message(outbox, ("changed", exc.path, exc.detail))
     except Exception as exc:
         write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
 

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .config import InvalidUtf8Policy
-from .corpus import Chunk, CorpusDecodeError, decode, read_chunk, special_token_regex
+from .corpus import (
+    Chunk,
+    CorpusChangedError,
+    CorpusDecodeError,
+    check_read,
+    decode,
+    read_chunk,
+    special_token_regex,
+)
 from .launch import start_child
 from .pretokenize import Pretokenizer
 
@@ -84,8 +92,14 @@ class ChunkCounter:
         self.totals.documents += documents - (1 if continues_document else 0)
 
     def count_chunk(self, chunk: Chunk, data: bytes | None = None) -> None:
-        """Decode and count one chunk, given its bytes or reading them from its (local) file."""
+        """Decode and count one chunk, given its bytes or reading them from its (local) file.
+
+        Raises:
+            CorpusChangedError: There are fewer bytes than the chunk plans (the file shrank).
+            CorpusDecodeError: The bytes are not valid UTF-8 and the policy is ``error``.
+        """
         raw = read_chunk(chunk) if data is None else data
+        check_read(chunk, raw)
         text = decode(raw, self._policy, path=chunk.path, offset=chunk.start)
         self.count_text(text, continues_document=chunk.continues_document)
 
@@ -273,6 +287,8 @@ def count_parallel(
                     totals.add(message[2])
                 elif kind == "decode_error":
                     raise CorpusDecodeError(message[1], message[2], message[3])
+                elif kind == "changed":
+                    raise CorpusChangedError(message[1], message[2])
                 else:
                     raise WorkerCrashedError(f"a counting worker failed: {message[1]}")
         yield CountOutcome(merge_tables(tables), totals)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .config import InvalidUtf8Policy
-from .corpus import Chunk, CorpusDecodeError, _BoundaryFinder, decode
+from .corpus import Chunk, CorpusChangedError, CorpusDecodeError, _BoundaryFinder
 from .counting import ChunkCounter, CountOutcome, CountTotals, CountUpdate
 from .remote import INSTALL_HINT, open_binary, read_range
 
@@ -156,10 +156,12 @@ def count_range(
     policy: str,
     newline_cuts: bool,
 ) -> tuple[Any, ...]:
-    """Count one range (a Dask task): ``("ok", table, totals)`` or ``("decode_error", path, offset, reason)``.
+    """Count one range (a Dask task): ``("ok", table, totals)``, ``("decode_error", path, offset, reason)``
+    or ``("changed", path, detail)``.
 
-    A decode error is returned rather than raised: it is a property of the corpus, so retrying cannot help,
-    and the client raises it as the :class:`~bpe_studio.engine.corpus.CorpusDecodeError` it is.
+    A decode error (or a file that shrank) is returned rather than raised: it is a property of the corpus, so
+    retrying cannot help, and the client raises it as the :class:`~bpe_studio.engine.corpus.CorpusDecodeError`
+    (or :class:`~bpe_studio.engine.corpus.CorpusChangedError`) it is.
     """
     policy_ = InvalidUtf8Policy(policy)
     counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=policy_)
@@ -175,11 +177,11 @@ def count_range(
                 )
             )
             for piece in pieces:
-                data = read_range(handle, piece.start, piece.end)
-                text = decode(data, policy_, path=piece.path, offset=piece.start)
-                counter.count_text(text, continues_document=piece.continues_document)
+                counter.count_chunk(piece, read_range(handle, piece.start, piece.end))
     except CorpusDecodeError as exc:
         return ("decode_error", exc.path, exc.offset, exc.reason)
+    except CorpusChangedError as exc:  # a short read: the file shrank since planning
+        return ("changed", exc.path, exc.detail)
     return ("ok", counter.byte_counts(), counter.totals)
 
 
@@ -358,6 +360,8 @@ class ClusterSession:
                     result = self._result(future, futures[future])
                     if result[0] == "decode_error":
                         raise CorpusDecodeError(result[1], result[2], result[3])
+                    if result[0] == "changed":
+                        raise CorpusChangedError(result[1], result[2])
                     table, part = result[1], result[2]
                     future.release()
                     # Add the smaller table into the larger one.

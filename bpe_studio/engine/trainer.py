@@ -30,7 +30,15 @@ from .checkpoint import (
 )
 from .checkpoint import load as load_counts_file
 from .config import TrainConfig, preset_name
-from .corpus import Chunk, plan_chunks
+from .corpus import (
+    Chunk,
+    CorpusDecodeError,
+    FileState,
+    check_unchanged,
+    local_file_state,
+    plan_chunks,
+    snapshot,
+)
 from .counting import CountOutcome, CountUpdate, count_parallel, count_serial
 from .events import (
     CorpusStats,
@@ -45,7 +53,7 @@ from .events import (
 )
 from .merge import Merge, MergeLoop, ReplayError
 from .preflight import preflight
-from .remote import file_size, open_binary
+from .remote import file_size, file_stamp, open_binary
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
 #: processes costs more than it saves on them.
@@ -98,6 +106,10 @@ def _never() -> bool:
     return False
 
 
+def _remote_file_state(name: str) -> FileState:
+    return FileState(file_size(name), file_stamp(name))
+
+
 def _worker_count(config: TrainConfig, total_bytes: int, chunks: int) -> int:
     if config.workers is None:
         wanted = 1 if total_bytes < PARALLEL_MIN_BYTES else config.effective_workers
@@ -120,8 +132,13 @@ def _count_corpus(
         "cancelled": cancelled,
     }
     counting: Generator[CountUpdate | CountOutcome, None, None]
+    # What each file is before planning; checked again once counting ends, as a file that changes
+    # meanwhile (a download still running, a rewrite) would give counts of no version of it.
+    remote = config.cluster is not None or bool(config.urls)
+    state = _remote_file_state if remote else local_file_state
+    states = snapshot(config.sources, state=state)
     with contextlib.ExitStack() as scope:
-        if config.cluster is not None or config.urls:
+        if remote:
             sources = config.sources
             total_bytes = sum(file_size(name) for name in sources)
 
@@ -170,11 +187,17 @@ def _count_corpus(
         outcome: CountOutcome | None = None
         # closing(): if our consumer stops iterating, the worker processes are stopped at once.
         with contextlib.closing(counting):
-            for item in counting:
-                if isinstance(item, CountUpdate):
-                    yield CountProgress(item.bytes_done, total_bytes, item.unique_pretokens, now())
-                else:
-                    outcome = item
+            try:
+                for item in counting:
+                    if isinstance(item, CountUpdate):
+                        yield CountProgress(item.bytes_done, total_bytes, item.unique_pretokens, now())
+                    else:
+                        outcome = item
+            except CorpusDecodeError:
+                check_unchanged(states, state=state)  # a change mid-read is the better explanation
+                raise
+        if outcome is not None:
+            check_unchanged(states, state=state)
     timings[Phase.COUNTING.value] = now() - timings[Phase.PLANNING.value]
     return outcome, total_bytes
 
@@ -212,6 +235,7 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
 
     Raises:
         CorpusDecodeError: A file is not valid UTF-8 and ``config.invalid_utf8`` is ``error``.
+        CorpusChangedError: A corpus file changed (size or modification time) while it was being read.
         WorkerCrashedError: A counting worker process died.
         ClusterError: The cluster could not be started or reached, or its tasks failed.
         CountsFileError: A counts file or checkpoint is unreadable, truncated, corrupt or does not match.
