@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from .common import CliError
+from .warn import print_format_warnings
 
 # Background colours (xterm 256-colour palette) that alternate between tokens; dark text on top stays legible.
 _PALETTE = (153, 223, 194, 225, 229, 189)
@@ -31,7 +32,8 @@ def load_tokenizer(path: str | os.PathLike[str], *, pattern: str | None = None) 
         >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
     """
     try:
-        return load(path, pattern=pattern)
+        with print_format_warnings():
+            return load(path, pattern=pattern)
     except FileNotFoundError:
         raise CliError(f"--tokenizer: {path} does not exist; give a tokenizer file or folder") from None
     except (FormatError, ValueError) as exc:

@@ -15,11 +15,11 @@ import json
 import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
 from .atomic import atomic_write
-from .studio import FormatError
+from .studio import FormatError, read_json
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -35,16 +35,6 @@ SIDECAR_VERSION = 1
 
 def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
     return FormatError(f"{os.fspath(path)}: {where}: {problem}")
-
-
-def _read_json(path: str | os.PathLike[str]) -> Any:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise _fail(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
 
 
 def _spelled_bytes(text: str) -> bytes | None:
@@ -72,7 +62,7 @@ def read_vocab_json(path: str | os.PathLike[str], *, raw_tokens: Collection[str]
         >>> vocab[50256]  # doctest: +SKIP
         b'<|endoftext|>'
     """
-    document = _read_json(path)
+    document = read_json(path)
     if not isinstance(document, dict):
         raise _fail(path, "top level", "expected a JSON object of token -> id")
     vocab: dict[int, bytes] = {}
@@ -129,7 +119,7 @@ def read_sidecar(path: str | os.PathLike[str]) -> tuple[str, dict[str, int]]:
     Raises:
         FormatError: The file is not a BPE Studio sidecar; the message names the key.
     """
-    document = _read_json(path)
+    document = read_json(path)
     if not isinstance(document, dict) or document.get("format") != SIDECAR_FORMAT:
         raise _fail(
             path, "key 'format'", f"expected {SIDECAR_FORMAT!r}; this is not a BPE Studio sidecar file"

@@ -35,6 +35,32 @@ class FormatError(ValueError):
     """A tokenizer file is malformed; the message names the file and the line or key."""
 
 
+class FormatWarning(UserWarning):
+    """A tokenizer file holds something that is not applied or not carried over; the message says what."""
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file; every way it can fail to parse is a :class:`FormatError` naming the file.
+
+    Every JSON read of the formats goes through here, so that no parser error (a deeply nested
+    ``[[[[...]]]]`` raises ``RecursionError``, a 5000-digit number ``ValueError``) escapes as another type.
+
+    Example:
+        >>> document = read_json("out/tokenizer.json")  # doctest: +SKIP
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+    except RecursionError:
+        raise FormatError(f"{os.fspath(path)}: not a tokenizer file: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer too long to convert
+        raise FormatError(f"{os.fspath(path)}: not a tokenizer file: {exc}") from None
+
+
 @dataclass(frozen=True)
 class StudioFile:
     """The contents of a studio tokenizer file."""
@@ -84,13 +110,7 @@ def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError
 
 def load_studio(path: str | os.PathLike[str]) -> StudioFile:
     """Read a studio tokenizer file, raising :class:`FormatError` that names the file and the key."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise _fail(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+    document = read_json(path)
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise _fail(
             path, "key 'format'", f"expected {FORMAT_NAME!r}; this is not a BPE Studio tokenizer file"
