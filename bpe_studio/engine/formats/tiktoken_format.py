@@ -72,7 +72,9 @@ def read_tiktoken(path: str | os.PathLike[str]) -> dict[int, bytes]:
                 try:
                     if len(parts) != 2:
                         raise ValueError
-                    token = base64.b64decode(parts[0], validate=True)
+                    # "=" (or "==") is the empty token: tiktoken reads it as b"" and real files ship it.
+                    empty = parts[0].strip(b"=") == b""
+                    token = b"" if empty else base64.b64decode(parts[0], validate=True)
                     rank = int(parts[1])
                     if rank < 0:
                         raise ValueError
@@ -202,7 +204,7 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     specials = set(tokenizer.special_tokens.values())
     lines = [
-        f"{base64.b64encode(token).decode('ascii')} {i}"
+        f"{base64.b64encode(token).decode('ascii') or '='} {i}"  # "=": the empty token, as tiktoken reads it
         for i, token in sorted(tokenizer.vocab.items())
         if i not in specials
     ]
