@@ -7,11 +7,17 @@ Also the two format findings of issue 9: deeply nested JSON (a RecursionError es
 from __future__ import annotations
 
 import base64
+import functools
+import json
+import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bpe_studio.engine import FormatError, Tokenizer, load, save
+from bpe_studio.engine import FormatError, FormatWarning, Template, Tokenizer, load, save
 from bpe_studio.engine.formats.gpt2 import read_sidecar, read_vocab_json
 from bpe_studio.engine.formats.hf import load_hf
 from bpe_studio.engine.formats.studio import load_studio
@@ -100,3 +106,167 @@ def test_tiktoken_reads_the_empty_token_as_we_write_it(
     again = save(load(path), tmp_path / "again.tiktoken", format="tiktoken")
     assert load_tiktoken_bpe(str(path)) == {t: i for i, t in ranks.items()}
     assert load_tiktoken_bpe(str(again)) == {t: i for i, t in ranks.items()}
+
+
+# ----------------------------------------------------------------------------------- lone surrogates
+
+
+def _with_lone_surrogate(fmt: str, folder: Path) -> Path:
+    """The format's files where the special token is spelled ``"\\ud800"``: valid JSON, not valid Unicode.
+
+    Their checksums are removed, as by someone who edits the files on purpose.
+    """
+    path = save(small_tokenizer(), folder / ("g" if fmt == "gpt2" else "t.json"), format=fmt)
+    for file in [path / "vocab.json", path / "bpe_studio.json"] if fmt == "gpt2" else [path]:
+        document = json.loads(file.read_text(encoding="utf-8"))
+        document.pop("checksum", None)
+        document.pop("checksums", None)
+        text = json.dumps(document).replace(json.dumps(SPECIAL), '"\\ud800"')
+        file.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["studio", "hf", "gpt2"])
+def test_a_lone_surrogate_in_a_json_string_is_a_format_error(tmp_path: Path, fmt: str) -> None:
+    path = _with_lone_surrogate(fmt, tmp_path)
+    with pytest.raises(FormatError, match="not valid Unicode"):
+        load(path)
+
+
+# ------------------------------------------------------------------------ truncated and bit-flipped files
+
+#: The files of each format as written by save(): (format, file to load, files written). The hf file has a
+#: template (a post-processor), so that its reading is exercised too.
+LAYOUTS: dict[str, tuple[str, list[str]]] = {
+    "studio": ("tokenizer.json", ["tokenizer.json"]),
+    "hf": ("tokenizer.json", ["tokenizer.json"]),
+    "gpt2": (".", ["vocab.json", "merges.txt", "bpe_studio.json"]),
+    "tiktoken": ("t.tiktoken", ["t.tiktoken", "t.tiktoken.json"]),
+}
+
+
+def _original(fmt: str) -> Tokenizer:
+    tok = small_tokenizer()
+    if fmt != "hf":
+        return tok
+    return Tokenizer(
+        dict(tok.vocab),
+        tok.merges,
+        dict(tok.special_tokens),
+        pattern=tok.pattern,
+        template=Template((300,), ()),
+    )
+
+
+@functools.cache
+def _written(fmt: str) -> dict[str, bytes]:
+    """The bytes of each file ``save`` writes for the format."""
+    with tempfile.TemporaryDirectory() as folder:
+        entry, names = LAYOUTS[fmt]
+        save(_original(fmt), Path(folder) / entry, format=fmt)
+        return {name: (Path(folder) / name).read_bytes() for name in names}
+
+
+def _state(tok: Tokenizer) -> tuple[object, ...]:
+    """Everything that decides a tokenizer's ids."""
+    return dict(tok.vocab), tok.merges, dict(tok.special_tokens), tok.pattern, tok.template
+
+
+def _load_damaged(fmt: str, name: str, data: bytes) -> Tokenizer | FormatError:
+    """Write the format's files with ``name`` replaced by ``data`` and load them (any warning is fine)."""
+    with tempfile.TemporaryDirectory() as folder:
+        for other, content in _written(fmt).items():
+            (Path(folder) / other).write_bytes(data if other == name else content)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FormatWarning)  # e.g. a post-processor type that was hit
+                return load(Path(folder) / LAYOUTS[fmt][0])
+        except FormatError as exc:  # anything else fails the test
+            assert folder in str(exc), f"the message does not name the file: {exc}"
+            return exc
+
+
+FILES = [(fmt, name) for fmt, (_, names) in LAYOUTS.items() for name in names]
+
+
+@pytest.mark.parametrize(("fmt", "name"), FILES)
+@settings(max_examples=150, deadline=None)
+@given(cut=st.floats(0, 1, exclude_max=True))
+def test_a_truncated_file_loads_as_it_was_or_is_a_format_error(fmt: str, name: str, cut: float) -> None:
+    data = _written(fmt)[name]
+    at = int(len(data) * cut)
+    loaded = _load_damaged(fmt, name, data[:at])
+    if isinstance(loaded, FormatError):
+        return
+    # Cut JSON does not parse; the line files (merges.txt, .tiktoken) are covered by the sidecar's checksums.
+    assert _state(loaded) == _state(_original(fmt)), f"cut at {at} of {len(data)}: loads another tokenizer"
+
+
+@pytest.mark.parametrize(("fmt", "name"), FILES)
+@settings(max_examples=150, deadline=None)
+@given(
+    flips=st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 7)), min_size=1, max_size=3)
+)
+def test_a_bit_flipped_file_loads_or_is_a_format_error(
+    fmt: str, name: str, flips: list[tuple[float, int]]
+) -> None:
+    data = bytearray(_written(fmt)[name])
+    for where, bit in flips:
+        data[int(len(data) * where)] ^= 1 << bit
+    loaded = _load_damaged(fmt, name, bytes(data))
+    if isinstance(loaded, FormatError) or _state(loaded) == _state(_original(fmt)):
+        return
+    # Only hf files carry no checksum (tokenizers defines the format): a flip inside a token, the pattern or
+    # a special token can make another valid tokenizer there. What must never happen is another exception.
+    assert fmt == "hf", "a damaged file loads as another tokenizer"
+
+
+# ------------------------------------------------------------------------------------------- checksums
+
+
+def test_a_cut_or_swapped_gpt2_file_is_refused_naming_it(tmp_path: Path) -> None:
+    folder = save(small_tokenizer(), tmp_path / "a", format="gpt2")
+    merges = folder / "merges.txt"
+    lines = merges.read_bytes().splitlines(keepends=True)
+    merges.write_bytes(b"".join(lines[:-2]))  # cut at a line end: well formed, two merges short
+    with pytest.raises(FormatError, match=f"{merges}: checksum: does not match"):
+        load(folder)
+    # A vocab.json from another tokenizer next to this merges.txt (a mixed set).
+    other = Tokenizer({i: bytes([i]) for i in range(256)}, [], {SPECIAL: 256})
+    save(other, tmp_path / "b", format="gpt2")
+    merges.write_bytes(b"".join(lines))
+    (folder / "vocab.json").write_bytes((tmp_path / "b" / "vocab.json").read_bytes())
+    with pytest.raises(FormatError, match=f"{folder / 'vocab.json'}: checksum: does not match"):
+        load(folder)
+
+
+def test_a_cut_tiktoken_file_is_refused_and_an_edit_on_purpose_loads(tmp_path: Path) -> None:
+    path = save(small_tokenizer(), tmp_path / "t.tiktoken", format="tiktoken")
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))
+    with pytest.raises(FormatError, match=f"{path}: checksum: does not match"):
+        load(path)
+    # Told how to accept an edit: delete the 'checksums' key.
+    sidecar = sidecar_path(path)
+    document = json.loads(sidecar.read_text(encoding="utf-8"))
+    del document["checksums"]
+    sidecar.write_text(json.dumps(document), encoding="utf-8")
+    assert len(load(path).vocab) == len(small_tokenizer().vocab) - 1
+
+
+def test_an_edited_studio_file_is_refused_until_its_checksum_is_removed(tmp_path: Path) -> None:
+    path = save(small_tokenizer(), tmp_path / "t.json")
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["pattern"] = "gpt2"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(FormatError, match="key 'checksum': does not match the file's content"):
+        load(path)
+    del document["checksum"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert load(path).pattern_name == "gpt2"
+    # Formatting and the training notes are not covered: re-indenting changes nothing.
+    path = save(small_tokenizer(), tmp_path / "u.json", training={"note": "x"})
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["training"] = {"note": "edited"}
+    path.write_text(json.dumps(document, indent=4), encoding="utf-8")
+    assert load(path).vocab == small_tokenizer().vocab

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..bytes_unicode import bytes_to_text, char_to_byte
 from ..config import PATTERNS, preset_name
 from .atomic import atomic_write
-from .studio import FormatError, FormatWarning, read_json
+from .studio import FormatError, FormatWarning, read_json, utf8
 
 if TYPE_CHECKING:
     from ..tokenizer import Template, Tokenizer
@@ -320,7 +320,7 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise _fail(source, f"model.vocab[{key!r}]", f"expected a non-negative integer id, got {i!r}")
         if specials.get(key) == i:
-            token = key.encode("utf-8")
+            token = utf8(source, f"model.vocab[{key!r}]", key)
         else:
             try:
                 token = bytes(table[c] for c in key)

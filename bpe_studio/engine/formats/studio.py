@@ -9,8 +9,13 @@ Layout (version 1)::
       "special_tokens": {"<|endoftext|>": 500},
       "vocab": {"0": "Ā", ..., "256": "Ġt"},      # id -> bytes in GPT-2's printable characters
       "merges": ["Ġ t", ...],                       # in order; the two tokens in GPT-2 characters
-      "training": {...}                             # optional: how it was trained (free-form)
+      "training": {...},                            # optional: how it was trained (free-form)
+      "checksum": "sha256:..."                      # optional: of pattern, special_tokens, vocab, merges
     }
+
+The checksum makes a damaged or cut file an error rather than another tokenizer: :func:`content_digest` of
+the four fields that decide the ids (read as JSON, so formatting and ``training`` do not count). Files
+without one (written before it existed, or by hand) load unchecked.
 
 Bytes are spelled with GPT-2's byte-to-character table (see :mod:`bpe_studio.engine.bytes_unicode`), so
 the file is readable and no character in a token is a space.
@@ -18,6 +23,7 @@ the file is readable and no character in a token is a space.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -61,6 +67,33 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise FormatError(f"{os.fspath(path)}: not a tokenizer file: {exc}") from None
 
 
+def content_digest(value: Any) -> str:
+    """A checksum of JSON-able data that ignores formatting and key order.
+
+    Example:
+        >>> content_digest({"b": 1, "a": [2]}) == content_digest({"a": [2], "b": 1})
+        True
+    """
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+_CHECKED = ("pattern", "special_tokens", "vocab", "merges")
+
+
+def utf8(path: str | os.PathLike[str], where: str, text: str) -> bytes:
+    """A JSON string as UTF-8; a lone surrogate (``"\\ud800"`` is valid JSON) is a :class:`FormatError`.
+
+    Example:
+        >>> utf8("t.json", "key 'special_tokens'", "<|endoftext|>")
+        b'<|endoftext|>'
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail(path, where, f"{text!r} is not valid Unicode ({exc.reason})") from None
+
+
 @dataclass(frozen=True)
 class StudioFile:
     """The contents of a studio tokenizer file."""
@@ -96,6 +129,7 @@ def dumps_studio(
     }
     if training:
         document["training"] = dict(training)
+    document["checksum"] = content_digest([document[key] for key in _CHECKED])
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -142,7 +176,7 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
     for token, i in specials.items():
         if i in vocab:
             raise _fail(path, f"key 'special_tokens' entry {token!r}", f"id {i} is also a vocab id")
-        vocab[i] = token.encode("utf-8")
+        vocab[i] = utf8(path, f"key 'special_tokens' entry {token!r}", token)
     raw_merges = document.get("merges")
     if not isinstance(raw_merges, list):
         raise _fail(path, "key 'merges'", "expected a list of 'left right' strings")
@@ -157,5 +191,14 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
             raise _fail(
                 path, f"key 'merges' item {n}", f"expected 'left right' in GPT-2 characters, got {line!r}"
             ) from None
+    # Checked last, so that a file edited by hand gets the error of its line or key first.
+    checksum = document.get("checksum")
+    if checksum is not None and checksum != content_digest([document.get(key) for key in _CHECKED]):
+        raise _fail(
+            path,
+            "key 'checksum'",
+            "does not match the file's content: it was damaged or cut short (restore it), or edited by hand "
+            "(if on purpose, delete the 'checksum' key)",
+        )
     training = document.get("training", {})
     return StudioFile(vocab, merges, dict(specials), pattern, training if isinstance(training, dict) else {})

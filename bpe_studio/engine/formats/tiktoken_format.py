@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .atomic import atomic_write
-from .gpt2 import dumps_sidecar, read_sidecar
+from .gpt2 import check_sidecar_files, dumps_sidecar, read_sidecar
 from .studio import FormatError
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ def load_tiktoken(
     sidecar = sidecar_path(path)
     if sidecar.is_file():
         stored_pattern, stored_specials = read_sidecar(sidecar)
+        check_sidecar_files(sidecar, {"ranks": path})
     try:
         return Tokenizer(
             ranks,
@@ -208,9 +209,12 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
         for i, token in sorted(tokenizer.vocab.items())
         if i not in specials
     ]
-    atomic_write(target, "\n".join(lines) + "\n")
+    data = ("\n".join(lines) + "\n").encode("ascii")
+    atomic_write(target, data)
     atomic_write(
         sidecar_path(target),
-        dumps_sidecar(pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens),
+        dumps_sidecar(
+            pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens, files={"ranks": data}
+        ),
     )
     return target
