@@ -485,7 +485,7 @@ class Tokenizer:
     # ------------------------------------------------------------------ encoding
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Encode text, treating special tokens as ordinary text.
+        """Encode text, treating special tokens as ordinary text (and adding no :attr:`template` ids).
 
         Example:
             >>> tok.encode_ordinary("<|endoftext|>")  # doctest: +SKIP

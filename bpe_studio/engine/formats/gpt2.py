@@ -36,6 +36,7 @@ MERGES_HEADER = "#version: 0.2"
 
 SIDECAR_FORMAT = "bpe-studio-sidecar"
 SIDECAR_VERSION = 1
+_SIDECAR_KEYS = {"format", "version", "pattern", "special_tokens", "checksums"}
 
 
 def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
@@ -150,6 +151,9 @@ def read_sidecar(path: str | os.PathLike[str]) -> tuple[str, dict[str, int]]:
         )
     if document.get("version") != SIDECAR_VERSION:
         raise _fail(path, "key 'version'", f"version {document.get('version')!r} is not supported")
+    unknown = sorted(set(document) - _SIDECAR_KEYS)
+    if unknown:  # e.g. a damaged 'checksums' key, which would otherwise turn the checks off unseen
+        raise _fail(path, f"key {unknown[0]!r}", "is not part of a sidecar (damaged, or a typo); remove it")
     pattern = document.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise _fail(path, "key 'pattern'", "expected a non-empty string")
@@ -160,10 +164,9 @@ def read_sidecar(path: str | os.PathLike[str]) -> tuple[str, dict[str, int]]:
         raise _fail(path, "key 'special_tokens'", "expected an object of token -> non-negative id")
     checksums = document.get("checksums")
     if checksums is not None:
-        if not isinstance(checksums, dict):
-            raise _fail(path, "key 'checksums'", "expected an object of file -> checksum")
-        own = content_digest([pattern, specials])
-        if checksums.get("sidecar", own) != own:
+        if not isinstance(checksums, dict) or "sidecar" not in checksums:
+            raise _fail(path, "key 'checksums'", "expected an object of file -> checksum, 'sidecar' included")
+        if checksums["sidecar"] != content_digest([pattern, specials]):
             raise _fail(
                 path,
                 "key 'checksums'",
@@ -190,8 +193,13 @@ def check_sidecar_files(path: str | os.PathLike[str], files: Mapping[str, str | 
     checksums = document.get("checksums") if isinstance(document, dict) else None
     if not isinstance(checksums, dict):
         return
+    if set(checksums) != {"sidecar", *files}:
+        roles = ", ".join(sorted({"sidecar", *files}))
+        raise _fail(
+            path, "key 'checksums'", f"expected checksums of {roles}, got {', '.join(sorted(checksums))}"
+        )
     for role, file in files.items():
-        if role in checksums and checksums[role] != _digest_of_file(file):
+        if checksums[role] != _digest_of_file(file):
             raise _fail(
                 file,
                 "checksum",

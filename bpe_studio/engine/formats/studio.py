@@ -79,6 +79,7 @@ def content_digest(value: Any) -> str:
 
 
 _CHECKED = ("pattern", "special_tokens", "vocab", "merges")
+_KEYS = {"format", "version", "training", "checksum", *_CHECKED}
 
 
 def utf8(path: str | os.PathLike[str], where: str, text: str) -> bytes:
@@ -156,6 +157,9 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
             "key 'version'",
             f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION})",
         )
+    unknown = sorted(set(document) - _KEYS)
+    if unknown:  # e.g. a damaged 'checksum' key, which would otherwise turn the check off unseen
+        raise _fail(path, f"key {unknown[0]!r}", "is not part of the format (damaged, or a typo); remove it")
     pattern = document.get("pattern")
     if not isinstance(pattern, str):
         raise _fail(path, "key 'pattern'", "expected a string")
