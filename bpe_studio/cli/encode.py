@@ -128,7 +128,9 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio encode``."""
     tok = load_tokenizer(args.tokenizer)
-    special: dict[str, Any] = {"allowed_special": set(), "disallowed_special": ()} if args.no_special else {}
+    special: dict[str, Any] = {}
+    if args.no_special:  # as encode_ordinary: special tokens are text, and no BOS/EOS template is added
+        special = {"allowed_special": set(), "disallowed_special": (), "add_special_tokens": False}
     chunks = _source(args)
     out = sys.stdout
     if args.show:

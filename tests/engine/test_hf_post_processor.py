@@ -233,3 +233,11 @@ def test_cli_convert_says_what_it_does_not_carry_over(
     # Nothing to say about a file we wrote ourselves.
     code, _, err = _run(capsys, "convert", tmp_path / "again.json", tmp_path / "third.json", "--to", "hf")
     assert (code, err) == (0, "")
+
+
+def test_cli_encode_no_special_adds_no_template(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _hf_file(tmp_path, PROCESSORS["bos-eos"][0])
+    code, out, _ = _run(capsys, "encode", "-t", path, "--no-special", "hello<s>")
+    assert code == 0 and out.split() == [str(i) for i in _tokenizer().encode_ordinary("hello<s>")]
+    code, out, _ = _run(capsys, "encode", "-t", path, "hello<s>")
+    assert code == 0 and out.split() == ["300", "258", "111", "300", "301"]
