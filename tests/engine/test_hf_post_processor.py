@@ -120,10 +120,17 @@ def test_ids_equal_those_of_tokenizers(tmp_path: Path, name: str) -> None:
         assert again.encode(text).ids == theirs.encode(text).ids
 
 
-def test_a_template_is_kept_by_hf_only_and_other_formats_warn(tmp_path: Path) -> None:
+def test_a_template_is_kept_by_hf_and_studio_and_other_formats_warn(tmp_path: Path) -> None:
     tok = load(_hf_file(tmp_path, PROCESSORS["bos-eos"][0]))
     assert tok.template == Template((300,), (301,))
-    for fmt in ("studio", "gpt2", "tiktoken"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FormatWarning)
+        studio = save(tok, tmp_path / "studio.json")
+    assert json.loads(studio.read_text(encoding="utf-8"))["version"] == 2  # older readers refuse it
+    assert load(studio).template == tok.template and load(studio).encode("hello") == [300, 258, 111, 301]
+    # Without a template, a studio file stays version 1.
+    assert json.loads(save(_tokenizer(), tmp_path / "plain.json").read_text(encoding="utf-8"))["version"] == 1
+    for fmt in ("gpt2", "tiktoken"):
         with pytest.warns(FormatWarning, match=f"the {fmt} format cannot store the template"):
             written = (
                 save(tok, tmp_path / fmt, format=fmt)

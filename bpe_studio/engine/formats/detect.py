@@ -138,7 +138,7 @@ def load(
     Example:
         >>> tok = load("out/tokenizer.json")  # doctest: +SKIP
     """
-    from ..tokenizer import Tokenizer
+    from ..tokenizer import Template, Tokenizer
 
     target = Path(path)
     kind = detect_format(target)
@@ -154,8 +154,11 @@ def load(
     if kind == "hf":
         return load_hf(target)
     data = load_studio(target)
+    template = Template(*data.template) if data.template is not None else None
     try:
-        return Tokenizer(data.vocab, data.merges, data.special_tokens, pattern=pattern or data.pattern)
+        return Tokenizer(
+            data.vocab, data.merges, data.special_tokens, pattern=pattern or data.pattern, template=template
+        )
     except ValueError as exc:
         raise FormatError(f"{target}: {exc}") from None
 
@@ -184,8 +187,8 @@ def save(
         FormatError: The format cannot represent this tokenizer exactly (the message says why).
 
     Warns:
-        FormatWarning: The tokenizer has a template (BOS/EOS) and the format is not ``hf``, which alone
-            stores one.
+        FormatWarning: The tokenizer has a template (BOS/EOS) and the format is ``gpt2`` or ``tiktoken``,
+            which have no place for one (``hf`` and ``studio`` store it).
 
     Example:
         >>> save(tok, "out", format="gpt2")  # doctest: +SKIP
@@ -193,12 +196,12 @@ def save(
     """
     if format not in FORMATS:
         raise ValueError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
-    if tokenizer.template is not None and format != "hf":
+    if tokenizer.template is not None and format in ("gpt2", "tiktoken"):
         template = tokenizer.template
         warnings.warn(
             f"the {format} format cannot store the template (ids {list(template.prefix)} before and "
             f"{list(template.suffix)} after every text, e.g. BOS/EOS): the saved tokenizer encodes without "
-            "them; save as hf to keep them",
+            "them; save as hf or studio to keep them",
             FormatWarning,
             stacklevel=2,
         )
@@ -218,6 +221,7 @@ def save(
         special_tokens=tokenizer.special_tokens,
         pattern=tokenizer.pattern,
         training=training,
+        template=(tokenizer.template.prefix, tokenizer.template.suffix) if tokenizer.template else None,
     )
     return target
 

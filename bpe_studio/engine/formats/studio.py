@@ -1,6 +1,6 @@
 """BPE Studio's own tokenizer file: one versioned JSON document.
 
-Layout (version 1)::
+Layout (version 1, or 2 when there is a template)::
 
     {
       "format": "bpe-studio-tokenizer",
@@ -9,13 +9,16 @@ Layout (version 1)::
       "special_tokens": {"<|endoftext|>": 500},
       "vocab": {"0": "Ā", ..., "256": "Ġt"},      # id -> bytes in GPT-2's printable characters
       "merges": ["Ġ t", ...],                       # in order; the two tokens in GPT-2 characters
+      "template": {"prefix": [1], "suffix": []},    # version 2 only: ids added around every text (BOS/EOS)
       "training": {...},                            # optional: how it was trained (free-form)
-      "checksum": "sha256:..."                      # optional: of pattern, special_tokens, vocab, merges
+      "checksum": "sha256:..."                      # optional: of the fields that decide the ids
     }
 
-The checksum makes a damaged or cut file an error rather than another tokenizer: :func:`content_digest` of
-the four fields that decide the ids (read as JSON, so formatting and ``training`` do not count). Files
-without one (written before it existed, or by hand) load unchecked.
+A file with a template (e.g. converted from a Llama-3 ``tokenizer.json``) is version 2, so that an older
+reader refuses it rather than encode without the template. The checksum makes a damaged or cut file an error
+rather than another tokenizer: :func:`content_digest` of the fields that decide the ids (read as JSON, so
+formatting and ``training`` do not count). Files without one (written before it existed, or by hand) load
+unchecked.
 
 Bytes are spelled with GPT-2's byte-to-character table (see :mod:`bpe_studio.engine.bytes_unicode`), so
 the file is readable and no character in a token is a space.
@@ -35,6 +38,7 @@ from .atomic import atomic_write
 
 FORMAT_NAME = "bpe-studio-tokenizer"
 FORMAT_VERSION = 1
+TEMPLATE_VERSION = 2  # a file with a template: older readers must refuse it, not drop the template
 
 
 class FormatError(ValueError):
@@ -78,7 +82,7 @@ def content_digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
-_CHECKED = ("pattern", "special_tokens", "vocab", "merges")
+_CHECKED = ("pattern", "special_tokens", "vocab", "merges", "template")
 _KEYS = {"format", "version", "training", "checksum", *_CHECKED}
 
 
@@ -104,6 +108,9 @@ class StudioFile:
     special_tokens: dict[str, int]
     pattern: str
     training: dict[str, Any] = field(default_factory=dict)
+    template: tuple[tuple[int, ...], tuple[int, ...]] | None = (
+        None  # (prefix, suffix): see Tokenizer.template
+    )
 
 
 def dumps_studio(
@@ -113,8 +120,9 @@ def dumps_studio(
     special_tokens: Mapping[str, int],
     pattern: str,
     training: Mapping[str, Any] | None = None,
+    template: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> str:
-    """Serialise a tokenizer to the studio JSON text.
+    """Serialise a tokenizer to the studio JSON text; a ``template`` (prefix, suffix ids) makes it version 2.
 
     Example:
         >>> text = dumps_studio(vocab={0: b"a"}, merges=[], special_tokens={}, pattern="gpt2")
@@ -128,9 +136,12 @@ def dumps_studio(
         "vocab": {str(i): bytes_to_text(b) for i, b in sorted(vocab.items()) if i not in special_ids},
         "merges": [f"{bytes_to_text(a)} {bytes_to_text(b)}" for a, b in merges],
     }
+    if template is not None:
+        document["version"] = TEMPLATE_VERSION
+        document["template"] = {"prefix": list(template[0]), "suffix": list(template[1])}
     if training:
         document["training"] = dict(training)
-    document["checksum"] = content_digest([document[key] for key in _CHECKED])
+    document["checksum"] = content_digest([document.get(key) for key in _CHECKED])
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -151,11 +162,12 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
             path, "key 'format'", f"expected {FORMAT_NAME!r}; this is not a BPE Studio tokenizer file"
         )
     version = document.get("version")
-    if version != FORMAT_VERSION:
+    if version not in (FORMAT_VERSION, TEMPLATE_VERSION) or type(version) is not int:
         raise _fail(
             path,
             "key 'version'",
-            f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION})",
+            f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION} and "
+            f"{TEMPLATE_VERSION}); upgrade bpe-studio",
         )
     unknown = sorted(set(document) - _KEYS)
     if unknown:  # e.g. a damaged 'checksum' key, which would otherwise turn the check off unseen
@@ -204,5 +216,22 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
             "does not match the file's content: it was damaged or cut short (restore it), or edited by hand "
             "(if on purpose, delete the 'checksum' key)",
         )
+    template = _read_template(path, document.get("template"), version)
     training = document.get("training", {})
-    return StudioFile(vocab, merges, dict(specials), pattern, training if isinstance(training, dict) else {})
+    return StudioFile(
+        vocab, merges, dict(specials), pattern, training if isinstance(training, dict) else {}, template
+    )
+
+
+def _read_template(
+    path: str | os.PathLike[str], raw: object, version: int
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The ``template`` entry as (prefix, suffix), or None; present exactly in version 2 files."""
+    if (raw is not None) != (version == TEMPLATE_VERSION):
+        raise _fail(path, "key 'template'", f"a version {TEMPLATE_VERSION} file has one and only it")
+    if raw is None:
+        return None
+    ends = [raw.get(end) if isinstance(raw, dict) else None for end in ("prefix", "suffix")]
+    if not all(isinstance(ids, list) and all(type(i) is int for i in ids) for ids in ends):
+        raise _fail(path, "key 'template'", "expected {'prefix': [ids], 'suffix': [ids]}")
+    return tuple(ends[0]), tuple(ends[1])  # type: ignore[arg-type]
