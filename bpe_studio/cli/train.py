@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,10 +24,12 @@ from ..engine import (
     TrainResult,
     WorkerCrashedError,
     iter_train,
+    preflight,
 )
 from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
-from ..engine.formats import save_result
+from ..engine.formats import save_result, save_targets
+from ..engine.formats.fallback import save_fallback
 from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
 
 
@@ -276,11 +279,35 @@ def write_result(result: TrainResult, config: TrainConfig, out: Path, fmt: str =
         return save_result(result, out, format=fmt, config=config)
     except FormatError as exc:
         raise CliError(f"--format {fmt}: {exc}", EXIT_FAILURE) from None
+    except OSError as exc:  # --out was checked writable before training: e.g. the disk is full
+        raise CliError(f"--out: cannot write into {out} ({exc.strerror or exc})", EXIT_FAILURE) from None
+
+
+def _keep_result(
+    result: TrainResult, config: TrainConfig, failure: CliError, args: argparse.Namespace
+) -> CliError:
+    """A failed save must not lose the training: keep the result elsewhere and say where (exit 1)."""
+    try:
+        kept = save_fallback(result, config)
+    except OSError as exc:
+        return CliError(f"{failure}; the trained tokenizer could not be kept either: {exc}", EXIT_FAILURE)
+    return CliError(
+        f"{failure}; the trained tokenizer was kept in {kept} (studio format: "
+        f"'bpe-studio convert {kept} --to {args.format} {args.out}{os.sep}' writes it where asked)",
+        EXIT_FAILURE,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio train``."""
     config = _config(args)
+    try:
+        # Files, URLs, Dask, counts/checkpoint headers, and every output (no input overwritten, folders
+        # writable): refused before any work, not after training.
+        outputs = [("--out", f) for f in save_targets(args.out, format=args.format, folder=True)]
+        preflight(config, outputs=outputs)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     mode = "none" if args.quiet else args.progress
     if mode == "auto":
         mode = "bar" if sys.stderr.isatty() else "none"
@@ -304,7 +331,10 @@ def run(args: argparse.Namespace) -> int:
         if live is not None:
             live.close()
     assert result is not None
-    path = write_result(result, config, args.out, args.format)
+    try:
+        path = write_result(result, config, args.out, args.format)
+    except CliError as failure:
+        raise _keep_result(result, config, failure, args) from None
     if not args.quiet and mode != "json":
         print(_summary(result, path))
     return 0

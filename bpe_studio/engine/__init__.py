@@ -23,6 +23,7 @@ from .events import (
     TrainResult,
 )
 from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
+from .preflight import preflight
 from .tokenizer import DisallowedSpecialTokenError, Template, Tokenizer, TokenSpan, UnknownTokenIdError
 from .trainer import iter_train, train, train_bpe
 
@@ -55,6 +56,7 @@ __all__ = [
     "detect_format",
     "iter_train",
     "load",
+    "preflight",
     "save",
     "train",
     "train_bpe",

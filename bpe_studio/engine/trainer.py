@@ -44,6 +44,7 @@ from .events import (
     TrainResult,
 )
 from .merge import Merge, MergeLoop, ReplayError
+from .preflight import preflight
 from .remote import file_size, open_binary
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
@@ -188,7 +189,12 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
         ClusterError: The cluster could not be started or reached, or its tasks failed.
         CountsFileError: A counts file or checkpoint is unreadable, truncated, corrupt or does not match.
         OSError: A file could not be read or written.
+        ValueError: :func:`~bpe_studio.engine.preflight.preflight` refused the run (raised when the
+            iteration starts).
     """
+    # Every check that needs the file system comes first: a missing file or an output that would overwrite
+    # an input is reported before any work, not after counting.
+    preflight(config)
     cancelled = cancel or _never
     start = time.perf_counter()
     timings: dict[str, float] = {}
@@ -377,10 +383,14 @@ def train_bpe(
         >>> vocab, merges = train_bpe("corpus.en", 500, ["<|endoftext|>"])  # doctest: +SKIP
         >>> vocab, merges = train_bpe("big.txt", 500, ["<|endoftext|>"], cluster="local:2")  # doctest: +SKIP
     """
+    if not isinstance(cast(object, input_path), (str, os.PathLike)):
+        raise ValueError(f"input_path: {input_path!r} is not a path; give one file path (str or Path)")
     # A URL stays a string: TrainConfig reads it through fsspec (a Path would fold its "//").
     path: str | Path = input_path if isinstance(input_path, str) else Path(input_path)
+    # special_tokens goes to TrainConfig as given: tuple("<s>") would make three tokens, and a set's order
+    # changes with PYTHONHASHSEED; TrainConfig refuses both with the fix in the message.
     config = TrainConfig(
-        inputs=cast(Any, (path,)), vocab_size=vocab_size, special_tokens=tuple(special_tokens), **kwargs
+        inputs=cast(Any, (path,)), vocab_size=vocab_size, special_tokens=cast(Any, special_tokens), **kwargs
     )
     result = train(config)
     return result.vocab, result.merges

@@ -61,6 +61,7 @@ from ..engine import (
     compile_pattern,
 )
 from ..engine.config import preset_name
+from ..engine.preflight import preflight
 from .charts import StepRate, TrainCharts
 from .common import open_error_box
 from .models import MergesFilterModel, MergesTableModel
@@ -786,6 +787,7 @@ class TrainView(QWidget):
             return False
         try:
             config = self.build_config()
+            preflight(config)  # the checks that read files (TrainConfig itself reads none)
         except ValueError as exc:
             self.show_error("Cannot start training", str(exc))
             return False

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
-from .atomic import atomic_write
+from .atomic import atomic_write_set
 from .studio import FormatError, content_digest, read_json, utf8
 
 if TYPE_CHECKING:
@@ -342,10 +342,14 @@ def save_gpt2(tokenizer: Tokenizer, folder: str | os.PathLike[str]) -> Path:
     vocab_data = (json.dumps(entries, ensure_ascii=False) + "\n").encode("utf-8")
     merges_data = ("\n".join(lines) + "\n").encode("utf-8")
     files = {"vocab": vocab_data, "merges": merges_data}
-    atomic_write(root / VOCAB_FILE, vocab_data)
-    atomic_write(root / MERGES_FILE, merges_data)
-    atomic_write(
-        root / SIDECAR_FILE,
-        dumps_sidecar(pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens, files=files),
+    # One set: a reader (or a failed write) never pairs a new vocab.json with an old merges.txt.
+    atomic_write_set(
+        {
+            root / VOCAB_FILE: vocab_data,
+            root / MERGES_FILE: merges_data,
+            root / SIDECAR_FILE: dumps_sidecar(
+                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens, files=files
+            ),
+        }
     )
     return root

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .atomic import atomic_write
+from .atomic import atomic_write_set
 from .gpt2 import check_sidecar_files, dumps_sidecar, read_sidecar
 from .studio import FormatError
 
@@ -210,11 +210,12 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
         if i not in specials
     ]
     data = ("\n".join(lines) + "\n").encode("ascii")
-    atomic_write(target, data)
-    atomic_write(
-        sidecar_path(target),
-        dumps_sidecar(
-            pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens, files={"ranks": data}
-        ),
+    atomic_write_set(
+        {
+            target: data,
+            sidecar_path(target): dumps_sidecar(
+                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens, files={"ranks": data}
+            ),
+        }
     )
     return target
