@@ -248,3 +248,16 @@ def test_cli_encode_no_special_adds_no_template(tmp_path: Path, capsys: pytest.C
     assert code == 0 and out.split() == [str(i) for i in _tokenizer().encode_ordinary("hello<s>")]
     code, out, _ = _run(capsys, "encode", "-t", path, "hello<s>")
     assert code == 0 and out.split() == ["300", "258", "111", "300", "301"]
+
+
+def test_cli_convert_to_studio_keeps_the_template_and_says_what_else_goes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _hf_file(tmp_path, PROCESSORS["llama3"][0])
+    code, _, err = _run(capsys, "convert", path, tmp_path / "s.json", "--to", "studio")
+    assert code == 0
+    assert err == (
+        f"bpe-studio: warning: {path}: key 'post_processor' (Sequence): only the ids around a single text "
+        "are kept (not its pair template, type ids or offset options)\n"
+    )
+    assert load(tmp_path / "s.json").encode("hello") == [302, 258, 111]

@@ -502,6 +502,11 @@ def not_carried_over(path: str | os.PathLike[str], tokenizer: Tokenizer, fmt: st
                 f"key 'post_processor' ({kind}): written as a TemplateProcessing of the ids around a single "
                 f"text; {', '.join(map(repr, differ))} differ (pairs of texts, type ids, offset options)"
             )
+    elif processor is not None and fmt == "studio" and tokenizer.template is not None:
+        lines.append(
+            f"key 'post_processor' ({kind}): only the ids around a single text are kept (not its pair "
+            "template, type ids or offset options)"
+        )
     elif processor is not None and fmt != "hf" and tokenizer.template is None:
         lines.append(f"key 'post_processor' ({kind}): not kept; the {fmt} format has no place for it")
     for key in ("truncation", "padding"):
