@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from . import compare as compare_command
 from . import convert as convert_command
 from . import decode as decode_command
 from . import encode as encode_command
@@ -19,7 +20,7 @@ from . import train as train_command
 from .common import EXIT_CANCELLED, EXIT_USAGE, CliError
 
 # Subcommand modules, in the order `--help` lists them.
-COMMANDS = [train_command, encode_command, decode_command, convert_command, inspect_command]
+COMMANDS = [train_command, encode_command, decode_command, convert_command, inspect_command, compare_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

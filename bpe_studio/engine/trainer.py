@@ -55,16 +55,43 @@ Cancel = Callable[[], bool]
 """A cancellation flag: a callable that returns True once the run should stop (e.g. ``event.is_set``)."""
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Turn automatic garbage collection off for the block, restoring it afterwards (also on close)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+class _GcPause:
+    """Automatic garbage collection off while the engine runs, and as the consumer had it at every yield.
+
+    ``iter_train`` is a generator: between two events its consumer's code runs, maybe for hours if it
+    pauses, and must find collection as it left it. So collection is handed back around each ``yield``
+    and taken off again when the engine resumes; leaving the block (end, error or ``close()``) restores
+    the consumer's setting.
+
+    Example:
+        >>> with _GcPause() as pause, pause.handing_over():
+        ...     gc.isenabled()  # at a yield, the consumer's setting (on by default)
+        True
+    """
+
+    def __init__(self) -> None:
+        self._consumer_enabled = gc.isenabled()
+
+    def __enter__(self) -> _GcPause:
+        self._consumer_enabled = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._consumer_enabled:
             gc.enable()
+
+    @contextlib.contextmanager
+    def handing_over(self) -> Iterator[None]:
+        """Give the consumer its setting for the ``yield`` in the block; collection is off again after it."""
+        if self._consumer_enabled:
+            gc.enable()
+        try:
+            yield
+        finally:
+            # The consumer may have changed the setting meanwhile: it is theirs, kept for the next yield.
+            self._consumer_enabled = gc.isenabled()
+            gc.disable()
 
 
 def _never() -> bool:
@@ -261,9 +288,11 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
         token_bytes = base
     else:
         # The merge loop makes millions of objects but no reference cycles; the collector's passes over
-        # them cost 15-25% of its time, so automatic collection pauses until the loop ends.
-        with _gc_paused():
-            yield PhaseStarted(Phase.MERGING, now())
+        # them cost 15-25% of its time, so automatic collection pauses while the loop runs (not while our
+        # consumer's code runs between events: see _GcPause).
+        with _GcPause() as gc_pause:
+            with gc_pause.handing_over():
+                yield PhaseStarted(Phase.MERGING, now())
             merge_start = now()
             training = {
                 "vocab_size": config.vocab_size,
@@ -295,7 +324,8 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
                         min_frequency=config.min_frequency,
                         cancelled=cancelled,
                     ):
-                        yield made(m)
+                        with gc_pause.handing_over():
+                            yield made(m)
                 except ReplayError as exc:
                     raise CountsFileError(source or "", f"does not hold a consistent run ({exc})") from None
                 del recorded, recorded_counts
@@ -315,7 +345,8 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
                 for m in loop.run(
                     new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
                 ):
-                    yield made(m)
+                    with gc_pause.handing_over():
+                        yield made(m)
                     if checkpoint_header is not None and len(merges) % every == 0:
                         save(None)
                         saved = len(merges)
