@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..engine import FORMATS, FormatError, Tokenizer, load, save
+from ..engine import FORMATS, FormatError, Tokenizer, detect_format, load, save
 from ..engine.formats import save_targets, source_files
+from ..engine.formats.hf import not_carried_over
 from ..engine.formats.tiktoken_format import sidecar_path
 from ..engine.preflight import check_outputs
 from .common import EXIT_FAILURE, CliError
 from .encode import load_tokenizer
 from .signals import stoppable
+from .warn import print_format_warnings
 
 #: Text the converted tokenizer must encode exactly as the original: contractions, whitespace runs, digits,
 #: punctuation, accents, several scripts, emoji and control characters (special tokens are added to it).
@@ -114,7 +117,8 @@ def verify_elsewhere(tok: Tokenizer, path: Path, fmt: str, texts: list[str]) -> 
         except ValueError as exc:  # e.g. a regex tiktoken's engine does not accept
             raise CliError(f"{path}: tiktoken cannot use this tokenizer ({exc})", EXIT_FAILURE) from None
         for text in texts:
-            _check(f"{path} (in tiktoken)", tok.encode(text), encoding.encode(text, allowed_special="all"))
+            ids = tok.encode(text, add_special_tokens=False)  # tiktoken has no BOS/EOS template
+            _check(f"{path} (in tiktoken)", ids, encoding.encode(text, allowed_special="all"))
         used.append("tiktoken")
     return used
 
@@ -154,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--sample-file: {args.sample_file}: {exc}") from None
     output = _prepare_output(args.input, args.output, args.format)
     try:
-        written = save(tok, output, format=args.format)
+        with print_format_warnings():  # e.g. a BOS/EOS template the output format cannot store
+            written = save(tok, output, format=args.format)
     except FormatError as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:  # checked writable above, so not the user's mistake (e.g. a full disk)
@@ -162,13 +167,21 @@ def run(args: argparse.Namespace) -> int:
             f"{args.output}: cannot write ({exc.strerror or exc}); nothing was changed there",
             EXIT_FAILURE,
         ) from None
+    if detect_format(args.input) == "hf":  # say what the target does not keep, one line each
+        source = Path(args.input)
+        for line in not_carried_over(
+            source / "tokenizer.json" if source.is_dir() else source, tok, args.format
+        ):
+            print(f"bpe-studio: warning: {args.input}: {line}", file=sys.stderr)
     texts = sample_texts(tok, extra)
     try:
         again = load(written)
     except FormatError as exc:
         raise CliError(f"the written file does not load: {exc}", EXIT_FAILURE) from None
     for text in texts:
-        _check(str(written), tok.encode(text), again.encode(text))
+        # A template (BOS/EOS) that the output format cannot store was reported by save()'s warning.
+        kept = again.template is not None
+        _check(str(written), tok.encode(text, add_special_tokens=kept), again.encode(text))
     also = verify_elsewhere(tok, written, args.format, texts)
     files = [written]
     if args.format == "tiktoken":

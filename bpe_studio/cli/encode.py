@@ -16,6 +16,7 @@ from ..engine.analysis import compression
 from ..engine.humanize import error_message
 from .common import CliError
 from .signals import stoppable
+from .warn import print_format_warnings
 
 # Background colours (xterm 256-colour palette) that alternate between tokens; dark text on top stays legible.
 _PALETTE = (153, 223, 194, 225, 229, 189)
@@ -37,7 +38,8 @@ def load_tokenizer(
         >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
     """
     try:
-        return load(path, pattern=pattern)
+        with print_format_warnings():
+            return load(path, pattern=pattern)
     except FileNotFoundError:
         raise CliError(f"{option}: {path} does not exist; give a tokenizer file or folder") from None
     except (FormatError, ValueError) as exc:
@@ -184,7 +186,9 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio encode``."""
     tok = load_tokenizer(args.tokenizer)
-    special: dict[str, Any] = {"allowed_special": set(), "disallowed_special": ()} if args.no_special else {}
+    special: dict[str, Any] = {}
+    if args.no_special:  # as encode_ordinary: special tokens are text, and no BOS/EOS template is added
+        special = {"allowed_special": set(), "disallowed_special": (), "add_special_tokens": False}
     chunks = _source(args)
     name = "standard input" if args.file is None else str(args.file)
     out = sys.stdout

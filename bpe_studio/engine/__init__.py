@@ -22,9 +22,9 @@ from .events import (
     TrainEvent,
     TrainResult,
 )
-from .formats import FORMATS, FormatError, detect_format, load, save
+from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
 from .preflight import preflight
-from .tokenizer import DisallowedSpecialTokenError, Tokenizer, TokenSpan, UnknownTokenIdError
+from .tokenizer import DisallowedSpecialTokenError, Template, Tokenizer, TokenSpan, UnknownTokenIdError
 from .trainer import iter_train, train, train_bpe
 
 __all__ = [
@@ -39,11 +39,13 @@ __all__ = [
     "DisallowedSpecialTokenError",
     "Finished",
     "FormatError",
+    "FormatWarning",
     "InvalidUtf8Policy",
     "MergeMade",
     "Phase",
     "PhaseStarted",
     "StopReason",
+    "Template",
     "TokenSpan",
     "Tokenizer",
     "TrainConfig",

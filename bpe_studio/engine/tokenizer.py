@@ -109,6 +109,27 @@ class TokenSpan:
     partial: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Template:
+    """Token ids that :meth:`Tokenizer.encode` adds around every text, e.g. a BOS and an EOS token.
+
+    This is the single-text part of a Hugging Face ``TemplateProcessing`` post-processor (Llama-3 files add
+    ``<|begin_of_text|>`` before every text); ``encode(text, add_special_tokens=False)`` leaves them out, as
+    in ``tokenizers``.
+
+    Attributes:
+        prefix: Ids put before the text's ids.
+        suffix: Ids put after them.
+
+    Example:
+        >>> Template(prefix=(1,), suffix=(2,))
+        Template(prefix=(1,), suffix=(2,))
+    """
+
+    prefix: tuple[int, ...] = ()
+    suffix: tuple[int, ...] = ()
+
+
 class _PieceCache(dict[str, tuple[int, ...]]):
     """Pre-token -> ids; a miss runs BPE. Emptied when full, which bounds memory whatever the input."""
 
@@ -138,6 +159,7 @@ class Tokenizer:
             its UTF-8 bytes, or a new id after the largest) or a mapping token -> id.
         pattern: A preset name (``gpt2``, ``cl100k``, ``o200k``) or a regex for the ``regex`` module.
         cache_size: How many pre-tokens' ids to remember.
+        template: Ids that :meth:`encode` adds around every text (BOS/EOS); each must be a vocab id.
 
     Raises:
         ValueError: Something in the arguments is inconsistent; the message says what and how to fix it.
@@ -156,6 +178,7 @@ class Tokenizer:
         *,
         pattern: str = "gpt2",
         cache_size: int = DEFAULT_CACHE_SIZE,
+        template: Template | None = None,
     ) -> None:
         if not isinstance(cache_size, int) or cache_size < 1:
             raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
@@ -223,6 +246,13 @@ class Tokenizer:
         for i, token in table.items():
             self._by_id[i] = token.decode("latin-1")
         self._cache = _PieceCache(self._bpe, cache_size)
+        if template is not None:
+            if not isinstance(template, Template):
+                raise ValueError(f"template: expected a Template, got {type(template).__name__}")
+            unknown = [i for i in (*template.prefix, *template.suffix) if i not in table]
+            if unknown:
+                raise ValueError(f"template: id {unknown[0]!r} is not in the vocabulary; use a token's id")
+        self._template = template
         self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
 
     # ------------------------------------------------------------------ construction helpers
@@ -340,6 +370,11 @@ class Tokenizer:
         return preset_name(self._pattern)
 
     @property
+    def template(self) -> Template | None:
+        """The ids :meth:`encode` adds around every text (BOS/EOS), or None."""
+        return self._template
+
+    @property
     def vocab_size(self) -> int:
         """The number of tokens, special tokens included."""
         return len(self._vocab)
@@ -450,7 +485,7 @@ class Tokenizer:
     # ------------------------------------------------------------------ encoding
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Encode text, treating special tokens as ordinary text.
+        """Encode text, treating special tokens as ordinary text (and adding no :attr:`template` ids).
 
         Example:
             >>> tok.encode_ordinary("<|endoftext|>")  # doctest: +SKIP
@@ -506,6 +541,7 @@ class Tokenizer:
         *,
         allowed_special: AllowedSpecial = "all",
         disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
     ) -> list[int]:
         """Encode text to token ids.
 
@@ -515,6 +551,8 @@ class Tokenizer:
                 registered ones. Other occurrences are encoded as ordinary text.
             disallowed_special: Strings whose presence raises :class:`DisallowedSpecialTokenError`; ``"all"``
                 (the default) means every registered special token that is not allowed.
+            add_special_tokens: Add the :attr:`template`'s ids (BOS/EOS) around the text, as ``tokenizers``
+                does by default; False leaves them out. Nothing changes for a tokenizer without a template.
 
         Raises:
             DisallowedSpecialTokenError: The text holds a disallowed special token.
@@ -523,6 +561,14 @@ class Tokenizer:
             >>> tok.encode("hi<|endoftext|>")  # doctest: +SKIP
             [5303, 50256]
         """
+        if add_special_tokens and self._template is not None:
+            ids = self.encode(
+                text,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=False,
+            )
+            return [*self._template.prefix, *ids, *self._template.suffix]
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         self._check_disallowed(text, disallowed)
         matcher, _ = self._special_matcher(allowed)
@@ -544,6 +590,7 @@ class Tokenizer:
         *,
         allowed_special: AllowedSpecial = "all",
         disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
     ) -> Iterator[int]:
         """Encode a stream of text chunks lazily, with memory bounded whatever the stream's length.
 
@@ -557,11 +604,22 @@ class Tokenizer:
             iterable: Text chunks, e.g. an open text file (its lines) or a list of strings.
             allowed_special: As for :meth:`encode`.
             disallowed_special: As for :meth:`encode`; the error is raised when the token is reached.
+            add_special_tokens: As for :meth:`encode`.
 
         Example:
             >>> with open("big.txt", encoding="utf-8", newline="") as f:  # doctest: +SKIP
             ...     total = sum(1 for _ in tok.encode_iterable(f))
         """
+        if add_special_tokens and self._template is not None:
+            yield from self._template.prefix
+            yield from self.encode_iterable(
+                iterable,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=False,
+            )
+            yield from self._template.suffix
+            return
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         if isinstance(iterable, str):
             iterable = (iterable,)
@@ -658,16 +716,32 @@ class Tokenizer:
         *,
         allowed_special: AllowedSpecial = "all",
         disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
     ) -> list[TokenSpan]:
         """Encode text and give each token the span of characters its bytes come from.
 
-        The ids are those of :meth:`encode` with the same arguments. A token that holds only some of a
-        character's bytes spans that whole character and is marked ``partial``.
+        The ids are those of :meth:`encode` with the same arguments (a template's ids get empty spans at the
+        start and the end). A token that holds only some of a character's bytes spans that whole character and
+        is marked ``partial``.
 
         Example:
             >>> [(s.id, s.start, s.end, s.partial) for s in tok.encode_with_offsets("a🙃")]  # doctest: +SKIP
             [(64, 0, 1, False), (8582, 1, 2, True), (247, 1, 2, True), (225, 1, 2, True)]
         """
+        if add_special_tokens and self._template is not None:
+            # The template's tokens cover no text: empty spans at the start and the end.
+            inner = self.encode_with_offsets(
+                text,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=False,
+            )
+            end = len(text)
+            return [
+                *(TokenSpan(i, 0, 0) for i in self._template.prefix),
+                *inner,
+                *(TokenSpan(i, end, end) for i in self._template.suffix),
+            ]
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         self._check_disallowed(text, disallowed)
         matcher, _ = self._special_matcher(allowed)

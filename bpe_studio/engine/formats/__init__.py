@@ -2,12 +2,13 @@
 
 from .atomic import atomic_write
 from .detect import FORMATS, FormatName, detect_format, load, save, save_result, save_targets, source_files
-from .studio import FormatError, StudioFile, dumps_studio, load_studio, save_studio
+from .studio import FormatError, FormatWarning, StudioFile, dumps_studio, load_studio, save_studio
 
 __all__ = [
     "FORMATS",
     "FormatError",
     "FormatName",
+    "FormatWarning",
     "StudioFile",
     "atomic_write",
     "detect_format",

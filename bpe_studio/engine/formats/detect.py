@@ -10,9 +10,9 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,7 +29,7 @@ from .gpt2 import (
 from .hf import FILE_NAME as HF_FILE
 from .hf import is_hf_document, load_hf, save_hf
 from .studio import FORMAT_NAME as STUDIO_FORMAT
-from .studio import FormatError, load_studio, save_studio
+from .studio import FormatError, FormatWarning, load_studio, read_json, save_studio
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
 from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
 
@@ -51,19 +51,7 @@ DEFAULT_FILE_NAMES: dict[str, str] = {
     "tiktoken": "tokenizer.tiktoken",
 }
 
-_TIKTOKEN_LINE = re.compile(rb"^[A-Za-z0-9+/]+={0,2} \d+\s*$")
-
-
-def _read_json_document(path: Path) -> Any:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise FormatError(
-            f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"{path}: byte {exc.start}: not UTF-8 text") from None
+_TIKTOKEN_LINE = re.compile(rb"^(?:[A-Za-z0-9+/]+={0,2}|={1,2}) \d+\s*$")  # "= RANK": the empty token
 
 
 def detect_format(path: str | os.PathLike[str]) -> FormatName:
@@ -103,7 +91,7 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     with open(target, "rb") as handle:
         head = handle.read(4096)
     if head.lstrip()[:1] == b"{":
-        document = _read_json_document(target)
+        document = read_json(target)
         if isinstance(document, dict) and document.get("format") == STUDIO_FORMAT:
             return "studio"
         if is_hf_document(document):
@@ -165,7 +153,7 @@ def load(
     Example:
         >>> tok = load("out/tokenizer.json")  # doctest: +SKIP
     """
-    from ..tokenizer import Tokenizer
+    from ..tokenizer import Template, Tokenizer
 
     kind, target = _locate(path)
     if kind == "gpt2":
@@ -175,8 +163,11 @@ def load(
     if kind == "hf":
         return load_hf(target)
     data = load_studio(target)
+    template = Template(*data.template) if data.template is not None else None
     try:
-        return Tokenizer(data.vocab, data.merges, data.special_tokens, pattern=pattern or data.pattern)
+        return Tokenizer(
+            data.vocab, data.merges, data.special_tokens, pattern=pattern or data.pattern, template=template
+        )
     except ValueError as exc:
         raise FormatError(f"{target}: {exc}") from None
 
@@ -245,12 +236,25 @@ def save(
         ValueError: Unknown format name.
         FormatError: The format cannot represent this tokenizer exactly (the message says why).
 
+    Warns:
+        FormatWarning: The tokenizer has a template (BOS/EOS) and the format is ``gpt2`` or ``tiktoken``,
+            which have no place for one (``hf`` and ``studio`` store it).
+
     Example:
         >>> save(tok, "out", format="gpt2")  # doctest: +SKIP
         PosixPath('out')
     """
     if format not in FORMATS:
         raise ValueError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
+    if tokenizer.template is not None and format in ("gpt2", "tiktoken"):
+        template = tokenizer.template
+        warnings.warn(
+            f"the {format} format cannot store the template (ids {list(template.prefix)} before and "
+            f"{list(template.suffix)} after every text, e.g. BOS/EOS): the saved tokenizer encodes without "
+            "them; save as hf or studio to keep them",
+            FormatWarning,
+            stacklevel=2,
+        )
     target = Path(path)
     if format == "gpt2":
         return save_gpt2(tokenizer, target)
@@ -266,6 +270,7 @@ def save(
         special_tokens=tokenizer.special_tokens,
         pattern=tokenizer.pattern,
         training=training,
+        template=(tokenizer.template.prefix, tokenizer.template.suffix) if tokenizer.template else None,
     )
     return target
 

@@ -7,19 +7,24 @@ A saved folder holds ``vocab.json`` (special tokens included, as in GPT-2's own 
 ``bpe_studio.json``, a small sidecar with the pattern and the special tokens. Without the sidecar (GPT-2's
 own files), the pattern is ``gpt2`` and the special tokens are the vocab entries no merge can produce that
 look like markup, ``<...>`` (GPT-2's ``<|endoftext|>``).
+
+The sidecar also holds ``checksums`` of the files it describes and of its own pattern and special tokens
+(``.tiktoken`` files use the same sidecar), so that a damaged, cut or swapped file is an error rather than
+another tokenizer. A sidecar without them (older, or written by hand) is not checked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
 from .atomic import atomic_write_set
-from .studio import FormatError
+from .studio import FormatError, content_digest, read_json, utf8
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -31,20 +36,11 @@ MERGES_HEADER = "#version: 0.2"
 
 SIDECAR_FORMAT = "bpe-studio-sidecar"
 SIDECAR_VERSION = 1
+_SIDECAR_KEYS = {"format", "version", "pattern", "special_tokens", "checksums"}
 
 
 def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
     return FormatError(f"{os.fspath(path)}: {where}: {problem}")
-
-
-def _read_json(path: str | os.PathLike[str]) -> Any:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise _fail(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
 
 
 def _spelled_bytes(text: str) -> bytes | None:
@@ -72,14 +68,14 @@ def read_vocab_json(path: str | os.PathLike[str], *, raw_tokens: Collection[str]
         >>> vocab[50256]  # doctest: +SKIP
         b'<|endoftext|>'
     """
-    document = _read_json(path)
+    document = read_json(path)
     if not isinstance(document, dict):
         raise _fail(path, "top level", "expected a JSON object of token -> id")
     vocab: dict[int, bytes] = {}
     for key, i in document.items():
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise _fail(path, f"key {key!r}", f"expected a non-negative integer id, got {i!r}")
-        token = key.encode("utf-8") if key in raw_tokens else _spelled_bytes(key)
+        token = utf8(path, f"key {key!r}", key) if key in raw_tokens else _spelled_bytes(key)
         if token is None:
             raise _fail(
                 path,
@@ -123,19 +119,41 @@ def read_merges_txt(path: str | os.PathLike[str]) -> list[tuple[bytes, bytes]]:
     return merges
 
 
+def file_digest(data: bytes) -> str:
+    """The checksum a sidecar stores for a file's bytes.
+
+    Example:
+        >>> file_digest(b"")[:15]
+        'sha256:e3b0c44'
+    """
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _digest_of_file(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
 def read_sidecar(path: str | os.PathLike[str]) -> tuple[str, dict[str, int]]:
     """Read a sidecar file: ``(pattern, special token -> id)``.
 
     Raises:
-        FormatError: The file is not a BPE Studio sidecar; the message names the key.
+        FormatError: The file is not a BPE Studio sidecar, or its pattern or special tokens do not match
+            its checksum; the message names the key.
     """
-    document = _read_json(path)
+    document = read_json(path)
     if not isinstance(document, dict) or document.get("format") != SIDECAR_FORMAT:
         raise _fail(
             path, "key 'format'", f"expected {SIDECAR_FORMAT!r}; this is not a BPE Studio sidecar file"
         )
     if document.get("version") != SIDECAR_VERSION:
         raise _fail(path, "key 'version'", f"version {document.get('version')!r} is not supported")
+    unknown = sorted(set(document) - _SIDECAR_KEYS)
+    if unknown:  # e.g. a damaged 'checksums' key, which would otherwise turn the checks off unseen
+        raise _fail(path, f"key {unknown[0]!r}", "is not part of a sidecar (damaged, or a typo); remove it")
     pattern = document.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise _fail(path, "key 'pattern'", "expected a non-empty string")
@@ -144,17 +162,68 @@ def read_sidecar(path: str | os.PathLike[str]) -> tuple[str, dict[str, int]]:
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in specials.values()
     ):
         raise _fail(path, "key 'special_tokens'", "expected an object of token -> non-negative id")
+    checksums = document.get("checksums")
+    if checksums is not None:
+        if not isinstance(checksums, dict) or "sidecar" not in checksums:
+            raise _fail(path, "key 'checksums'", "expected an object of file -> checksum, 'sidecar' included")
+        if checksums["sidecar"] != content_digest([pattern, specials]):
+            raise _fail(
+                path,
+                "key 'checksums'",
+                "the pattern or special tokens were changed or damaged since the file was written; restore "
+                "it, or if it was edited on purpose, delete the 'checksums' key",
+            )
     return pattern, dict(specials)
 
 
-def dumps_sidecar(*, pattern: str, special_tokens: Mapping[str, int]) -> str:
-    """The sidecar text for a pattern and special tokens."""
-    document = {
+def check_sidecar_files(path: str | os.PathLike[str], files: Mapping[str, str | os.PathLike[str]]) -> None:
+    """Check the files a sidecar describes against its checksums (a sidecar without them checks nothing).
+
+    Called once the files have been read, so that a file's own error (its line, its key) comes first.
+
+    Args:
+        path: The sidecar, already read by :func:`read_sidecar`.
+        files: The files by role: ``{"vocab": ..., "merges": ...}`` (gpt2) or ``{"ranks": ...}`` (tiktoken).
+
+    Raises:
+        FormatError: A file does not match (damaged, cut short at a line end, or replaced); the message
+            names it and says how to accept an edit made on purpose.
+    """
+    document = read_json(path)
+    checksums = document.get("checksums") if isinstance(document, dict) else None
+    if not isinstance(checksums, dict):
+        return
+    if set(checksums) != {"sidecar", *files}:
+        roles = ", ".join(sorted({"sidecar", *files}))
+        raise _fail(
+            path, "key 'checksums'", f"expected checksums of {roles}, got {', '.join(sorted(checksums))}"
+        )
+    for role, file in files.items():
+        if checksums[role] != _digest_of_file(file):
+            raise _fail(
+                file,
+                "checksum",
+                f"does not match the one in {os.fspath(path)}: the file was damaged, cut short or replaced "
+                "since it was written; restore it, or if it was edited on purpose, delete the 'checksums' "
+                f"key from {os.fspath(path)}",
+            )
+
+
+def dumps_sidecar(
+    *, pattern: str, special_tokens: Mapping[str, int], files: Mapping[str, bytes] | None = None
+) -> str:
+    """The sidecar text for a pattern and special tokens, with checksums of ``files`` (role -> bytes)."""
+    document: dict[str, object] = {
         "format": SIDECAR_FORMAT,
         "version": SIDECAR_VERSION,
         "pattern": pattern,
         "special_tokens": dict(special_tokens),
     }
+    if files is not None:
+        document["checksums"] = {
+            **{role: file_digest(data) for role, data in files.items()},
+            "sidecar": content_digest([pattern, dict(special_tokens)]),
+        }
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -228,6 +297,8 @@ def load_gpt2(folder: str | os.PathLike[str], *, pattern: str | None = None) -> 
         stored_pattern, specials = read_sidecar(sidecar)
     vocab = read_vocab_json(vocab_path, raw_tokens=specials or ())
     merges = read_merges_txt(merges_path)
+    if specials is not None:
+        check_sidecar_files(sidecar, {"vocab": vocab_path, "merges": merges_path})
     if specials is None:
         specials = _markup_specials(vocab, merges)
     try:
@@ -268,13 +339,16 @@ def save_gpt2(tokenizer: Tokenizer, folder: str | os.PathLike[str]) -> Path:
             continue  # a repeated pair never applies (the first rank wins); other readers may keep the last
         seen.add((left, right))
         lines.append(f"{bytes_to_text(left)} {bytes_to_text(right)}")
+    vocab_data = (json.dumps(entries, ensure_ascii=False) + "\n").encode("utf-8")
+    merges_data = ("\n".join(lines) + "\n").encode("utf-8")
+    files = {"vocab": vocab_data, "merges": merges_data}
     # One set: a reader (or a failed write) never pairs a new vocab.json with an old merges.txt.
     atomic_write_set(
         {
-            root / VOCAB_FILE: json.dumps(entries, ensure_ascii=False) + "\n",
-            root / MERGES_FILE: "\n".join(lines) + "\n",
+            root / VOCAB_FILE: vocab_data,
+            root / MERGES_FILE: merges_data,
             root / SIDECAR_FILE: dumps_sidecar(
-                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens
+                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens, files=files
             ),
         }
     )

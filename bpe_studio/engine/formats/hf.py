@@ -6,8 +6,16 @@ normalizer, and a pre-tokenizer that is either ``ByteLevel`` with its GPT-2 rege
 Anything else (``add_prefix_space``, ``ignore_merges``, a subword prefix, ...) would change the ids, so it is
 refused with an error naming the key.
 
+A ``post_processor`` that adds tokens around a text (``TemplateProcessing``, as Llama-3's BOS, or
+``BertProcessing`` / ``RobertaProcessing``) becomes the tokenizer's ``template``, so that ``encode`` gives
+the ids of ``tokenizers``' ``encode(text).ids`` (where ``add_special_tokens=True`` is the default).
+``ByteLevel`` (which only moves offsets) and a ``Sequence`` holding one of these are read too; any other
+post-processor is not applied, with a :class:`FormatWarning`. ``truncation``, and a ``padding`` that would
+change one text's ids, are not applied either: they cut or pad model inputs to a length, while this engine
+encodes whole texts; a :class:`FormatWarning` says so.
+
 What is written: the same shape, which ``tokenizers.Tokenizer.from_file`` loads and which encodes with the
-same ids (``encode(text).ids``; there is no post-processor, so nothing is added around the text).
+same ids (``encode(text).ids``), the template included.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 from ..bytes_unicode import bytes_to_text, char_to_byte
 from ..config import PATTERNS, preset_name
 from .atomic import atomic_write
-from .studio import FormatError
+from .studio import FormatError, FormatWarning, read_json, utf8
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..tokenizer import Template, Tokenizer
 
 FILE_NAME = "tokenizer.json"
 
@@ -118,6 +127,132 @@ def _pattern_of(path: Path, pre: object) -> str:
     )
 
 
+class _NotAppliedError(Exception):
+    """A post-processor whose effect on the ids this engine does not reproduce; the message says which."""
+
+
+def _processor_ids(path: Path, where: str, step: object) -> tuple[list[int], list[int]]:
+    """The ids one post-processor puts before and after a single text (``([], [])`` for ``ByteLevel``).
+
+    Raises:
+        FormatError: The entry is malformed (``tokenizers`` would not load it either).
+        _NotAppliedError: A processor of another kind, or a template that is not ``[specials] $A [specials]``.
+    """
+    if not isinstance(step, dict):
+        raise _fail(path, where, "expected an object with a 'type'")
+    kind = step.get("type")
+    if kind == "ByteLevel":
+        return [], []  # it only adjusts offsets; the ids are unchanged
+    if kind in ("BertProcessing", "RobertaProcessing"):
+        cls, sep = step.get("cls"), step.get("sep")
+        ends: list[int] = []
+        for end in (cls, sep):
+            if not (isinstance(end, list) and len(end) == 2 and type(end[1]) is int):
+                raise _fail(path, where, "expected 'cls' and 'sep' as [token, id]")
+            ends.append(end[1])
+        return [ends[0]], [ends[1]]
+    if kind == "TemplateProcessing":
+        single, specials = step.get("single"), step.get("special_tokens")
+        if not isinstance(single, list) or not isinstance(specials, dict):
+            raise _fail(path, where, "expected 'single' (a list) and 'special_tokens' (an object)")
+        before: list[int] = []
+        after: list[int] | None = None  # None until the text's place ($A) is seen
+        for n, piece in enumerate(single):
+            sequence = piece.get("Sequence") if isinstance(piece, dict) else None
+            if isinstance(sequence, dict):
+                if sequence.get("id") != "A" or after is not None:
+                    raise _NotAppliedError(
+                        f"{where}: its single template holds {sequence.get('id')!r}, not $A once"
+                    )
+                after = []
+                continue
+            special = piece.get("SpecialToken") if isinstance(piece, dict) else None
+            name = special.get("id") if isinstance(special, dict) else None
+            entry = specials.get(name) if isinstance(name, str) else None
+            ids = entry.get("ids") if isinstance(entry, dict) else None
+            if not isinstance(ids, list) or not all(type(i) is int for i in ids):
+                raise _fail(
+                    path,
+                    f"{where}.single[{n}]",
+                    "expected the text ($A) or a special token listed in 'special_tokens' with its ids",
+                )
+            (before if after is None else after).extend(ids)
+        if after is None:
+            raise _NotAppliedError(f"{where}: its single template does not hold the text ($A)")
+        return before, after
+    raise _NotAppliedError(f"{where}: type {kind!r} is not one bpe-studio applies")
+
+
+def _template_of(path: Path, processor: object) -> Template | None:
+    """What a ``post_processor`` adds around a single text, as ``tokenizers.Tokenizer.encode`` applies it.
+
+    One that cannot be reproduced is not applied, with a :class:`FormatWarning` (refusing it would make
+    the file unusable even for looking at the text's own ids, which stay exact).
+    """
+    from ..tokenizer import Template
+
+    if processor is None:
+        return None
+    steps: list[tuple[str, object]] = [("post_processor", processor)]
+    if isinstance(processor, dict) and processor.get("type") == "Sequence":
+        inner = processor.get("processors")
+        if not isinstance(inner, list):
+            raise _fail(path, "post_processor.processors", "expected a list")
+        steps = [(f"post_processor.processors[{n}]", step) for n, step in enumerate(inner)]
+    try:
+        found = [(where, _processor_ids(path, where, step)) for where, step in steps]
+        adding = [(where, ids) for where, ids in found if ids != ([], [])]
+        if len(adding) > 1:
+            # tokenizers' Sequence then gives ids that follow no simple rule (a second template is
+            # dropped, a RobertaProcessing after a template adds its SEP twice): do not guess.
+            raise _NotAppliedError(
+                f"post_processor: a Sequence with {len(adding)} processors that add tokens"
+            )
+    except _NotAppliedError as exc:
+        warnings.warn(
+            f"{path}: {exc} -- the post-processor is not applied: tokenizers adds ids around each text "
+            "that bpe-studio leaves out (the text's own ids are the same)",
+            FormatWarning,
+            stacklevel=4,
+        )
+        return None
+    if not adding:
+        return None
+    before, after = adding[0][1]
+    return Template(tuple(before), tuple(after))
+
+
+def _warn_unapplied(path: Path, document: Mapping[str, Any]) -> None:
+    """Warn about ``truncation`` / ``padding``: options for model inputs that this engine does not apply.
+
+    Refusing would make many published files unusable for what this engine does (encode whole texts and
+    look at the ids); the ids it gives are ``tokenizers``' ids before the cut or the padding.
+    """
+    truncation = document.get("truncation")
+    if truncation is not None:
+        length = truncation.get("max_length") if isinstance(truncation, dict) else None
+        warnings.warn(
+            f"{path}: key 'truncation' is not applied: tokenizers cuts each encoding to max_length {length} "
+            "ids, bpe-studio encodes whole texts (longer texts get more ids); set it to null to silence this",
+            FormatWarning,
+            stacklevel=4,
+        )
+    padding = document.get("padding")
+    if padding is not None and not (
+        isinstance(padding, dict)
+        and padding.get("strategy") == "BatchLongest"
+        and padding.get("pad_to_multiple_of") is None
+    ):
+        # Padding to the longest text of a batch does nothing to one text; any other padding adds ids.
+        pad_id = padding.get("pad_id") if isinstance(padding, dict) else None
+        warnings.warn(
+            f"{path}: key 'padding' is not applied: tokenizers pads encodings with id {pad_id} to a length, "
+            "bpe-studio encodes texts without padding; set it to null to silence this",
+            FormatWarning,
+            stacklevel=4,
+        )
+
+
 def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     """Load a Hugging Face ``tokenizer.json`` holding a byte-level BPE.
 
@@ -129,6 +264,10 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
         FormatError: The file is not a byte-level BPE that this engine reproduces exactly; the message
             names the key.
 
+    Warns:
+        FormatWarning: ``truncation`` or ``padding`` is set, or a ``post_processor`` this engine does not
+            reproduce; it is not applied (see the module's doc).
+
     Example:
         >>> tok = load_hf("tokenizer.json")  # doctest: +SKIP
     """
@@ -136,15 +275,7 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
 
     source = Path(path)
     if document is None:
-        try:
-            with open(source, encoding="utf-8") as handle:
-                document = json.load(handle)
-        except json.JSONDecodeError as exc:
-            raise _fail(
-                source, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})"
-            ) from None
-        except UnicodeDecodeError as exc:
-            raise _fail(source, f"byte {exc.start}", "not UTF-8 text") from None
+        document = read_json(source)
     if not is_hf_document(document):
         raise _fail(source, "key 'model'", "missing; this is not a Hugging Face tokenizer.json")
     model = document["model"]
@@ -161,6 +292,7 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     if document.get("normalizer") is not None:
         raise _fail(source, "key 'normalizer'", "must be null: a normalizer changes the text before encoding")
     pattern = _pattern_of(source, document.get("pre_tokenizer"))
+    template = _template_of(source, document.get("post_processor"))
 
     specials: dict[str, int] = {}
     added = document.get("added_tokens") or []
@@ -188,7 +320,7 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise _fail(source, f"model.vocab[{key!r}]", f"expected a non-negative integer id, got {i!r}")
         if specials.get(key) == i:
-            token = key.encode("utf-8")
+            token = utf8(source, f"model.vocab[{key!r}]", key)
         else:
             try:
                 token = bytes(table[c] for c in key)
@@ -217,9 +349,11 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
                 source, f"model.merges[{n}]", f"expected 'left right' in byte-level characters, got {item!r}"
             ) from None
     try:
-        return Tokenizer(vocab, merges, specials, pattern=pattern)
+        tokenizer = Tokenizer(vocab, merges, specials, pattern=pattern, template=template)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
+    _warn_unapplied(source, document)
+    return tokenizer
 
 
 def dumps_hf(tokenizer: Tokenizer) -> str:
@@ -279,7 +413,7 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
         ],
         "normalizer": None,
         "pre_tokenizer": pre_tokenizer,
-        "post_processor": None,
+        "post_processor": _dumps_template(tokenizer),
         "decoder": byte_level,
         "model": {
             "type": "BPE",
@@ -297,6 +431,34 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
+def _dumps_template(tokenizer: Tokenizer) -> dict[str, Any] | None:
+    """The ``TemplateProcessing`` of a tokenizer's template (each text of a pair gets it too), or None."""
+    template = tokenizer.template
+    if template is None:
+        return None
+    names = {i: token for token, i in tokenizer.special_tokens.items()}
+    name_of = {
+        i: names.get(i) or bytes_to_text(tokenizer.vocab[i]) for i in (*template.prefix, *template.suffix)
+    }
+
+    def around(sequence: str, type_id: int) -> list[dict[str, Any]]:
+        def special(i: int) -> dict[str, Any]:
+            return {"SpecialToken": {"id": name_of[i], "type_id": type_id}}
+
+        return [
+            *map(special, template.prefix),
+            {"Sequence": {"id": sequence, "type_id": type_id}},
+            *map(special, template.suffix),
+        ]
+
+    return {
+        "type": "TemplateProcessing",
+        "single": around("A", 0),
+        "pair": around("A", 0) + around("B", 1),
+        "special_tokens": {name: {"id": name, "ids": [i], "tokens": [name]} for i, name in name_of.items()},
+    }
+
+
 def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
     """Write a ``tokenizer.json`` atomically; returns its path.
 
@@ -306,3 +468,71 @@ def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     atomic_write(target, dumps_hf(tokenizer))
     return target
+
+
+def not_carried_over(path: str | os.PathLike[str], tokenizer: Tokenizer, fmt: str) -> list[str]:
+    """What of a ``tokenizer.json`` a conversion to ``fmt`` does not keep, one line each (empty: nothing).
+
+    The ids are checked separately (the ``convert`` command compares them), and a template the format
+    cannot store is reported by :func:`~bpe_studio.engine.formats.save`; these are the other settings,
+    which the format has no place for or which :func:`dumps_hf` writes differently.
+
+    Args:
+        path: The ``tokenizer.json``.
+        tokenizer: What :func:`load_hf` made of it.
+        fmt: The format converted to.
+
+    Example:
+        >>> not_carried_over("tokenizer.json", tok, "gpt2")  # doctest: +SKIP
+        ["key 'truncation': not written (bpe-studio does not apply it)"]
+    """
+    document = read_json(path)
+    if not is_hf_document(document):
+        return []
+    lines: list[str] = []
+    processor = document.get("post_processor")
+    kind = processor.get("type") if isinstance(processor, dict) else None
+    written = _dumps_template(tokenizer)
+    if processor is not None and fmt == "hf" and processor != written:
+        if written is None:
+            lines.append(f"key 'post_processor' ({kind}): not written (it adds no ids, or is not applied)")
+        else:
+            differ = [key for key in sorted({*processor, *written}) if processor.get(key) != written.get(key)]
+            lines.append(
+                f"key 'post_processor' ({kind}): written as a TemplateProcessing of the ids around a single "
+                f"text; {', '.join(map(repr, differ))} differ (pairs of texts, type ids, offset options)"
+            )
+    elif processor is not None and fmt == "studio" and tokenizer.template is not None:
+        lines.append(
+            f"key 'post_processor' ({kind}): only the ids around a single text are kept (not its pair "
+            "template, type ids or offset options)"
+        )
+    elif processor is not None and fmt != "hf" and tokenizer.template is None:
+        lines.append(f"key 'post_processor' ({kind}): not kept; the {fmt} format has no place for it")
+    for key in ("truncation", "padding"):
+        if document.get(key) is not None:
+            lines.append(f"key {key!r}: not written (bpe-studio does not apply it)")
+    flags: dict[str, list[str]] = {}
+    for entry in document.get("added_tokens") or []:
+        if not isinstance(entry, dict):
+            continue
+        content = str(entry.get("content"))
+        if entry.get("special") is False:
+            flags.setdefault("'special': false", []).append(content)
+        if entry.get("normalized") is True:
+            flags.setdefault("'normalized': true", []).append(content)
+    for flag, tokens in flags.items():
+        lines.append(
+            f"added_tokens: {flag} on {len(tokens)} token(s) (e.g. {tokens[0]!r}) is not kept: every added "
+            "token is written as a special token"
+        )
+    decoder = document.get("decoder")
+    if decoder is not None and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
+        kind = decoder.get("type") if isinstance(decoder, dict) else decoder
+        lines.append(f"key 'decoder' ({kind!r}): not kept; decoding is byte-level")
+    model = document["model"]
+    if model.get("unk_token") is not None:
+        lines.append(
+            f"model.unk_token {model['unk_token']!r}: not kept (byte-level BPE has no unknown token)"
+        )
+    return lines

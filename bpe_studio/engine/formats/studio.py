@@ -1,6 +1,6 @@
 """BPE Studio's own tokenizer file: one versioned JSON document.
 
-Layout (version 1)::
+Layout (version 1, or 2 when there is a template)::
 
     {
       "format": "bpe-studio-tokenizer",
@@ -9,8 +9,16 @@ Layout (version 1)::
       "special_tokens": {"<|endoftext|>": 500},
       "vocab": {"0": "Ā", ..., "256": "Ġt"},      # id -> bytes in GPT-2's printable characters
       "merges": ["Ġ t", ...],                       # in order; the two tokens in GPT-2 characters
-      "training": {...}                             # optional: how it was trained (free-form)
+      "template": {"prefix": [1], "suffix": []},    # version 2 only: ids added around every text (BOS/EOS)
+      "training": {...},                            # optional: how it was trained (free-form)
+      "checksum": "sha256:..."                      # optional: of the fields that decide the ids
     }
+
+A file with a template (e.g. converted from a Llama-3 ``tokenizer.json``) is version 2, so that an older
+reader refuses it rather than encode without the template. The checksum makes a damaged or cut file an error
+rather than another tokenizer: :func:`content_digest` of the fields that decide the ids (read as JSON, so
+formatting and ``training`` do not count). Files without one (written before it existed, or by hand) load
+unchecked.
 
 Bytes are spelled with GPT-2's byte-to-character table (see :mod:`bpe_studio.engine.bytes_unicode`), so
 the file is readable and no character in a token is a space.
@@ -18,6 +26,7 @@ the file is readable and no character in a token is a space.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -29,10 +38,65 @@ from .atomic import atomic_write
 
 FORMAT_NAME = "bpe-studio-tokenizer"
 FORMAT_VERSION = 1
+TEMPLATE_VERSION = 2  # a file with a template: older readers must refuse it, not drop the template
 
 
 class FormatError(ValueError):
     """A tokenizer file is malformed; the message names the file and the line or key."""
+
+
+class FormatWarning(UserWarning):
+    """A tokenizer file holds something that is not applied or not carried over; the message says what."""
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file; every way it can fail to parse is a :class:`FormatError` naming the file.
+
+    Every JSON read of the formats goes through here, so that no parser error (a deeply nested
+    ``[[[[...]]]]`` raises ``RecursionError``, a 5000-digit number ``ValueError``) escapes as another type.
+
+    Example:
+        >>> document = read_json("out/tokenizer.json")  # doctest: +SKIP
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+    except RecursionError:
+        raise FormatError(f"{os.fspath(path)}: not a tokenizer file: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer too long to convert
+        raise FormatError(f"{os.fspath(path)}: not a tokenizer file: {exc}") from None
+
+
+def content_digest(value: Any) -> str:
+    """A checksum of JSON-able data that ignores formatting and key order.
+
+    Example:
+        >>> content_digest({"b": 1, "a": [2]}) == content_digest({"a": [2], "b": 1})
+        True
+    """
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+_CHECKED = ("pattern", "special_tokens", "vocab", "merges", "template")
+_KEYS = {"format", "version", "training", "checksum", *_CHECKED}
+
+
+def utf8(path: str | os.PathLike[str], where: str, text: str) -> bytes:
+    """A JSON string as UTF-8; a lone surrogate (``"\\ud800"`` is valid JSON) is a :class:`FormatError`.
+
+    Example:
+        >>> utf8("t.json", "key 'special_tokens'", "<|endoftext|>")
+        b'<|endoftext|>'
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail(path, where, f"{text!r} is not valid Unicode ({exc.reason})") from None
 
 
 @dataclass(frozen=True)
@@ -44,6 +108,9 @@ class StudioFile:
     special_tokens: dict[str, int]
     pattern: str
     training: dict[str, Any] = field(default_factory=dict)
+    template: tuple[tuple[int, ...], tuple[int, ...]] | None = (
+        None  # (prefix, suffix): see Tokenizer.template
+    )
 
 
 def dumps_studio(
@@ -53,8 +120,9 @@ def dumps_studio(
     special_tokens: Mapping[str, int],
     pattern: str,
     training: Mapping[str, Any] | None = None,
+    template: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> str:
-    """Serialise a tokenizer to the studio JSON text.
+    """Serialise a tokenizer to the studio JSON text; a ``template`` (prefix, suffix ids) makes it version 2.
 
     Example:
         >>> text = dumps_studio(vocab={0: b"a"}, merges=[], special_tokens={}, pattern="gpt2")
@@ -68,8 +136,12 @@ def dumps_studio(
         "vocab": {str(i): bytes_to_text(b) for i, b in sorted(vocab.items()) if i not in special_ids},
         "merges": [f"{bytes_to_text(a)} {bytes_to_text(b)}" for a, b in merges],
     }
+    if template is not None:
+        document["version"] = TEMPLATE_VERSION
+        document["template"] = {"prefix": list(template[0]), "suffix": list(template[1])}
     if training:
         document["training"] = dict(training)
+    document["checksum"] = content_digest([document.get(key) for key in _CHECKED])
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -84,24 +156,22 @@ def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError
 
 def load_studio(path: str | os.PathLike[str]) -> StudioFile:
     """Read a studio tokenizer file, raising :class:`FormatError` that names the file and the key."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise _fail(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+    document = read_json(path)
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME:
         raise _fail(
             path, "key 'format'", f"expected {FORMAT_NAME!r}; this is not a BPE Studio tokenizer file"
         )
     version = document.get("version")
-    if version != FORMAT_VERSION:
+    if version not in (FORMAT_VERSION, TEMPLATE_VERSION) or type(version) is not int:
         raise _fail(
             path,
             "key 'version'",
-            f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION})",
+            f"version {version!r} is not supported (this BPE Studio reads {FORMAT_VERSION} and "
+            f"{TEMPLATE_VERSION}); upgrade bpe-studio",
         )
+    unknown = sorted(set(document) - _KEYS)
+    if unknown:  # e.g. a damaged 'checksum' key, which would otherwise turn the check off unseen
+        raise _fail(path, f"key {unknown[0]!r}", "is not part of the format (damaged, or a typo); remove it")
     pattern = document.get("pattern")
     if not isinstance(pattern, str):
         raise _fail(path, "key 'pattern'", "expected a string")
@@ -122,7 +192,7 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
     for token, i in specials.items():
         if i in vocab:
             raise _fail(path, f"key 'special_tokens' entry {token!r}", f"id {i} is also a vocab id")
-        vocab[i] = token.encode("utf-8")
+        vocab[i] = utf8(path, f"key 'special_tokens' entry {token!r}", token)
     raw_merges = document.get("merges")
     if not isinstance(raw_merges, list):
         raise _fail(path, "key 'merges'", "expected a list of 'left right' strings")
@@ -137,5 +207,31 @@ def load_studio(path: str | os.PathLike[str]) -> StudioFile:
             raise _fail(
                 path, f"key 'merges' item {n}", f"expected 'left right' in GPT-2 characters, got {line!r}"
             ) from None
+    # Checked last, so that a file edited by hand gets the error of its line or key first.
+    checksum = document.get("checksum")
+    if checksum is not None and checksum != content_digest([document.get(key) for key in _CHECKED]):
+        raise _fail(
+            path,
+            "key 'checksum'",
+            "does not match the file's content: it was damaged or cut short (restore it), or edited by hand "
+            "(if on purpose, delete the 'checksum' key)",
+        )
+    template = _read_template(path, document.get("template"), version)
     training = document.get("training", {})
-    return StudioFile(vocab, merges, dict(specials), pattern, training if isinstance(training, dict) else {})
+    return StudioFile(
+        vocab, merges, dict(specials), pattern, training if isinstance(training, dict) else {}, template
+    )
+
+
+def _read_template(
+    path: str | os.PathLike[str], raw: object, version: int
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The ``template`` entry as (prefix, suffix), or None; present exactly in version 2 files."""
+    if (raw is not None) != (version == TEMPLATE_VERSION):
+        raise _fail(path, "key 'template'", f"a version {TEMPLATE_VERSION} file has one and only it")
+    if raw is None:
+        return None
+    ends = [raw.get(end) if isinstance(raw, dict) else None for end in ("prefix", "suffix")]
+    if not all(isinstance(ids, list) and all(type(i) is int for i in ids) for ids in ends):
+        raise _fail(path, "key 'template'", "expected {'prefix': [ids], 'suffix': [ids]}")
+    return tuple(ends[0]), tuple(ends[1])  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .atomic import atomic_write_set
-from .gpt2 import dumps_sidecar, read_sidecar
+from .gpt2 import check_sidecar_files, dumps_sidecar, read_sidecar
 from .studio import FormatError
 
 if TYPE_CHECKING:
@@ -72,7 +72,9 @@ def read_tiktoken(path: str | os.PathLike[str]) -> dict[int, bytes]:
                 try:
                     if len(parts) != 2:
                         raise ValueError
-                    token = base64.b64decode(parts[0], validate=True)
+                    # "=" (or "==") is the empty token: tiktoken reads it as b"" and real files ship it.
+                    empty = parts[0].strip(b"=") == b""
+                    token = b"" if empty else base64.b64decode(parts[0], validate=True)
                     rank = int(parts[1])
                     if rank < 0:
                         raise ValueError
@@ -137,6 +139,7 @@ def load_tiktoken(
     sidecar = sidecar_path(path)
     if sidecar.is_file():
         stored_pattern, stored_specials = read_sidecar(sidecar)
+        check_sidecar_files(sidecar, {"ranks": path})
     try:
         return Tokenizer(
             ranks,
@@ -202,15 +205,16 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     specials = set(tokenizer.special_tokens.values())
     lines = [
-        f"{base64.b64encode(token).decode('ascii')} {i}"
+        f"{base64.b64encode(token).decode('ascii') or '='} {i}"  # "=": the empty token, as tiktoken reads it
         for i, token in sorted(tokenizer.vocab.items())
         if i not in specials
     ]
+    data = ("\n".join(lines) + "\n").encode("ascii")
     atomic_write_set(
         {
-            target: "\n".join(lines) + "\n",
+            target: data,
             sidecar_path(target): dumps_sidecar(
-                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens
+                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens, files={"ranks": data}
             ),
         }
     )
