@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
 from . import convert as convert_command
@@ -22,9 +23,20 @@ from .common import EXIT_CANCELLED, EXIT_USAGE, CliError
 COMMANDS = [train_command, encode_command, decode_command, convert_command, inspect_command]
 
 
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line (``bpe-studio train: error: ...``), exit code 2.
+
+    argparse prints the whole usage before the error; the one line says what is wrong, and ``--help``
+    gives the usage. Subcommand parsers are of this class too (``add_subparsers`` uses the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="bpe-studio",
         description="Train, inspect and use byte-level BPE tokenizers. Without a subcommand, opens the app.",
     )

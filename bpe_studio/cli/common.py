@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 #: A user mistake (bad option, missing file, invalid input).
 EXIT_USAGE = 2
 #: A run failed for another reason (e.g. a worker process died).
@@ -48,3 +50,24 @@ def human_seconds(seconds: float) -> str:
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def cluster_arg(value: str) -> str:
+    """``argparse`` type of ``--cluster``: ``local:N`` or a scheduler address, checked as the option is read.
+
+    A scheduler address also checks ``$BPE_STUDIO_CLUSTER_TIMEOUT`` (the seconds to wait for it), so a
+    mistake in either stops the command before any work, with exit code 2.
+
+    Example:
+        >>> cluster_arg("tcp://10.0.0.5:8786")
+        'tcp://10.0.0.5:8786'
+    """
+    from ..engine.distributed import ClusterError, connect_timeout, parse_cluster
+
+    try:
+        spec = parse_cluster(value)
+        if spec.address is not None:
+            connect_timeout()
+    except (ValueError, ClusterError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value

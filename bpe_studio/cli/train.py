@@ -27,7 +27,7 @@ from ..engine import (
 from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
 from ..engine.formats import save_result
-from .common import EXIT_FAILURE, CliError, human_bytes, human_seconds
+from .common import EXIT_FAILURE, CliError, cluster_arg, human_bytes, human_seconds
 
 
 def register(subparsers: Any) -> None:
@@ -81,9 +81,11 @@ def register(subparsers: Any) -> None:
     big.add_argument(
         "--cluster",
         metavar="ADDRESS",
+        type=cluster_arg,
         default=None,
         help="count on a Dask cluster: tcp://HOST:8786 for a running scheduler, or local:N for a "
-        'LocalCluster of N worker processes (needs pip install "bpe-studio[distributed]")',
+        'LocalCluster of N worker processes (needs pip install "bpe-studio[distributed]"); a scheduler '
+        "must answer within $BPE_STUDIO_CLUSTER_TIMEOUT seconds (default 10)",
     )
     big.add_argument(
         "--counts-out",
