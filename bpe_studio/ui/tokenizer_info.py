@@ -36,11 +36,11 @@ from ..engine import (
     TokenSpan,
     TrainConfig,
     TrainResult,
-    compile_pattern,
     detect_format,
     load,
 )
 from ..engine.corpus import special_token_regex
+from ..engine.pretokenize import Pretokenizer
 from .token_format import text_label, token_label
 
 Check = Callable[[], None]
@@ -701,13 +701,10 @@ def token_count_curve(
         if matcher is not None:
             pieces = matcher.split(text)
             special_count = len(pieces) - 1
-    pattern = compile_pattern(tok.pattern)
+    split = Pretokenizer(tok.pattern).findall
     found_pieces: Counter[str] = Counter()
     for piece in pieces:
-        if pattern.groups:
-            found_pieces.update(m.group() for m in pattern.finditer(piece))
-        else:
-            found_pieces.update(pattern.findall(piece))
+        found_pieces.update(split(piece))
     check()
     ranks = index.pair_ranks()
     made = index.result
