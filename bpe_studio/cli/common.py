@@ -52,6 +52,27 @@ def human_seconds(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+def text_arg(value: str) -> str:
+    """``argparse`` type of every option that takes text: refuses text that is not valid UTF-8.
+
+    Python reads the command line's bytes as UTF-8 and keeps a byte that is not (``$'\\xff'``) as a
+    lone surrogate, which no encoder, file or tokenizer accepts; refusing it here gives one line, exit 2.
+
+    Example:
+        >>> text_arg("café")
+        'café'
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogateescape")
+        raise argparse.ArgumentTypeError(
+            f"{raw!r} is not valid UTF-8 text; give the text in UTF-8 (check the terminal's encoding, "
+            "or the script that builds the command)"
+        ) from None
+    return value
+
+
 def cluster_arg(value: str) -> str:
     """``argparse`` type of ``--cluster``: ``local:N`` or a scheduler address, checked as the option is read.
 

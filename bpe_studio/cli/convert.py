@@ -10,7 +10,7 @@ from typing import Any
 
 from ..engine import FORMATS, FormatError, Tokenizer, load, save
 from ..engine.formats.tiktoken_format import sidecar_path
-from .common import EXIT_FAILURE, CliError
+from .common import EXIT_FAILURE, CliError, text_arg
 from .encode import load_tokenizer
 
 #: Text the converted tokenizer must encode exactly as the original: contractions, whitespace runs, digits,
@@ -42,6 +42,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--pattern",
+        type=text_arg,
         default=None,
         help="pattern of an input that does not store one (.tiktoken without sidecar): preset or regex",
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
-from .common import CliError
+from .common import CliError, text_arg
 
 # Background colours (xterm 256-colour palette) that alternate between tokens; dark text on top stays legible.
 _PALETTE = (153, 223, 194, 225, 229, 189)
@@ -51,7 +51,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--tokenizer", "-t", required=True, metavar="PATH", help="tokenizer file or folder (any format)"
     )
-    p.add_argument("text", nargs="?", metavar="TEXT", help="the text to encode")
+    p.add_argument("text", nargs="?", type=text_arg, metavar="TEXT", help="the text to encode")
     p.add_argument("--file", "-f", type=Path, metavar="F", help="encode this UTF-8 file instead (streamed)")
     p.add_argument("--show", action="store_true", help="print the text with coloured token boundaries")
     p.add_argument(

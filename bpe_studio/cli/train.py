@@ -27,7 +27,7 @@ from ..engine import (
 from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
 from ..engine.formats import save_result
-from .common import EXIT_FAILURE, CliError, cluster_arg, human_bytes, human_seconds
+from .common import EXIT_FAILURE, CliError, cluster_arg, human_bytes, human_seconds, text_arg
 
 
 def register(subparsers: Any) -> None:
@@ -53,10 +53,12 @@ def register(subparsers: Any) -> None:
         default=None,
         dest="special_tokens",
         metavar="T",
+        type=text_arg,
         help="a special token (repeatable); none by default",
     )
     p.add_argument(
         "--pattern",
+        type=text_arg,
         default="gpt2",
         help=f"pre-tokenization preset ({', '.join(PATTERNS)}) or a regex (default: gpt2)",
     )
