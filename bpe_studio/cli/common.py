@@ -1,8 +1,12 @@
-"""Pieces shared by the subcommands: errors, exit codes and number formatting."""
+"""Pieces shared by the subcommands: errors, exit codes and the ``--text``/``--file`` options (numbers and
+messages for people are formatted by :mod:`bpe_studio.engine.humanize`, shared with the app)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+from ..engine.humanize import error_message
 
 #: A user mistake (bad option, missing file, invalid input).
 EXIT_USAGE = 2
@@ -20,36 +24,47 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-def human_bytes(n: float) -> str:
-    """Format a byte count for people.
+def add_text_options(parser: argparse.ArgumentParser, *, required: bool, purpose: str) -> None:
+    """Add ``--text T`` and ``--file F`` (one of them, ``-`` reads standard input) to a subcommand.
 
     Example:
-        >>> human_bytes(1_500_000)
-        '1.5 MB'
+        >>> p = argparse.ArgumentParser()
+        >>> add_text_options(p, required=True, purpose="the text to encode")
+        >>> read_text(p.parse_args(["--text", "hi"]))
+        'hi'
     """
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")  # pragma: no cover
+    group = parser.add_mutually_exclusive_group(required=required)
+    group.add_argument("--text", metavar="T", type=text_arg, help=purpose)
+    group.add_argument(
+        "--file", "-f", metavar="F", help="read that text from a UTF-8 file ('-': standard input)"
+    )
 
 
-def human_seconds(seconds: float) -> str:
-    """Format a duration for people.
+def read_text(args: argparse.Namespace) -> str | None:
+    """The text given by :func:`add_text_options`' options (None if neither was given).
 
-    Example:
-        >>> human_seconds(75)
-        '1m15s'
+    Raises:
+        CliError: The file cannot be read or is not UTF-8 (exit 2, a user mistake).
     """
-    if seconds < 10:
-        return f"{seconds:.1f}s"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
+    if args.text is not None:
+        return str(args.text)
+    if args.file is None:
+        return None
+    name = "standard input" if args.file == "-" else str(args.file)
+    try:
+        if args.file == "-":
+            return sys.stdin.read()
+        # newline="": keep "\r\n" as it is in the file, so the figures are those of the exact text.
+        with open(args.file, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise CliError(f"--file: {args.file} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"--file: {name}: not valid UTF-8 ({exc.reason} at byte {exc.start:,}); give UTF-8 text"
+        ) from None
+    except OSError as exc:
+        raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
 
 
 def text_arg(value: str) -> str:

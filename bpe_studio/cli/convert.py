@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import FORMATS, FormatError, Tokenizer, load, save
+from ..engine.formats import save_targets, source_files
 from ..engine.formats.tiktoken_format import sidecar_path
+from ..engine.preflight import check_outputs
 from .common import EXIT_FAILURE, CliError, text_arg
 from .encode import load_tokenizer
 
@@ -37,8 +39,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "output",
         metavar="OUTPUT",
-        type=Path,
-        help="output file (a folder for gpt2; an existing folder gets tokenizer.json / tokenizer.tiktoken)",
+        help="output file (a folder for gpt2; an existing folder, or one written DIR/, gets tokenizer.json / "
+        "tokenizer.tiktoken)",
     )
     p.add_argument(
         "--pattern",
@@ -117,6 +119,30 @@ def verify_elsewhere(tok: Tokenizer, path: Path, fmt: str, texts: list[str]) -> 
     return used
 
 
+def _prepare_output(source: str, output: str, fmt: str) -> Path:
+    """Check the files to write against the files read (never the same file) and that they can be written;
+    ``DIR/`` (a trailing slash) names a folder to write into, created if missing."""
+    into_folder = output.endswith(("/", os.sep))
+    target = Path(output)
+    written = save_targets(target, format=fmt, folder=True if into_folder else None)
+    try:
+        read = source_files(source)
+        new_folders = {"OUTPUT"} if into_folder or fmt == "gpt2" else set()
+        check_outputs(
+            [("OUTPUT", f) for f in written],
+            inputs=[("the input tokenizer file", f) for f in read],
+            new_folders=new_folders,
+        )
+    except (OSError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    if into_folder:
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"OUTPUT: cannot create folder {target} ({exc.strerror or exc})") from None
+    return target
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio convert``."""
     tok = load_tokenizer(args.input, pattern=args.pattern)
@@ -126,13 +152,15 @@ def run(args: argparse.Namespace) -> int:
             extra = args.sample_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"--sample-file: {args.sample_file}: {exc}") from None
+    output = _prepare_output(args.input, args.output, args.format)
     try:
-        written = save(tok, args.output, format=args.format)
+        written = save(tok, output, format=args.format)
     except FormatError as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
-    except OSError as exc:
+    except OSError as exc:  # checked writable above, so not the user's mistake (e.g. a full disk)
         raise CliError(
-            f"{args.output}: cannot write ({exc.strerror or exc}); choose a writable path"
+            f"{args.output}: cannot write ({exc.strerror or exc}); nothing was changed there",
+            EXIT_FAILURE,
         ) from None
     texts = sample_texts(tok, extra)
     try:

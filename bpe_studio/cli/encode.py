@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
+from ..engine.analysis import compression
+from ..engine.humanize import error_message
 from .common import CliError, text_arg
 
 # Background colours (xterm 256-colour palette) that alternate between tokens; dark text on top stays legible.
@@ -24,8 +26,10 @@ SEPARATOR = "│"
 _IDS_PER_LINE = 1000
 
 
-def load_tokenizer(path: str | os.PathLike[str], *, pattern: str | None = None) -> Tokenizer:
-    """Load a tokenizer for a subcommand, turning file problems into one-line errors.
+def load_tokenizer(
+    path: str | os.PathLike[str], *, pattern: str | None = None, option: str = "--tokenizer"
+) -> Tokenizer:
+    """Load a tokenizer for a subcommand, turning file problems into one-line errors (naming ``option``).
 
     Example:
         >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
@@ -33,11 +37,11 @@ def load_tokenizer(path: str | os.PathLike[str], *, pattern: str | None = None) 
     try:
         return load(path, pattern=pattern)
     except FileNotFoundError:
-        raise CliError(f"--tokenizer: {path} does not exist; give a tokenizer file or folder") from None
+        raise CliError(f"{option}: {path} does not exist; give a tokenizer file or folder") from None
     except (FormatError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
-        raise CliError(f"{path}: {exc.strerror or exc}") from None
+        raise CliError(error_message(exc, path=path)) from None
 
 
 def register(subparsers: Any) -> None:
@@ -79,7 +83,7 @@ def _source(args: argparse.Namespace) -> Iterable[str]:
         except FileNotFoundError:
             raise CliError(f"--file: {args.file} does not exist") from None
         except OSError as exc:
-            raise CliError(f"--file: {args.file}: {exc.strerror or exc}") from None
+            raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
         return _lines(handle, str(args.file))
     return _lines(sys.stdin, "standard input")
 
@@ -136,9 +140,10 @@ def run(args: argparse.Namespace) -> int:
             args.color == "auto" and out.isatty() and not os.environ.get("NO_COLOR")
         )
         out.write(render(text, spans, color=color) + "\n")
-        size = len(text.encode("utf-8"))
-        ratio = f", {size / len(spans):.2f} bytes per token" if spans else ""
-        out.write(f"{len(spans):,} tokens, {len(text):,} characters{ratio}\n")
+        figures = compression(text, len(spans))
+        per_token = figures.bytes_per_token
+        ratio = f", {per_token:.2f} bytes per token" if per_token is not None else ""
+        out.write(f"{len(spans):,} tokens, {figures.characters:,} characters{ratio}\n")
         return 0
     ids = tok.encode_iterable(chunks, **special)
     if args.json:

@@ -1,4 +1,6 @@
-"""``bpe-studio inspect``: what a tokenizer file holds: sizes, special tokens, pattern, longest tokens."""
+"""``bpe-studio inspect``: what a tokenizer file holds: sizes, special tokens, pattern, longest tokens, and
+with ``--text``/``--file`` its compression of that text and the token count at smaller vocab sizes (the
+figures of :mod:`bpe_studio.engine.analysis`, which the app shows too)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,14 @@ from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from .common import CliError
+from ..engine.analysis import MergeIndex, compression, token_count_curve
+from .common import CliError, add_text_options, read_text
 from .encode import load_tokenizer
 
 # Token lengths above this are counted together in the length summary.
 _LENGTH_CAP = 16
+# How many vocab sizes the token count of --text is shown at (evenly spaced merge counts, ends included).
+_CURVE_POINTS = 8
 
 
 def register(subparsers: Any) -> None:
@@ -26,6 +31,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("path", metavar="PATH", help="tokenizer file or folder")
     p.add_argument("--top", type=int, default=10, metavar="N", help="how many of the longest tokens to list")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
+    add_text_options(
+        p, required=False, purpose="also show how the tokenizer compresses this text, at several vocab sizes"
+    )
     p.set_defaults(handler=run)
 
 
@@ -41,9 +49,20 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
     lengths = [len(b) for _, b in ordinary]
     histogram = Counter(min(n, _LENGTH_CAP) for n in lengths)
     longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[: max(top, 0)]
+    index = MergeIndex(tok)
+    depths = index.heights()
+    deepest = max(depths, key=lambda i: (depths[i], -i), default=None)
     return {
         "vocab_size": tok.vocab_size,
         "merges": len(tok.merges),
+        "learned_tokens": index.new_before[-1],
+        "deepest_token": None
+        if deepest is None
+        else {
+            "id": deepest,
+            "depth": depths[deepest],
+            "text": tok.token_bytes(deepest).decode("utf-8", errors="backslashreplace"),
+        },
         "special_tokens": dict(tok.special_tokens),
         "pattern": tok.pattern,
         "pattern_preset": tok.pattern_name,
@@ -60,11 +79,42 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
     }
 
 
+def on_text(tok: Tokenizer, text: str, *, points: int = _CURVE_POINTS) -> dict[str, Any]:
+    """How a tokenizer compresses a text, and its token count cut to a few smaller vocab sizes.
+
+    Example:
+        >>> on_text(tok, "hello world")["tokens"]  # doctest: +SKIP
+        2
+    """
+    index = MergeIndex(tok)
+    curve = token_count_curve(tok, text, index=index)
+    n = index.merge_count
+    cuts = sorted({round(i * n / max(points, 1)) for i in range(max(points, 1) + 1)})
+    figures = compression(text, curve.counts[-1])
+    return {
+        "characters": figures.characters,
+        "bytes": figures.bytes,
+        "words": figures.words,
+        "tokens": figures.tokens,
+        "bytes_per_token": figures.bytes_per_token,
+        "tokens_per_word": figures.tokens_per_word,
+        "by_vocab_size": [
+            {"merges": k, "vocab_size": curve.vocab_sizes[k], "tokens": curve.counts[k]} for k in cuts
+        ],
+    }
+
+
 def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
     lines = [
         f"file:           {path} ({fmt})",
         f"vocab size:     {info['vocab_size']:,} tokens, {info['merges']:,} merges",
     ]
+    deepest = info["deepest_token"]
+    if deepest is not None:
+        lines.append(
+            f"learned tokens: {info['learned_tokens']:,}; deepest merge tree: id {deepest['id']} "
+            f"{deepest['text']!r}, {deepest['depth']} merges deep"
+        )
     specials = info["special_tokens"]
     if specials:
         shown = ", ".join(f"{token!r} = {i}" for token, i in sorted(specials.items(), key=lambda kv: kv[1]))
@@ -86,17 +136,36 @@ def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
     for length, count in counts.items():
         bar = "█" * max(1, round(30 * count / peak)) if count else ""
         lines.append(f"  {length:>4} bytes  {count:>8,}  {bar}")
+    sample = info.get("text")
+    if sample is not None:
+        figures = [f"{sample['tokens']:,} tokens"]
+        if sample["bytes_per_token"] is not None:
+            figures.append(f"{sample['bytes_per_token']:.2f} bytes/token")
+        if sample["tokens_per_word"] is not None:
+            figures.append(f"{sample['tokens_per_word']:.2f} tokens/word")
+        lines.append(
+            f"text:           {sample['characters']:,} characters, {sample['bytes']:,} bytes, "
+            f"{sample['words']:,} words: {', '.join(figures)}"
+        )
+        lines.append("the text's tokens with the first merges only (smaller vocab sizes):")
+        most = max((p["tokens"] for p in sample["by_vocab_size"]), default=1) or 1
+        for point in sample["by_vocab_size"]:
+            bar = "█" * round(30 * point["tokens"] / most)
+            lines.append(f"  vocab {point['vocab_size']:>8,}  {point['tokens']:>10,} tokens  {bar}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio inspect``."""
-    tok = load_tokenizer(args.path)
+    text = read_text(args)
+    tok = load_tokenizer(args.path, option="PATH")
     try:
         fmt = detect_format(args.path)
     except (FormatError, OSError) as exc:  # load() succeeded, so this is not expected
         raise CliError(str(exc)) from None
     info = describe(tok, top=args.top)
+    if text is not None:
+        info["text"] = on_text(tok, text)
     if args.json:
         print(json.dumps({"path": str(args.path), "format": fmt, **info}, ensure_ascii=False, indent=1))
     else:

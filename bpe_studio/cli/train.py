@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,11 +24,23 @@ from ..engine import (
     TrainResult,
     WorkerCrashedError,
     iter_train,
+    preflight,
 )
 from ..engine.checkpoint import CountsFileError
 from ..engine.distributed import ClusterError
-from ..engine.formats import save_result
-from .common import EXIT_FAILURE, CliError, cluster_arg, human_bytes, human_seconds, text_arg
+from ..engine.formats import save_result, save_targets
+from ..engine.formats.fallback import save_fallback
+from ..engine.humanize import (
+    RunMeter,
+    bytes_rate,
+    clock,
+    error_message,
+    human_bytes,
+    human_seconds,
+    merge_rate,
+    stop_reason_text,
+)
+from .common import EXIT_FAILURE, CliError, cluster_arg, text_arg
 
 
 def register(subparsers: Any) -> None:
@@ -179,14 +192,12 @@ class LiveLine:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._last_draw = 0.0
-        self._phase = ""
-        self._phase_start = 0.0
-        self._first_merge: tuple[int, float] | None = None
+        self._meter = RunMeter()
 
     def update(self, event: TrainEvent, *, force: bool = False) -> None:
         """Show an event (throttled unless ``force``)."""
+        self._meter.update(event)
         if isinstance(event, PhaseStarted):
-            self._phase, self._phase_start = event.phase.value, event.elapsed
             force = True
         now = time.monotonic()
         if not force and now - self._last_draw < 0.1:
@@ -198,24 +209,18 @@ class LiveLine:
             self._stream.flush()
 
     def _describe(self, event: TrainEvent) -> str:
+        meter = self._meter
+        left = meter.time_left()
+        eta = f"ETA {clock(left)}" if left is not None else "ETA …"
         if isinstance(event, CountProgress):
-            spent = max(event.elapsed - self._phase_start, 1e-9)
-            rate = event.bytes_done / spent
-            eta = (event.bytes_total - event.bytes_done) / rate if rate > 0 else 0.0
             share = event.bytes_done / max(event.bytes_total, 1)
             return (
                 f"counting  {_bar(share)} {human_bytes(event.bytes_done)}/{human_bytes(event.bytes_total)}  "
-                f"{human_bytes(rate)}/s  {event.unique_pretokens:,} unique  ETA {human_seconds(eta)}"
+                f"{bytes_rate(meter.bytes_rate)}  {event.unique_pretokens:,} unique  {eta}"
             )
         if isinstance(event, MergeMade):
             done = event.index + 1
-            # The rate counts from the first merge: the loop's set-up (indexing pairs) is not merging.
-            if self._first_merge is None:
-                self._first_merge = (done, event.elapsed)
-            first_done, first_time = self._first_merge
-            spent = event.elapsed - first_time
-            rate = (done - first_done) / spent if spent > 0.2 else 0.0
-            speed = f"{rate:,.0f}/s  ETA {human_seconds((event.total - done) / rate)}" if rate > 0 else "…"
+            speed = f"{merge_rate(meter.merge_rate)}  {eta}" if meter.merge_rate > 0 else "…"
             return (
                 f"merging   {_bar(done / max(event.total, 1))} {done:,}/{event.total:,} merges  {speed}  "
                 f"last {_token_repr(event.token)} ×{event.count:,}"
@@ -280,11 +285,35 @@ def write_result(result: TrainResult, config: TrainConfig, out: Path, fmt: str =
         return save_result(result, out, format=fmt, config=config)
     except FormatError as exc:
         raise CliError(f"--format {fmt}: {exc}", EXIT_FAILURE) from None
+    except OSError as exc:  # --out was checked writable before training: e.g. the disk is full
+        raise CliError(f"--out: cannot write into {out} ({exc.strerror or exc})", EXIT_FAILURE) from None
+
+
+def _keep_result(
+    result: TrainResult, config: TrainConfig, failure: CliError, args: argparse.Namespace
+) -> CliError:
+    """A failed save must not lose the training: keep the result elsewhere and say where (exit 1)."""
+    try:
+        kept = save_fallback(result, config)
+    except OSError as exc:
+        return CliError(f"{failure}; the trained tokenizer could not be kept either: {exc}", EXIT_FAILURE)
+    return CliError(
+        f"{failure}; the trained tokenizer was kept in {kept} (studio format: "
+        f"'bpe-studio convert {kept} --to {args.format} {args.out}{os.sep}' writes it where asked)",
+        EXIT_FAILURE,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio train``."""
     config = _config(args)
+    try:
+        # Files, URLs, Dask, counts/checkpoint headers, and every output (no input overwritten, folders
+        # writable): refused before any work, not after training.
+        outputs = [("--out", f) for f in save_targets(args.out, format=args.format, folder=True)]
+        preflight(config, outputs=outputs)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     mode = "none" if args.quiet else args.progress
     if mode == "auto":
         mode = "bar" if sys.stderr.isatty() else "none"
@@ -303,12 +332,15 @@ def run(args: argparse.Namespace) -> int:
     except (WorkerCrashedError, ClusterError) as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:
-        raise CliError(f"{exc.filename or ''}: {exc.strerror or exc}") from None
+        raise CliError(error_message(exc)) from None
     finally:
         if live is not None:
             live.close()
     assert result is not None
-    path = write_result(result, config, args.out, args.format)
+    try:
+        path = write_result(result, config, args.out, args.format)
+    except CliError as failure:
+        raise _keep_result(result, config, failure, args) from None
     if not args.quiet and mode != "json":
         print(_summary(result, path))
     return 0
@@ -321,7 +353,8 @@ def _summary(result: TrainResult, path: Path) -> str:
     )
     return (
         f"trained {len(result.vocab):,} tokens ({len(result.merges):,} merges; stopped: "
-        f"{result.stop_reason.value}) in {human_seconds(result.timings.get('total', 0.0))} ({phases})\n"
+        f"{stop_reason_text(result.stop_reason)}) in {human_seconds(result.timings.get('total', 0.0))} "
+        f"({phases})\n"
         f"corpus: {human_bytes(s.bytes)} in {s.files} file(s), {s.documents:,} documents, "
         f"{s.pretokens:,} pre-tokens ({s.unique_pretokens:,} unique)\n"
         f"wrote {path}"

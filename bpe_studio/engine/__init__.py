@@ -23,6 +23,7 @@ from .events import (
     TrainResult,
 )
 from .formats import FORMATS, FormatError, detect_format, load, save
+from .preflight import preflight
 from .tokenizer import DisallowedSpecialTokenError, Tokenizer, TokenSpan, UnknownTokenIdError
 from .trainer import iter_train, train, train_bpe
 
@@ -53,6 +54,7 @@ __all__ = [
     "detect_format",
     "iter_train",
     "load",
+    "preflight",
     "save",
     "train",
     "train_bpe",

@@ -26,6 +26,12 @@ File layout (integers little-endian)::
 
 A truncated or corrupt file is detected before anything is used and reported with the file's name, as a
 :class:`CountsFileError`. Files are written atomically, so an interrupted write leaves the old file.
+
+A file may come from anyone, and its checksums are no proof of origin (anyone can compute them), so reading
+never trusts the sizes it declares further than the file itself allows: all sections together may declare
+at most ``MAX_RATIO`` times the file's size (the writer stores a table uncompressed in the rare case it would
+compress better), each section is inflated with a bound of its declared size and refused the moment it would
+give more, and impossible values (negative sizes or counts, empty pre-tokens) are refused with what is wrong.
 """
 
 from __future__ import annotations
@@ -59,6 +65,11 @@ _DIGEST_SIZE = 32
 # several times the time (a checkpoint rewrites the table every few thousand merges).
 _LEVEL = 1
 _KINDS = ("counts", "checkpoint")
+#: The most data (all sections' declared raw sizes together) a file may declare per byte of its size. Real
+#: tables compress 3-10 times; a file declaring far more is a decompression bomb, not a table.
+MAX_RATIO = 100
+# ... plus this much, so that a tiny file (an almost empty table) is never refused for its ratio.
+_RATIO_SLACK = 1 << 16
 
 
 class CountsFileError(ValueError):
@@ -237,6 +248,14 @@ def encode_counts(counts: dict[str, int]) -> EncodedSections:
     return EncodedSections(tuple((name, len(data), zlib.compress(data, _LEVEL)) for name, data in raw))
 
 
+def _within_ratio(items: list[tuple[str, int, bytes]]) -> list[tuple[str, int, bytes]]:
+    """The sections as they are, or stored uncompressed (level 0) if they would declare more than
+    ``MAX_RATIO`` times their size, which the reader refuses (e.g. runs of one letter of every length)."""
+    if sum(raw for _, raw, _ in items) <= MAX_RATIO * sum(len(data) for _, _, data in items):
+        return items
+    return [(name, raw, zlib.compress(zlib.decompress(data), 0)) for name, raw, data in items]
+
+
 def _encode_merges(merges: Sequence[tuple[bytes, bytes]], merge_counts: Sequence[int]) -> EncodedSections:
     raw = [
         *_strings_sections("merge_left_", [a.decode("latin-1") for a, _ in merges]),
@@ -267,7 +286,7 @@ def _header_json(header: CountsHeader, sections: Sequence[tuple[str, int, bytes]
 
 
 def _write(path: str | os.PathLike[str], header: CountsHeader, sections: Sequence[EncodedSections]) -> None:
-    items = [item for group in sections for item in group.items]
+    items = _within_ratio([item for group in sections for item in group.items])
     head = json.dumps(_header_json(header, items), ensure_ascii=False).encode("utf-8")
     parts = [MAGIC, _LENGTH.pack(len(head), zlib.crc32(head)), head, *(data for _, _, data in items)]
     digest = hashlib.blake2b(digest_size=_DIGEST_SIZE)
@@ -352,6 +371,7 @@ def _parse_header(path: str | os.PathLike[str], prefix: bytes, total_size: int) 
             training=dict(raw.get("training") or {}),
             sections=tuple((str(s["name"]), int(s["raw_size"]), int(s["size"])) for s in raw["sections"]),
         )
+        _check_header_values(header)
     except CountsFileError:
         raise
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -359,6 +379,77 @@ def _parse_header(path: str | os.PathLike[str], prefix: bytes, total_size: int) 
             path, f"has a corrupt header ({type(exc).__name__}: {exc}); write it again"
         ) from None
     return header, start + length
+
+
+def _check_header_values(header: CountsHeader) -> None:
+    """Raise ValueError naming the first value no file written by BPE Studio can hold."""
+    numbers = {
+        "documents": header.totals.documents,
+        "special_tokens": header.totals.special_tokens,
+        "pretokens": header.totals.pretokens,
+        "unique_pretokens": header.unique_pretokens,
+    }
+    numbers.update({f"size of corpus file {f.path}": f.size for f in header.corpus})
+    for name, raw_size, size in header.sections:
+        numbers[f"raw_size of section {name}"] = raw_size
+        numbers[f"size of section {name}"] = size
+    for what, value in numbers.items():
+        if value < 0:
+            raise ValueError(f"{what} is negative ({value})")
+    names = [name for name, _, _ in header.sections]
+    if len(set(names)) != len(names):
+        raise ValueError("a section is listed twice")
+
+
+def _section_size_problem(header: CountsHeader) -> str | None:
+    """What is wrong with the sections' declared raw sizes, given the header's own counts (None if nothing).
+
+    The arrays have a fixed item size, so their sizes follow from ``unique_pretokens`` and, in a
+    checkpoint, the number of merges: checked before anything is inflated.
+    """
+    entries = header.unique_pretokens
+    wanted: dict[str, int | None] = {"lengths": 4 * entries, "bytes": None, "counts": 8 * entries}
+    if header.kind == "checkpoint":
+        merges = header.training.get("merges")
+        if not isinstance(merges, int) or isinstance(merges, bool) or merges < 0:
+            return f"the number of merges is {merges!r}"
+        for side in ("left", "right"):
+            wanted.update({f"merge_{side}_lengths": 4 * merges, f"merge_{side}_bytes": None})
+        wanted["merge_counts"] = 8 * merges
+    declared = {name: raw_size for name, raw_size, _ in header.sections}
+    for name, size in wanted.items():
+        if name not in declared:
+            return f"section {name} is missing"
+        if size is not None and declared[name] != size:
+            return f"section {name} declares {declared[name]:,} bytes; the header's counts make it {size:,}"
+    return None
+
+
+def _inflate(path: str | os.PathLike[str], name: str, packed: memoryview, raw_size: int) -> bytes:
+    """Inflate one section, never past the ``raw_size`` bytes the header declares for it.
+
+    Example:
+        >>> _inflate("f", "counts", memoryview(zlib.compress(b"abc")), 3)
+        b'abc'
+    """
+    inflater = zlib.decompressobj()
+    try:
+        # At most one byte more than declared: enough to tell that the stream goes on (a max_length of 0
+        # would mean "no limit", hence the +1 also for an empty section).
+        raw = inflater.decompress(packed, raw_size + 1)
+    except zlib.error as exc:
+        raise CountsFileError(path, f"is corrupt (section {name}: {exc}); write it again") from None
+    if len(raw) > raw_size:
+        raise CountsFileError(
+            path,
+            f"is corrupt (section {name} inflates past the {raw_size:,} bytes its header declares); "
+            "it is damaged or was not written by BPE Studio: write it again",
+        )
+    if not inflater.eof or inflater.unused_data or len(raw) != raw_size:
+        raise CountsFileError(
+            path, f"is corrupt (section {name} holds {len(raw):,} bytes, not {raw_size:,}); write it again"
+        )
+    return raw
 
 
 def read_header(path: str | os.PathLike[str]) -> CountsHeader:
@@ -400,24 +491,37 @@ def load(path: str | os.PathLike[str], *, want_checkpoint: bool = False) -> Coun
     if len(data) != expected:
         what = "truncated" if len(data) < expected else "longer than its header says"
         raise CountsFileError(path, f"is {what} ({len(data):,} bytes, expected {expected:,}); write it again")
+    declared = sum(raw_size for _, raw_size, _ in header.sections)
+    if declared > MAX_RATIO * len(data) + _RATIO_SLACK:
+        raise CountsFileError(
+            path,
+            f"declares {declared:,} bytes of data in {len(data):,} bytes (more than {MAX_RATIO} times its "
+            "size, which BPE Studio never writes): it is damaged or was not written by BPE Studio; count "
+            "the corpus again with --counts-out",
+        )
+    problem = _section_size_problem(header)
+    if problem is not None:
+        raise CountsFileError(path, f"is corrupt ({problem}); write it again")
     body = memoryview(data)[:-_DIGEST_SIZE]
     if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
         raise CountsFileError(path, "is corrupt (its checksum does not match); write it again")
     sections: dict[str, bytes] = {}
     for name, raw_size, size in header.sections:
-        try:
-            raw = zlib.decompress(body[offset : offset + size])
-        except zlib.error as exc:
-            raise CountsFileError(path, f"is corrupt (section {name}: {exc})") from None
-        if len(raw) != raw_size:
-            raise CountsFileError(path, f"is corrupt (section {name} has {len(raw)} bytes, not {raw_size})")
-        sections[name] = raw
+        sections[name] = _inflate(path, name, body[offset : offset + size], raw_size)
         offset += size
     try:
-        keys = _strings(_from_le("I", sections["lengths"]), sections["bytes"])
+        lengths = _from_le("I", sections["lengths"])
+        if lengths and min(lengths) == 0:
+            raise ValueError("the table holds an empty pre-token")
+        keys = _strings(lengths, sections["bytes"])
         values = _from_le("q", sections["counts"])
         if len(keys) != len(values) or len(keys) != header.unique_pretokens:
             raise ValueError("the table's parts have different lengths")
+        if values and min(values) < 1:
+            bad = next(i for i, n in enumerate(values) if n < 1)
+            raise ValueError(
+                f"pre-token {keys[bad].encode('latin-1')!r} has count {values[bad]}; a count is at least 1"
+            )
         counts = dict(zip(keys, values.tolist(), strict=True))
         if len(counts) != len(keys):
             raise ValueError("a pre-token is listed twice")
@@ -429,6 +533,10 @@ def load(path: str | os.PathLike[str], *, want_checkpoint: bool = False) -> Coun
             merge_counts = _from_le("q", sections["merge_counts"]).tolist()
             if not len(left) == len(right) == len(merge_counts) == int(header.training.get("merges", -1)):
                 raise ValueError("the merges' parts have different lengths")
+            if merge_counts and min(merge_counts) < 1:
+                raise ValueError(f"a merge has count {min(merge_counts)}; a count is at least 1")
+            if not all(left) or not all(right):
+                raise ValueError("a merge has an empty side")
             merges = [(a.encode("latin-1"), b.encode("latin-1")) for a, b in zip(left, right, strict=True)]
     except (KeyError, ValueError) as exc:
         raise CountsFileError(path, f"is corrupt ({type(exc).__name__}: {exc}); write it again") from None

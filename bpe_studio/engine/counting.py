@@ -96,7 +96,8 @@ class ChunkCounter:
 
 @dataclass(frozen=True, slots=True)
 class CountUpdate:
-    """Progress of the counting phase (bytes done, and unique pre-tokens in the workers' tables)."""
+    """Progress of the counting phase: bytes done, and unique pre-tokens seen (with several workers, the
+    largest worker's table: a lower bound until their tables are merged)."""
 
     bytes_done: int
     unique_pretokens: int
@@ -270,7 +271,10 @@ def count_parallel(
                     _feed(worker, todo)
                     done_bytes += message[1]
                     unique_by_worker[worker.index] = message[2]
-                    yield CountUpdate(done_bytes, sum(unique_by_worker))
+                    # The workers' tables overlap (most pre-tokens occur in every part of a corpus), so
+                    # their sum would claim about `workers` times too many; the largest is a lower bound
+                    # of the union: the true count so far is at least this, and the total at the end.
+                    yield CountUpdate(done_bytes, max(unique_by_worker))
                 elif kind == "done":
                     selector.unregister(worker.proc.stdout)
                     tables.append(message[1])

@@ -50,8 +50,9 @@ class CountProgress:
     Attributes:
         bytes_done: Corpus bytes pre-tokenized so far.
         bytes_total: Corpus bytes in all.
-        unique_pretokens: Unique pre-tokens seen so far; while several workers count, this is the sum of the
-            workers' own tables (an upper bound), and exact in the last event of the phase.
+        unique_pretokens: Unique pre-tokens seen so far; while several worker processes count, this is the
+            largest of their own tables (a lower bound: it never exceeds the final figure), and exact in the
+            last event of the phase.
         elapsed: Seconds since the run started.
     """
 

@@ -5,14 +5,21 @@ ids, so a pair of tokens is a 2-character string, ``word.find(pair)`` locates it
 new)`` applies a merge left to right without overlaps -- both in C. The loop keeps
 
 * ``counts``: pair -> how often it occurs in the corpus (frequency-weighted over unique pre-tokens);
-* ``where``: pair -> indices of the words that contained it when it was counted (may hold stale or repeated
-  indices; each is checked with ``find`` when used, which is cheaper than keeping the index exact);
+* ``where``: pair -> indices of the words that contained it when it was counted, each word listed once
+  however often the pair occurs in it (entries may be stale -- the word lost the pair to another merge --
+  and each is checked with ``find`` when used, which is cheaper than keeping the index exact);
 * a heap of ``(-count, key, pair)`` whose key sorts byte strings in *descending* order, so the smallest
   entry is the most frequent pair with ties going to the greatest ``(left bytes, right bytes)``. The heap is
   lazy: a count that drops leaves a stale entry that is corrected when it reaches the top, and only pairs
   whose count grew are pushed again.
 
 A merge touches only the words that hold the pair, and in each only the positions next to a match.
+
+Why each word is listed once per pair, not once per occurrence: a long repetitive pre-token
+(``"=" * 200_000`` is one pre-token under the GPT-2 pattern) holds the same pair 100 000 times. Listed per
+occurrence, the first entry would merge them all and each of the other 99 999 would cost a ``find`` over the
+whole (now pair-less) word: quadratic, minutes for a few hundred kB. Listed once, a merge costs one
+``replace`` and one walk over the matches of each word that holds the pair: linear in the occurrences.
 
 Tokens are identified by their bytes: when a merge yields bytes that are already a token (possible, if
 rare, as in ``("a", "bc")`` after ``("ab", "c")``), the existing id is reused. The merge is still recorded,
@@ -132,7 +139,9 @@ class MergeLoop:
                     where[p] = [j]
                 else:
                     counts[p] = n + f
-                    where[p].append(j)
+                    js = where[p]
+                    if js[-1] != j:  # words are visited in order: a repeat of this word would be last
+                        js.append(j)
 
     def _index_words_numpy(self) -> None:
         """The same as :meth:`_index_words_python`, vectorised.
@@ -162,10 +171,14 @@ class MergeLoop:
         if self._stop_if_cancelled():
             return
         sorted_codes = codes[order]
+        sorted_ids = word_ids[order]
+        # One entry per (pair, word): the sort is stable, so a word's repeats of a pair are adjacent.
+        first = np.r_[True, (sorted_codes[1:] != sorted_codes[:-1]) | (sorted_ids[1:] != sorted_ids[:-1])]
+        sorted_codes, sorted_ids = sorted_codes[first], sorted_ids[first]
         # tolist() would make a new int object per entry (millions); mapping through one list of ints
         # makes every entry of a word share one object, as the Python loop does, and saves ~30 bytes each.
         shared = list(range(len(words)))
-        sorted_words = list(map(shared.__getitem__, word_ids[order].tolist()))
+        sorted_words = list(map(shared.__getitem__, sorted_ids.tolist()))
         starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]).tolist()
         ends = [*starts[1:], len(sorted_words)]
         counts, where = self._counts, self._where
@@ -345,13 +358,17 @@ class MergeLoop:
                         entry[0] += f
                         entry[1].append(j)
                 continue
-            # Several matches: walk them in order. Two adjacent matches (… a b a b …) turn the pair (b, a)
-            # between them into (c, c), counted once, from the second match's side.
+            # Several matches: walk them once, left to right, as str.replace made them (in "a a a" the
+            # pair (a, a) matches at 0 only, leaving [aa, a]). Two adjacent matches (… a b a b …) turn the
+            # pair (b, a) between them into (c, c), counted once, from the second match's side. A count grows
+            # by f per match, but the word is noted once per neighbour (the `[-1] != j` tests: this word's
+            # entries are the last ones appended), so that a later merge visits it once, not once per match.
             prev_end = -1
             while i >= 0:
                 if i == prev_end:
                     doubles += f
-                    double_words.append(j)
+                    if not double_words or double_words[-1] != j:
+                        double_words.append(j)
                 elif i:
                     x = w[i - 1]
                     entry = left_get(x)
@@ -359,7 +376,8 @@ class MergeLoop:
                         left[x] = [f, [j]]
                     else:
                         entry[0] += f
-                        entry[1].append(j)
+                        if entry[1][-1] != j:
+                            entry[1].append(j)
                 nxt = w.find(pair, i + 2)
                 if i < last and nxt != i + 2:
                     y = w[i + 2]
@@ -368,12 +386,15 @@ class MergeLoop:
                         right[y] = [f, [j]]
                     else:
                         entry[0] += f
-                        entry[1].append(j)
+                        if entry[1][-1] != j:
+                            entry[1].append(j)
                 prev_end = i + 2
                 i = nxt
         counts = self._counts
         get = counts.get
-        grown: list[str] = []
+        # Pairs whose count grew, in order; a dict for its O(1) membership (a merge inside one long word can
+        # give hundreds of distinct neighbours, and a list's `in` made that quadratic).
+        grown: dict[str, None] = {}
         for x, (f, js) in left.items():
             counts[x + a] -= f
             self._add(x + c, f, js, grown)
@@ -390,15 +411,14 @@ class MergeLoop:
             if self._allowed(q):
                 heapq.heappush(heap, (-counts[q], keys[ord(q[0])] + keys[ord(q[1])], q))
 
-    def _add(self, q: str, f: int, js: list[int], grown: list[str]) -> None:
+    def _add(self, q: str, f: int, js: list[int], grown: dict[str, None]) -> None:
         """Add ``f`` to the count of pair ``q`` found in words ``js``."""
         n = self._counts.get(q)
         if n is None:
             self._counts[q] = f
             self._where[q] = js
-            grown.append(q)
+            grown[q] = None
         else:
             self._counts[q] = n + f
             self._where.setdefault(q, []).extend(js)
-            if q not in grown:
-                grown.append(q)
+            grown[q] = None

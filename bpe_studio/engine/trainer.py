@@ -44,6 +44,7 @@ from .events import (
     TrainResult,
 )
 from .merge import Merge, MergeLoop, ReplayError
+from .preflight import preflight
 from .remote import file_size, open_binary
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
@@ -54,16 +55,43 @@ Cancel = Callable[[], bool]
 """A cancellation flag: a callable that returns True once the run should stop (e.g. ``event.is_set``)."""
 
 
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Turn automatic garbage collection off for the block, restoring it afterwards (also on close)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+class _GcPause:
+    """Automatic garbage collection off while the engine runs, and as the consumer had it at every yield.
+
+    ``iter_train`` is a generator: between two events its consumer's code runs, maybe for hours if it
+    pauses, and must find collection as it left it. So collection is handed back around each ``yield``
+    and taken off again when the engine resumes; leaving the block (end, error or ``close()``) restores
+    the consumer's setting.
+
+    Example:
+        >>> with _GcPause() as pause, pause.handing_over():
+        ...     gc.isenabled()  # at a yield, the consumer's setting (on by default)
+        True
+    """
+
+    def __init__(self) -> None:
+        self._consumer_enabled = gc.isenabled()
+
+    def __enter__(self) -> _GcPause:
+        self._consumer_enabled = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._consumer_enabled:
             gc.enable()
+
+    @contextlib.contextmanager
+    def handing_over(self) -> Iterator[None]:
+        """Give the consumer its setting for the ``yield`` in the block; collection is off again after it."""
+        if self._consumer_enabled:
+            gc.enable()
+        try:
+            yield
+        finally:
+            # The consumer may have changed the setting meanwhile: it is theirs, kept for the next yield.
+            self._consumer_enabled = gc.isenabled()
+            gc.disable()
 
 
 def _never() -> bool:
@@ -188,7 +216,12 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
         ClusterError: The cluster could not be started or reached, or its tasks failed.
         CountsFileError: A counts file or checkpoint is unreadable, truncated, corrupt or does not match.
         OSError: A file could not be read or written.
+        ValueError: :func:`~bpe_studio.engine.preflight.preflight` refused the run (raised when the
+            iteration starts).
     """
+    # Every check that needs the file system comes first: a missing file or an output that would overwrite
+    # an input is reported before any work, not after counting.
+    preflight(config)
     cancelled = cancel or _never
     start = time.perf_counter()
     timings: dict[str, float] = {}
@@ -255,9 +288,11 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
         token_bytes = base
     else:
         # The merge loop makes millions of objects but no reference cycles; the collector's passes over
-        # them cost 15-25% of its time, so automatic collection pauses until the loop ends.
-        with _gc_paused():
-            yield PhaseStarted(Phase.MERGING, now())
+        # them cost 15-25% of its time, so automatic collection pauses while the loop runs (not while our
+        # consumer's code runs between events: see _GcPause).
+        with _GcPause() as gc_pause:
+            with gc_pause.handing_over():
+                yield PhaseStarted(Phase.MERGING, now())
             merge_start = now()
             training = {
                 "vocab_size": config.vocab_size,
@@ -289,7 +324,8 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
                         min_frequency=config.min_frequency,
                         cancelled=cancelled,
                     ):
-                        yield made(m)
+                        with gc_pause.handing_over():
+                            yield made(m)
                 except ReplayError as exc:
                     raise CountsFileError(source or "", f"does not hold a consistent run ({exc})") from None
                 del recorded, recorded_counts
@@ -309,7 +345,8 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
                 for m in loop.run(
                     new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
                 ):
-                    yield made(m)
+                    with gc_pause.handing_over():
+                        yield made(m)
                     if checkpoint_header is not None and len(merges) % every == 0:
                         save(None)
                         saved = len(merges)
@@ -377,10 +414,14 @@ def train_bpe(
         >>> vocab, merges = train_bpe("corpus.en", 500, ["<|endoftext|>"])  # doctest: +SKIP
         >>> vocab, merges = train_bpe("big.txt", 500, ["<|endoftext|>"], cluster="local:2")  # doctest: +SKIP
     """
+    if not isinstance(cast(object, input_path), (str, os.PathLike)):
+        raise ValueError(f"input_path: {input_path!r} is not a path; give one file path (str or Path)")
     # A URL stays a string: TrainConfig reads it through fsspec (a Path would fold its "//").
     path: str | Path = input_path if isinstance(input_path, str) else Path(input_path)
+    # special_tokens goes to TrainConfig as given: tuple("<s>") would make three tokens, and a set's order
+    # changes with PYTHONHASHSEED; TrainConfig refuses both with the fix in the message.
     config = TrainConfig(
-        inputs=cast(Any, (path,)), vocab_size=vocab_size, special_tokens=tuple(special_tokens), **kwargs
+        inputs=cast(Any, (path,)), vocab_size=vocab_size, special_tokens=cast(Any, special_tokens), **kwargs
     )
     result = train(config)
     return result.vocab, result.merges

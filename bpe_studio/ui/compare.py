@@ -1,12 +1,11 @@
 """The "Compare" tab: two tokenizers side by side on the same text.
 
 Each side shows the text with its own token boundaries and counts; below, how many tokens the two share
-(same characters) and the first merge where their merge lists differ.
+(same bytes of the text) and the first merge where their merge lists differ. The figures are the engine's
+(:mod:`bpe_studio.engine.analysis`), which ``bpe-studio compare`` prints too.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -23,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..engine import Tokenizer
+from ..engine.analysis import Comparison, MergeDifference, compare_encoded, compression
 from .tasks import TaskContext, TaskRunner
 from .token_format import token_label
 from .token_text import FileDropWidget, TokenTextEdit
@@ -35,89 +34,23 @@ COMPARE_DELAY_MS = 200
 SIDES = ("a", "b")
 
 
-@dataclass(frozen=True)
-class MergeDifference:
-    """How two merge lists compare.
-
-    Attributes:
-        shared: How many merges the two lists start with in common.
-        first: Rank of the first merge where they differ (None when one list is a prefix of the other).
-        a_merge, b_merge: The two merges at that rank (None past the end of a list).
-        a_total, b_total: The lengths of the lists.
-    """
-
-    shared: int
-    first: int | None
-    a_merge: tuple[bytes, bytes] | None
-    b_merge: tuple[bytes, bytes] | None
-    a_total: int
-    b_total: int
-
-    def describe(self) -> str:
-        """A sentence (rich text) saying how the lists compare."""
-
-        def merge(pair: tuple[bytes, bytes] | None) -> str:
-            if pair is None:
-                return "nothing (its list has ended)"
-            left, right = (token_label(t) for t in pair)
-            return f"{_chip(left)} + {_chip(right)}"
-
-        if self.first is not None:
-            return (
-                f"The merge lists agree on the first {self.shared:,} merges. First difference at rank "
-                f"<b>{self.first:,}</b>: A merges {merge(self.a_merge)}, B merges {merge(self.b_merge)}."
-            )
-        if self.a_total == self.b_total:
-            return f"The merge lists are identical ({self.a_total:,} merges)."
-        longer, shorter = ("A", "B") if self.a_total > self.b_total else ("B", "A")
-        extra = abs(self.a_total - self.b_total)
-        return (
-            f"{shorter}'s {self.shared:,} merges are the first {self.shared:,} of {longer}'s; {longer} has "
-            f"{extra:,} more (first: {merge(self.a_merge if longer == 'A' else self.b_merge)})."
-        )
-
-
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _chip(text: str) -> str:
+def _chip(token: bytes) -> str:
     """A token in rich text: monospace on a light background."""
-    return f"<code style='background-color: palette(alternate-base)'>&nbsp;{_escape(text)}&nbsp;</code>"
+    label = _escape(token_label(token))
+    return f"<code style='background-color: palette(alternate-base)'>&nbsp;{label}&nbsp;</code>"
 
 
-def compare_merges(a: Tokenizer, b: Tokenizer) -> MergeDifference:
-    """Where two tokenizers' merge lists first differ.
-
-    Example:
-        >>> from bpe_studio.engine import Tokenizer
-        >>> base = {i: bytes([i]) for i in range(256)}
-        >>> one = Tokenizer(base | {256: b"ab"}, [(b"a", b"b")])
-        >>> two = Tokenizer(base | {256: b"bc"}, [(b"b", b"c")])
-        >>> compare_merges(one, two).first
-        0
-    """
-    ma, mb = a.merges, b.merges
-    shared = 0
-    for left, right in zip(ma, mb, strict=False):
-        if left != right:
-            break
-        shared += 1
-    first: int | None = shared if shared < min(len(ma), len(mb)) else None
-    return MergeDifference(
-        shared=shared,
-        first=first,
-        a_merge=ma[shared] if shared < len(ma) else None,
-        b_merge=mb[shared] if shared < len(mb) else None,
-        a_total=len(ma),
-        b_total=len(mb),
-    )
+def _bold(text: str) -> str:
+    return f"<b>{text}</b>"
 
 
-def shared_tokens(first: Encoding, second: Encoding) -> int:
-    """How many tokens of ``first`` cover exactly the same characters as a token of ``second``."""
-    spans = {(s.start, s.end) for s in second.spans if not s.partial}
-    return sum(1 for s in first.spans if not s.partial and (s.start, s.end) in spans)
+def describe_merges(difference: MergeDifference) -> str:
+    """The engine's sentence on how two merge lists compare, as rich text (tokens as chips)."""
+    return difference.describe(token=_chip, strong=_bold)
 
 
 class _Side:
@@ -163,6 +96,7 @@ class CompareView(FileDropWidget):
         self.setObjectName("compare")
         self.tokenizers: list[LoadedTokenizer] = []
         self.difference: MergeDifference | None = None
+        self.comparison: Comparison | None = None
         self.runner = TaskRunner("bpe-studio-compare", self)
         self.runner.finished.connect(self._on_runner_finished)
         self.timer = QTimer(self)
@@ -340,7 +274,8 @@ class CompareView(FileDropWidget):
                 encoding.unit_colours(colours),
             )
             n = len(encoding.spans)
-            ratio = f" · {len(text) / n:.2f} characters per token" if n else ""
+            per_token = compression(text, n).chars_per_token
+            ratio = f" · {per_token:.2f} characters per token" if per_token is not None else ""
             side.stats.setText(f"<b>{n:,}</b> token{'s' if n != 1 else ''}{ratio}")
         self._describe(encodings)
         self.compared.emit()
@@ -350,26 +285,22 @@ class CompareView(FileDropWidget):
         ta, tb = self.chosen("a"), self.chosen("b")
         if a is None or b is None or ta is None or tb is None:
             self.difference = None
+            self.comparison = None
             self.counts_label.setText("Open two tokenizers (Tokenizer ▸ Open tokenizer…) to compare them.")
             self.merges_label.setText("")
             return
-        na, nb = len(a.spans), len(b.spans)
-        if na == nb:
-            counts = f"Both use <b>{na:,}</b> tokens."
-        else:
-            fewer, more = ("A", "B") if na < nb else ("B", "A")
-            change = abs(na - nb) / max(na, nb)
-            counts = f"{fewer} uses <b>{abs(na - nb):,} fewer</b> tokens than {more} ({change:.1%} fewer)."
-        same = shared_tokens(a, b)
-        counts += f" {same:,} of A's {na:,} tokens cover the same characters as one of B's."
-        self.counts_label.setText(counts)
-        self.difference = compare_merges(ta.tokenizer, tb.tokenizer)
-        text = self.difference.describe()
+        found = compare_encoded(
+            ta.tokenizer, [s.id for s in a.spans], tb.tokenizer, [s.id for s in b.spans], a.text
+        )
+        self.comparison = found
+        self.difference = found.merges
+        self.counts_label.setText(found.describe_counts(strong=_bold))
+        text = describe_merges(found.merges)
         if ta is tb:
             text = "A and B are the same tokenizer. " + text
-        if ta.tokenizer.pattern != tb.tokenizer.pattern:
+        if not found.same_pattern:
             text += " Their pre-tokenization patterns differ too."
         self.merges_label.setText(text)
 
 
-__all__ = ["CompareView", "MergeDifference", "compare_merges", "shared_tokens"]
+__all__ = ["CompareView", "describe_merges"]

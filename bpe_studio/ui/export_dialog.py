@@ -50,9 +50,10 @@ from PySide6.QtWidgets import (
 )
 
 from .. import __version__
-from ..cli.common import human_bytes, human_seconds
 from ..engine import FORMATS, Tokenizer, load, save
+from ..engine.analysis import compression
 from ..engine.formats import atomic_write
+from ..engine.humanize import error_message, human_bytes, human_seconds, stop_reason_text
 from .tasks import TaskContext, TaskRunner
 from .token_charts import COUNT_COLOR, CURVE_COLOR, LENGTH_COLOR, MEAN_COLOR, running_mean, style_plot
 from .token_format import hex_bytes, token_label
@@ -383,7 +384,7 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
     ):
         value = training.get(key)
         if key == "stop_reason" and isinstance(value, str):
-            value = _STOP_TEXT.get(value, value)
+            value = stop_reason_text(value)
         if value is not None:
             config_rows.append((title, f"{value:,}" if isinstance(value, int) else str(value)))
     if config_rows:
@@ -412,7 +413,7 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
     if isinstance(timings, dict) and timings:
         lines += ["| Phase | Time |", "|---|---:|"]
         lines += [
-            f"| {k} | {_seconds(float(v))} |" for k, v in timings.items() if isinstance(v, (int, float))
+            f"| {k} | {human_seconds(float(v))} |" for k, v in timings.items() if isinstance(v, (int, float))
         ]
     else:
         lines.append("Not known.")
@@ -423,13 +424,14 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
     sample = job.options.sample
     if sample:
         ids = tok.encode(sample, allowed_special="all")
-        ratio = f", {len(sample) / len(ids):.2f} characters per token" if ids else ""
+        figures = compression(sample, len(ids))
+        per_token = figures.chars_per_token
+        ratio = f", {per_token:.2f} characters per token" if per_token is not None else ""
         lines += [
             "",
             "## Sample",
             "",
-            f"{len(sample):,} characters, {len(sample.encode('utf-8')):,} bytes → "
-            f"**{len(ids):,} tokens**{ratio}.",
+            f"{figures.characters:,} characters, {figures.bytes:,} bytes → **{len(ids):,} tokens**{ratio}.",
             "",
             "| # | Id | Token |",
             "|---:|---:|---|",
@@ -502,7 +504,7 @@ def run_export(job: ExportJob, ctx: TaskContext | None = None) -> list[ExportIte
         try:
             written = action()
         except (OSError, ValueError) as exc:
-            results.append(ExportItem(what, path, False, _describe(exc)))
+            results.append(ExportItem(what, path, False, error_message(exc)))
         else:
             results.append(ExportItem(what, written, True))
     if options.report:
@@ -514,7 +516,7 @@ def run_export(job: ExportJob, ctx: TaskContext | None = None) -> list[ExportIte
         try:
             _write(path, report_markdown(job, results, shown))
         except (OSError, ValueError) as exc:
-            results.append(ExportItem("training report (Markdown)", path, False, _describe(exc)))
+            results.append(ExportItem("training report (Markdown)", path, False, error_message(exc)))
         else:
             results.append(ExportItem("training report (Markdown)", path, True))
     if ctx is not None:
@@ -522,27 +524,9 @@ def run_export(job: ExportJob, ctx: TaskContext | None = None) -> list[ExportIte
     return results
 
 
-_STOP_TEXT = {
-    "vocab_size": "the vocabulary reached its size",
-    "no_pairs": "no pair was left to merge",
-    "min_frequency": "the most frequent pair fell below the minimum frequency",
-    "cancelled": "it was cancelled",
-}
-
-
-def _seconds(value: float) -> str:
-    return f"{value * 1000:.0f} ms" if value < 1 else human_seconds(value)
-
-
 def _write(path: Path, data: str | bytes) -> Path:
     atomic_write(path, data)
     return path
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
-    return str(exc) or type(exc).__name__
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -761,7 +745,7 @@ class ExportDialog(QDialog):
         self.export_button.setEnabled(True)
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        message = _describe(exc)
+        message = error_message(exc)
         self.status_label.setText(f"⚠ The export failed: {message}")
         self.export_failed.emit(message)
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine import Tokenizer, UnknownTokenIdError
+from ..engine.analysis import compression
 from .tasks import TaskContext, TaskRunner
 from .token_charts import VocabCurvePlot
 from .token_text import FileDropWidget, TokenDetails, TokenTextEdit
@@ -494,17 +495,17 @@ class PlaygroundView(FileDropWidget):
         self.error_label.setVisible(bool(message))
 
     def _update_stats(self) -> None:
-        text = self.text()
-        chars = len(text)
-        size = len(text.encode("utf-8", "replace"))
         encoding = self.encoding
-        if self.loaded is None or encoding is None or encoding.error:
+        known = self.loaded is not None and encoding is not None and not encoding.error
+        n = len(encoding.spans) if encoding is not None and known else 0
+        figures = compression(self.text(), n)
+        chars, size, per_token = figures.characters, figures.bytes, figures.chars_per_token
+        if not known:
             tokens = "–"
             ratio = ""
         else:
-            n = len(encoding.spans)
             tokens = f"<b>{n:,}</b> token{'s' if n != 1 else ''}"
-            ratio = f" · <b>{chars / n:.2f}</b> characters per token" if n else ""
+            ratio = f" · <b>{per_token:.2f}</b> characters per token" if per_token is not None else ""
         self.stats_label.setText(
             f"{tokens} · {chars:,} character{'s' if chars != 1 else ''} · "
             f"{size:,} byte{'s' if size != 1 else ''}{ratio}"

@@ -17,6 +17,8 @@ from typing import BinaryIO
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from ..engine.humanize import error_message
+
 #: How much of the first file is read for the start of the first document.
 HEAD_BYTES = 16 * 1024
 #: Characters of the first document shown.
@@ -66,7 +68,7 @@ def read_head(paths: Sequence[Path], special_tokens: Sequence[str]) -> tuple[str
             with open(path, "rb") as handle:
                 data = handle.read(HEAD_BYTES)
         except OSError as exc:
-            return "", False, f"{path}: {exc.strerror or exc}"
+            return "", False, error_message(exc, path=path)
         if not data:
             continue
         try:

@@ -1,33 +1,29 @@
 """What the tokenizer views know about a tokenizer, computed off the GUI thread. Qt-free.
 
 * :class:`LoadedTokenizer`: a tokenizer with where it came from and how it was trained (when known).
-* :class:`MergeIndex`: its merges by token id: which merge made a token, from which two tokens, and how
-  many new tokens the first ``k`` merges make.
-* :meth:`LoadedTokenizer.cut`: the tokenizer of the first ``k`` merges. Merges form a sequence, so this is
-  the tokenizer a training run stopped after ``k`` merges gives: same merges, the tokens they made (with
-  the same ids) and the special tokens after them.
+* :class:`MergeIndex` (from :mod:`bpe_studio.engine.analysis`): its merges by token id, built once per
+  loaded tokenizer.
+* :meth:`LoadedTokenizer.cut`: the tokenizer of the first ``k`` merges (the engine's
+  :func:`~bpe_studio.engine.analysis.cut_to_merges`, with the last few cuts kept).
 * :func:`encode_text`: an :class:`Encoding` of a text, with the token spans grouped into display units
   (a character whose bytes are split across tokens is one unit) and positions in UTF-16 code units, which
   is how ``QTextDocument`` counts.
-* :func:`token_count_curve`: the number of tokens of a text for *every* cut at once, from one pass of BPE
-  that records which merges it applies (see the function).
+* :func:`token_count_curve`: the engine's token count at every cut, as arrays for the chart, with the
+  special-token mode of the playground.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import threading
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import regex
 from numpy.typing import NDArray
 
 from ..engine import (
@@ -36,11 +32,11 @@ from ..engine import (
     TokenSpan,
     TrainConfig,
     TrainResult,
+    analysis,
     detect_format,
     load,
 )
-from ..engine.corpus import special_token_regex
-from ..engine.pretokenize import Pretokenizer
+from ..engine.analysis import MergeIndex, MergeNode
 from .token_format import text_label, token_label
 
 Check = Callable[[], None]
@@ -87,136 +83,6 @@ def disallowed_message(exc: DisallowedSpecialTokenError) -> str:
         f"The text holds the special token {exc.token} at character {exc.position:,}, and special tokens "
         "are disallowed. Choose “Recognised” to encode it as one token, or “Ordinary text”."
     )
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Merges by token id
-# ----------------------------------------------------------------------------------------------------------
-
-
-class MergeIndex:
-    """A tokenizer's merges indexed by token id.
-
-    Attributes:
-        byte_ids: Id of each single byte 0-255.
-        left, right, result: Per merge rank, the ids of its two tokens and of the token it makes.
-        creates: Per merge rank, whether it makes a new token (False for the rare merge whose bytes some
-            earlier merge already made).
-        rank_of: Token id -> rank of the first merge that made it.
-        counts: Per merge rank, how often its pair occurred when it was merged, when known.
-        special_ids: The special tokens' ids.
-    """
-
-    def __init__(self, tokenizer: Tokenizer, counts: Sequence[int] | None = None) -> None:
-        token_id = tokenizer.token_id
-        self.byte_ids = [_required_id(token_id(bytes([b]))) for b in range(256)]
-        merges = tokenizer.merges
-        self.left: list[int] = []
-        self.right: list[int] = []
-        self.result: list[int] = []
-        self.creates: list[bool] = []
-        self.rank_of: dict[int, int] = {}
-        seen = set(self.byte_ids)
-        for rank, (a, b) in enumerate(merges):
-            made = _required_id(token_id(a + b))
-            self.left.append(_required_id(token_id(a)))
-            self.right.append(_required_id(token_id(b)))
-            self.result.append(made)
-            self.creates.append(made not in seen)
-            seen.add(made)
-            self.rank_of.setdefault(made, rank)
-        self.counts = list(counts) if counts is not None and len(counts) == len(merges) else None
-        self.special_ids = frozenset(tokenizer.special_tokens.values())
-        self._vocab_size = tokenizer.vocab_size
-        # new_before[k] = tokens made by the first k merges.
-        self.new_before: NDArray[np.int64] = np.concatenate(
-            ([0], np.cumsum(np.asarray(self.creates, dtype=np.int64)))
-        ).astype(np.int64)
-        self._pair_ranks: dict[tuple[int, int], int] | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def merge_count(self) -> int:
-        """The number of merges."""
-        return len(self.result)
-
-    def vocab_size_at(self, merges: int) -> int:
-        """The vocab size of the tokenizer cut to its first ``merges`` merges (special tokens included)."""
-        if merges >= self.merge_count:
-            return self._vocab_size
-        return 256 + int(self.new_before[max(merges, 0)]) + len(self.special_ids)
-
-    def vocab_sizes(self) -> NDArray[np.int64]:
-        """The vocab size at every cut 0..merge_count."""
-        sizes = 256 + self.new_before + len(self.special_ids)
-        sizes[-1] = self._vocab_size
-        return sizes
-
-    def merges_for_vocab_size(self, vocab_size: int) -> int:
-        """The fewest merges whose cut has at least ``vocab_size`` tokens (all merges if none has)."""
-        sizes = self.vocab_sizes()
-        found = int(np.searchsorted(sizes, vocab_size, side="left"))
-        return min(found, self.merge_count)
-
-    def pair_ranks(self) -> dict[tuple[int, int], int]:
-        """(left id, right id) -> rank; a pair listed twice keeps its first rank, as in the engine."""
-        with self._lock:
-            if self._pair_ranks is None:
-                ranks: dict[tuple[int, int], int] = {}
-                for rank, pair in enumerate(zip(self.left, self.right, strict=True)):
-                    ranks.setdefault(pair, rank)
-                self._pair_ranks = ranks
-            return self._pair_ranks
-
-    def parents(self, token_id: int) -> tuple[int, int, int] | None:
-        """(rank, left id, right id) of the merge that made a token; None for single bytes and specials."""
-        rank = self.rank_of.get(token_id)
-        if rank is None:
-            return None
-        return rank, self.left[rank], self.right[rank]
-
-    def count_of(self, token_id: int) -> int | None:
-        """How often the pair that made a token occurred when it was merged, when known."""
-        rank = self.rank_of.get(token_id)
-        if rank is None or self.counts is None:
-            return None
-        return self.counts[rank]
-
-    def merge_tree(self, token_id: int) -> MergeNode:
-        """The merges that build a token, down to single bytes."""
-        found = self.parents(token_id)
-        if found is None:
-            return MergeNode(token_id, None, None, None)
-        rank, left, right = found
-        return MergeNode(token_id, rank, self.merge_tree(left), self.merge_tree(right))
-
-
-@dataclass(frozen=True)
-class MergeNode:
-    """A node of a merge tree: a token, and the merge (rank and two tokens) that made it, if any."""
-
-    token_id: int
-    rank: int | None
-    left: MergeNode | None
-    right: MergeNode | None
-
-    def leaves(self) -> list[int]:
-        """The ids at the bottom of the tree, left to right."""
-        if self.left is None or self.right is None:
-            return [self.token_id]
-        return self.left.leaves() + self.right.leaves()
-
-    def height(self) -> int:
-        """0 for a leaf, else one more than the taller child."""
-        if self.left is None or self.right is None:
-            return 0
-        return 1 + max(self.left.height(), self.right.height())
-
-
-def _required_id(token_id: int | None) -> int:
-    if token_id is None:  # pragma: no cover - the Tokenizer checks that every merge's tokens exist
-        raise ValueError("a merge uses a token that is not in the vocabulary")
-    return token_id
 
 
 #: How the views name the engine's file formats.
@@ -301,23 +167,14 @@ class LoadedTokenizer:
         this equals training the same corpus to ``index.vocab_size_at(merges)`` tokens whenever the last
         kept merge made a new token.
         """
-        index = self.index
-        if merges >= index.merge_count:
+        if merges >= self.index.merge_count:
             return self.tokenizer
         merges = max(merges, 0)
         with self._lock:
             found = self._cuts.get(merges)
         if found is not None:
             return found
-        tok = self.tokenizer
-        vocab = {i: tok.token_bytes(i) for i in index.byte_ids}
-        for rank in range(merges):
-            made = index.result[rank]
-            vocab[made] = tok.token_bytes(made)
-        first = max(vocab) + 1
-        ordered = sorted(tok.special_tokens.items(), key=lambda item: item[1])
-        specials = {token: first + n for n, (token, _) in enumerate(ordered)}
-        cut = Tokenizer(vocab, tok.merges[:merges], specials, pattern=tok.pattern)
+        cut = analysis.cut_to_merges(self.tokenizer, merges, index=self.index)
         with self._lock:
             if len(self._cuts) >= 4:
                 self._cuts.pop(next(iter(self._cuts)))
@@ -581,12 +438,10 @@ def encode_text(
 # Token count at every vocab size
 # ----------------------------------------------------------------------------------------------------------
 
-_NO_RANK = 1 << 62
-
 
 @dataclass(frozen=True)
 class Curve:
-    """The number of tokens of a text at every cut of a tokenizer.
+    """The number of tokens of a text at every cut of a tokenizer, as arrays for the chart.
 
     Attributes:
         vocab_sizes: The vocab size of the cut after ``k`` merges, for ``k`` = 0..merge count.
@@ -599,72 +454,6 @@ class Curve:
     error: str = ""
 
 
-def _applied_maxima_short(
-    ids: list[int], ranks: Mapping[tuple[int, int], int], made: Sequence[int]
-) -> list[int]:
-    """BPE on one pre-token (as the engine does it); the running maximum of the ranks applied, per step."""
-    get = ranks.get
-    pair_ranks = [get((ids[i], ids[i + 1]), _NO_RANK) for i in range(len(ids) - 1)]
-    out: list[int] = []
-    top = -1
-    while pair_ranks:
-        best = min(pair_ranks)
-        if best == _NO_RANK:
-            break
-        i = pair_ranks.index(best)
-        ids[i : i + 2] = [made[best]]
-        del pair_ranks[i]
-        if i:
-            pair_ranks[i - 1] = get((ids[i - 1], ids[i]), _NO_RANK)
-        if i < len(pair_ranks):
-            pair_ranks[i] = get((ids[i], ids[i + 1]), _NO_RANK)
-        top = max(top, best)
-        out.append(top)
-    return out
-
-
-def _applied_maxima_long(
-    ids: list[int], ranks: Mapping[tuple[int, int], int], made: Sequence[int]
-) -> list[int]:
-    """The same as :func:`_applied_maxima_short` with a heap, for long pre-tokens (as the engine does)."""
-    get = ranks.get
-    n = len(ids)
-    tokens: list[int | None] = list(ids)
-    following = list(range(1, n + 1))
-    following[-1] = -1
-    previous = list(range(-1, n - 1))
-    heap = [(r, i) for i in range(n - 1) if (r := get((ids[i], ids[i + 1]))) is not None]
-    heapq.heapify(heap)
-    out: list[int] = []
-    top = -1
-    while heap:
-        rank, i = heapq.heappop(heap)
-        j = following[i]
-        left = tokens[i]
-        if j < 0 or left is None:
-            continue
-        right = tokens[j]
-        if right is None or get((left, right)) != rank:
-            continue
-        tokens[i] = made[rank]
-        tokens[j] = None
-        top = max(top, rank)
-        out.append(top)
-        k = following[j]
-        following[i] = k
-        if k >= 0:
-            previous[k] = i
-            after = tokens[k]
-            if after is not None and (r := get((made[rank], after))) is not None:
-                heapq.heappush(heap, (r, i))
-        h = previous[i]
-        if h >= 0:
-            before = tokens[h]
-            if before is not None and (r := get((before, made[rank]))) is not None:
-                heapq.heappush(heap, (r, h))
-    return out
-
-
 def token_count_curve(
     loaded: LoadedTokenizer,
     text: str,
@@ -672,68 +461,18 @@ def token_count_curve(
     *,
     check: Check = _no_check,
 ) -> Curve:
-    """How many tokens ``text`` has with each cut of the tokenizer (0 merges to all of them), in one pass.
-
-    BPE on a pre-token applies, at each step, the present pair of lowest rank. With only the first ``k``
-    merges, the same steps happen until the first step whose rank is ``k`` or more, and then it stops. So
-    if ``m_j`` is the largest rank among the first ``j`` steps of the full run, the cut applies exactly the
-    steps with ``m_j < k``, and the token count at cut ``k`` is the byte count minus the number of steps
-    with ``m_j < k``: a histogram of ``m_j`` over all pre-tokens gives every cut at once. This holds for any
-    merge list; special tokens count one token each at every cut.
-    """
+    """How many tokens ``text`` has with each cut of the tokenizer: the engine's
+    :func:`~bpe_studio.engine.analysis.token_count_curve`, with a disallowed special token reported in
+    ``error`` instead of raised."""
     index = loaded.index
-    tok = loaded.tokenizer
-    sizes = index.vocab_sizes()
-    n = index.merge_count
-    text = regex.sub("[\ud800-\udfff]", "\ufffd", text)
-    options = encode_options(mode)
-    specials = list(tok.special_tokens)
-    if mode is SpecialMode.DISALLOWED and specials:
-        found = special_token_regex(specials)
-        hit = found.search(text) if found is not None else None
-        if hit is not None:
-            message = disallowed_message(DisallowedSpecialTokenError(hit.group(), hit.start()))
-            return Curve(sizes, np.zeros_like(sizes), message)
-    pieces: list[str] = [text]
-    special_count = 0
-    if options["allowed_special"] == "all" and specials:
-        matcher = special_token_regex(specials)
-        if matcher is not None:
-            pieces = matcher.split(text)
-            special_count = len(pieces) - 1
-    split = Pretokenizer(tok.pattern).findall
-    found_pieces: Counter[str] = Counter()
-    for piece in pieces:
-        found_pieces.update(split(piece))
-    check()
-    ranks = index.pair_ranks()
-    made = index.result
-    byte_ids = index.byte_ids
-    hist = np.zeros(n + 1, dtype=np.int64)
-    extra: Counter[int] = Counter()
-    total = special_count
-    for done, (piece, times) in enumerate(found_pieces.items()):
-        data = piece.encode("utf-8")
-        total += len(data) * times
-        ids = [byte_ids[b] for b in data]
-        if len(ids) < 2:
-            continue
-        maxima = (
-            _applied_maxima_long(ids, ranks, made)
-            if len(ids) > 256
-            else _applied_maxima_short(ids, ranks, made)
+    try:
+        found = analysis.token_count_curve(
+            loaded.tokenizer, text, index=index, check=check, **encode_options(mode)
         )
-        for top in maxima:
-            extra[top] += times
-        if done % 512 == 511:
-            check()
-    if extra:
-        keys = np.fromiter(extra.keys(), dtype=np.int64, count=len(extra))
-        values = np.fromiter(extra.values(), dtype=np.int64, count=len(extra))
-        np.add.at(hist, keys, values)
-    steps_below = np.concatenate(([0], np.cumsum(hist[:n]))).astype(np.int64)
-    counts = total - steps_below
-    return Curve(sizes, counts.astype(np.int64))
+    except DisallowedSpecialTokenError as exc:
+        sizes = np.asarray(index.vocab_sizes(), dtype=np.int64)
+        return Curve(sizes, np.zeros_like(sizes), disallowed_message(exc))
+    return Curve(np.asarray(found.vocab_sizes, dtype=np.int64), np.asarray(found.counts, dtype=np.int64))
 
 
 __all__ = [

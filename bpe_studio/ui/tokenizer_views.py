@@ -16,7 +16,8 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
-from ..engine import FormatError, TrainConfig, TrainResult
+from ..engine import TrainConfig, TrainResult
+from ..engine.humanize import error_message
 from .common import open_error_box
 from .compare import CompareView
 from .export_dialog import ExportDialog
@@ -41,13 +42,7 @@ CURRENT, COMPARE_A, COMPARE_B = "current", "a", "b"
 
 def describe_load_error(path: Path, exc: BaseException) -> str:
     """The message shown when a tokenizer cannot be opened: the engine's own where there is one."""
-    if isinstance(exc, FileNotFoundError):
-        return f"{path}: no such file or folder"
-    if isinstance(exc, OSError):
-        return f"{exc.filename or path}: {exc.strerror or exc}"
-    if isinstance(exc, (FormatError, ValueError)) and str(exc):
-        return str(exc)
-    return f"{path}: {type(exc).__name__}: {exc}"
+    return error_message(exc, path=path)
 
 
 class TokenizerViews(QObject):

@@ -47,20 +47,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..cli.common import human_bytes, human_seconds
 from ..engine import (
     PATTERNS,
     CountProgress,
     MergeMade,
     Phase,
     PhaseStarted,
-    StopReason,
     TrainConfig,
     TrainEvent,
     TrainResult,
     compile_pattern,
 )
 from ..engine.config import preset_name
+from ..engine.humanize import (
+    RunMeter,
+    bytes_rate,
+    clock,
+    error_message,
+    human_bytes,
+    human_seconds,
+    merge_rate,
+    stop_reason_text,
+    time_left,
+)
+from ..engine.preflight import preflight
 from .charts import StepRate, TrainCharts
 from .common import open_error_box
 from .models import MergesFilterModel, MergesTableModel
@@ -97,13 +107,6 @@ _PRESET_LABELS = {
 }
 _CUSTOM = "custom"
 
-_STOP_TEXT = {
-    StopReason.VOCAB_SIZE: "the vocabulary reached its size",
-    StopReason.NO_PAIRS: "no pair was left to merge",
-    StopReason.MIN_FREQUENCY: "the most frequent pair fell below the minimum frequency",
-    StopReason.CANCELLED: "cancelled",
-}
-
 _PHASE_TEXT = {
     Phase.PLANNING: "Planning chunks",
     Phase.COUNTING: "Counting pre-tokens",
@@ -111,24 +114,9 @@ _PHASE_TEXT = {
 }
 
 
-def _clock(seconds: float) -> str:
-    """A duration for the status labels: ``4.2 s`` under a minute, then ``1:05`` or ``1:02:05``."""
-    if seconds < 59.95:
-        return f"{max(0.0, seconds):.1f} s"
-    seconds = round(seconds)
-    minutes, secs = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
 def describe_error(exc: BaseException) -> str:
     """The message shown for a failed run: the engine's own message where there is one."""
-    if isinstance(exc, OSError) and exc.strerror:
-        where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror}"
-    if isinstance(exc, (ValueError, RuntimeError)) and str(exc):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    return error_message(exc)
 
 
 @dataclass
@@ -193,6 +181,7 @@ class TrainView(QWidget):
         self._saved_interpreter: tuple[float, bool] | None = None  # switch interval, gc enabled
         self._bytes_meter = StepRate(BYTES_RATE_WINDOW)
         self._merge_meter = StepRate(RATE_WINDOW)
+        self._run_meter = RunMeter()  # the rates and time left shown (the CLI's numbers)
         self._pattern_error = ""
 
         self.runner = TrainRunner(self)
@@ -419,9 +408,7 @@ class TrainView(QWidget):
             stats_row.addWidget(value)
             self.stat_labels[key] = value
         self.stat_labels["bytes"].setToolTip("Corpus bytes pre-tokenized per second")
-        self.stat_labels["merges"].setToolTip(
-            "Merges made per second, over the last quarter of a second or more"
-        )
+        self.stat_labels["merges"].setToolTip("Merges made per second since the first merge")
         self.stat_labels["eta"].setToolTip("Estimated time to the end of the current phase")
         stats_row.addStretch(1)
         right_layout.addWidget(status)
@@ -786,6 +773,7 @@ class TrainView(QWidget):
             return False
         try:
             config = self.build_config()
+            preflight(config)  # the checks that read files (TrainConfig itself reads none)
         except ValueError as exc:
             self.show_error("Cannot start training", str(exc))
             return False
@@ -793,7 +781,7 @@ class TrainView(QWidget):
         try:
             size = sum(p.stat().st_size for p in config.inputs)
         except OSError as exc:
-            self.show_error("Cannot start training", f"{exc.filename}: {exc.strerror}")
+            self.show_error("Cannot start training", describe_error(exc))
             return False
         self._reset_run()
         self.result_config = config
@@ -834,6 +822,7 @@ class TrainView(QWidget):
         self._due = dict.fromkeys(("table", "status", "charts"), 0.0)
         self._bytes_meter = StepRate(BYTES_RATE_WINDOW)
         self._merge_meter = StepRate(RATE_WINDOW)
+        self._run_meter = RunMeter()
         self.merges_model.clear()
         self.charts.reset()
         self._set_result(None)
@@ -875,6 +864,7 @@ class TrainView(QWidget):
 
     def _handle_event(self, event: TrainEvent) -> None:
         state = self._state
+        self._run_meter.update(event)
         if isinstance(event, PhaseStarted):
             state.phase = event.phase
             state.phase_started = event.elapsed
@@ -889,9 +879,7 @@ class TrainView(QWidget):
             state.bytes_done, state.bytes_total = event.bytes_done, event.bytes_total
             state.unique = event.unique_pretokens
             state.last_event_time = event.elapsed
-            spent = event.elapsed - state.phase_started
-            if spent > 0:
-                state.bytes_rate = event.bytes_done / spent
+            state.bytes_rate = self._run_meter.bytes_rate
             step = self._bytes_meter.update(
                 event.elapsed, event.bytes_done, force=event.bytes_done == event.bytes_total
             )
@@ -913,14 +901,16 @@ class TrainView(QWidget):
             state.merges_done = last.index + 1
             state.merges_total = last.total
             state.last_event_time = last.elapsed
-            if state.merge_rate == 0 and last.elapsed > merges[0].elapsed:
-                state.merge_rate = (last.index - merges[0].index) / (last.elapsed - merges[0].elapsed)
+            self._run_meter.update(merges[0])
+            self._run_meter.update(last)
         elif not final:
             return
+        if final:
+            self._run_meter.finish()
+        state.merge_rate = self._run_meter.merge_rate
         if self._merge_meter.started:
             step = self._merge_meter.update(state.last_event_time, state.merges_done, force=final)
             if step is not None:
-                state.merge_rate = step[2]
                 self.charts.add_merge_rate(*step)
 
     def _flush_table(self) -> None:
@@ -974,11 +964,11 @@ class TrainView(QWidget):
         if state.ended:
             now = state.last_event_time
         labels = self.stat_labels
-        labels["elapsed"].setText(_clock(now))
+        labels["elapsed"].setText(clock(now))
         if state.bytes_rate:
-            labels["bytes"].setText(f"{human_bytes(state.bytes_rate)}/s")
+            labels["bytes"].setText(bytes_rate(state.bytes_rate))
         if state.merge_rate:
-            labels["merges"].setText(f"{state.merge_rate:,.0f} merges/s")
+            labels["merges"].setText(merge_rate(state.merge_rate))
         if state.ended:
             return
         bar = self.progress_bar
@@ -991,9 +981,9 @@ class TrainView(QWidget):
                 f"{human_bytes(state.bytes_done)} of {human_bytes(state.bytes_total)} · "
                 f"{state.unique:,} unique pre-tokens"
             )
-            if state.bytes_rate and state.bytes_done < state.bytes_total:
-                left = (state.bytes_total - state.bytes_done) / state.bytes_rate
-                labels["eta"].setText(f"{_clock(left)} (counting)")
+            left = time_left(state.bytes_done, state.bytes_total, state.bytes_rate)
+            if left is not None and state.bytes_done < state.bytes_total:
+                labels["eta"].setText(f"{clock(left)} (counting)")
         elif state.phase is Phase.MERGING:
             if state.merges_done == 0:
                 self.phase_label.setText("Preparing merges")
@@ -1005,9 +995,9 @@ class TrainView(QWidget):
                 bar.setRange(0, max(state.merges_total, 1))
                 bar.setValue(state.merges_done)
                 bar.setFormat(f"{state.merges_done:,} of {state.merges_total:,} merges")
-                if state.merge_rate:
-                    left = (state.merges_total - state.merges_done) / state.merge_rate
-                    labels["eta"].setText(_clock(left))
+                left = time_left(state.merges_done, state.merges_total, state.merge_rate)
+                if left is not None:
+                    labels["eta"].setText(clock(left))
         elif state.phase is Phase.PLANNING:
             self.phase_label.setText(_PHASE_TEXT[Phase.PLANNING])
             bar.setRange(0, 0)
@@ -1112,10 +1102,10 @@ class TrainView(QWidget):
             f"{len(result.vocab):,} tokens (256 bytes, {learned:,} learned, {specials} special)"
         )
         labels["merges"].setText(f"{len(result.merges):,}")
-        reason = _STOP_TEXT[result.stop_reason]
-        if result.stop_reason is StopReason.MIN_FREQUENCY and self.result_config is not None:
-            reason = f"the most frequent pair occurred fewer than {self.result_config.min_frequency:,} times"
-        labels["stopped"].setText(reason)
+        config = self.result_config
+        labels["stopped"].setText(
+            stop_reason_text(result.stop_reason, min_frequency=config.min_frequency if config else None)
+        )
         phases = [f"{name} {human_seconds(sec)}" for name, sec in result.timings.items() if name != "total"]
         total = result.timings.get("total")
         labels["time"].setText(

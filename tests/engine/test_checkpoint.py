@@ -25,6 +25,7 @@ from bpe_studio.engine import (
     TrainConfig,
     TrainResult,
     iter_train,
+    preflight,
     train,
 )
 from bpe_studio.engine import checkpoint as ck
@@ -181,7 +182,7 @@ def test_counts_file_with_other_settings_is_refused(
     counts = tmp_path / "corpus.counts"
     train(config.replace(counts_out=counts))
     with pytest.raises(ValueError, match=message) as info:
-        config.replace(counts_in=counts, **changes)
+        preflight(config.replace(counts_in=counts, **changes))
     assert str(info.value).startswith(f"counts_in: {counts} cannot be used for this run")
 
 
@@ -199,10 +200,10 @@ def test_counts_file_of_another_or_changed_corpus_is_refused(config: TrainConfig
     first = train(config.replace(counts_out=counts))
     other = _corpus(tmp_path / "other.txt", 50)
     with pytest.raises(ValueError, match=r"a different corpus: it was not counted from .*other\.txt") as info:
-        config.replace(inputs=[other], counts_in=counts)
+        preflight(config.replace(inputs=[other], counts_in=counts))
     assert "it was also counted from" in str(info.value) and "corpus.txt" in str(info.value)
     with pytest.raises(ValueError, match=r"it was not counted from .*other\.txt"):
-        config.replace(inputs=[config.inputs[0], other], counts_in=counts)
+        preflight(config.replace(inputs=[config.inputs[0], other], counts_in=counts))
     # Same size, other content: the modification time tells.
     corpus = config.inputs[0]
     data = corpus.read_bytes()
@@ -210,10 +211,10 @@ def test_counts_file_of_another_or_changed_corpus_is_refused(config: TrainConfig
     stat = corpus.stat()
     os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
     with pytest.raises(ValueError, match=r"corpus\.txt changed since it was counted \(it was modified\)"):
-        config.replace(counts_in=counts)
+        preflight(config.replace(counts_in=counts))
     corpus.write_bytes(data + b"more")
     with pytest.raises(ValueError, match="changed since it was counted \\(size"):
-        config.replace(counts_in=counts)
+        preflight(config.replace(counts_in=counts))
     # Without naming the corpus, the counts still train (they are what was counted then).
     assert train(config.replace(inputs=(), counts_in=counts)).merges == first.merges
 
@@ -273,7 +274,7 @@ def test_newer_file_version_is_refused(
         patched.setattr(ck, "VERSION", 9)
         train(config.replace(counts_out=path))
     with pytest.raises(ValueError, match="newer BPE Studio"):
-        config.replace(counts_in=path)
+        preflight(config.replace(counts_in=path))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -367,7 +368,7 @@ def test_resume_with_other_settings_is_refused(
     path = tmp_path / "run.ckpt"
     train(config.replace(vocab_size=300, checkpoint=path))
     with pytest.raises(ValueError, match=message) as info:
-        config.replace(resume=path, **changes)
+        preflight(config.replace(resume=path, **changes))
     assert str(info.value).startswith("resume: ")
 
 
@@ -375,7 +376,7 @@ def test_resume_needs_a_checkpoint_and_not_counts_too(config: TrainConfig, tmp_p
     counts = tmp_path / "c.counts"
     train(config.replace(vocab_size=300, counts_out=counts, checkpoint=tmp_path / "c.ckpt"))
     with pytest.raises(ValueError, match="is a counts file, not a checkpoint"):
-        config.replace(resume=counts)
+        preflight(config.replace(resume=counts))
     with pytest.raises(ValueError, match="either counts_in or resume"):
         config.replace(resume=tmp_path / "c.ckpt", counts_in=counts)
     # A checkpoint holds counts, so it also serves as a counts file.
@@ -394,7 +395,7 @@ def test_resume_needs_a_checkpoint_and_not_counts_too(config: TrainConfig, tmp_p
 )
 def test_option_validation(config: TrainConfig, field: str, value: object, message: str) -> None:
     with pytest.raises(ValueError) as info:
-        config.replace(**{field: value})
+        preflight(config.replace(**{field: value}))
     assert str(info.value).startswith(message)
 
 

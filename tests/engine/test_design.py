@@ -86,3 +86,28 @@ def test_the_import_scanner_sees_relative_imports() -> None:
     # Guards the guard: the scanner must resolve `from ..ui import x` in cli/ to bpe_studio.ui.
     found = dict(_imports(PACKAGE / "cli" / "__init__.py"))
     assert any(name.startswith("bpe_studio.ui") for name in found), found
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module a file imports, counting ``from .. import cli`` as ``bpe_studio.cli``."""
+    found = {module for module, _ in _imports(path)}
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level and node.module is None:
+            base = ".".join(package[: len(package) - node.level + 1])
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_app_never_imports_the_cli() -> None:
+    # The app and the CLI are two front ends on the engine: what both need (formatting for people, analysis)
+    # lives in engine.humanize and engine.analysis, so neither reaches into the other.
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)} imports {module}"
+        for path in sorted((PACKAGE / "ui").rglob("*.py"))
+        for module in sorted(_imported(path))
+        if module.split(".")[:2] == ["bpe_studio", "cli"]
+    ]
+    assert not offenders, offenders
+    # Guards the guard: it sees the app's relative imports of the engine's shared modules.
+    assert "bpe_studio.engine.humanize" in _imported(PACKAGE / "ui" / "train_view.py")

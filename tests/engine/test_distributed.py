@@ -33,6 +33,7 @@ from bpe_studio.engine import (
     TrainConfig,
     TrainResult,
     iter_train,
+    preflight,
     train,
     train_bpe,
 )
@@ -85,7 +86,7 @@ def _no_process_left() -> Any:
 @pytest.mark.parametrize("spec", ["local:0", "local", "local:x", "8786", "http://h:8786", "tcp://h", ""])
 def test_bad_cluster_option_says_what_is_accepted(tmp_path: Path, spec: str) -> None:
     with pytest.raises(ValueError) as info:
-        TrainConfig(inputs=[_corpus(tmp_path / "c.txt")], vocab_size=300, cluster=spec)
+        preflight(TrainConfig(inputs=[_corpus(tmp_path / "c.txt")], vocab_size=300, cluster=spec))
     assert str(info.value).startswith("cluster: ")
     assert "local:N" in str(info.value)
 
@@ -100,7 +101,7 @@ def test_cluster_without_dask_says_how_to_install(
     with pytest.raises(
         ValueError, match=r'cluster: Dask is not installed; .*pip install "bpe-studio\[distributed\]"'
     ):
-        TrainConfig(inputs=[corpus], vocab_size=300, cluster="local:2")
+        preflight(TrainConfig(inputs=[corpus], vocab_size=300, cluster="local:2"))
     assert (
         main(["train", str(corpus), "--vocab-size", "300", "--cluster", "local:2", "--out", str(tmp_path)])
         == 2
@@ -217,7 +218,7 @@ def test_counts_file_of_urls_records_and_checks_them(tmp_path: Path) -> None:
         with fsspec.open(url, "wb") as f:  # rewritten: same size, new modification stamp
             f.write((tmp_path / "c.txt").read_bytes())
         with pytest.raises(ValueError, match="changed since it was counted"):
-            cfg.replace(counts_in=counts)
+            preflight(cfg.replace(counts_in=counts))
     finally:
         fsspec.filesystem("memory").rm("/bpe-counts", recursive=True)
 
@@ -231,7 +232,7 @@ def test_counts_file_of_urls_records_and_checks_them(tmp_path: Path) -> None:
 )
 def test_bad_urls_are_refused(url: str, message: str) -> None:
     with pytest.raises(ValueError, match=message) as info:
-        TrainConfig(inputs=[url], vocab_size=300)
+        preflight(TrainConfig(inputs=[url], vocab_size=300))
     assert str(info.value).startswith("inputs: ")
 
 
@@ -243,7 +244,7 @@ def test_url_of_a_file_system_not_installed_says_what_to_install() -> None:
     else:  # pragma: no cover
         pytest.skip("s3fs is installed")
     with pytest.raises(ValueError, match=r"inputs: .*s3fs"):
-        TrainConfig(inputs=["s3://bucket/corpus.txt"], vocab_size=300)
+        preflight(TrainConfig(inputs=["s3://bucket/corpus.txt"], vocab_size=300))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bpe_studio.engine import Tokenizer, TrainConfig, save, train
-from bpe_studio.ui.compare import compare_merges, shared_tokens
+from bpe_studio.engine import Tokenizer, TrainConfig, analysis, save, train
+from bpe_studio.engine.analysis import compare_merges, shared_tokens
+from bpe_studio.ui.compare import describe_merges
 from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tokenizer_info import encode_text
 from bpe_studio.ui.tokenizer_views import TokenizerViews
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
@@ -32,11 +32,13 @@ def test_compare_merges() -> None:
     short = Tokenizer(base | {256: b"ab"}, [(b"a", b"b")])
     diff = compare_merges(one, two)
     assert (diff.shared, diff.first, diff.a_merge, diff.b_merge) == (1, 1, (b"ab", b"c"), (b"b", b"c"))
-    assert "rank <b>1</b>" in diff.describe() and "&nbsp;ab&nbsp;</code> + <code" in diff.describe()
+    assert "rank <b>1</b>" in describe_merges(diff) and "&nbsp;ab&nbsp;</code> + <code" in describe_merges(
+        diff
+    )
     prefix = compare_merges(short, one)
     assert (prefix.shared, prefix.first, prefix.a_merge, prefix.b_merge) == (1, None, None, (b"ab", b"c"))
-    assert "B has 1 more" in prefix.describe()
-    assert "identical (2 merges)" in compare_merges(one, one).describe()
+    assert "B has 1 more" in describe_merges(prefix)
+    assert "identical (2 merges)" in describe_merges(compare_merges(one, one))
 
 
 def test_two_tokenizers_side_by_side(
@@ -74,8 +76,14 @@ def test_two_tokenizers_side_by_side(
     assert na != nb
     fewer = "A" if na < nb else "B"
     assert f"{fewer} uses <b>{abs(na - nb):,} fewer</b>" in compare.counts_label.text()
-    same = shared_tokens(encode_text(a.tokenizer, TRICKY_TEXT), encode_text(b.tokenizer, TRICKY_TEXT))
+    a_ids = a.tokenizer.encode(TRICKY_TEXT, allowed_special="all")
+    same = shared_tokens(
+        a.tokenizer, a_ids, b.tokenizer, b.tokenizer.encode(TRICKY_TEXT, allowed_special="all")
+    )
     assert f"{same:,} of A's {na:,} tokens" in compare.counts_label.text()
+    # The sentence `bpe-studio compare` prints, here in rich text.
+    plain = compare.counts_label.text().replace("<b>", "").replace("</b>", "")
+    assert plain == analysis.compare(a.tokenizer, b.tokenizer, TRICKY_TEXT).describe_counts()
 
     # The first differing merge, found independently.
     first = next(i for i, (x, y) in enumerate(zip(small.merges, other.merges, strict=False)) if x != y)
@@ -100,3 +108,25 @@ def test_two_tokenizers_side_by_side(
     with qtbot.waitSignal(compare.compared, timeout=WAIT_MS):
         compare.set_text("brand new text")
     assert [s.encoding.text for s in compare.sides.values()] == ["brand new text"] * 2  # type: ignore[union-attr]
+
+
+def test_the_same_tokenizer_on_both_sides_shares_every_token(
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_corpus: Path
+) -> None:  # type: ignore[no-untyped-def]
+    # Trained on English prose, the tokenizer splits "日本語" and "🙃" into byte tokens that each hold only
+    # part of a character: they must count as shared too (they were left out, so A and B seemed to differ).
+    open_and_wait(qtbot, window, train_tiny(tiny_corpus, 400), TRICKY_TEXT)
+    compare = views.compare
+    loaded = views.current
+    assert loaded is not None
+    compare.choose("a", loaded)
+    compare.choose("b", loaded)
+    qtbot.waitUntil(lambda: not compare.is_busy() and compare.comparison is not None, timeout=WAIT_MS)
+    spans = loaded.tokenizer.encode_with_offsets(TRICKY_TEXT, allowed_special="all")
+    assert any(s.partial for s in spans)
+    n = len(spans)
+    assert f"Both use <b>{n:,}</b> tokens. {n:,} of A's {n:,} tokens" in compare.counts_label.text()
+    assert "(all: the same split)" in compare.counts_label.text()
+    assert compare.merges_label.text().startswith(
+        "A and B are the same tokenizer. The merge lists are identical"
+    )

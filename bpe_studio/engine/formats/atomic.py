@@ -1,10 +1,20 @@
-"""Atomic file writes: readers see the old file or the complete new one, never a partial write."""
+"""Atomic file writes: readers see the old files or the complete new ones, never a partial write.
+
+A tokenizer saved as several files (``vocab.json`` + ``merges.txt`` + sidecar) is written as one set
+(:func:`atomic_write_set`): every file goes to a temporary file next to its target first, and only when all
+of them are written and synced are they renamed over the targets. A failure while writing (a full disk, a
+read-only folder) leaves the old set untouched; a failure between two renames puts back the files already
+replaced; no temporary file is left behind.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -18,24 +28,87 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()
 
 
+def _write_temporary(target: Path, payload: bytes) -> str:
+    """Write ``payload`` to a new temporary file in ``target``'s folder, synced; return its name."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            # mkstemp creates the file readable by its owner only; give it the mode a plain open() would.
+            os.fchmod(handle.fileno(), _FILE_MODE)
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _keep_old(target: Path, tmp: str) -> str | None:
+    """Keep the file at ``target`` under another name (a hard link; a copy where links are not supported)
+    so that it can be put back; ``None`` when there is no file to keep."""
+    if not os.path.lexists(target):
+        return None
+    kept = tmp + ".old"
+    try:
+        os.link(target, kept, follow_symlinks=False)  # a symlink is kept as the symlink it was
+    except OSError:
+        shutil.copy2(target, kept, follow_symlinks=False)
+    return kept
+
+
+def atomic_write_set(files: Mapping[str | os.PathLike[str], bytes | str]) -> None:
+    """Write several files as one set: all temporary files first, then the renames.
+
+    Raises ``OSError`` when a file cannot be written or renamed: the targets then hold what they held
+    before (files already renamed are put back) and no temporary file is left. ``IsADirectoryError`` when a
+    folder stands where one of the files should go. (A reader that opens the files *during* the renames,
+    a matter of microseconds, may still see both generations; no failure leaves them mixed.)
+
+    Example:
+        >>> atomic_write_set({"out/vocab.json": "{}", "out/merges.txt": "#version: 0.2\\n"})  # doctest: +SKIP
+    """
+    staged: list[tuple[Path, str]] = []
+    kept: dict[Path, str | None] = {}
+    renamed: list[Path] = []
+    try:
+        for path, data in files.items():
+            target = Path(path)
+            payload = data.encode("utf-8") if isinstance(data, str) else data
+            staged.append((target, _write_temporary(target, payload)))
+        # Checked before the first rename: a folder in the way would make os.replace fail half-way.
+        for target, _ in staged:
+            if target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, "a folder is in the way of the file", os.fspath(target))
+        if len(staged) > 1:  # one file needs no undo: its rename happens or not
+            for target, tmp in staged:
+                kept[target] = _keep_old(target, tmp)
+        for target, tmp in staged:
+            os.replace(tmp, target)
+            renamed.append(target)
+    except BaseException:
+        # Undo the renames made, newest first: each target gets its old file back (or none, as before).
+        for target in reversed(renamed):
+            old = kept.get(target)
+            with contextlib.suppress(OSError):
+                if old is None:
+                    os.unlink(target)
+                else:
+                    os.replace(old, target)
+                    kept[target] = None
+        raise
+    finally:
+        leftovers = [tmp for target, tmp in staged if target not in renamed]
+        for path in leftovers + [old for old in kept.values() if old is not None]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
 
     Example:
         >>> atomic_write("out/vocab.json", "{}")  # doctest: +SKIP
     """
-    target = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        # mkstemp creates the file readable by its owner only; give it the mode a plain open() would.
-        os.chmod(tmp, _FILE_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write_set({path: data})

@@ -31,7 +31,7 @@ from .hf import is_hf_document, load_hf, save_hf
 from .studio import FORMAT_NAME as STUDIO_FORMAT
 from .studio import FormatError, load_studio, save_studio
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
-from .tiktoken_format import load_tiktoken, save_tiktoken
+from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
 
 if TYPE_CHECKING:
     from ..config import TrainConfig
@@ -127,6 +127,21 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     )
 
 
+def _locate(path: str | os.PathLike[str]) -> tuple[FormatName, Path]:
+    """The format of ``path`` and what its loader takes: a GPT-2 folder or vocab file, a ``.tiktoken``
+    file (for its sidecar too), or the JSON file (a folder's ``tokenizer.json``)."""
+    target = Path(path)
+    kind = detect_format(target)
+    if target.is_dir() and kind != "gpt2":
+        target = next(target / n for n in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]) if (target / n).is_file())
+    if kind == "gpt2":
+        gpt2_vocab = target.is_dir() or target.name.endswith(VOCAB_FILE)
+        return kind, target if gpt2_vocab else target.parent
+    if kind == "tiktoken" and target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
+        target = target.with_name(target.name[: -len(".json")])  # the sidecar stands for its .tiktoken
+    return kind, target
+
+
 def load(
     path: str | os.PathLike[str],
     *,
@@ -152,16 +167,10 @@ def load(
     """
     from ..tokenizer import Tokenizer
 
-    target = Path(path)
-    kind = detect_format(target)
-    if target.is_dir() and kind != "gpt2":
-        target = next(target / n for n in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]) if (target / n).is_file())
+    kind, target = _locate(path)
     if kind == "gpt2":
-        gpt2_vocab = target.is_dir() or target.name.endswith(VOCAB_FILE)
-        return load_gpt2(target if gpt2_vocab else target.parent, pattern=pattern)
+        return load_gpt2(target, pattern=pattern)
     if kind == "tiktoken":
-        if not target.name.endswith(TIKTOKEN_SUFFIX) and target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
-            target = target.with_name(target.name[: -len(".json")])
         return load_tiktoken(target, pattern=pattern, special_tokens=special_tokens)
     if kind == "hf":
         return load_hf(target)
@@ -170,6 +179,47 @@ def load(
         return Tokenizer(data.vocab, data.merges, data.special_tokens, pattern=pattern or data.pattern)
     except ValueError as exc:
         raise FormatError(f"{target}: {exc}") from None
+
+
+def source_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The existing files :func:`load` reads for ``path`` (a tokenizer's files and its sidecar).
+
+    Raises:
+        FormatError, FileNotFoundError: As :func:`detect_format`.
+
+    Example:
+        >>> source_files("gpt2-folder")  # doctest: +SKIP
+        [PosixPath('gpt2-folder/vocab.json'), PosixPath('gpt2-folder/merges.txt')]
+    """
+    kind, target = _locate(path)
+    if kind == "gpt2":
+        pair = find_gpt2_files(target)
+        files = [*pair, pair[0].parent / SIDECAR_FILE] if pair is not None else [target]
+    elif kind == "tiktoken":
+        files = [target, sidecar_path(target)]
+    else:
+        files = [target]
+    return [f for f in files if f.is_file()]
+
+
+def save_targets(path: str | os.PathLike[str], *, format: str, folder: bool | None = None) -> list[Path]:
+    """The files :func:`save` writes for ``path`` and ``format``, the one to give :func:`load` first.
+
+    Args:
+        path: As for :func:`save`.
+        format: One of :data:`FORMATS`.
+        folder: Whether ``path`` is a folder to write into; ``None``: whether it is an existing folder.
+
+    Example:
+        >>> save_targets("out", format="tiktoken", folder=True)
+        [PosixPath('out/tokenizer.tiktoken'), PosixPath('out/tokenizer.tiktoken.json')]
+    """
+    target = Path(path)
+    if format == "gpt2":
+        return [target / VOCAB_FILE, target / MERGES_FILE, target / SIDECAR_FILE]
+    if target.is_dir() if folder is None else folder:
+        target = target / DEFAULT_FILE_NAMES[format]
+    return [target, sidecar_path(target)] if format == "tiktoken" else [target]
 
 
 def save(
@@ -204,8 +254,7 @@ def save(
     target = Path(path)
     if format == "gpt2":
         return save_gpt2(tokenizer, target)
-    if target.is_dir():
-        target = target / DEFAULT_FILE_NAMES[format]
+    target = save_targets(target, format=format)[0]
     if format == "tiktoken":
         return save_tiktoken(tokenizer, target)
     if format == "hf":

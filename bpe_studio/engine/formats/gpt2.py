@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
-from .atomic import atomic_write
+from .atomic import atomic_write_set
 from .studio import FormatError
 
 if TYPE_CHECKING:
@@ -268,9 +268,14 @@ def save_gpt2(tokenizer: Tokenizer, folder: str | os.PathLike[str]) -> Path:
             continue  # a repeated pair never applies (the first rank wins); other readers may keep the last
         seen.add((left, right))
         lines.append(f"{bytes_to_text(left)} {bytes_to_text(right)}")
-    atomic_write(root / VOCAB_FILE, json.dumps(entries, ensure_ascii=False) + "\n")
-    atomic_write(root / MERGES_FILE, "\n".join(lines) + "\n")
-    atomic_write(
-        root / SIDECAR_FILE, dumps_sidecar(pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens)
+    # One set: a reader (or a failed write) never pairs a new vocab.json with an old merges.txt.
+    atomic_write_set(
+        {
+            root / VOCAB_FILE: json.dumps(entries, ensure_ascii=False) + "\n",
+            root / MERGES_FILE: "\n".join(lines) + "\n",
+            root / SIDECAR_FILE: dumps_sidecar(
+                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens
+            ),
+        }
     )
     return root

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .atomic import atomic_write
+from .atomic import atomic_write_set
 from .gpt2 import dumps_sidecar, read_sidecar
 from .studio import FormatError
 
@@ -206,9 +206,12 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
         for i, token in sorted(tokenizer.vocab.items())
         if i not in specials
     ]
-    atomic_write(target, "\n".join(lines) + "\n")
-    atomic_write(
-        sidecar_path(target),
-        dumps_sidecar(pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens),
+    atomic_write_set(
+        {
+            target: "\n".join(lines) + "\n",
+            sidecar_path(target): dumps_sidecar(
+                pattern=tokenizer.pattern, special_tokens=tokenizer.special_tokens
+            ),
+        }
     )
     return target

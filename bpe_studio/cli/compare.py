@@ -1,0 +1,128 @@
+"""``bpe-studio compare A B --text T``: two tokenizers on the same text, the figures of the app's Compare tab.
+
+Both tokenizers encode the text (special tokens recognised, as in the Compare tab); the command prints each
+one's token count and compression, which uses fewer tokens, how many of A's tokens cover the same bytes as one
+of B's, and the first merge where the two merge lists differ. The figures come from
+:mod:`bpe_studio.engine.analysis`, as the app's do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..engine import FormatError, Tokenizer, detect_format
+from ..engine.analysis import Comparison, Compression, compare, plain_token, same_tokenizer, shared_vocab
+from .common import CliError, add_text_options, read_text
+from .encode import load_tokenizer
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``compare`` subcommand."""
+    p = subparsers.add_parser(
+        "compare",
+        help="compare two tokenizers on a text (token counts, shared tokens, first differing merge)",
+        description="Encode one text with two tokenizers (any formats; special tokens recognised) and print "
+        "the figures of the app's Compare tab: each one's token count and compression, how many tokens "
+        "they share, and the first merge where their merge lists differ.",
+    )
+    p.add_argument("a", metavar="A", help="first tokenizer file or folder")
+    p.add_argument("b", metavar="B", help="second tokenizer file or folder")
+    add_text_options(p, required=True, purpose="the text both tokenizers encode")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.set_defaults(handler=run)
+
+
+def _format_of(path: str) -> str:
+    try:
+        return detect_format(path)
+    except (FormatError, OSError) as exc:  # the file loaded a moment ago, so this is not expected
+        raise CliError(str(exc)) from None
+
+
+def _figures(c: Compression) -> str:
+    parts = [f"{c.tokens:,} tokens"]
+    if c.bytes_per_token is not None:
+        parts.append(f"{c.bytes_per_token:.2f} bytes/token")
+    if c.tokens_per_word is not None:
+        parts.append(f"{c.tokens_per_word:.2f} tokens/word")
+    return ", ".join(parts)
+
+
+def _side_json(path: str, fmt: str, tok: Tokenizer, c: Compression) -> dict[str, Any]:
+    return {
+        "path": path,
+        "format": fmt,
+        "vocab_size": tok.vocab_size,
+        "merges": len(tok.merges),
+        "tokens": c.tokens,
+        "bytes_per_token": c.bytes_per_token,
+        "chars_per_token": c.chars_per_token,
+        "tokens_per_word": c.tokens_per_word,
+    }
+
+
+def to_json(
+    found: Comparison, a: tuple[str, str, Tokenizer], b: tuple[str, str, Tokenizer], *, same: bool
+) -> dict[str, Any]:
+    """The figures as a JSON-ready dict (``a`` and ``b``: path, format and tokenizer of each side)."""
+    diff = found.merges
+
+    def merge(pair: tuple[bytes, bytes] | None) -> list[str] | None:
+        return None if pair is None else [p.decode("utf-8", errors="backslashreplace") for p in pair]
+
+    return {
+        "text": {"characters": found.a.characters, "bytes": found.a.bytes, "words": found.a.words},
+        "a": _side_json(a[0], a[1], a[2], found.a),
+        "b": _side_json(b[0], b[1], b[2], found.b),
+        "shared_tokens": found.shared,
+        "same_split": found.agree,
+        "same_tokenizer": same,
+        "same_pattern": found.same_pattern,
+        "shared_vocab": shared_vocab(a[2], b[2]),
+        "merges": {
+            "shared": diff.shared,
+            "first_difference": diff.first,
+            "a_merge": merge(diff.a_merge),
+            "b_merge": merge(diff.b_merge),
+        },
+    }
+
+
+def to_text(
+    found: Comparison, a: tuple[str, str, Tokenizer], b: tuple[str, str, Tokenizer], *, same: bool
+) -> str:
+    """The figures for people: the Compare tab's sentences, and each side's numbers."""
+    t = found.a
+    lines = [f"text: {t.characters:,} characters, {t.bytes:,} bytes, {t.words:,} words"]
+    for name, (path, fmt, tok), figures in (("A", a, found.a), ("B", b, found.b)):
+        size = f"{tok.vocab_size:,} tokens, {len(tok.merges):,} merges"
+        lines.append(f"{name}: {path} ({fmt}, {size}): {_figures(figures)}")
+    lines.append(found.describe_counts())
+    merges = found.merges.describe(token=plain_token)
+    if same:
+        merges = "A and B are the same tokenizer. " + merges
+    if not found.same_pattern:
+        merges += " Their pre-tokenization patterns differ too."
+    lines.append(merges)
+    shared = shared_vocab(a[2], b[2])
+    ordinary = a[2].vocab_size - len(a[2].special_tokens)
+    lines.append(f"{shared:,} of A's {ordinary:,} ordinary tokens are also tokens of B.")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bpe-studio compare``."""
+    text = read_text(args)
+    assert text is not None  # the options are required
+    tok_a, tok_b = load_tokenizer(args.a, option="A"), load_tokenizer(args.b, option="B")
+    a = (str(args.a), _format_of(args.a), tok_a)
+    b = (str(args.b), _format_of(args.b), tok_b)
+    found = compare(a[2], b[2], text)
+    same = same_tokenizer(a[2], b[2])
+    if args.json:
+        print(json.dumps(to_json(found, a, b, same=same), ensure_ascii=False, indent=1))
+    else:
+        print(to_text(found, a, b, same=same))
+    return 0

@@ -1,0 +1,55 @@
+"""Keeping a trained result when saving it where asked failed (a full disk, a folder gone read-only).
+
+Training can take hours; a save that fails afterwards must not lose it. :func:`save_fallback` writes the
+result as a studio file (it keeps everything, and ``bpe-studio convert`` turns it into any format) into the
+first folder that takes it: the user's cache folder, then the system's temporary folder.
+
+Example:
+    >>> save_fallback(result, config)  # doctest: +SKIP
+    PosixPath('/home/me/.cache/bpe-studio/unsaved/tokenizer-20250101-120000-4242.json')
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .detect import save_result
+
+if TYPE_CHECKING:
+    from ..config import TrainConfig
+    from ..events import TrainResult
+
+
+def fallback_folders() -> list[Path]:
+    """Where :func:`save_fallback` tries to write, in order: the user cache (kept across reboots), then
+    the temporary folder (often another file system, e.g. a tmpfs, when the disk is full)."""
+    from platformdirs import user_cache_dir  # a dependency; imported only when a save has failed
+
+    return [Path(user_cache_dir("bpe-studio")) / "unsaved", Path(tempfile.gettempdir())]
+
+
+def save_fallback(
+    result: TrainResult, config: TrainConfig | None = None, *, folders: Sequence[Path] | None = None
+) -> Path:
+    """Write ``result`` as a studio ``tokenizer-TIME-PID.json`` into the first folder that takes it.
+
+    Raises:
+        OSError: No folder took it; the message lists each folder and why.
+    """
+    name = f"tokenizer-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    problems: list[str] = []
+    for folder in fallback_folders() if folders is None else folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            return save_result(result, folder / name, format="studio", config=config)
+        except OSError as exc:
+            problems.append(f"{folder}: {exc.strerror or exc}")
+    raise OSError("no folder took the result (" + "; ".join(problems) + ")")
+
+
+__all__ = ["fallback_folders", "save_fallback"]

@@ -1,0 +1,256 @@
+"""The words and numbers BPE Studio shows people: sizes, durations, rates, ETAs, stop reasons, errors.
+
+Both front ends (the CLI and the app) format through this module, so a run reads the same in a terminal
+and in a window. It lives in the engine package because that is the one package both front ends already
+depend on (the app must not import the CLI, nor the CLI the app), because what it names are the engine's
+own concepts (:class:`~bpe_studio.engine.StopReason`, progress events, the engine's exceptions), and
+because the engine is Qt-free by rule, which keeps these formatters importable and testable without a
+display. Nothing in the engine's computations depends on it.
+
+Example:
+    >>> human_bytes(1_500_000), human_seconds(75), clock(65)
+    ('1.5 MB', '1m15s', '1:05')
+"""
+
+from __future__ import annotations
+
+import os
+
+from .events import CountProgress, MergeMade, Phase, PhaseStarted, StopReason, TrainEvent
+
+# ----------------------------------------------------------------------------------------------------------
+# Sizes and durations
+# ----------------------------------------------------------------------------------------------------------
+
+
+def human_bytes(n: float) -> str:
+    """A byte count for people (decimal units).
+
+    Example:
+        >>> human_bytes(512), human_bytes(1_500_000), human_bytes(999_960), human_bytes(3e12)
+        ('512 B', '1.5 MB', '1.0 MB', '3000.0 GB')
+    """
+    for unit in ("B", "kB", "MB", "GB"):
+        digits = 0 if unit == "B" else 1
+        # Compare what will be shown, so 999,960 bytes reads "1.0 MB", not "1000.0 kB".
+        if round(abs(n), digits) < 1000 or unit == "GB":
+            return f"{n:.{digits}f} {unit}"
+        n /= 1000
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def human_seconds(seconds: float) -> str:
+    """A duration that has passed (a phase's time, a run's total), for people.
+
+    Example:
+        >>> [human_seconds(s) for s in (0.012, 4.25, 42, 75, 7500)]
+        ['12 ms', '4.2 s', '42 s', '1m15s', '2h05m']
+    """
+    if seconds < 0.9995:
+        return f"{max(seconds, 0.0) * 1000:.0f} ms"
+    if seconds < 9.95:
+        return f"{seconds:.1f} s"
+    if seconds < 59.5:
+        return f"{seconds:.0f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def clock(seconds: float) -> str:
+    """A running clock or a time left (the elapsed and ETA readouts): ``4.2 s``, then ``1:05``, ``1:02:05``.
+
+    Example:
+        >>> [clock(s) for s in (4.25, 65, 3725)]
+        ['4.2 s', '1:05', '1:02:05']
+    """
+    if seconds < 59.95:
+        return f"{max(0.0, seconds):.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def bytes_rate(bytes_per_second: float) -> str:
+    """A counting speed.
+
+    Example:
+        >>> bytes_rate(2_500_000)
+        '2.5 MB/s'
+    """
+    return f"{human_bytes(bytes_per_second)}/s"
+
+
+def merge_rate(merges_per_second: float) -> str:
+    """A merging speed.
+
+    Example:
+        >>> merge_rate(1234.4)
+        '1,234 merges/s'
+    """
+    return f"{merges_per_second:,.0f} merges/s"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Rates and time left of a run
+# ----------------------------------------------------------------------------------------------------------
+
+#: Seconds of merging before the merge rate is trusted (the first merges' timing is mostly noise).
+MERGE_RATE_AFTER = 0.2
+
+
+def time_left(done: float, total: float, rate: float) -> float | None:
+    """Seconds until ``total`` at ``rate`` per second, or None when the rate is not known.
+
+    Example:
+        >>> time_left(25, 100, 5.0), time_left(0, 100, 0.0)
+        (15.0, None)
+    """
+    if rate <= 0:
+        return None
+    return max(total - done, 0) / rate
+
+
+class RunMeter:
+    """A run's progress, speeds and time left, followed from its events (the CLI's line and the app's
+    labels show these same numbers).
+
+    The counting speed is the bytes counted since counting began over the time since then; the merging
+    speed counts from the first merge (the loop's set-up before it, indexing pairs, is not merging) and
+    is known after :data:`MERGE_RATE_AFTER` seconds of merging.
+
+    Example:
+        >>> meter = RunMeter()
+        >>> meter.update(PhaseStarted(Phase.COUNTING, 1.0))
+        >>> meter.update(CountProgress(bytes_done=200, bytes_total=1000, unique_pretokens=5, elapsed=3.0))
+        >>> meter.bytes_rate, meter.time_left()
+        (100.0, 8.0)
+    """
+
+    def __init__(self) -> None:
+        self.phase: Phase | None = None
+        self.phase_started = 0.0
+        self.bytes_done = 0
+        self.bytes_total = 0
+        self.unique_pretokens = 0
+        self.merges_done = 0
+        self.merges_total = 0
+        self.bytes_rate = 0.0
+        self.merge_rate = 0.0
+        self._first_merge: tuple[int, float] | None = None
+        self._last_merge_time = 0.0
+
+    def update(self, event: TrainEvent) -> None:
+        """Take one event into account (events of other types are ignored)."""
+        if isinstance(event, PhaseStarted):
+            self.phase, self.phase_started = event.phase, event.elapsed
+        elif isinstance(event, CountProgress):
+            self.bytes_done, self.bytes_total = event.bytes_done, event.bytes_total
+            self.unique_pretokens = event.unique_pretokens
+            spent = event.elapsed - self.phase_started
+            if spent > 0:
+                self.bytes_rate = event.bytes_done / spent
+        elif isinstance(event, MergeMade):
+            done = event.index + 1
+            self.merges_done, self.merges_total = done, event.total
+            if self._first_merge is None:
+                self._first_merge = (done, event.elapsed)
+            self._last_merge_time = event.elapsed
+            first_done, first_time = self._first_merge
+            spent = event.elapsed - first_time
+            if spent > MERGE_RATE_AFTER:
+                self.merge_rate = (done - first_done) / spent
+
+    def finish(self) -> None:
+        """The run ended: trust the merge rate however short merging was (the final figure shown)."""
+        if self._first_merge is not None:
+            first_done, first_time = self._first_merge
+            spent = self._last_merge_time - first_time
+            if spent > 0:
+                self.merge_rate = (self.merges_done - first_done) / spent
+
+    def time_left(self) -> float | None:
+        """Seconds until the current phase ends (counting or merging), or None when not known yet."""
+        if self.phase is Phase.COUNTING:
+            return time_left(self.bytes_done, self.bytes_total, self.bytes_rate)
+        if self.phase is Phase.MERGING:
+            return time_left(self.merges_done, self.merges_total, self.merge_rate)
+        return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Why a run stopped; what went wrong
+# ----------------------------------------------------------------------------------------------------------
+
+_STOP_TEXT = {
+    StopReason.VOCAB_SIZE: "the vocabulary reached its size",
+    StopReason.NO_PAIRS: "no pair was left to merge",
+    StopReason.MIN_FREQUENCY: "the most frequent pair fell below the minimum frequency",
+    StopReason.CANCELLED: "it was cancelled",
+}
+
+
+def stop_reason_text(reason: StopReason | str, *, min_frequency: int | None = None) -> str:
+    """Why the merge loop stopped, as the end of "Stopped because …" (an unknown value is shown as is).
+
+    Example:
+        >>> stop_reason_text("no_pairs")
+        'no pair was left to merge'
+        >>> stop_reason_text(StopReason.MIN_FREQUENCY, min_frequency=50)
+        'the most frequent pair occurred fewer than 50 times'
+    """
+    try:
+        reason = StopReason(reason)
+    except ValueError:
+        return str(reason)
+    if reason is StopReason.MIN_FREQUENCY and min_frequency is not None:
+        return f"the most frequent pair occurred fewer than {min_frequency:,} times"
+    return _STOP_TEXT[reason]
+
+
+def error_message(exc: BaseException, *, path: str | os.PathLike[str] | None = None) -> str:
+    """One line saying what went wrong, for an error box or the CLI: the engine's own message where it
+    has one, the file and the system's reason for an I/O error, else the exception's type and message.
+
+    Args:
+        exc: The exception.
+        path: The file the operation was about, named when the exception does not name one.
+
+    Example:
+        >>> error_message(FileNotFoundError(2, "No such file or directory", "corpus.txt"))
+        'corpus.txt: No such file or directory'
+        >>> error_message(PermissionError(13, "Permission denied"), path="out.json")
+        'out.json: Permission denied'
+        >>> error_message(FileNotFoundError("t.json: no such file or folder"), path="t.json")
+        't.json: no such file or folder'
+        >>> error_message(ValueError("vocab_size: must be at least 256; raise it"))
+        'vocab_size: must be at least 256; raise it'
+        >>> error_message(KeyError("x"), path="t.json")
+        "t.json: KeyError: 'x'"
+    """
+    where = exc.filename if isinstance(exc, OSError) and exc.filename else path
+    prefix = f"{os.fspath(where)}: " if where is not None else ""
+    if isinstance(exc, OSError):
+        if exc.strerror:
+            return f"{prefix}{exc.strerror}"
+        # An OSError raised with a message only (the engine's "x: no such file or folder") names its file.
+        return str(exc) or f"{prefix}{type(exc).__name__}"
+    if isinstance(exc, (ValueError, RuntimeError)) and str(exc):
+        return str(exc)
+    return f"{prefix}{type(exc).__name__}: {exc}"
+
+
+__all__ = [
+    "MERGE_RATE_AFTER",
+    "RunMeter",
+    "bytes_rate",
+    "clock",
+    "error_message",
+    "human_bytes",
+    "human_seconds",
+    "merge_rate",
+    "stop_reason_text",
+    "time_left",
+]
