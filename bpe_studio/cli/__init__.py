@@ -1,14 +1,20 @@
-"""The ``bpe-studio`` command: subcommands on the engine, or the desktop app when none is given.
+"""The ``bpe-studio`` command: subcommands on the engine, or the desktop app (the default command).
 
 Each subcommand lives in a module of this package with a ``register(subparsers)`` function that adds its
-parser and sets ``handler`` to a function taking the parsed arguments and returning an exit code.
+parser and sets ``handler`` to a function taking the parsed arguments and returning an exit code. The app's
+options are defined here too (the ``app`` command), so ``--help`` shows them and one parser reads every
+command line; Qt is imported only when the app runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 from .. import __version__
 from . import compare as compare_command
@@ -17,43 +23,113 @@ from . import decode as decode_command
 from . import encode as encode_command
 from . import inspect_cmd as inspect_command
 from . import train as train_command
-from .common import EXIT_CANCELLED, EXIT_USAGE, CliError
+from .common import EXIT_CANCELLED, EXIT_USAGE, CliError, text_arg
 
 # Subcommand modules, in the order `--help` lists them.
 COMMANDS = [train_command, encode_command, decode_command, convert_command, inspect_command, compare_command]
+#: The command run when none is given.
+APP_COMMAND = "app"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line (``bpe-studio train: error: ...``), exit code 2.
+
+    argparse prints the whole usage before the error; the one line says what is wrong, and ``--help``
+    gives the usage. Subcommand parsers are of this class too (``add_subparsers`` uses the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _register_app(subparsers: Any) -> Parser:
+    """Add the ``app`` command: the desktop app's options (see :mod:`bpe_studio.ui.app`)."""
+    p: Parser = subparsers.add_parser(
+        APP_COMMAND,
+        help="open the desktop app (the default when no command is given)",
+        description="Open BPE Studio's desktop app. `bpe-studio [OPTIONS] [CORPUS ...]` is the same.",
+    )
+    p.add_argument("corpus", nargs="*", type=Path, metavar="CORPUS", help="corpus files to train on")
+    p.add_argument("--demo", action="store_true", help="train on the demo corpus that ships with Python")
+    p.add_argument(
+        "--screenshot",
+        type=Path,
+        metavar="PATH",
+        help="save a PNG of the window to PATH and exit (with --demo: once training has ended)",
+    )
+    p.add_argument("--tokenizer", type=Path, metavar="PATH", help="open a tokenizer file")
+    p.add_argument(
+        "--text", type=text_arg, default="", metavar="TEXT", help="text for the playground (with --tokenizer)"
+    )
+    return p
+
+
+def _build() -> tuple[Parser, list[str]]:
+    parser = Parser(
         prog="bpe-studio",
-        description="Train, inspect and use byte-level BPE tokenizers. Without a subcommand, opens the app.",
+        description="Train, inspect and use byte-level BPE tokenizers. Without a command, opens the app.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keeps the epilog's usage lines as they are
     )
     parser.add_argument("--version", action="version", version=f"bpe-studio {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(subparsers)
-    return parser
+    app = _register_app(subparsers)
+    parser.epilog = f"Without a command, the app opens; `{APP_COMMAND}` is the default:\n{app.format_usage()}"
+    return parser, list(subparsers.choices)
 
 
-def _is_cli(argv: Sequence[str]) -> bool:
-    if not argv:
-        return False
-    names = {"-h", "--help", "--version"}
-    for action in build_parser()._subparsers._group_actions:  # type: ignore[union-attr]
-        names.update(getattr(action, "choices", None) or {})
-    return argv[0] in names
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command registered (the app's too).
+
+    Example:
+        >>> build_parser().parse_args(["app", "--demo"]).demo
+        True
+    """
+    return _build()[0]
+
+
+def _with_command(parser: Parser, names: Sequence[str], argv: list[str]) -> list[str]:
+    """``argv`` with the command it runs first: the app unless a command is named.
+
+    The first word is a command, an option (of the app, or ``--help``/``--version``), or a corpus file
+    that exists (for the app); any other word is a mistyped command, refused with the closest name.
+    """
+    if argv and argv[0] in names:
+        return argv
+    if not argv or argv[0] in ("-h", "--help", "--version"):
+        return argv if argv else [APP_COMMAND]
+    first = argv[0]
+    if first.startswith("-") or os.path.exists(first):
+        return [APP_COMMAND, *argv]
+    close = difflib.get_close_matches(first, names, n=1)
+    word = ascii(first) if not first.isprintable() else repr(first)
+    if close:
+        parser.error(f"unknown command {word} (did you mean {close[0]!r}?)")
+    parser.error(
+        f"unknown command {word}; the commands are {', '.join(names)} (or give existing corpus files to "
+        "open them in the app)"
+    )
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse a command line (without the program name); ``command`` is ``"app"`` when none is named.
+
+    Example:
+        >>> parse_args(["--demo"]).command
+        'app'
+    """
+    parser, names = _build()
+    return parser.parse_args(_with_command(parser, names, list(argv)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bpe-studio`` console script; returns the exit code."""
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if not _is_cli(args_list):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == APP_COMMAND:
         from ..ui.app import main as gui_main  # Qt is imported only when the app is asked for
 
-        return gui_main(args_list)
-    parser = build_parser()
-    args = parser.parse_args(args_list)
+        return gui_main(args)
     try:
         code: int = args.handler(args)
         return code
@@ -65,4 +141,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANCELLED
 
 
-__all__ = ["EXIT_USAGE", "build_parser", "main"]
+__all__ = ["EXIT_USAGE", "build_parser", "main", "parse_args"]

@@ -34,7 +34,7 @@ def add_text_options(parser: argparse.ArgumentParser, *, required: bool, purpose
         'hi'
     """
     group = parser.add_mutually_exclusive_group(required=required)
-    group.add_argument("--text", metavar="T", help=purpose)
+    group.add_argument("--text", metavar="T", type=text_arg, help=purpose)
     group.add_argument(
         "--file", "-f", metavar="F", help="read that text from a UTF-8 file ('-': standard input)"
     )
@@ -65,3 +65,45 @@ def read_text(args: argparse.Namespace) -> str | None:
         ) from None
     except OSError as exc:
         raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
+
+
+def text_arg(value: str) -> str:
+    """``argparse`` type of every option that takes text: refuses text that is not valid UTF-8.
+
+    Python reads the command line's bytes as UTF-8 and keeps a byte that is not (``$'\\xff'``) as a
+    lone surrogate, which no encoder, file or tokenizer accepts; refusing it here gives one line, exit 2.
+
+    Example:
+        >>> text_arg("café")
+        'café'
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogateescape")
+        raise argparse.ArgumentTypeError(
+            f"{raw!r} is not valid UTF-8 text; give the text in UTF-8 (check the terminal's encoding, "
+            "or the script that builds the command)"
+        ) from None
+    return value
+
+
+def cluster_arg(value: str) -> str:
+    """``argparse`` type of ``--cluster``: ``local:N`` or a scheduler address, checked as the option is read.
+
+    A scheduler address also checks ``$BPE_STUDIO_CLUSTER_TIMEOUT`` (the seconds to wait for it), so a
+    mistake in either stops the command before any work, with exit code 2.
+
+    Example:
+        >>> cluster_arg("tcp://10.0.0.5:8786")
+        'tcp://10.0.0.5:8786'
+    """
+    from ..engine.distributed import ClusterError, connect_timeout, parse_cluster
+
+    try:
+        spec = parse_cluster(value)
+        if spec.address is not None:
+            connect_timeout()
+    except (ValueError, ClusterError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value

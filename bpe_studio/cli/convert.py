@@ -14,7 +14,7 @@ from ..engine.formats import save_targets, source_files
 from ..engine.formats.hf import not_carried_over
 from ..engine.formats.tiktoken_format import sidecar_path
 from ..engine.preflight import check_outputs
-from .common import EXIT_FAILURE, CliError
+from .common import EXIT_FAILURE, CliError, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable
 from .warn import print_format_warnings
@@ -48,6 +48,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--pattern",
+        type=text_arg,
         default=None,
         help="pattern of an input that does not store one (.tiktoken without sidecar): preset or regex",
     )

@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.analysis import compression
 from ..engine.humanize import error_message
-from .common import CliError
+from .common import CliError, text_arg
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--tokenizer", "-t", required=True, metavar="PATH", help="tokenizer file or folder (any format)"
     )
-    p.add_argument("text", nargs="?", metavar="TEXT", help="the text to encode")
+    p.add_argument("text", nargs="?", type=text_arg, metavar="TEXT", help="the text to encode")
     p.add_argument("--file", "-f", type=Path, metavar="F", help="encode this UTF-8 file instead (streamed)")
     p.add_argument("--show", action="store_true", help="print the text with coloured token boundaries")
     p.add_argument(

@@ -42,7 +42,7 @@ from ..engine.humanize import (
     merge_rate,
     stop_reason_text,
 )
-from .common import EXIT_FAILURE, CliError
+from .common import EXIT_FAILURE, CliError, cluster_arg, text_arg
 from .signals import stoppable
 
 
@@ -69,10 +69,12 @@ def register(subparsers: Any) -> None:
         default=None,
         dest="special_tokens",
         metavar="T",
+        type=text_arg,
         help="a special token (repeatable); none by default",
     )
     p.add_argument(
         "--pattern",
+        type=text_arg,
         default="gpt2",
         help=f"pre-tokenization preset ({', '.join(PATTERNS)}) or a regex (default: gpt2)",
     )
@@ -97,9 +99,11 @@ def register(subparsers: Any) -> None:
     big.add_argument(
         "--cluster",
         metavar="ADDRESS",
+        type=cluster_arg,
         default=None,
         help="count on a Dask cluster: tcp://HOST:8786 for a running scheduler, or local:N for a "
-        'LocalCluster of N worker processes (needs pip install "bpe-studio[distributed]")',
+        'LocalCluster of N worker processes (needs pip install "bpe-studio[distributed]"); a scheduler '
+        "must answer within $BPE_STUDIO_CLUSTER_TIMEOUT seconds (default 10)",
     )
     big.add_argument(
         "--counts-out",

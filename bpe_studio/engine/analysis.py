@@ -28,7 +28,7 @@ from itertools import accumulate
 
 import regex
 
-from .config import compile_pattern
+from .pretokenize import Pretokenizer
 from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
 
 Check = Callable[[], None]
@@ -368,13 +368,10 @@ def token_count_curve(
     if matcher is not None:
         pieces = matcher.split(text)
     special_count = len(pieces) - 1
-    pattern = compile_pattern(tokenizer.pattern)
+    split = Pretokenizer(tokenizer.pattern).findall
     found_pieces: Counter[str] = Counter()
     for piece in pieces:
-        if pattern.groups:
-            found_pieces.update(m.group() for m in pattern.finditer(piece))
-        else:
-            found_pieces.update(pattern.findall(piece))
+        found_pieces.update(split(piece))
     check()
     ranks = index.pair_ranks()
     made = index.result

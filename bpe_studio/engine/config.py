@@ -129,6 +129,12 @@ def compile_pattern(pattern: str) -> Any:
             f"pattern: {text!r} can match the empty string; every alternative must consume at least one "
             "character (use + instead of *, for example)"
         )
+    if compiled.search(_PROBE_TEXT) is None:
+        raise ValueError(
+            f"pattern: {text!r} matches nothing in a sample of words, digits, spaces and punctuation, so "
+            f"there would be nothing to train on; give a preset ({', '.join(PATTERNS)}) or a regex that "
+            r"matches such text, e.g. \w+|\s+|[^\w\s]+"
+        )
     return compiled
 
 

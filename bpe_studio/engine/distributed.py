@@ -27,14 +27,17 @@ Dask is optional: ``pip install "bpe-studio[distributed]"``. This module imports
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import importlib.util
 import logging
 import math
 import multiprocessing
+import os
 import re
 import signal
+import socket
 import threading
 import time
 import uuid
@@ -53,12 +56,17 @@ TASKS_PER_WORKER = 4
 MAX_TASK_BYTES = 128 * 1024 * 1024
 #: The smallest task range (unless ``chunk_size`` is smaller).
 MIN_TASK_BYTES = 64 * 1024
-#: How long to wait for a running scheduler to answer.
-CONNECT_TIMEOUT = "10s"
+#: Seconds to wait for a running scheduler to answer (connect, Dask's handshake and its identity), unless
+#: the environment variable ``BPE_STUDIO_CLUSTER_TIMEOUT`` gives another number of seconds.
+CONNECT_TIMEOUT = 10.0
+#: The environment variable that overrides :data:`CONNECT_TIMEOUT`.
+TIMEOUT_ENV = "BPE_STUDIO_CLUSTER_TIMEOUT"
 # How often the client wakes up to check for cancellation while tasks run.
 _POLL_SECONDS = 0.05
 _LOCAL = re.compile(r"^local:(\d+)$")
-_ADDRESS = re.compile(r"^(tcp|tls)://\[?[A-Za-z0-9.\-_:]+\]?:\d+$")
+_ADDRESS = re.compile(
+    r"^(?P<scheme>tcp|tls)://(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9.\-_]+)):(?P<port>\d+)$"
+)
 _GUARD_HINT = (
     "if this is a script, put the training call under `if __name__ == '__main__':` (a LocalCluster starts "
     "its worker processes with multiprocessing, which imports the script again in each of them)"
@@ -94,7 +102,14 @@ def parse_cluster(spec: str) -> ClusterSpec:
         if workers < 1:
             raise ValueError(f"{spec!r} asks for no workers; use local:N with N of at least 1")
         return ClusterSpec(local_workers=workers)
-    if _ADDRESS.match(spec.strip()):
+    address = _ADDRESS.match(spec.strip())
+    if address is not None:
+        port = int(address.group("port"))
+        if not 1 <= port <= 65535:
+            raise ValueError(
+                f"{spec!r} has port {port}; a port is a number from 1 to 65535 (a Dask scheduler listens "
+                "on 8786 unless told otherwise)"
+            )
         return ClusterSpec(address=spec.strip())
     raise ValueError(
         f"{spec!r} is not a cluster; give 'local:N' for a LocalCluster of N worker processes on this "
@@ -260,6 +275,173 @@ def local_cluster(workers: int) -> Iterator[Any]:
             _stop_resource_tracker(tracker_running)
 
 
+def connect_timeout() -> float:
+    """Seconds to wait for a scheduler: ``$BPE_STUDIO_CLUSTER_TIMEOUT`` if set, else :data:`CONNECT_TIMEOUT`.
+
+    Example:
+        >>> connect_timeout()  # doctest: +SKIP
+        10.0
+    """
+    given = os.environ.get(TIMEOUT_ENV)
+    if given is None or not given.strip():
+        return CONNECT_TIMEOUT
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ClusterError(f"{TIMEOUT_ENV}={given!r} is not a positive number of seconds; set it to e.g. 30")
+    return seconds
+
+
+def _address_parts(address: str) -> tuple[str, str, int]:
+    """The scheme, host and port of a ``tcp://`` or ``tls://`` address that :func:`parse_cluster` accepted."""
+    match = _ADDRESS.match(address)
+    if match is None:
+        raise ValueError(f"{address!r} is not a scheduler address; give one such as 'tcp://HOST:8786'")
+    return match.group("scheme"), match.group("ipv6") or match.group("host"), int(match.group("port"))
+
+
+# Sent once the connection is open, so that a server that waits for its client to speak first answers:
+# an HTTP server reads blank lines and then bytes no request may hold, and answers with an error (or
+# closes); a Dask scheduler reads the 8 bytes as the length of a message that never comes, and sees a
+# client that left during the handshake (nothing it acts on).
+_PROBE = b"\r\n" + bytes(6)
+# A scheduler's greeting (its handshake message) is a few hundred bytes; a larger declared length is not Dask.
+_MAX_GREETING = 1 << 20
+
+
+def probe_address(address: str, timeout: float) -> float:
+    """Check, with a plain socket, that something at ``address`` speaks first like a Dask scheduler.
+
+    Needs no Dask. A Dask scheduler sends its handshake as soon as it accepts a connection; every Dask
+    message starts with its length as 8 bytes. So: connect (a refused connection fails at once), then read
+    the first 8 bytes, all within ``timeout`` seconds. For ``tls://`` only the connect is checked here.
+
+    Returns:
+        The seconds left of ``timeout``, for the rest of the handshake.
+
+    Raises:
+        ClusterError: Nothing listens there, nothing answered in time, or what answered is not Dask.
+
+    Example:
+        >>> probe_address("tcp://127.0.0.1:8786", 10.0)  # doctest: +SKIP
+        9.998
+    """
+    scheme, host, port = _address_parts(address)
+    deadline = time.monotonic() + timeout
+    hint = f"start one with `dask scheduler` and workers with `dask worker {address}`, or use local:N"
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except ConnectionRefusedError:
+        raise ClusterError(f"nothing listens at {address} (connection refused); {hint}") from None
+    except TimeoutError:
+        raise _no_answer(address, timeout) from None
+    except OSError as exc:
+        raise ClusterError(f"cannot reach {address} ({exc.strerror or exc}); check the address") from None
+    with sock:
+        if scheme == "tls":
+            return max(0.0, deadline - time.monotonic())
+        head = b""
+        try:
+            sock.sendall(_PROBE)
+            while len(head) < 8:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                sock.settimeout(left)
+                data = sock.recv(8 - len(head))
+                if not data:
+                    break
+                head += data
+        except TimeoutError:
+            raise _no_answer(address, timeout) from None
+        except OSError as exc:
+            raise _not_dask(address, f"the connection failed: {exc.strerror or exc}") from None
+    if len(head) < 8:
+        said = f"it answered {head!r} and closed the connection" if head else "it closed the connection"
+        raise _not_dask(address, said)
+    # Dask writes the length in the machine's byte order; accept either.
+    length = min(int.from_bytes(head, "little"), int.from_bytes(head, "big"))
+    if not 0 < length <= _MAX_GREETING:
+        raise _not_dask(address, f"it answered {head!r}")
+    return max(0.0, deadline - time.monotonic())
+
+
+async def _scheduler_identity(address: str, timeout: float) -> Any:
+    """Dask's handshake with ``address`` and its answer to an ``identity`` request (no timeout of its own)."""
+    distributed = _distributed()
+    security = distributed.Security()  # as Client() does: TLS settings come from Dask's configuration
+    comm = await distributed.comm.connect(address, timeout=timeout, **security.get_connection_args("client"))
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        return await comm.read()
+    finally:
+        comm.abort()
+
+
+def probe_scheduler(address: str, timeout: float) -> float:
+    """Check that a Dask scheduler answers at ``address`` within ``timeout`` seconds, or raise ClusterError.
+
+    Dask's own connect retries a refused connection until its timeout, and waits for the peer's handshake
+    without one; so a port where nothing listens would cost the whole timeout, and a listener that accepts
+    and stays silent would hang the run. Here :func:`probe_address` comes first (a plain socket: refused
+    fails at once, silence ends with the deadline), then Dask's handshake and an ``identity`` request, all
+    within one deadline. A peer that is not a Dask scheduler (an HTTP server, a Dask worker) is named so.
+
+    Returns:
+        The seconds left of ``timeout``, for the client's own connection.
+
+    Example:
+        >>> probe_scheduler("tcp://127.0.0.1:8786", 10.0)  # doctest: +SKIP
+        9.97
+    """
+    deadline = time.monotonic() + timeout
+    probe_address(address, timeout)
+    # The handshake runs on an event loop of its own, in a thread of its own (the caller may be running
+    # an event loop, e.g. in a notebook); wait_for ends it with the deadline whatever the peer does.
+    outcome: dict[str, Any] = {}
+
+    def handshake() -> None:
+        remaining = max(0.001, deadline - time.monotonic())
+        try:
+            identity = _scheduler_identity(address, remaining)
+            outcome["reply"] = asyncio.run(asyncio.wait_for(identity, remaining))
+        except BaseException as exc:  # reported to the caller below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=handshake, name="bpe-studio-cluster-probe", daemon=True)
+    thread.start()
+    thread.join(max(0.0, deadline - time.monotonic()) + 1.0)
+    error = outcome.get("error")
+    if thread.is_alive() or isinstance(error, (TimeoutError, asyncio.TimeoutError)):
+        raise _no_answer(address, timeout)
+    if error is not None:
+        # A peer that is not Dask makes Dask's reader fail in many ways: the connection closed, a frame
+        # length read from other text (an HTTP reply declares 3 EiB), a message that does not decode.
+        raise _not_dask(address, f"it did not complete Dask's handshake: {type(error).__name__}")
+    reply = outcome.get("reply")
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        raise _not_dask(address, f"it is a Dask {kind}" if isinstance(kind, str) and kind else "")
+    return max(0.0, deadline - time.monotonic())
+
+
+def _no_answer(address: str, timeout: float) -> ClusterError:
+    return ClusterError(
+        f"no Dask scheduler answered at {address} within {timeout:g} s; check that the address is the "
+        f"scheduler's and that it runs, or wait longer with {TIMEOUT_ENV}=SECONDS"
+    )
+
+
+def _not_dask(address: str, detail: str) -> ClusterError:
+    said = f" ({detail})" if detail else ""
+    return ClusterError(
+        f"{address} is not a Dask scheduler{said}; give the address that `dask scheduler` prints when it "
+        "starts (port 8786 by default)"
+    )
+
+
 class ClusterSession:
     """A connection to a cluster for one counting run: started (``local:N``) or reached (an address).
 
@@ -286,9 +468,12 @@ class ClusterSession:
                 cluster = self._stack.enter_context(local_cluster(self.spec.local_workers))
                 self.client = distributed.Client(cluster, set_as_default=False)
             else:
+                timeout = connect_timeout()
+                assert self.spec.address is not None  # not local:N, so an address
+                left = probe_scheduler(self.spec.address, timeout)
                 try:
                     self.client = distributed.Client(
-                        self.spec.address, timeout=CONNECT_TIMEOUT, set_as_default=False
+                        self.spec.address, timeout=f"{max(left, 1.0)}s", set_as_default=False
                     )
                 except (OSError, TimeoutError) as exc:
                     raise ClusterError(

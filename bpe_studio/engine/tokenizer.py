@@ -9,7 +9,7 @@ files it gives the ids of tiktoken.
 Why it is fast in pure Python:
 
 * A pre-token's result is cached (pre-token -> tuple of ids) in a dict whose ``__missing__`` runs BPE, so a
-  warm encode is ``regex.findall`` plus one C-level dict lookup per pre-token.
+  warm encode is the pattern's ``findall`` plus one C-level dict lookup per pre-token.
 * A cache miss works on a ``str`` whose code points are token ids: a pair of tokens is a 2-character slice,
   looked up in one dict ``pair -> rank``; the list of the pair ranks of the word is updated in place after
   each merge, so a merge costs one C-level ``min`` over it.
@@ -35,6 +35,7 @@ import regex
 
 from .config import MAX_VOCAB_SIZE, compile_pattern, preset_name, resolve_pattern
 from .corpus import special_token_regex
+from .pretokenize import Pretokenizer, pretoken_matches
 
 if TYPE_CHECKING:
     from .events import TrainResult
@@ -184,13 +185,8 @@ class Tokenizer:
             raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
         self._pattern = resolve_pattern(pattern)
         self._regex = compile_pattern(pattern)
-        # findall returns the capture groups when a custom pattern has some; we want the whole matches.
-        self._split: Callable[[str], list[str]]
-        if self._regex.groups:
-            finditer = self._regex.finditer
-            self._split = lambda text: [m.group() for m in finditer(text)]
-        else:
-            self._split = self._regex.findall
+        # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
+        self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
 
         table: dict[int, bytes] = {}
         for i, token in vocab.items():
@@ -701,7 +697,7 @@ class Tokenizer:
                 cut -= len(pieces[count - 1])
                 count -= 1
         else:
-            ends = [m.end() for m in self._regex.finditer(known)]
+            ends = [m.end() for m in pretoken_matches(self._regex, known)]
             while count and (ends[count - 1] > limit or _is_space(known[ends[count - 1] - 1])):
                 count -= 1
             cut = ends[count - 1] if count else 0
@@ -760,7 +756,7 @@ class Tokenizer:
     def _offsets_ordinary(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
         cache = self._cache
         decoder = self._decoder
-        for m in self._regex.finditer(text[start:end]):
+        for m in pretoken_matches(self._regex, text[start:end]):
             piece = m.group()
             base = start + m.start()
             ids = cache[piece]

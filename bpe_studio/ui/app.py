@@ -1,6 +1,6 @@
 """Starting the desktop app: ``bpe-studio`` without a subcommand, or ``python -m bpe_studio``.
 
-Options:
+Options (defined with the other commands' in :mod:`bpe_studio.cli`, as the ``app`` command):
     CORPUS ...            corpus files to put in the training form
     --demo                open on the demo corpus (Python's own documentation) and start training
     --screenshot PATH     wait until the window is ready (with --demo: until training ends), save a PNG of the
@@ -34,28 +34,6 @@ EXIT_SCREENSHOT_FAILED = 1
 
 #: Seconds ``--screenshot`` waits for the demo training before giving up.
 SCREENSHOT_TIMEOUT = 600
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The desktop app's command-line options."""
-    parser = argparse.ArgumentParser(
-        prog="bpe-studio",
-        description="BPE Studio's desktop app. (Subcommands such as `bpe-studio train` run without it.)",
-    )
-    parser.add_argument("corpus", nargs="*", type=Path, metavar="CORPUS", help="corpus files to train on")
-    parser.add_argument("--demo", action="store_true", help="train on the demo corpus that ships with Python")
-    parser.add_argument(
-        "--screenshot",
-        type=Path,
-        metavar="PATH",
-        help="save a PNG of the window to PATH and exit (with --demo: once training has ended)",
-    )
-    parser.add_argument("--tokenizer", type=Path, metavar="PATH", help="open a tokenizer file")
-    parser.add_argument(
-        "--text", default="", metavar="TEXT", help="text for the playground (with --tokenizer)"
-    )
-    parser.add_argument("--version", action="version", version=f"bpe-studio {__version__}")
-    return parser
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
@@ -195,9 +173,12 @@ def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | N
     return window, shooter
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Open the main window and run the app until it closes; returns the exit code."""
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+def main(args: argparse.Namespace) -> int:
+    """Open the main window as ``args`` ask and run the app until it closes; returns the exit code.
+
+    ``args`` come from the command line's one parser: ``bpe_studio.cli.parse_args``, which defines these
+    options (the ``app`` command).
+    """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app = create_application()
     window, shooter = open_window(args)
@@ -210,4 +191,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(code)
 
 
-__all__ = ["Screenshotter", "build_parser", "create_application", "main", "open_window"]
+__all__ = ["Screenshotter", "create_application", "main", "open_window"]

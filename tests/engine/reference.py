@@ -56,7 +56,11 @@ def count_pretokens(
         for document in documents:
             if document:
                 stats["documents"] += 1
-            for token in compiled.findall(document):
+            # A pre-token is the whole text of a non-empty match (capturing groups change nothing).
+            for match in compiled.finditer(document):
+                token = match.group()
+                if not token:
+                    continue
                 stats["pretokens"] += 1
                 counts[tuple(bytes([b]) for b in token.encode("utf-8"))] += 1
     return counts, stats

@@ -78,7 +78,7 @@ def reference_encode(
         if is_special:
             out.append(special_tokens[piece])
             continue
-        for match in compiled.finditer(piece):
+        for match in compiled.finditer(piece):  # an empty match is no pre-token: it adds nothing
             out.extend(ids_of[t] for t in merge_word(match.group().encode("utf-8"), merges))
     return out
 

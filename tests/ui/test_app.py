@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtGui import QImage
 
+from bpe_studio.cli import parse_args
 from bpe_studio.ui import app as app_module
 from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
 from bpe_studio.ui.settings import settings_path
@@ -20,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _open(qtbot, *argv: str) -> tuple[MainWindow, app_module.Screenshotter | None]:  # type: ignore[no-untyped-def]
     app_module.create_application()
-    window, shooter = app_module.open_window(app_module.build_parser().parse_args(list(argv)))
+    window, shooter = app_module.open_window(parse_args(argv))
     qtbot.addWidget(window)
     return window, shooter
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor, QImage
 
+from bpe_studio.cli import parse_args
 from bpe_studio.ui import app as app_module
 from bpe_studio.ui.main_window import DEFAULT_SIZE
 from bpe_studio.ui.settings import settings_path
@@ -49,7 +50,9 @@ def _token_colour_pixels(image: QImage) -> int:
 
 def test_screenshot_of_the_playground(qapp, tiny_file: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "shots" / "playground.png"
-    code = app_module.main(["--tokenizer", str(tiny_file), "--text", TRICKY_TEXT, "--screenshot", str(out)])
+    code = app_module.main(
+        parse_args(["--tokenizer", str(tiny_file), "--text", TRICKY_TEXT, "--screenshot", str(out)])
+    )
     assert code == 0
     image = QImage(str(out))
     assert (image.width(), image.height()) == DEFAULT_SIZE
@@ -64,7 +67,8 @@ def test_screenshot_with_a_malformed_tokenizer_fails(  # type: ignore[no-untyped
     bad = tmp_path / "bad.json"
     bad.write_text("{ not json", encoding="utf-8")
     out = tmp_path / "bad.png"
-    assert app_module.main(["--tokenizer", str(bad), "--text", "x", "--screenshot", str(out)]) != 0
+    args = parse_args(["--tokenizer", str(bad), "--text", "x", "--screenshot", str(out)])
+    assert app_module.main(args) != 0
     assert not out.exists()
     err = capsys.readouterr().err
     assert "cannot open the tokenizer" in err and "bad.json" in err and "not valid JSON" in err
