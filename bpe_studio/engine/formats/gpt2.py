@@ -123,7 +123,7 @@ def file_digest(data: bytes) -> str:
     """The checksum a sidecar stores for a file's bytes.
 
     Example:
-        >>> file_digest(b"")[:15]
+        >>> file_digest(b"")[:14]
         'sha256:e3b0c44'
     """
     return "sha256:" + hashlib.sha256(data).hexdigest()
