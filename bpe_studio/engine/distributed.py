@@ -237,11 +237,45 @@ def dask_setup(worker: Any) -> None:
 
 
 @contextlib.contextmanager
+def _isolated_spawn() -> Iterator[None]:
+    """Start multiprocessing's children (the LocalCluster's nannies, workers, resource tracker) with ``-I``.
+
+    They run ``python -c "from multiprocessing.spawn import ..."`` in this process's working folder, so
+    without ``-I`` a ``multiprocessing.py`` (or any module the start-up imports) next to the corpus would run
+    in every one of them; our own children use :mod:`~bpe_studio.engine.launch` for the same reason. Each
+    child still gets this process's ``sys.path`` from multiprocessing once it has started, so it imports
+    what we import. The flags come from one private helper that spawn, forkserver and the resource tracker
+    all call; it is replaced only while a LocalCluster started here lives, then put back.
+    """
+    from multiprocessing import util
+
+    original = util._args_from_interpreter_flags  # type: ignore[attr-defined]
+
+    def with_isolation() -> list[str]:
+        flags: list[str] = list(original())
+        return flags if "-I" in flags else ["-I", *flags]
+
+    util._args_from_interpreter_flags = with_isolation  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        util._args_from_interpreter_flags = original  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
 def local_cluster(workers: int) -> Iterator[Any]:
     """A ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1.
 
-    Closed, with every process it started, when the block ends however it ends.
+    Closed, with every process it started, when the block ends however it ends; its processes start
+    isolated from the working folder (:func:`_isolated_spawn`).
     """
+    with _isolated_spawn(), _local_cluster(workers) as cluster:
+        yield cluster
+
+
+@contextlib.contextmanager
+def _local_cluster(workers: int) -> Iterator[Any]:
+    """The LocalCluster itself (see :func:`local_cluster`)."""
     from multiprocessing import resource_tracker
 
     distributed = _distributed()

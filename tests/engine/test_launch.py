@@ -285,3 +285,31 @@ def test_a_child_whose_parent_is_killed_leaves_quietly(
         os.close(in_write)
         os.close(out_read)
     assert (tmp_path / "stderr.txt").read_text() == ""  # no traceback from the orphan
+
+
+def test_a_local_dask_clusters_processes_do_not_import_from_the_working_folder(tmp_path: Path) -> None:
+    # A LocalCluster's nannies, workers and resource tracker are started by multiprocessing, not by our
+    # launcher: `python -c "from multiprocessing.spawn import ..."` in the working folder, which imported
+    # a `multiprocessing.py` lying there before they were started with -I. The installed `bpe-studio`
+    # script is used because `python -P` would pass -P on to them and hide the problem.
+    pytest.importorskip("distributed", reason="Dask is optional: pip install 'bpe-studio[distributed]'")
+    script = Path(sys.executable).with_name("bpe-studio")
+    if not script.is_file():
+        pytest.skip(f"no installed bpe-studio script beside {sys.executable} (pip install -e .)")
+    work, markers = tmp_path / "work", tmp_path / "markers"
+    _plant_traps(work, markers)
+    marker = f"os.path.join({str(markers)!r}, 'multiprocessing-' + str(os.getpid()))"
+    trap = f"import os\nopen({marker}, 'w').close()\n"
+    (work / "multiprocessing.py").write_text(trap, "utf-8")
+    corpus = _corpus(work / "corpus.txt", docs=50)
+    done = subprocess.run(
+        [str(script), "train", corpus.name, "--vocab-size", "300", "--cluster", "local:2", "--out", "out"],
+        check=False,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (work / "out" / "tokenizer.json").is_file()
+    assert sorted(p.name for p in markers.iterdir()) == []
