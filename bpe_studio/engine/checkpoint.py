@@ -374,6 +374,8 @@ def _parse_header(path: str | os.PathLike[str], prefix: bytes, total_size: int) 
         _check_header_values(header)
     except CountsFileError:
         raise
+    except RecursionError:  # [[[[...]]]]: the CRC is no protection, anyone can compute it
+        raise CountsFileError(path, "has a corrupt header (JSON nested too deeply); write it again") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CountsFileError(
             path, f"has a corrupt header ({type(exc).__name__}: {exc}); write it again"

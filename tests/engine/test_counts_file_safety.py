@@ -214,3 +214,12 @@ def test_section_sizes_must_follow_from_the_header_before_anything_is_inflated(t
     path = _forge(tmp_path / "missing.counts", head, table[:2])
     with pytest.raises(CountsFileError, match="section counts is missing"):
         ck.load(path)
+
+
+def test_a_deeply_nested_header_is_a_counts_file_error(tmp_path: Path) -> None:
+    # The header's CRC is no protection: a forged `[[[[...]]]]` must not escape as RecursionError.
+    text = b"[" * 100_000 + b"]" * 100_000
+    path = tmp_path / "nested.counts"
+    path.write_bytes(ck.MAGIC + ck._LENGTH.pack(len(text), zlib.crc32(text)) + text)
+    with pytest.raises(CountsFileError, match="nested too deeply"):
+        ck.read_header(path)
