@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -42,7 +43,7 @@ from ..engine.humanize import (
     merge_rate,
     stop_reason_text,
 )
-from .common import EXIT_FAILURE, CliError, cluster_arg, text_arg
+from .common import EXIT_FAILURE, EXIT_USAGE, CliError, cluster_arg, text_arg
 from .signals import stoppable
 
 
@@ -273,6 +274,10 @@ def event_to_json(event: TrainEvent) -> dict[str, Any]:
     return {"type": "finished", "elapsed": round(event.elapsed, 6), **event.result.summary()}
 
 
+#: errno values of an OSError that is the machine's trouble, not the command's: the run failed (exit 1).
+_RUN_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+
+
 def write_result(result: TrainResult, config: TrainConfig, out: Path, fmt: str = "studio") -> Path:
     """Write the trained tokenizer into folder ``out`` (created if needed) and return the file's path.
 
@@ -337,7 +342,10 @@ def run(args: argparse.Namespace) -> int:
     except (WorkerCrashedError, ClusterError, CorpusChangedError) as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:
-        raise CliError(error_message(exc)) from None
+        # A full disk or a failing device while writing --counts-out or a checkpoint is not a mistake in
+        # the command (exit 1); checkpoints are written atomically, so the last complete one is intact.
+        code = EXIT_FAILURE if exc.errno in _RUN_FAILURES else EXIT_USAGE
+        raise CliError(error_message(exc), code) from None
     finally:
         # A signal can stop this loop between two events: stop the worker processes now, not whenever
         # the garbage collector gets to the generator.

@@ -72,9 +72,13 @@ class _GcPause:
     the consumer's setting.
 
     Example:
-        >>> with _GcPause() as pause, pause.handing_over():
-        ...     gc.isenabled()  # at a yield, the consumer's setting (on by default)
-        True
+        >>> consumer = gc.isenabled()
+        >>> with _GcPause() as pause:
+        ...     paused = gc.isenabled()
+        ...     with pause.handing_over():
+        ...         handed_back = gc.isenabled()  # at a yield: the consumer's setting
+        >>> (paused, handed_back == consumer, gc.isenabled() == consumer)
+        (False, True, True)
     """
 
     def __init__(self) -> None:

@@ -441,3 +441,25 @@ def test_convert_into_a_folder_named_with_a_slash(
                 "gpt2": ["bpe_studio.json", "merges.txt", "vocab.json"]}[fmt]  # fmt: skip
     assert sorted(p.name for p in target.iterdir()) == expected
     assert load(target).merges == two_tokenizers[0].merges
+
+
+@pytest.mark.parametrize("output", ["--checkpoint", "--counts-out"])
+def test_a_full_disk_while_writing_a_checkpoint_or_counts_is_a_failed_run(
+    tmp_path: Path,
+    corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    output: str,
+) -> None:
+    # Not a mistake in the command (exit 2) but the machine's trouble: exit 1, one line, no output written.
+    side = tmp_path / "side"
+    side.mkdir()
+    _full_under(side, monkeypatch)
+    target = side / "run.bin"
+    out = tmp_path / "out"
+    code = main(["train", str(corpus), "--vocab-size", "300", output, str(target), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "No space left on device" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not target.exists() and list(side.iterdir()) == []
+    assert not (out / "tokenizer.json").exists()
