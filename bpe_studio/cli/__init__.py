@@ -55,7 +55,7 @@ def _register_app(subparsers: Any) -> Parser:
         "--screenshot",
         type=Path,
         metavar="PATH",
-        help="save a PNG of the window to PATH and exit (with --demo: once training has ended)",
+        help="save a PNG of the window to PATH (in an existing folder) and exit (with --demo: once trained)",
     )
     p.add_argument("--tokenizer", type=Path, metavar="PATH", help="open a tokenizer file")
     p.add_argument(

@@ -12,10 +12,12 @@ Options (defined with the other commands' in :mod:`bpe_studio.cli`, as the ``app
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,8 +34,37 @@ log = logging.getLogger(__name__)
 #: Exit code when the screenshot could not be taken (training failed, or the file could not be written).
 EXIT_SCREENSHOT_FAILED = 1
 
+#: Exit code when ``--screenshot PATH`` cannot be written, found before the window opens (a user mistake).
+EXIT_SCREENSHOT_PATH = 2
+
 #: Seconds ``--screenshot`` waits for the demo training before giving up.
 SCREENSHOT_TIMEOUT = 600
+
+
+def screenshot_path_problem(path: Path) -> str | None:
+    """Why a PNG cannot be written to ``path`` (its folder is missing or not writable), or None when it can.
+
+    Checked before the window opens, so a wrong path is a one-line error rather than a run that ends
+    without a screenshot. The folder is probed by creating (and removing) a temporary file in it, which
+    also catches read-only mounts and root's bypass of permission bits.
+
+    Example:
+        >>> screenshot_path_problem(Path("/no/such/folder/shot.png"))
+        'the folder /no/such/folder does not exist; create it first or choose another PATH'
+    """
+    folder = path.parent
+    if path.is_dir():
+        return f"{path} is a folder; give the PNG file's path, e.g. {path / 'screenshot.png'}"
+    if not folder.exists():
+        return f"the folder {folder} does not exist; create it first or choose another PATH"
+    if not folder.is_dir():
+        return f"{folder} is not a folder; choose another PATH"
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return f"cannot write in the folder {folder} ({exc.strerror or exc}); choose another PATH"
+    return None
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
@@ -63,8 +94,14 @@ class Screenshotter(QObject):
         self.window = window
         self.path = path
         self.exit_code = EXIT_SCREENSHOT_FAILED
+        #: True once the shooter has ended (with or without a screenshot); False if the window closed first.
+        self.finished = False
         views = window.tokenizer_views
-        if wait_for_training and window.train_view.is_running():
+        if wait_for_training and not window.train_view.is_running():
+            # The demo did not start (its corpus could not be written, or the form was refused): a picture
+            # of the error would not be the screenshot that was asked for.
+            QTimer.singleShot(0, self._on_training_not_started)
+        elif wait_for_training:
             window.train_view.training_ended.connect(self._on_train_view_training_ended)
             QTimer.singleShot(SCREENSHOT_TIMEOUT * 1000, self._on_timeout)
         elif wait_for_tokenizer and views.is_busy():
@@ -74,6 +111,13 @@ class Screenshotter(QObject):
             QTimer.singleShot(SCREENSHOT_TIMEOUT * 1000, self._on_tokenizer_timeout)
         else:
             QTimer.singleShot(300, self.take)
+
+    @Slot()
+    def _on_training_not_started(self) -> None:
+        box = self.window.train_view.error_box
+        why = f": {box.text()}" if box is not None else ""
+        print(f"bpe-studio: the demo training did not start{why}; no screenshot taken", file=sys.stderr)
+        self._quit()
 
     @Slot(str)
     def _on_train_view_training_ended(self, how: str) -> None:
@@ -113,21 +157,31 @@ class Screenshotter(QObject):
 
     @Slot()
     def take(self) -> None:
-        """Grab the window and save it."""
+        """Grab the window and save it: to a temporary file next to ``path``, renamed once complete."""
+        tmp: str | None = None
         try:
             pixmap = self.window.grab()
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if pixmap.isNull() or not pixmap.save(os.fspath(self.path), "PNG"):
+            if pixmap.isNull():
+                raise OSError("the window could not be grabbed")
+            # Named by the process id and created by Qt (so with the usual permissions, unlike mkstemp's).
+            tmp = os.fspath(self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp"))
+            if not pixmap.save(tmp, "PNG"):
                 raise OSError("the image could not be written")
+            os.replace(tmp, self.path)
+            tmp = None
         except OSError as exc:
             print(f"bpe-studio: cannot write the screenshot to {self.path} ({exc})", file=sys.stderr)
         else:
             self.exit_code = 0
             print(f"bpe-studio: saved a screenshot to {self.path}", file=sys.stderr)
         finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):  # the folder may be gone or not be one
+                    os.unlink(tmp)
             self._quit()
 
     def _quit(self) -> None:
+        self.finished = True
         self.window.close()
         self.done.emit(self.exit_code)
 
@@ -179,6 +233,9 @@ def main(args: argparse.Namespace) -> int:
     ``args`` come from the command line's one parser: ``bpe_studio.cli.parse_args``, which defines these
     options (the ``app`` command).
     """
+    if args.screenshot is not None and (problem := screenshot_path_problem(args.screenshot)) is not None:
+        print(f"bpe-studio: error: --screenshot: {problem}", file=sys.stderr)
+        return EXIT_SCREENSHOT_PATH
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app = create_application()
     window, shooter = open_window(args)
@@ -188,7 +245,12 @@ def main(args: argparse.Namespace) -> int:
     code = app.exec()
     sigint_timer.stop()
     window.train_view.shutdown()
+    if shooter is not None and (not shooter.finished or shooter.exit_code != 0):
+        # The app also ends when its window is closed (or Ctrl-C) before the shot: that is no success.
+        if not shooter.finished:
+            print("bpe-studio: the window closed before the screenshot was taken", file=sys.stderr)
+        return int(code) or EXIT_SCREENSHOT_FAILED
     return int(code)
 
 
-__all__ = ["Screenshotter", "create_application", "main", "open_window"]
+__all__ = ["Screenshotter", "create_application", "main", "open_window", "screenshot_path_problem"]

@@ -28,6 +28,7 @@ def _open(qtbot, *argv: str) -> tuple[MainWindow, app_module.Screenshotter | Non
 
 def test_demo_screenshot(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "shots" / "demo.png"
+    out.parent.mkdir()
     window, shooter = _open(qtbot, "--demo", "--screenshot", str(out))
     assert shooter is not None and window.train_view.is_running()
     with qtbot.waitSignal(shooter.done, timeout=120_000) as done:

@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QImage
 
 from bpe_studio.cli import parse_args
 from bpe_studio.ui import app as app_module
-from bpe_studio.ui.main_window import DEFAULT_SIZE
+from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
 from bpe_studio.ui.settings import settings_path
 from bpe_studio.ui.token_format import LIGHT_PALETTE
 
@@ -50,10 +51,12 @@ def _token_colour_pixels(image: QImage) -> int:
 
 def test_screenshot_of_the_playground(qapp, tiny_file: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "shots" / "playground.png"
+    out.parent.mkdir()
     code = app_module.main(
         parse_args(["--tokenizer", str(tiny_file), "--text", TRICKY_TEXT, "--screenshot", str(out)])
     )
     assert code == 0
+    assert [p.name for p in out.parent.iterdir()] == [out.name]  # written by a rename: no temporary left
     image = QImage(str(out))
     assert (image.width(), image.height()) == DEFAULT_SIZE
     # The text is coloured by token (in the text and the decoded-bytes view).
@@ -72,6 +75,78 @@ def test_screenshot_with_a_malformed_tokenizer_fails(  # type: ignore[no-untyped
     assert not out.exists()
     err = capsys.readouterr().err
     assert "cannot open the tokenizer" in err and "bad.json" in err and "not valid JSON" in err
+
+
+def test_screenshot_into_a_missing_folder_is_refused_up_front(  # type: ignore[no-untyped-def]
+    qapp, tiny_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "missing" / "shot.png"
+    args = parse_args(["--tokenizer", str(tiny_file), "--screenshot", str(out)])
+    assert app_module.main(args) == app_module.EXIT_SCREENSHOT_PATH
+    assert not out.parent.exists()
+    assert not any(isinstance(w, MainWindow) and w.isVisible() for w in qapp.topLevelWidgets())  # none opened
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bpe-studio: error: --screenshot:")
+    assert "does not exist" in err
+
+
+def test_screenshot_into_a_file_as_folder_is_refused_up_front(  # type: ignore[no-untyped-def]
+    qapp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert app_module.main(parse_args(["--screenshot", str(blocker / "shot.png")])) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_window_closed_before_the_screenshot_fails(  # type: ignore[no-untyped-def]
+    qapp, tiny_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The user closes the window (the app quits) before the shot: no PNG, so not a success."""
+    out = tmp_path / "shot.png"
+
+    def close_window() -> None:
+        for widget in qapp.topLevelWidgets():
+            if isinstance(widget, MainWindow):
+                widget.close()
+        qapp.quit()  # what closing the last window does when the app quits on it
+
+    QTimer.singleShot(0, close_window)
+    args = parse_args(["--tokenizer", str(tiny_file), "--text", "hi", "--screenshot", str(out)])
+    assert app_module.main(args) == app_module.EXIT_SCREENSHOT_FAILED
+    assert not out.exists()
+    assert "closed before the screenshot" in capsys.readouterr().err
+
+
+def test_demo_that_cannot_start_takes_no_screenshot(  # type: ignore[no-untyped-def]
+    qapp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_corpus() -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("bpe_studio.demo.demo_corpus", no_corpus)
+    out = tmp_path / "demo.png"
+    code = app_module.main(parse_args(["--demo", "--screenshot", str(out)]))
+    assert code == app_module.EXIT_SCREENSHOT_FAILED
+    assert not out.exists()
+    err = capsys.readouterr().err
+    assert "demo training did not start" in err and "no screenshot taken" in err
+
+
+def test_failed_write_leaves_nothing_behind(  # type: ignore[no-untyped-def]
+    qapp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The PNG is written to a temporary file and renamed: a failed rename leaves neither behind."""
+
+    def failing_replace(src: str, dst: str) -> None:
+        assert Path(src).stat().st_size > 0  # the image was written in full before the rename
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(app_module.os, "replace", failing_replace)
+    out = tmp_path / "shot.png"
+    assert app_module.main(parse_args(["--screenshot", str(out)])) == app_module.EXIT_SCREENSHOT_FAILED
+    assert list(tmp_path.iterdir()) == []  # neither the PNG nor a temporary file
+    assert "cannot write the screenshot" in capsys.readouterr().err
 
 
 def test_bpe_studio_command_with_gpt2_files(cs336_data: Path, tmp_path: Path) -> None:
