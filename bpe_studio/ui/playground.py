@@ -92,6 +92,26 @@ def parse_ids(text: str) -> list[int]:
     return ids
 
 
+#: The text whose ids the decode box's placeholder shows as an example.
+DECODE_EXAMPLE = "Hello world"
+
+
+def decode_placeholder(tokenizer: Tokenizer | None) -> str:
+    """The decode box's placeholder: ids that this tokenizer really decodes (those of "Hello world").
+
+    Example:
+        >>> decode_placeholder(None)
+        'Open a tokenizer, then paste token ids here'
+    """
+    if tokenizer is None:
+        return "Open a tokenizer, then paste token ids here"
+    try:
+        ids = tokenizer.encode_ordinary(DECODE_EXAMPLE)
+    except (ValueError, KeyError):  # a tokenizer without every byte: no example rather than a wrong one
+        return "Paste token ids (full vocabulary)"
+    return f"Paste ids (full vocabulary), e.g. {format_ids(ids)} for {DECODE_EXAMPLE!r}"
+
+
 def format_ids(ids: list[int]) -> str:
     """The ids as a JSON list (what the Copy button copies).
 
@@ -309,7 +329,7 @@ class PlaygroundView(FileDropWidget):
         decode_layout = QVBoxLayout(decode_box)
         self.decode_edit = QLineEdit(decode_box)
         self.decode_edit.setFont(mono)
-        self.decode_edit.setPlaceholderText("Paste ids, e.g. [15496, 995]")
+        self.decode_edit.setPlaceholderText(decode_placeholder(None))
         self.decode_edit.setClearButtonEnabled(True)
         self.decode_edit.textChanged.connect(self._on_decode_edit_changed)
         decode_layout.addWidget(self.decode_edit)
@@ -619,6 +639,15 @@ class PlaygroundView(FileDropWidget):
             self.size_slider.setSingleStep(1)
             self.details.show_legend(self.editor.token_palette)
         self.size_slider.blockSignals(False)
+        # The decode box ignores the slider: ids come from the whole tokenizer (e.g. copied elsewhere).
+        tokenizer = loaded.tokenizer if loaded is not None else None
+        self.decode_edit.setPlaceholderText(decode_placeholder(tokenizer))
+        self.decode_edit.setToolTip(
+            ""
+            if tokenizer is None
+            else f"Decodes with the full tokenizer ({tokenizer.vocab_size:,} tokens), whatever the "
+            "vocab-size slider is set to"
+        )
         enabled = loaded is not None
         for widget in (self.size_slider, self.full_button, self.curve_plot):
             widget.setEnabled(enabled)
@@ -735,7 +764,8 @@ class PlaygroundView(FileDropWidget):
 
     @Slot(str)
     def _on_decode_edit_changed(self, text: str) -> None:
-        tokenizer = self.effective_tokenizer()
+        # The full tokenizer, not the slider's cut: pasted ids may be any of its tokens.
+        tokenizer = self.loaded.tokenizer if self.loaded is not None else None
         if not text.strip():
             self.decode_output.setPlainText("")
             self.decode_status.setText("")

@@ -279,6 +279,42 @@ def test_decode_box(qtbot, window: MainWindow, views: TokenizerViews, tiny_file:
     assert playground.decode_status.text() == ""
 
 
+def test_decode_box_uses_the_full_tokenizer_whatever_the_slider(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path
+) -> None:
+    open_and_wait(qtbot, window, tiny_file, "some text to encode")
+    playground = views.playground
+    tok = views.current.tokenizer  # type: ignore[union-attr]
+    last_merge = max(i for i in tok.vocab if i not in tok.special_tokens.values())
+    assert last_merge > 255
+    with qtbot.waitSignal(playground.encoded, timeout=WAIT_MS):
+        playground.set_merges_used(0)  # the cut has the 256 bytes only
+    assert playground.effective_tokenizer().vocab_size < tok.vocab_size  # type: ignore[union-attr]
+    playground.decode_edit.clear()
+    qtbot.keyClicks(playground.decode_edit, f"[{last_merge}, 104]")
+    expected = (tok.token_bytes(last_merge) + b"h").decode("utf-8", errors="replace")
+    assert playground.decode_output.toPlainText() == expected
+    assert "⚠" not in playground.decode_status.text()
+    assert "full tokenizer" in playground.decode_edit.toolTip()
+    assert f"{tok.vocab_size:,} tokens" in playground.decode_edit.toolTip()
+
+
+def test_decode_placeholder_is_an_example_of_this_tokenizer(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_file: Path
+) -> None:
+    playground = views.playground
+    assert "15496" not in playground.decode_edit.placeholderText()
+    open_and_wait(qtbot, window, tiny_file, "")
+    tok = views.current.tokenizer  # type: ignore[union-attr]
+    placeholder = playground.decode_edit.placeholderText()
+    example = placeholder[placeholder.index("[") : placeholder.index("]") + 1]
+    assert example == format_ids(tok.encode_ordinary("Hello world"))
+    # Pasting the example decodes it, even on this small tokenizer (GPT-2's [15496, 995] would not).
+    qtbot.keyClicks(playground.decode_edit, example)
+    assert playground.decode_output.toPlainText() == "Hello world"
+    assert "⚠" not in playground.decode_status.text()
+
+
 def test_parse_and_format_ids() -> None:
     assert parse_ids("[1, 2,3]  4\n5") == [1, 2, 3, 4, 5]
     assert parse_ids("(7;8)") == [7, 8]
