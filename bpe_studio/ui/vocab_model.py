@@ -31,6 +31,24 @@ _HEADER_TIPS = (
 )
 
 
+def hex_contains(data: bytes, wanted: str) -> bool:
+    """Whether ``data`` holds the bytes spelled by the hex digits ``wanted``, on byte boundaries only.
+
+    A plain substring search of the hex would find ``e2`` inside ``2e 2e`` (``..``); here a match must
+    start at a byte. An odd number of digits matches a byte that begins with the last one (``e`` for
+    e0–ef), so that the results narrow as the user types.
+
+    Example:
+        >>> hex_contains(b"..", "e2"), hex_contains("—".encode(), "e2"), hex_contains(b" t", "207")
+        (False, True, True)
+    """
+    text = data.hex()
+    start = text.find(wanted)
+    while start >= 0 and start % 2:
+        start = text.find(wanted, start + 1)
+    return start >= 0
+
+
 class VocabTableModel(QAbstractTableModel):
     """Id, token, hex, length and merge count of every token; rows filtered by :meth:`set_search_text`.
 
@@ -86,7 +104,8 @@ class VocabTableModel(QAbstractTableModel):
 
     def set_search_text(self, text: str) -> None:
         """Show only tokens whose text contains ``text`` (case-insensitive; a space matches ``·``), whose id
-        is ``text``, or, for ``0x…``, whose hex holds those bytes."""
+        is ``text``, or, for ``0x…``, that hold those bytes (whole bytes: ``0xe2`` does not match ``2e 2e``).
+        """
         if text == self._search:
             return
         self.beginResetModel()
@@ -132,7 +151,7 @@ class VocabTableModel(QAbstractTableModel):
             if hex_query is not None:
                 wanted = "".join(hex_query.group(1).split()).lower()
                 token_bytes = loaded.tokenizer.token_bytes
-                rows = [i for i in rows if wanted in token_bytes(i).hex()]
+                rows = [i for i in rows if hex_contains(token_bytes(i), wanted)]
             else:
                 label = self.label
                 rows = [i for i in rows if i == number or key in label(i).casefold()]
@@ -236,4 +255,4 @@ class VocabTableModel(QAbstractTableModel):
         return None
 
 
-__all__ = ["VocabTableModel"]
+__all__ = ["VocabTableModel", "hex_contains"]

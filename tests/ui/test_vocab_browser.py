@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from bpe_studio.engine import TrainResult
+from bpe_studio.engine import TrainConfig, TrainResult, train
 from bpe_studio.ui.main_window import MainWindow
 from bpe_studio.ui.tokenizer_info import MergeNode, from_result
 from bpe_studio.ui.tokenizer_views import TokenizerViews
@@ -38,6 +38,29 @@ def test_model_passes_qtmodeltester(qtmodeltester, tiny_result: TrainResult) -> 
     model.sort(VocabTableModel.COUNT, Qt.SortOrder.AscendingOrder)
     model.set_tokenizer(None)
     assert model.rowCount() == 0
+
+
+def test_hex_search_matches_whole_bytes_only(qtmodeltester, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``0xe2`` finds tokens holding the byte E2 (as in "—"), not ``..`` (2e 2e) nor ``.)`` (2e 29)."""
+    corpus = tmp_path / "dots.txt"
+    corpus.write_text("Wait.. (see above.) then — and — again.. (ok.)\n" * 200, encoding="utf-8")
+    result = train(TrainConfig(inputs=(corpus,), vocab_size=300))
+    loaded = from_result(result)
+    tok = loaded.tokenizer
+    dots = {tok.token_id(b".."), tok.token_id(b".)")}
+    assert None not in dots  # the corpus makes both tokens: the cases that a plain hex substring mismatches
+    model = VocabTableModel()
+    model.set_tokenizer(loaded)
+    qtmodeltester.check(model, force_py=True)  # and it watches every reset the searches make
+    for query, needle in [("0xe2", b"\xe2"), ("0x E2 80", b"\xe2\x80"), ("0x2e2e", b".."), ("0x0a", b"\n")]:
+        model.set_search_text(query)
+        shown = model.shown_ids()
+        assert shown == [i for i in sorted(tok.vocab) if needle in tok.token_bytes(i)], query
+    model.set_search_text("0xe2")
+    assert not dots & set(model.shown_ids())
+    model.set_search_text("0xe")  # an odd digit count: the bytes e0–ef, as the user types
+    high_e = {i for i in tok.vocab if any(0xE0 <= b <= 0xEF for b in tok.token_bytes(i))}
+    assert set(model.shown_ids()) == high_e
 
 
 def test_columns_search_and_sort(tiny_result: TrainResult) -> None:
