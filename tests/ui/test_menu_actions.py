@@ -7,6 +7,7 @@ reports exceptions raised in slots as errors of the test)."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
@@ -177,8 +178,15 @@ def test_every_menu_action_can_be_triggered_on_an_empty_window(  # type: ignore[
     triggered = _trigger_every_action(qtbot, window, cancelled_dialogs)
     _close_dialogs(window)
 
-    assert ("Tokenizer", "Open tokenizer") in triggered
-    assert ("Help", "About BPE Studio") in triggered
+    for path in (
+        ("File", "Open demo corpus"),
+        ("Training", "Start"),
+        ("Training", "Cancel"),
+        ("Tokenizer", "Open tokenizer"),
+        ("Tokenizer", "Show Compare"),
+        ("Help", "About BPE Studio"),
+    ):
+        assert path in triggered, f"{' ▸ '.join(path)} was not found in the menus"
     # Cancelled dialogs open nothing.
     assert views.current is None
     assert "getOpenFileName" in cancelled_dialogs
@@ -203,3 +211,61 @@ def test_every_menu_action_can_be_triggered_with_a_tokenizer_open(  # type: igno
     assert views.current is not None and views.current.path is not None
     assert views.current.path.resolve() == tokenizer_file.resolve()
     assert views.last_error == ""
+
+
+#: Signals that pass a ``checked`` bool to a slot that can take one.
+BOOL_SIGNALS = {"triggered", "clicked", "toggled"}
+
+
+def _positional_parameters(args: ast.arguments) -> list[str]:
+    return [arg.arg for arg in (*args.posonlyargs, *args.args) if arg.arg != "self"]
+
+
+def test_no_checked_bool_can_land_in_a_slot_parameter() -> None:
+    """The class of the Open tokenizer bug, checked in the source: a ``triggered``/``clicked``/``toggled``
+    connection goes to a method without positional parameters (or only ``checked``), or to a lambda whose
+    first parameter takes ``checked`` (``lambda _checked=False, x=x: ...``); a slot's options are
+    keyword-only."""
+    import bpe_studio.ui
+
+    folder = Path(bpe_studio.ui.__file__).parent
+    trees = {path.name: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.py"))}
+    methods: dict[str, list[tuple[str, ast.FunctionDef]]] = {}
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef):
+                        methods.setdefault(item.name, []).append((f"{name}:{node.name}", item))
+
+    wrong: list[str] = []
+    connections = 0
+    for name, tree in trees.items():
+        for node in ast.walk(tree):
+            call = node
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "connect"
+                and isinstance(call.func.value, ast.Attribute)
+                and call.func.value.attr in BOOL_SIGNALS
+                and call.args
+            ):
+                continue
+            connections += 1
+            slot = call.args[0]
+            where = f"{name}:{call.lineno}"
+            if isinstance(slot, ast.Lambda):
+                params = _positional_parameters(slot.args)
+                if params and params[0].lstrip("_") != "checked":
+                    wrong.append(f"{where}: the lambda's first parameter {params[0]!r} receives `checked`")
+            elif isinstance(slot, ast.Attribute):
+                for owner, method in methods.get(slot.attr, []):
+                    params = _positional_parameters(method.args)
+                    # A `checked` parameter without a default is meant for the bool (a toggled check box).
+                    if params and (params != ["checked"] or method.args.defaults):
+                        wrong.append(f"{where}: {owner}.{slot.attr} takes positional {params}")
+            else:
+                wrong.append(f"{where}: connect a method or a lambda, not {ast.dump(slot)[:40]}")
+    assert connections >= 10, "the scan found too few connections to be looking at the right code"
+    assert wrong == [], "a signal's `checked` bool can land in a slot parameter:\n" + "\n".join(wrong)
