@@ -220,7 +220,7 @@ class LiveLine:
             share = event.bytes_done / max(event.bytes_total, 1)
             return (
                 f"counting  {_bar(share)} {human_bytes(event.bytes_done)}/{human_bytes(event.bytes_total)}  "
-                f"{bytes_rate(meter.bytes_rate)}  {event.unique_pretokens:,} unique  {eta}"
+                f"{bytes_rate(meter.bytes_rate)}  at least {event.unique_pretokens:,} unique  {eta}"
             )
         if isinstance(event, MergeMade):
             done = event.index + 1

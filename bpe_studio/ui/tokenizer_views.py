@@ -102,7 +102,8 @@ class TokenizerViews(QObject):
         self.open_action.setToolTip(
             "A BPE Studio or Hugging Face tokenizer.json, a .tiktoken file or a GPT-2 vocab.json"
         )
-        self.open_action.triggered.connect(self.choose_tokenizer_file)
+        # Through a slot without parameters: triggered(bool) would pass ``checked`` into ``target``.
+        self.open_action.triggered.connect(self._on_open_action_triggered)
         self.open_folder_action = menu.addAction("Open tokenizer &folder…")
         self.open_folder_action.triggered.connect(self.choose_tokenizer_folder)
         menu.addSeparator()
@@ -137,7 +138,10 @@ class TokenizerViews(QObject):
     # ==============================================================================================
 
     @Slot()
-    def choose_tokenizer_file(self, target: str = CURRENT) -> None:
+    def _on_open_action_triggered(self) -> None:
+        self.choose_tokenizer_file()
+
+    def choose_tokenizer_file(self, *, target: str = CURRENT) -> None:
         """Ask for a tokenizer file and open it."""
         start = os.fspath(self.current.path.parent) if self.current and self.current.path else ""
         chosen, _ = QFileDialog.getOpenFileName(self.window, "Open tokenizer", start, TOKENIZER_FILTER)

@@ -979,7 +979,7 @@ class TrainView(QWidget):
             bar.setValue(int(share * 1000))
             bar.setFormat(
                 f"{human_bytes(state.bytes_done)} of {human_bytes(state.bytes_total)} · "
-                f"{state.unique:,} unique pre-tokens"
+                f"at least {state.unique:,} unique pre-tokens"  # workers' tables overlap: a lower bound
             )
             left = time_left(state.bytes_done, state.bytes_total, state.bytes_rate)
             if left is not None and state.bytes_done < state.bytes_total:

@@ -161,3 +161,17 @@ def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
     assert not (out / "tokenizer.json").exists()
     _, alive = psutil.wait_procs(children, timeout=5)
     assert alive == []
+
+
+def test_the_live_line_says_the_unique_figure_is_a_lower_bound() -> None:
+    # While several workers count, the figure is the largest worker's table, which the final one can exceed.
+    import io
+
+    from bpe_studio.cli.train import LiveLine
+    from bpe_studio.engine.events import CountProgress
+
+    stream = io.StringIO()
+    LiveLine(stream).update(
+        CountProgress(bytes_done=10, bytes_total=100, unique_pretokens=1234, elapsed=1.0), force=True
+    )
+    assert "at least 1,234 unique" in stream.getvalue()
