@@ -27,13 +27,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-import psutil
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import measure  # noqa: E402
+
 CS336 = Path(os.environ.get("BPE_STUDIO_CS336_DATA") or REPO_ROOT.parent / "shared" / "data" / "cs336")
 
 
@@ -49,31 +48,9 @@ def build(path: Path, megabytes: float) -> None:
             written += len(piece)
 
 
-def measure(args: list[str]) -> tuple[float, int, int]:
+def _measure(args: list[str]) -> tuple[float, int, int]:
     """Run a child process; return its wall time, the peak RSS of its process tree and its exit code."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
-    peak = 0
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        parent = psutil.Process(proc.pid)
-        while not done.is_set():
-            try:
-                tree = [parent, *parent.children(recursive=True)]
-                peak = max(peak, sum(p.memory_info().rss for p in tree))
-            except psutil.Error:
-                pass
-            done.wait(0.01)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    code = proc.wait()
-    wall = time.perf_counter() - start
-    done.set()
-    sampler.join()
-    return wall, peak, code
+    return measure(args, stdout=subprocess.DEVNULL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,11 +69,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus: {size / 1e6:.1f} MB on one line ({newlines} newlines)")
         train = [*cli, "train", str(corpus), "--vocab-size", str(args.vocab_size), "--quiet"]
         train += ["--workers", str(args.workers), "--out", str(Path(tmp) / "tok")]
-        wall, peak, code = measure(train)
+        wall, peak, code = _measure(train)
         print(f"train, {args.workers} workers: {wall:.1f} s, peak RSS {peak / 1e6:.0f} MB (exit {code})")
         if not args.skip_encode:
             encode = [*cli, "encode", "--tokenizer", str(CS336 / "gpt2_vocab.json"), "--file", str(corpus)]
-            wall, peak, code = measure(encode)
+            wall, peak, code = _measure(encode)
             print(f"encode --file (GPT-2): {wall:.1f} s, peak RSS {peak / 1e6:.0f} MB (exit {code})")
     return 0
 

@@ -22,20 +22,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import psutil
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from corpora import corpus_en, natural, synthetic  # noqa: E402
+from measure import measure  # noqa: E402
 
 ENDOFTEXT = "<|endoftext|>"
 
@@ -90,28 +86,7 @@ def _measure(code: str, args: list[str]) -> Run:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         env = {**os.environ, "PYTHONHASHSEED": "0"}
-        start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", code, *args, str(out)], env=env)
-        peak = 0
-        done = threading.Event()
-
-        def sample() -> None:
-            nonlocal peak
-            parent = psutil.Process(proc.pid)
-            while not done.is_set():
-                try:
-                    tree = [parent, *parent.children(recursive=True)]
-                    peak = max(peak, sum(p.memory_info().rss for p in tree))
-                except psutil.Error:
-                    pass
-                done.wait(0.01)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        code_ = proc.wait()
-        wall = time.perf_counter() - start
-        done.set()
-        sampler.join()
+        wall, peak, code_ = measure([sys.executable, "-c", code, *args, str(out)], env=env)
         if code_ != 0:
             raise SystemExit(f"benchmark child failed with exit code {code_}")
         return Run(wall, peak, json.loads(out.read_text()))
