@@ -22,6 +22,8 @@ from bpe_studio.engine.counting import read_message, write_message
 from bpe_studio.engine.launch import child_command, package_dir, start_child
 from bpe_studio.ui.train_process import TrainingProcess
 
+from ..processes import assert_no_leftover_processes
+
 ENDOFTEXT = "<|endoftext|>"
 TRAPS = ("regex", "numpy", "bpe_studio")
 
@@ -46,22 +48,10 @@ def _corpus(path: Path, docs: int = 400) -> Path:
     return path
 
 
-def _live_children() -> list[psutil.Process]:
-    alive = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                alive.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return alive
-
-
 @pytest.fixture(autouse=True)
 def _no_leftover_processes() -> object:
     yield
-    _, alive = psutil.wait_procs(_live_children(), timeout=10)
-    assert alive == [], f"processes left running: {alive}"
+    assert_no_leftover_processes(10)
 
 
 def test_command_is_isolated_and_names_this_copy() -> None:

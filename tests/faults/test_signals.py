@@ -28,6 +28,8 @@ import pytest
 
 from bpe_studio.cli.signals import STOP_SIGNALS, stoppable
 
+from ..processes import alive, assert_no_leftover_processes
+
 psutil = pytest.importorskip("psutil")
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
@@ -65,25 +67,10 @@ def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Corpus]:
     }
 
 
-def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
-    alive = []
-    for process in processes:
-        try:
-            if process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process)
-        except psutil.NoSuchProcess:
-            continue
-    return alive
-
-
 @pytest.fixture(autouse=True)
 def _no_leftover_processes() -> Iterator[None]:
     yield
-    children = psutil.Process().children(recursive=True)
-    _, alive = psutil.wait_procs(_alive(children), timeout=TIMEOUT)
-    for process in alive:
-        process.kill()
-    assert alive == [], f"processes left running: {alive}"
+    assert_no_leftover_processes(TIMEOUT)
 
 
 def _wait_for_event(proc: subprocess.Popen[bytes], kind: str) -> None:
@@ -191,8 +178,8 @@ def test_a_signal_stops_the_run_cleanly(case: Case, corpora: dict[str, Corpus], 
             assert err.strip() == case.message
     else:
         assert err == ""
-    _, alive = psutil.wait_procs(_alive(children), timeout=TIMEOUT)
-    assert alive == [], f"processes left running: {alive}"
+    _, left = psutil.wait_procs(alive(children), timeout=TIMEOUT)
+    assert left == [], f"processes left running: {left}"
     assert not out.exists() or list(out.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == (["out"] if out.exists() else []) + ["stderr.txt"]
     assert hashlib.sha256(corpus.path.read_bytes()).hexdigest() == corpus.digest
