@@ -4,8 +4,8 @@ In a thread of the GUI process, the engine's pure-Python merge loop and the GUI 
 every Python callback of a paint waits for the loop to hand the GIL over, and the engine's long C calls
 (unpickling the counting tables, ``heapify``, resizing large dicts) freeze the window for a tenth of a
 second or more. So the app runs :func:`~bpe_studio.engine.iter_train` here, in a child process started
-isolated by :func:`bpe_studio.engine.launch.start_child`, and its QThread worker only relays the events (see
-:mod:`bpe_studio.ui.train_worker`). This module is Qt-free.
+isolated by :func:`bpe_studio.engine.launch.start_child`, and a task on a QThread only relays the events
+(:func:`bpe_studio.ui.train_worker.train_in_child`). This module is Qt-free.
 
 Protocol, over stdin/stdout with the engine's length-prefixed pickles
 (:func:`bpe_studio.engine.counting.write_message`):

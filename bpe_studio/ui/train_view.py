@@ -1,18 +1,17 @@
 """The "Train" tab: corpus and settings on the left; progress, charts, merges and the result on the right.
 
-Progress events arrive from :class:`~bpe_studio.ui.train_worker.TrainRunner` (the engine runs in a child
-process) in batches and are only buffered by the slot that receives them. A 50 ms timer updates the labels
-a few times a second and redraws the charts or the table, each as often as its cost allows
-(:data:`GUI_CPU_BUDGET`); redraws paint at once, from Python, so that pyqtgraph's and the table model's
-many Python callbacks run without handing the GIL back and forth. Nothing is done per merge.
+Progress events arrive in batches from a :class:`~bpe_studio.ui.tasks.TaskRunner` running
+:func:`~bpe_studio.ui.train_worker.training_task` (the engine runs in a child process), and are only
+buffered by the slot that receives them. A 50 ms timer updates the labels a few times a second and
+redraws the charts or the table, each as often as its cost allows (:data:`GUI_CPU_BUDGET`); redraws paint
+at once, from Python, so that pyqtgraph's and the table model's many Python callbacks run without handing
+the GIL back and forth. Nothing is done per merge.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -77,7 +76,8 @@ from .models import MergesFilterModel, MergesTableModel
 from .preview import CorpusPreview, CorpusScanner
 from .settings import Settings, TrainSettings
 from .style import STATUS_BACKGROUND, opaque
-from .train_worker import TrainRunner
+from .tasks import TaskRunner
+from .train_worker import training_task
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +91,6 @@ TABLE_INTERVAL = 0.25
 GUI_CPU_BUDGET = 0.03
 #: ... but they are redrawn at least this often (seconds), whatever it costs.
 MAX_FRAME_INTERVAL = 1.0
-#: GIL switch interval while training (seconds; CPython's default is 0.005). It matters when the engine
-#: runs in a thread of this process (an ``iter_train_fn`` given to the runner): the GUI thread must take
-#: the GIL for each Python callback of a paint, and with the default each take can wait 5 ms.
-GIL_SWITCH_INTERVAL = 0.0005
 #: Seconds a throughput sample spans (shorter gaps are merged into the next sample).
 RATE_WINDOW = 0.25
 #: The same for counting, whose progress arrives a chunk at a time (a few per second), often in bursts.
@@ -178,18 +174,17 @@ class TrainView(QWidget):
         self._table_backlog: list[MergeMade] = []
         # When the table, the status labels and the charts are next due (perf_counter seconds).
         self._due: dict[str, float] = dict.fromkeys(("table", "status", "charts"), 0.0)
-        self._saved_interpreter: tuple[float, bool] | None = None  # switch interval, gc enabled
         self._bytes_meter = StepRate(BYTES_RATE_WINDOW)
         self._merge_meter = StepRate(RATE_WINDOW)
         self._run_meter = RunMeter()  # the rates and time left shown (the CLI's numbers)
         self._pattern_error = ""
 
-        self.runner = TrainRunner(self)
+        self.runner = TaskRunner("bpe-studio-train", self)
         self.runner.progress.connect(self._on_runner_progress)
         self.runner.finished.connect(self._on_runner_finished)
         self.runner.cancelled.connect(self._on_runner_cancelled)
         self.runner.errored.connect(self._on_runner_errored)
-        self.runner.stopped.connect(self._on_runner_stopped)
+        self.runner.idle.connect(self._on_runner_idle)
 
         self.scanner = CorpusScanner(self)
         self.scanner.updated.connect(self._on_scanner_updated)
@@ -690,7 +685,7 @@ class TrainView(QWidget):
 
     def _update_preview(self) -> None:
         self.scanner.start(self.corpus_files(), self.special_tokens())
-        if self.runner.is_running():
+        if self.runner.is_busy():
             self.scanner.pause()
 
     @Slot(object)
@@ -720,7 +715,7 @@ class TrainView(QWidget):
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
         """Accept local files."""
         urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
-        if urls and all(url.isLocalFile() for url in urls) and not self.runner.is_running():
+        if urls and all(url.isLocalFile() for url in urls) and not self.runner.is_busy():
             event.acceptProposedAction()
         else:
             event.ignore()
@@ -741,7 +736,7 @@ class TrainView(QWidget):
 
     def is_running(self) -> bool:
         """Whether a training run is in progress."""
-        return self.runner.is_running()
+        return self.runner.is_busy()
 
     def load_demo(self, *, start: bool = False) -> None:
         """Fill the form with the demo corpus and settings (and start training when asked)."""
@@ -787,8 +782,7 @@ class TrainView(QWidget):
         self.result_config = config
         self.corpora_chosen.emit(list(config.inputs))
         self._state.started = time.perf_counter()
-        self._enter_training_mode()
-        self.runner.start(config)
+        self.runner.start(training_task(config))
         self.scanner.pause()
         self._set_running(True)
         self.phase_label.setText("Starting")
@@ -810,10 +804,7 @@ class TrainView(QWidget):
         self.refresh_timer.stop()
         self.scanner.stop()
         if self.is_running():
-            self.runner.cancel()
-            if not self.runner.wait(timeout_ms):
-                log.warning("the training thread did not stop within %d ms", timeout_ms)
-        self._leave_training_mode()
+            self.runner.shutdown(timeout_ms)  # (it logs a thread that does not stop in time)
 
     def _reset_run(self) -> None:
         self._state = _RunState()
@@ -1001,7 +992,7 @@ class TrainView(QWidget):
         elif state.phase is Phase.PLANNING:
             self.phase_label.setText(_PHASE_TEXT[Phase.PLANNING])
             bar.setRange(0, 0)
-        if self.runner.is_running() and not self.cancel_button.isEnabled():
+        if self.runner.is_busy() and not self.cancel_button.isEnabled():
             self.phase_label.setText("Cancelling…")
 
     # ---- end of a run -----------------------------------------------------------------------------
@@ -1029,13 +1020,14 @@ class TrainView(QWidget):
         )
 
     @Slot(object)
-    def _on_runner_cancelled(self, result: TrainResult) -> None:
+    def _on_runner_cancelled(self, result: TrainResult | None) -> None:
         self._finish_display("cancelled", "Cancelled")
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
-        self.progress_bar.setFormat(f"cancelled after {len(result.merges):,} merges")
+        self.progress_bar.setFormat(f"cancelled after {len(result.merges):,} merges" if result else "")
         self.stat_labels["eta"].setText("–")
-        self._show_summary(result)
+        if result is not None:
+            self._show_summary(result)
         self.status_message.emit("Training cancelled.")
 
     @Slot(object)
@@ -1047,32 +1039,8 @@ class TrainView(QWidget):
         self.stat_labels["eta"].setText("–")
         self.show_error("Training failed", describe_error(exc))
 
-    def _enter_training_mode(self) -> None:
-        """Tune the interpreter for a GUI thread beside a worker thread (undone when the run ends).
-
-        * A short GIL switch interval (:data:`GIL_SWITCH_INTERVAL`), so that the GUI thread gets the GIL
-          back quickly for each Python callback of a paint.
-        * No automatic garbage collection: it would run in whichever thread allocates, often the worker
-          (which unpickles every event), and a collection there may destroy Qt objects of the GUI thread
-          (Qt warns "Timers cannot be started from another thread", or worse). Events make no reference
-          cycles, so little accumulates, and it is collected as usual once the run is over.
-        """
-        if self._saved_interpreter is None:
-            self._saved_interpreter = (sys.getswitchinterval(), gc.isenabled())
-            gc.disable()
-            sys.setswitchinterval(min(self._saved_interpreter[0], GIL_SWITCH_INTERVAL))
-
-    def _leave_training_mode(self) -> None:
-        if self._saved_interpreter is not None:
-            interval, gc_enabled = self._saved_interpreter
-            self._saved_interpreter = None
-            sys.setswitchinterval(interval)
-            if gc_enabled:
-                gc.enable()
-
     @Slot()
-    def _on_runner_stopped(self) -> None:
-        self._leave_training_mode()
+    def _on_runner_idle(self) -> None:
         self._set_running(False)
         self.scanner.resume()
         ended = self._state.ended or "failed"
