@@ -50,7 +50,10 @@ def child_main() -> None:
     """Entry point of the child: read the configuration, train, stream the events back."""
     # Ctrl-C reaches the whole process group; the GUI decides what happens (it cancels).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    inbox = sys.stdin.buffer
+    # Unbuffered: the cancel watcher below stays blocked in a read until the process exits, and a daemon
+    # thread blocked inside sys.stdin's buffered reader holds its lock, which the interpreter's shutdown
+    # then cannot take ("Fatal Python error: _enter_buffered_busy ... <stdin>", and the child aborts).
+    inbox = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     # The messages own the real stdout; anything printed goes to stderr.
     outbox = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     sys.stdout = sys.stderr
