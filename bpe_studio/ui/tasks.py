@@ -18,6 +18,11 @@ Either way a task's exception becomes an ``errored`` signal, and a task asked to
 ``cancelled`` (carrying what it returned, or None). :class:`MainThreadGarbageCollector` is installed once,
 by the application (:func:`bpe_studio.ui.app.create_application`).
 
+Why not superqt's ``GeneratorWorker`` itself: it would be a new dependency for a hundred lines, and the
+app needs two things it lacks: a stopped generator that can still return what it has (its ``quit``
+abandons the generator at its next yield), and a runner that keeps one task at a time and drops superseded
+results.
+
 Example:
     >>> runner = TaskRunner()  # doctest: +SKIP
     >>> runner.finished.connect(print)  # doctest: +SKIP
