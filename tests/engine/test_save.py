@@ -79,10 +79,10 @@ def test_every_format_is_checked_and_published(tok: Tokenizer, tmp_path: Path, f
 def test_a_file_that_loads_back_differently_is_an_error_and_nothing_changes(
     tok: Tokenizer, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # An older set is already there: a failed save must leave it as it was.
-    save_tokenizer(tok, _target(tmp_path, fmt), format=fmt)
-    before = _everything(tmp_path)
     other = Tokenizer({i: bytes([i]) for i in range(256)}, [], {SPECIAL: 256})  # no merges at all
+    # An older set (another tokenizer) is already there: a failed save must leave it as it was.
+    save_tokenizer(other, _target(tmp_path, fmt), format=fmt)
+    before = _everything(tmp_path)
 
     def wrong_load(path: Any, **kwargs: Any) -> Tokenizer:
         return other
