@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 
-from bpe_studio.engine import FORMATS, FormatWarning, Template, Tokenizer, TrainConfig, load, train
+from bpe_studio.engine import (
+    FORMATS,
+    FormatError,
+    FormatWarning,
+    Template,
+    Tokenizer,
+    TrainConfig,
+    load,
+    train,
+)
 from bpe_studio.engine.formats import (
     SaveReport,
     VerificationError,
@@ -101,7 +110,7 @@ def test_a_file_that_does_not_load_leaves_no_new_folder(
     tok: Tokenizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken_load(path: Any, **kwargs: Any) -> Tokenizer:
-        raise saving.FormatError(f"{path}: line 1: broken")
+        raise FormatError(f"{path}: line 1: broken")
 
     monkeypatch.setattr(saving, "load", broken_load)
     with pytest.raises(VerificationError, match="does not load back"):
