@@ -1,6 +1,6 @@
 """The export dialog: choose formats, extras and a folder; draws the charts and runs the export.
 
-What is written, and how, is :mod:`bpe_studio.ui.export_job` (Qt-free). This module draws the charts
+What is written, and how, is :mod:`bpe_studio.ui.export_job` (no Qt of its own). This module draws the charts
 (pyqtgraph, on the GUI thread) and runs :func:`~bpe_studio.ui.export_job.run_export` on a
 :class:`~bpe_studio.ui.tasks.TaskRunner` worker thread.
 """

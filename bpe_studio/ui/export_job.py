@@ -1,4 +1,7 @@
-"""Exporting a tokenizer without the dialog: its files in each format, merge statistics, a report. Qt-free.
+"""Exporting a tokenizer without the dialog: its files in each format, merge statistics, a report.
+
+This module uses no Qt itself, and can run on any thread (it still reaches PySide6 through
+:mod:`bpe_studio.ui.token_format`, whose ``visible`` lives in :mod:`bpe_studio.ui.models`).
 
 Every tokenizer file is written by the engine's :func:`~bpe_studio.engine.formats.save_tokenizer`: into a
 staging folder, loaded back, checked to encode the sample text (and the engine's own sample) to the same
