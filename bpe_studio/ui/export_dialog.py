@@ -180,9 +180,10 @@ class ExportDialog(QDialog):
     def _build(self, sample: str, folder: Path) -> None:
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "Writes the tokenizer in each chosen format, then loads every file back and checks that it "
-            "encodes the sample text to the same ids. Files are written atomically: an interrupted export "
-            "leaves no half-written file.",
+            "Writes the tokenizer in each chosen format, loads every file back (also in tiktoken or "
+            "Hugging Face tokenizers, when installed) and checks that it encodes the sample text to the same "
+            "ids before it takes the file's name: a failed or interrupted export leaves no half-written or "
+            "wrong file.",
             self,
         )
         intro.setWordWrap(True)
