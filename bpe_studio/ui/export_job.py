@@ -424,7 +424,7 @@ def origin_text(loaded: LoadedTokenizer) -> str:
     if loaded.result is not None:
         inputs = loaded.training.get("inputs")
         corpus = f" on {', '.join(str(p) for p in inputs)}" if isinstance(inputs, list) and inputs else ""
-        return f"for a tokenizer trained in this session{corpus} (not loaded from a file)"
+        return f"for a tokenizer trained{corpus} in the app (not saved to a file before this export)"
     return "for a tokenizer built in memory"
 
 

@@ -78,7 +78,7 @@ def test_the_app_and_the_cli_write_byte_identical_studio_files(
     exported = tmp_path / "export" / f"{dialog.name_edit.text()}.json"
     assert exported.read_bytes() == cli_file.read_bytes()
     report = (tmp_path / "export" / f"{dialog.name_edit.text()}-report.md").read_text(encoding="utf-8")
-    assert f"for a tokenizer trained in this session on {small_corpus}" in report
+    assert f"for a tokenizer trained on {small_corpus} in the app" in report
     assert "from trained in this session" not in report
     assert "| merging |" in report  # this session's run has its timings, though the file does not
     dialog.close()
