@@ -116,8 +116,10 @@ def ask_save_path(parent: QWidget, config: TrainConfig) -> tuple[Path, str] | No
 
     Returns the path and the engine's format name, or None when the dialog was cancelled.
     """
+    from .export_job import default_folder  # not the demo's hidden cache folder (a visible one instead)
+
     first = config.inputs[0]
-    start = first.with_name(f"{first.stem}-bpe{config.vocab_size}.json")
+    start = default_folder(near=[first.parent]) / f"{first.stem}-bpe{config.vocab_size}.json"
     chosen, chosen_filter = QFileDialog.getSaveFileName(
         parent, "Save tokenizer", os.fspath(start), ";;".join(SAVE_FILTERS)
     )
