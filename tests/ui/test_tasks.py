@@ -146,10 +146,12 @@ def test_a_new_request_supersedes_the_running_one(qtbot, runner: TaskRunner) -> 
     started = threading.Event()
 
     def slow(ctx: TaskContext) -> str:
+        stop = threading.Event()
+        ctx.on_cancel(stop.set)
         started.set()
-        while True:
-            ctx.check()
-            threading.Event().wait(0.001)
+        assert stop.wait(WAIT_MS / 1000)
+        ctx.check()
+        return "first"
 
     runner.start(slow)
     assert started.wait(WAIT_MS / 1000)
