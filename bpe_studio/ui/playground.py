@@ -7,9 +7,6 @@ vocab-size slider with the curve of token count against vocab size, and a box th
 
 from __future__ import annotations
 
-import json
-import re
-
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
@@ -19,22 +16,21 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
-    QSlider,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from ..engine import Tokenizer, UnknownTokenIdError
+from ..engine import Tokenizer
 from ..engine.analysis import compression
+from .decode_box import DecodeBox, format_ids
+from .file_drop import FileDropWidget
 from .tasks import TaskContext, TaskRunner
-from .token_charts import VocabCurvePlot
-from .token_text import FileDropWidget, TokenDetails, TokenTextEdit
+from .token_details import TokenDetails
+from .token_text import TokenTextEdit
 from .tokenizer_info import (
     NORMAL,
     Curve,
@@ -44,6 +40,7 @@ from .tokenizer_info import (
     encode_text,
     token_count_curve,
 )
+from .vocab_size_box import VocabSizeBox
 
 #: Milliseconds of quiet typing before the text is encoded again.
 ENCODE_DELAY_MS = 150
@@ -62,64 +59,6 @@ _MODE_TIPS = {
     SpecialMode.ORDINARY: "Special tokens are encoded like any other text",
     SpecialMode.DISALLOWED: "A special token in the text is an error (tiktoken's default)",
 }
-
-_IDS_PATTERN = re.compile(r"[\s,;\[\]()]*")
-_ID = re.compile(r"-?\d+")
-
-
-def parse_ids(text: str) -> list[int]:
-    """Token ids from pasted text: integers separated by spaces, commas or brackets.
-
-    Raises:
-        ValueError: Something else is in the text; the message quotes it.
-
-    Example:
-        >>> parse_ids("[15496, 995]")
-        [15496, 995]
-    """
-    ids: list[int] = []
-    position = 0
-    while position < len(text):
-        position = _IDS_PATTERN.match(text, position).end()  # type: ignore[union-attr]
-        if position >= len(text):
-            break
-        found = _ID.match(text, position)
-        if found is None:
-            bad = text[position : position + 12]
-            raise ValueError(f"not a token id: {bad!r} (paste numbers separated by spaces or commas)")
-        ids.append(int(found.group()))
-        position = found.end()
-    return ids
-
-
-#: The text whose ids the decode box's placeholder shows as an example.
-DECODE_EXAMPLE = "Hello world"
-
-
-def decode_placeholder(tokenizer: Tokenizer | None) -> str:
-    """The decode box's placeholder: ids that this tokenizer really decodes (those of "Hello world").
-
-    Example:
-        >>> decode_placeholder(None)
-        'Open a tokenizer, then paste token ids here'
-    """
-    if tokenizer is None:
-        return "Open a tokenizer, then paste token ids here"
-    try:
-        ids = tokenizer.encode_ordinary(DECODE_EXAMPLE)
-    except (ValueError, KeyError):  # a tokenizer without every byte: no example rather than a wrong one
-        return "Paste token ids (full vocabulary)"
-    return f"Paste ids (full vocabulary), e.g. {format_ids(ids)} for {DECODE_EXAMPLE!r}"
-
-
-def format_ids(ids: list[int]) -> str:
-    """The ids as a JSON list (what the Copy button copies).
-
-    Example:
-        >>> format_ids([1, 2])
-        '[1, 2]'
-    """
-    return json.dumps(ids)
 
 
 class PlaygroundView(FileDropWidget):
@@ -143,7 +82,6 @@ class PlaygroundView(FileDropWidget):
         self.setObjectName("playground")
         self.loaded: LoadedTokenizer | None = None
         self.encoding: Encoding | None = None
-        self.curve: Curve | None = None
         self._selected_token = -1  # index of the selected token in the encoding (-1: none)
         self._hover: tuple[str, int] | None = None  # ("text", unit) or ("tokens", token)
 
@@ -301,49 +239,20 @@ class PlaygroundView(FileDropWidget):
         details_layout.addWidget(scroll)
         right_layout.addWidget(details_box, 2)
 
-        size_box = QGroupBox("Vocab size", right)
-        size_layout = QVBoxLayout(size_box)
-        slider_row = QHBoxLayout()
-        self.size_slider = QSlider(Qt.Orientation.Horizontal, size_box)
-        self.size_slider.setToolTip(
-            "Use only the first merges: the tokenizer a training run would have given at that size"
-        )
-        self.size_slider.valueChanged.connect(self._on_size_slider_changed)
-        slider_row.addWidget(self.size_slider, 1)
-        self.full_button = QPushButton("All merges", size_box)
-        self.full_button.setToolTip("Use the whole tokenizer")
-        self.full_button.clicked.connect(self._on_full_button_clicked)
-        slider_row.addWidget(self.full_button)
-        size_layout.addLayout(slider_row)
-        self.size_label = QLabel(size_box)
-        self.size_label.setObjectName("size")
-        size_layout.addWidget(self.size_label)
-        self.curve_plot = VocabCurvePlot(size_box)
-        self.curve_plot.setMinimumHeight(180)
-        self.curve_plot.setToolTip("Tokens in the text at each vocab size; click to use that size")
-        self.curve_plot.vocab_size_clicked.connect(self._on_curve_plot_clicked)
-        size_layout.addWidget(self.curve_plot, 1)
-        right_layout.addWidget(size_box, 3)
+        self.size_box = VocabSizeBox(right)
+        self.size_box.merges_changed.connect(self._on_size_box_merges_changed)
+        # The box's widgets, by the names the rest of the app and the tests know them by.
+        self.size_slider = self.size_box.slider
+        self.full_button = self.size_box.full_button
+        self.size_label = self.size_box.label
+        self.curve_plot = self.size_box.curve_plot
+        right_layout.addWidget(self.size_box, 3)
 
-        decode_box = QGroupBox("Decode ids", right)
-        decode_layout = QVBoxLayout(decode_box)
-        self.decode_edit = QLineEdit(decode_box)
-        self.decode_edit.setFont(mono)
-        self.decode_edit.setPlaceholderText(decode_placeholder(None))
-        self.decode_edit.setClearButtonEnabled(True)
-        self.decode_edit.textChanged.connect(self._on_decode_edit_changed)
-        decode_layout.addWidget(self.decode_edit)
-        self.decode_output = QPlainTextEdit(decode_box)
-        self.decode_output.setObjectName("decode_output")
-        self.decode_output.setReadOnly(True)
-        self.decode_output.setMaximumHeight(70)
-        self.decode_output.setPlaceholderText("The decoded text appears here.")
-        decode_layout.addWidget(self.decode_output)
-        self.decode_status = QLabel(decode_box)
-        self.decode_status.setObjectName("caption")
-        self.decode_status.setWordWrap(True)
-        decode_layout.addWidget(self.decode_status)
-        right_layout.addWidget(decode_box, 0)
+        self.decode_box = DecodeBox(right)
+        self.decode_edit = self.decode_box.edit
+        self.decode_output = self.decode_box.output
+        self.decode_status = self.decode_box.status
+        right_layout.addWidget(self.decode_box, 0)
 
         splitter.addWidget(left)
         splitter.addWidget(right)
@@ -353,7 +262,6 @@ class PlaygroundView(FileDropWidget):
         splitter.setSizes([820, 480])
         self.editor.set_whitespace_visible(True)
         self.strip.set_whitespace_visible(False)
-        self.size_slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     # ==============================================================================================
     # Public API
@@ -363,8 +271,6 @@ class PlaygroundView(FileDropWidget):
         """Show a tokenizer (None: none), and optionally replace the text; the text is encoded again."""
         self.loaded = loaded
         self.encoding = None
-        self.curve = None
-        self.curve_plot.set_curve(None, None)
         self._show_tokenizer()
         if text is not None and text != self.text():
             self.set_text(text)  # schedules the encoding
@@ -393,7 +299,12 @@ class PlaygroundView(FileDropWidget):
     @property
     def merges_used(self) -> int:
         """How many merges the tokenizer in use has (the slider's position)."""
-        return self.size_slider.value()
+        return self.size_box.merges
+
+    @property
+    def curve(self) -> Curve | None:
+        """The curve of token count against vocab size for the text (None: not computed yet)."""
+        return self.size_box.curve
 
     def set_merges_used(self, merges: int) -> None:
         """Cut the tokenizer to its first ``merges`` merges (moves the slider)."""
@@ -496,9 +407,9 @@ class PlaygroundView(FileDropWidget):
             )
             self.ids_view.setPlainText(format_ids(encoding.ids) if encoding.spans else "")
         self._update_stats()
-        self._update_size_label()
+        self.size_box.update_label()
         self._show_details()
-        self._on_decode_edit_changed(self.decode_edit.text())
+        self.decode_box.refresh()
         self.encoded.emit()
 
     @staticmethod
@@ -552,26 +463,18 @@ class PlaygroundView(FileDropWidget):
         loaded, text, curve = found
         if loaded is not self.loaded or self.curve_timer.isActive():
             return
-        self.curve = curve
-        if curve.error:
-            self.curve_plot.set_curve(None, None)
-        else:
-            self.curve_plot.set_curve(curve.vocab_sizes, curve.counts)
         if curve.error:
             title = "No curve: the text holds a disallowed special token"
         elif text == self.text():
             title = "Tokens in this text by vocab size"
         else:
             title = "Tokens by vocab size (updating…)"
-        self.curve_plot.plot.setTitle(title, size="10pt")
-        self._update_size_label()
+        self.size_box.show_curve(curve, title)
         self.curve_changed.emit()
 
     @Slot(object)
     def _on_curve_runner_errored(self, exc: BaseException) -> None:
-        self.curve = None
-        self.curve_plot.set_curve(None, None)
-        self.curve_plot.plot.setTitle(f"No curve: {exc}", size="10pt")
+        self.size_box.show_curve(None, f"No curve: {exc}")
         self.curve_changed.emit()
 
     @Slot()
@@ -580,38 +483,9 @@ class PlaygroundView(FileDropWidget):
             self.settled.emit()
 
     @Slot(int)
-    def _on_size_slider_changed(self, _value: int) -> None:
-        self._update_size_label()
+    def _on_size_box_merges_changed(self, _merges: int) -> None:
         if self.loaded is not None:
             self.schedule_encode(SLIDER_DELAY_MS)
-
-    @Slot()
-    def _on_full_button_clicked(self) -> None:
-        self.size_slider.setValue(self.size_slider.maximum())
-
-    @Slot(int)
-    def _on_curve_plot_clicked(self, vocab_size: int) -> None:
-        if self.loaded is not None:
-            self.size_slider.setValue(self.loaded.index.merges_for_vocab_size(vocab_size))
-
-    def _update_size_label(self) -> None:
-        loaded = self.loaded
-        if loaded is None:
-            self.size_label.setText("Open a tokenizer to try smaller vocabularies.")
-            self.curve_plot.set_current(256, None)
-            return
-        index = loaded.index
-        merges = self.merges_used
-        size = index.vocab_size_at(merges)
-        total = index.merge_count
-        shown = f"<b>{size:,}</b> tokens: the first {merges:,} of {total:,} merges"
-        if merges >= total:
-            shown = f"<b>{size:,}</b> tokens: all {total:,} merges"
-        count = None
-        if self.curve is not None and not self.curve.error and merges < len(self.curve.counts):
-            count = int(self.curve.counts[merges])
-        self.size_label.setText(shown)
-        self.curve_plot.set_current(size, count)
 
     # ==============================================================================================
     # Tokenizer header
@@ -619,39 +493,21 @@ class PlaygroundView(FileDropWidget):
 
     def _show_tokenizer(self) -> None:
         loaded = self.loaded
-        self.size_slider.blockSignals(True)
         if loaded is None:
             self.title_label.setText("No tokenizer")
             self.summary_label.setText(
                 "Train one in the Train tab, or open a tokenizer file (Tokenizer ▸ Open tokenizer…, or drop "
                 "it here)."
             )
-            self.size_slider.setRange(0, 0)
             self.details.show_message("Open a tokenizer to see its tokens here.")
         else:
             self.title_label.setText(loaded.name)
             self.title_label.setToolTip(loaded.source_text)
             self.summary_label.setText(loaded.summary())
-            total = loaded.index.merge_count
-            self.size_slider.setRange(0, total)
-            self.size_slider.setValue(total)
-            self.size_slider.setPageStep(max(1, total // 20))
-            self.size_slider.setSingleStep(1)
             self.details.show_legend(self.editor.token_palette)
-        self.size_slider.blockSignals(False)
+        self.size_box.set_tokenizer(loaded)
         # The decode box ignores the slider: ids come from the whole tokenizer (e.g. copied elsewhere).
-        tokenizer = loaded.tokenizer if loaded is not None else None
-        self.decode_edit.setPlaceholderText(decode_placeholder(tokenizer))
-        self.decode_edit.setToolTip(
-            ""
-            if tokenizer is None
-            else f"Decodes with the full tokenizer ({tokenizer.vocab_size:,} tokens), whatever the "
-            "vocab-size slider is set to"
-        )
-        enabled = loaded is not None
-        for widget in (self.size_slider, self.full_button, self.curve_plot):
-            widget.setEnabled(enabled)
-        self._update_size_label()
+        self.decode_box.set_tokenizer(loaded.tokenizer if loaded is not None else None)
         self._update_stats()
 
     # ==============================================================================================
@@ -758,39 +614,6 @@ class PlaygroundView(FileDropWidget):
         if link.startswith("token:"):
             self.token_link_activated.emit(int(link.removeprefix("token:")))
 
-    # ==============================================================================================
-    # Decoding
-    # ==============================================================================================
-
-    @Slot(str)
-    def _on_decode_edit_changed(self, text: str) -> None:
-        # The full tokenizer, not the slider's cut: pasted ids may be any of its tokens.
-        tokenizer = self.loaded.tokenizer if self.loaded is not None else None
-        if not text.strip():
-            self.decode_output.setPlainText("")
-            self.decode_status.setText("")
-            return
-        if tokenizer is None:
-            self.decode_output.setPlainText("")
-            self.decode_status.setText("Open a tokenizer to decode ids.")
-            return
-        try:
-            ids = parse_ids(text)
-            data = tokenizer.decode_bytes(ids)
-        except (ValueError, UnknownTokenIdError) as exc:
-            self.decode_output.setPlainText("")
-            self.decode_status.setText(f"⚠ {exc}")
-            return
-        decoded = data.decode("utf-8", errors="replace")
-        self.decode_output.setPlainText(decoded)
-        plural = "s" if len(ids) != 1 else ""
-        note = f"{len(ids):,} id{plural} → {len(decoded):,} characters, {len(data):,} bytes"
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            note += " (some bytes are not whole UTF-8 characters: shown as �)"
-        self.decode_status.setText(note)
-
 
 #: A short text with English, code, whitespace runs, accents, CJK and an emoji, for the Sample button.
 SAMPLE_TEXT = (
@@ -801,4 +624,4 @@ SAMPLE_TEXT = (
 )
 
 
-__all__ = ["SAMPLE_TEXT", "PlaygroundView", "format_ids", "parse_ids"]
+__all__ = ["SAMPLE_TEXT", "PlaygroundView"]

@@ -36,8 +36,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine import Tokenizer
+from .file_drop import FileDropWidget
+from .token_details import TokenDetails
 from .token_format import hex_bytes, palette_for, token_label
-from .token_text import FileDropWidget, TokenDetails, is_dark
+from .token_text import is_dark
 from .tokenizer_info import LoadedTokenizer, MergeNode
 from .vocab_model import VocabTableModel
 
