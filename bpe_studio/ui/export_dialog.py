@@ -53,7 +53,7 @@ from .. import __version__
 from ..engine import FORMATS, Tokenizer, load, save
 from ..engine.analysis import compression
 from ..engine.formats import atomic_write
-from ..engine.humanize import error_message, human_bytes, human_seconds, stop_reason_text
+from ..engine.humanize import error_message, human_bytes, human_seconds, merge_number, stop_reason_text
 from .tasks import TaskContext, TaskRunner
 from .token_charts import COUNT_COLOR, CURVE_COLOR, LENGTH_COLOR, MEAN_COLOR, running_mean, style_plot
 from .token_format import hex_bytes, token_label
@@ -322,7 +322,7 @@ def merges_csv(tokenizer: Tokenizer, counts: Sequence[int] | None) -> str:
         count = index.counts[rank] if index.counts is not None else ""
         writer.writerow(
             [
-                rank,
+                merge_number(rank),
                 left,
                 right,
                 made,
@@ -452,7 +452,7 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
         for rank in range(min(20, index.merge_count)):
             count = index.counts[rank] if index.counts is not None else None
             lines.append(
-                f"| {rank} | `{_md(token_label(tok.token_bytes(index.left[rank])))}` | "
+                f"| {merge_number(rank)} | `{_md(token_label(tok.token_bytes(index.left[rank])))}` | "
                 f"`{_md(token_label(tok.token_bytes(index.right[rank])))}` | "
                 f"`{_md(token_label(tok.token_bytes(index.result[rank])))}` | "
                 f"{f'{count:,}' if count is not None else '–'} |"

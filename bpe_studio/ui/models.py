@@ -20,6 +20,7 @@ from PySide6.QtCore import (
 )
 
 from ..engine import MergeMade
+from ..engine.humanize import MERGE_NUMBERING, merge_number
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -147,7 +148,7 @@ class MergesTableModel(QAbstractTableModel):
                 return None
             row, column = index.row(), index.column()
             if column == 0:
-                return f"{row + 1:,}"
+                return f"{merge_number(row):,}"
             if column == 4:
                 return f"{self._counts[row]:,}"
             return self.texts(row)[column - 1]
@@ -157,7 +158,7 @@ class MergesTableModel(QAbstractTableModel):
             row = index.row()
             left, right = self._pairs[row]
             return (
-                f"Merge {row + 1:,}: {left!r} + {right!r} → token {self._token_ids[row]} "
+                f"Merge {merge_number(row):,}: {left!r} + {right!r} → token {self._token_ids[row]} "
                 f"({len(left) + len(right)} bytes), seen {self._counts[row]:,} times"
             )
         if role == _USER and index.isValid():
@@ -178,7 +179,7 @@ class MergesTableModel(QAbstractTableModel):
 
 
 _HEADER_TIPS = (
-    "Order in which the merge was learned (1 = first)",
+    f"Merge number: the order in which the merge was learned. {MERGE_NUMBERING}",
     "Left token of the merged pair (· is a space, ↵ a newline)",
     "Right token of the merged pair",
     "The new token: left and right joined",

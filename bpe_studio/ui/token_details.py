@@ -15,6 +15,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from ..engine import Tokenizer
+from ..engine.humanize import MERGE_NUMBERING, merge_number
 from .token_format import TokenPalette, decoded_text, hex_bytes, is_complete_utf8, palette_for, token_label
 from .token_text import is_dark
 from .tokenizer_info import MergeIndex
@@ -114,7 +115,7 @@ class TokenDetails(QLabel):
             for left, right in rows
         )
         intro = intro or (
-            "Hover over a token, or click one, to see its id, bytes, merge rank and the two tokens it was "
+            "Hover over a token, or click one, to see its id, bytes, merge number and the two tokens it was "
             "merged from."
         )
         self.setText(f"<p>{html.escape(intro)}</p><table>{table}</table>")
@@ -170,10 +171,10 @@ class TokenDetails(QLabel):
             rows.append(("Merge", "special token: never split or merged"))
         elif facts.rank is not None and facts.left is not None and facts.right is not None:
             total = index.merge_count
-            merge = f"rank {facts.rank:,} of {total:,}"
+            merge = f"merge {merge_number(facts.rank):,} of {total:,}"
             if facts.count is not None:
                 merge += f" · its pair was seen {facts.count:,} times"
-            rows.append(("Merge", merge))
+            rows.append(("Merge", f"<span title='{html.escape(MERGE_NUMBERING)}'>{merge}</span>"))
             rows.append(
                 (
                     "Merged from",

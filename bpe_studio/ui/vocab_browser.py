@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine import Tokenizer
+from ..engine.humanize import MERGE_NUMBERING, merge_number
 from .file_drop import FileDropWidget
 from .token_details import TokenDetails
 from .token_format import hex_bytes, palette_for, token_label
@@ -130,7 +131,7 @@ class MergeTreeView(QWidget):
                 caption = "special"
             else:
                 label = token_label(data)
-                caption = f"#{node.rank:,}" if node.rank is not None else hex_bytes(data)
+                caption = f"#{merge_number(node.rank):,}" if node.rank is not None else hex_bytes(data)
             if small.horizontalAdvance(caption) > rect.width() - 4:
                 caption = ""
             self.boxes.append(TreeBox(rect, node, label, caption))
@@ -219,7 +220,11 @@ class MergeTreeView(QWidget):
             QToolTip.hideText()
         else:
             node = box.node
-            how = f"made by merge #{node.rank:,}" if node.rank is not None else "not made by a merge"
+            how = (
+                f"made by merge #{merge_number(node.rank):,}"
+                if node.rank is not None
+                else "not made by a merge"
+            )
             QToolTip.showText(
                 event.globalPosition().toPoint(), f"Token {node.token_id}: {box.label} ({how})", self
             )
@@ -296,8 +301,9 @@ class VocabBrowser(FileDropWidget):
         details_layout.addWidget(self.details)
         right_layout.addWidget(details_box, 0)
         tree_box = QGroupBox(
-            "Merge tree: the token on top, its single bytes at the bottom (#n: merge rank)", right
+            "Merge tree: the token on top, its single bytes at the bottom (#n: merge n, from 1)", right
         )
+        tree_box.setToolTip(MERGE_NUMBERING)
         tree_layout = QVBoxLayout(tree_box)
         self.tree_view = MergeTreeView(tree_box)
         self.tree_view.token_clicked.connect(self.show_token)

@@ -185,7 +185,7 @@ def test_hover_and_selection_show_the_tokens_details(
     assert (fact.rank, fact.left, fact.right) == (rank, left, right)
     assert fact.count == counts[rank]
     shown = playground.details.text()
-    assert data.hex(" ") in shown and f"rank {rank:,}" in shown and f"{counts[rank]:,} times" in shown
+    assert data.hex(" ") in shown and f"merge {rank + 1:,} of" in shown and f"{counts[rank]:,} times" in shown
     assert f"token:{left}" in shown and f"token:{right}" in shown
 
     # Hovering the emoji shows the four tokens that split it.
