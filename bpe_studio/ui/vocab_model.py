@@ -14,8 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
 
 from ..engine.humanize import merge_number
-from .models import search_key
-from .token_format import LIGHT_PALETTE, hex_bytes, palette_for, token_label
+from .token_format import LIGHT_PALETTE, hex_bytes, palette_for, search_key, token_label
 from .tokenizer_info import LoadedTokenizer
 
 Index = QModelIndex | QPersistentModelIndex
