@@ -402,7 +402,7 @@ class PlaygroundView(FileDropWidget):
                 kind = encoding.unit_kind[unit]
                 for token in encoding.unit_tokens(unit):
                     kinds[token] = kind
-            self.strip.set_text_and_units(
+            self.strip.set_labels_and_units(
                 encoding.strip_text, encoding.label_start, encoding.label_end, kinds
             )
             self.ids_view.setPlainText(format_ids(encoding.ids) if encoding.spans else "")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, Signal, Slot
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -45,6 +45,38 @@ from .tokenizer_info import SPECIAL, SPLIT
 
 #: The character-format property holding a unit's index.
 UNIT_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
+
+#: Put between two token labels in a view of labels: a zero-width space, where a line may wrap. Without it
+#: the labels form one long "word" that Qt breaks anywhere, e.g. between ``<0x8A`` and ``>``.
+LABEL_BREAK = "\u200b"
+
+
+def with_label_breaks(
+    text: str, starts: Sequence[int], ends: Sequence[int]
+) -> tuple[str, list[int], list[int]]:
+    """Insert :data:`LABEL_BREAK` between adjacent labels; returns the text and the labels' new positions.
+
+    Positions are in UTF-16 code units, as in the document.
+
+    Example:
+        >>> with_label_breaks("ab<0xE2>", [0, 1, 2], [1, 2, 8])
+        ('a\u200bb\u200b<0xE2>', [0, 2, 4], [1, 3, 10])
+    """
+    data = text.encode("utf-16-le")
+    parts: list[bytes] = []
+    new_starts: list[int] = []
+    new_ends: list[int] = []
+    done = 0  # UTF-16 units of the text copied so far
+    added = 0
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        if i and start == ends[i - 1]:
+            parts += [data[2 * done : 2 * start], LABEL_BREAK.encode("utf-16-le")]
+            done = start
+            added += 1
+        new_starts.append(start + added)
+        new_ends.append(end + added)
+    parts.append(data[2 * done :])
+    return b"".join(parts).decode("utf-16-le"), new_starts, new_ends
 
 
 def is_dark(widget: QWidget) -> bool:
@@ -117,6 +149,7 @@ class TokenTextEdit(QPlainTextEdit):
         self.unit_kinds: list[int] = []
         self.unit_colours: list[int] | None = None
         self.valid_until: int | None = None
+        self._label_breaks = False
         self._hovered = -1
         self._current = range(0)
         self._show_whitespace = False
@@ -135,9 +168,18 @@ class TokenTextEdit(QPlainTextEdit):
         self.updateRequest.connect(self._on_update_request)
 
     def plain_text(self) -> str:
-        """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``)."""
+        """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``; the
+        breaks between labels left out, see :meth:`set_labels_and_units`)."""
         raw = self.document().toRawText()
-        return raw.replace("\u2029", "\n").replace("\u2028", "\n")
+        text = raw.replace("\u2029", "\n").replace("\u2028", "\n")
+        return text.replace(LABEL_BREAK, "") if self._label_breaks else text
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
+        """Copy the selected text without the breaks put between labels."""
+        mime = super().createMimeDataFromSelection()
+        if self._label_breaks:
+            mime.setText(mime.text().replace(LABEL_BREAK, ""))
+        return mime
 
     # -- formats ----------------------------------------------------------------------------------------
 
@@ -235,13 +277,35 @@ class TokenTextEdit(QPlainTextEdit):
         colours: Sequence[int] | None = None,
     ) -> None:
         """Replace the text and colour its units (for the read-only views)."""
+        self._label_breaks = False
+        self._set_text(text)
+        self.set_units(starts, ends, kinds, colours)
+
+    def set_labels_and_units(
+        self,
+        text: str,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """Show token labels (one unit each) so that lines wrap between labels, never inside one.
+
+        A :data:`LABEL_BREAK` goes between adjacent labels, so the units' positions in the view
+        (:attr:`unit_starts`) are not those given; :meth:`plain_text` and copying leave the breaks out.
+        """
+        text, starts, ends = with_label_breaks(text, starts, ends)
+        self._label_breaks = True
+        self._set_text(text)
+        self.set_units(starts, ends, kinds, colours)
+
+    def _set_text(self, text: str) -> None:
         self.unit_starts, self.unit_ends, self.unit_kinds = [], [], []
         self._updating = True
         try:
             self.setPlainText(text)
         finally:
             self._updating = False
-        self.set_units(starts, ends, kinds, colours)
 
     def _rehighlight(self) -> None:
         self._updating = True
@@ -572,4 +636,4 @@ class TokenTextEdit(QPlainTextEdit):
         return unit
 
 
-__all__ = ["UNIT_PROPERTY", "TokenTextEdit", "UnitHighlighter", "is_dark"]
+__all__ = ["LABEL_BREAK", "UNIT_PROPERTY", "TokenTextEdit", "UnitHighlighter", "is_dark", "with_label_breaks"]
