@@ -7,7 +7,6 @@ from anywhere (another program, the Copy button before the slider moved).
 
 from __future__ import annotations
 
-import json
 import re
 
 from PySide6.QtCore import Slot
@@ -15,6 +14,7 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QGroupBox, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget
 
 from ..engine import Tokenizer, UnknownTokenIdError
+from .token_copy import format_ids
 
 _IDS_PATTERN = re.compile(r"[\s,;\[\]()]*")
 _ID = re.compile(r"-?\d+")
@@ -63,16 +63,6 @@ def decode_placeholder(tokenizer: Tokenizer | None) -> str:
     except (ValueError, KeyError):  # a tokenizer without every byte: no example rather than a wrong one
         return "Paste token ids (full vocabulary)"
     return f"Paste ids (full vocabulary), e.g. {format_ids(ids)} for {DECODE_EXAMPLE!r}"
-
-
-def format_ids(ids: list[int]) -> str:
-    """The ids as a JSON list (what the Copy button copies).
-
-    Example:
-        >>> format_ids([1, 2])
-        '[1, 2]'
-    """
-    return json.dumps(ids)
 
 
 class DecodeBox(QGroupBox):
@@ -145,4 +135,4 @@ class DecodeBox(QGroupBox):
         self.status.setText(note)
 
 
-__all__ = ["DECODE_EXAMPLE", "DecodeBox", "decode_placeholder", "format_ids", "parse_ids"]
+__all__ = ["DECODE_EXAMPLE", "DecodeBox", "decode_placeholder", "parse_ids"]

@@ -7,8 +7,10 @@ vocab-size slider with the curve of token count against vocab size, and a box th
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -16,19 +18,23 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSplitter,
+    QTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from ..engine import Tokenizer
 from ..engine.analysis import compression
-from .decode_box import DecodeBox, format_ids
+from .decode_box import DecodeBox
 from .file_drop import FileDropWidget
 from .tasks import TaskContext, TaskRunner
+from .token_copy import format_ids, id_positions, tokens_text, tokens_tsv
 from .token_details import TokenDetails
 from .token_text import TokenTextEdit
 from .tokenizer_info import (
@@ -69,6 +75,7 @@ class PlaygroundView(FileDropWidget):
         curve_changed(): The curve of token count against vocab size was recomputed.
         settled(): Nothing is waiting to be encoded or computed.
         token_link_activated(int): A token link in the details was clicked (to show it elsewhere).
+        token_selected(int): The selected token's id changed (-1: none), to select it in other tabs.
         files_dropped(list): Tokenizer files were dropped on the tab.
     """
 
@@ -76,6 +83,7 @@ class PlaygroundView(FileDropWidget):
     curve_changed = Signal()
     settled = Signal()
     token_link_activated = Signal(int)
+    token_selected = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -84,6 +92,10 @@ class PlaygroundView(FileDropWidget):
         self.encoding: Encoding | None = None
         self._selected_token = -1  # index of the selected token in the encoding (-1: none)
         self._hover: tuple[str, int] | None = None  # ("text", unit) or ("tokens", token)
+        self._id_starts: list[int] = []  # where each token's id is in the ids box
+        self._id_ends: list[int] = []
+        self._marking_ids = False  # the ids box's cursor is moved by code, not by a click
+        self._linked_id = -1  # the selected token's id, as last reported by token_selected
 
         self.encode_runner = TaskRunner("bpe-studio-encode", self)
         self.encode_runner.finished.connect(self._on_encode_runner_finished)
@@ -206,12 +218,27 @@ class PlaygroundView(FileDropWidget):
         self.ids_view.setObjectName("playground_ids")
         self.ids_view.setReadOnly(True)
         self.ids_view.setFont(mono)
-        self.ids_view.setPlaceholderText("The ids of the tokens appear here.")
+        self.ids_view.setPlaceholderText("The ids of the tokens appear here; click one to select its token.")
+        self.ids_view.cursorPositionChanged.connect(self._on_ids_cursor_moved)
         ids_layout.addWidget(self.ids_view, 1)
+        copy_column = QVBoxLayout()
         self.copy_button = QPushButton("Copy", ids_box)
         self.copy_button.setToolTip("Copy the ids as a JSON list")
         self.copy_button.clicked.connect(self.copy_ids)
-        ids_layout.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        copy_column.addWidget(self.copy_button)
+        self.copy_as_button = QToolButton(ids_box)
+        self.copy_as_button.setText("Copy as")
+        self.copy_as_button.setToolTip("Copy the tokens themselves, as text or as a table")
+        self.copy_as_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        copy_menu = QMenu(self.copy_as_button)
+        self.copy_text_action = copy_menu.addAction("Tokens as text (one per line)")
+        self.copy_text_action.triggered.connect(self._on_copy_text_action_triggered)
+        self.copy_tsv_action = copy_menu.addAction("Tokens as TSV (index, id, token, hex, start, end)")
+        self.copy_tsv_action.triggered.connect(self._on_copy_tsv_action_triggered)
+        self.copy_as_button.setMenu(copy_menu)
+        copy_column.addWidget(self.copy_as_button)
+        copy_column.addStretch(1)
+        ids_layout.addLayout(copy_column)
 
         vertical.addWidget(text_box)
         vertical.addWidget(tokens_box)
@@ -338,6 +365,27 @@ class PlaygroundView(FileDropWidget):
         if self.encoding is not None:
             QGuiApplication.clipboard().setText(format_ids(self.encoding.ids))
 
+    def copy_tokens(self, *, tsv: bool = False) -> None:
+        """Copy the tokens of the shown encoding: one per line as the Tokens view spells them, or as TSV."""
+        encoding = self.encoding
+        if encoding is None or encoding.tokenizer is None or not encoding.spans:
+            return
+        if tsv:
+            data = [encoding.tokenizer.token_bytes(i) for i in encoding.ids]
+            spans = [(s.start, s.end) for s in encoding.spans]
+            text = tokens_tsv(encoding.ids, encoding.labels, data, spans)
+        else:
+            text = tokens_text(encoding.labels)
+        QGuiApplication.clipboard().setText(text)
+
+    @Slot()
+    def _on_copy_text_action_triggered(self) -> None:
+        self.copy_tokens()
+
+    @Slot()
+    def _on_copy_tsv_action_triggered(self) -> None:
+        self.copy_tokens(tsv=True)
+
     # ==============================================================================================
     # Encoding
     # ==============================================================================================
@@ -382,6 +430,7 @@ class PlaygroundView(FileDropWidget):
         self.encoding = encoding
         self._selected_token = -1
         self._hover = None
+        self._id_starts, self._id_ends = [], []
         self.editor.mark_error(None, None)
         if encoding.error:
             self.editor.clear_units()
@@ -405,7 +454,16 @@ class PlaygroundView(FileDropWidget):
             self.strip.set_labels_and_units(
                 encoding.strip_text, encoding.label_start, encoding.label_end, kinds
             )
-            self.ids_view.setPlainText(format_ids(encoding.ids) if encoding.spans else "")
+            self._marking_ids = True  # a new text, not a click on an id
+            try:
+                self.ids_view.setPlainText(format_ids(encoding.ids) if encoding.spans else "")
+            finally:
+                self._marking_ids = False
+            positions = id_positions(encoding.ids)
+            self._id_starts = [start for start, _ in positions]
+            self._id_ends = [end for _, end in positions]
+        self._mark_id(-1)
+        self._link(-1, emit=False)
         self._update_stats()
         self.size_box.update_label()
         self._show_details()
@@ -437,6 +495,8 @@ class PlaygroundView(FileDropWidget):
         else:
             tokens = f"<b>{n:,}</b> token{'s' if n != 1 else ''}"
             ratio = f" · <b>{per_token:.2f}</b> characters per token" if per_token is not None else ""
+            if figures.tokens_per_word is not None:
+                ratio += f" · <b>{figures.tokens_per_word:.2f}</b> tokens per word"
         self.stats_label.setText(
             f"{tokens} · {chars:,} character{'s' if chars != 1 else ''} · "
             f"{size:,} byte{'s' if size != 1 else ''}{ratio}"
@@ -566,7 +626,23 @@ class PlaygroundView(FileDropWidget):
         """The index of the selected token (-1: none)."""
         return self._selected_token
 
-    def _select(self, token: int, *, from_strip: bool) -> None:
+    def show_token_id(self, token_id: int) -> None:
+        """Select the first token of the text with this id (the Vocabulary's selection); none: no selection.
+
+        Nothing changes when the selected token already has this id (the Vocabulary following a click here).
+        """
+        encoding = self.encoding
+        if encoding is None or not encoding.spans:
+            return
+        selected = self._selected_token
+        if 0 <= selected < len(encoding.spans) and encoding.spans[selected].id == token_id:
+            return
+        found = next((i for i, span in enumerate(encoding.spans) if span.id == token_id), -1)
+        self._select(found, from_ids=True)
+
+    def _select(self, token: int, *, from_strip: bool = False, from_ids: bool = False) -> None:
+        """Select a token in every view: outline it in the text and Tokens views, mark its id, describe it,
+        and tell the other tabs (``from_*``: where the user clicked, which needs no scrolling)."""
         encoding = self.encoding
         if encoding is None or token >= len(encoding.spans):
             token = -1
@@ -576,9 +652,53 @@ class PlaygroundView(FileDropWidget):
             self.strip.set_current_units(range(0))
         else:
             unit = encoding.unit_of_token(token)
-            self.editor.set_current_units(range(unit, unit + 1), scroll=from_strip)
+            self.editor.set_current_units(range(unit, unit + 1), scroll=from_strip or from_ids)
             self.strip.set_current_units(range(token, token + 1), scroll=not from_strip)
+        self._mark_id(token, scroll=not from_ids)
         self._show_details()
+        self._link(encoding.spans[token].id if encoding is not None and token >= 0 else -1)
+
+    def _link(self, token_id: int, *, emit: bool = True) -> None:
+        """Report the selected token's id to the other tabs when it changes."""
+        if token_id != self._linked_id:
+            self._linked_id = token_id
+            if emit:
+                self.token_selected.emit(token_id)
+
+    def _mark_id(self, token: int, *, scroll: bool = True) -> None:
+        """Highlight the id of a token (by index; -1: none) in the ids box."""
+        if not 0 <= token < len(self._id_starts):
+            self.ids_view.setExtraSelections([])
+            return
+        cursor = QTextCursor(self.ids_view.document())
+        cursor.setPosition(self._id_starts[token])
+        cursor.setPosition(self._id_ends[token], QTextCursor.MoveMode.KeepAnchor)
+        selection = QTextEdit.ExtraSelection()
+        selection.cursor = cursor
+        fmt = QTextCharFormat()
+        fmt.setBackground(self.ids_view.palette().color(QPalette.ColorRole.Highlight))
+        fmt.setForeground(self.ids_view.palette().color(QPalette.ColorRole.HighlightedText))
+        selection.format = fmt
+        self.ids_view.setExtraSelections([selection])
+        if scroll and not self.ids_view.viewport().rect().contains(self.ids_view.cursorRect(cursor)):
+            self._marking_ids = True
+            try:
+                keep = self.ids_view.textCursor()
+                self.ids_view.setTextCursor(cursor)
+                self.ids_view.ensureCursorVisible()
+                self.ids_view.setTextCursor(keep)
+            finally:
+                self._marking_ids = False
+
+    @Slot()
+    def _on_ids_cursor_moved(self) -> None:
+        """A click in the ids box selects the token whose id is under the cursor."""
+        if self._marking_ids or not self._id_starts:
+            return
+        position = self.ids_view.textCursor().position()
+        token = bisect_right(self._id_starts, position) - 1
+        if token >= 0 and position <= self._id_ends[token] and token != self._selected_token:
+            self._select(token, from_ids=True)
 
     def _show_details(self) -> None:
         encoding, loaded = self.encoding, self.loaded

@@ -13,9 +13,10 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor
 
 from bpe_studio.engine import Tokenizer, TrainResult
-from bpe_studio.ui.decode_box import format_ids, parse_ids
+from bpe_studio.ui.decode_box import parse_ids
 from bpe_studio.ui.main_window import MainWindow
 from bpe_studio.ui.playground import PlaygroundView
+from bpe_studio.ui.token_copy import format_ids
 from bpe_studio.ui.token_format import DARK_PALETTE, LIGHT_PALETTE, contrast_ratio, relative_luminance
 from bpe_studio.ui.token_text import UNIT_PROPERTY, TokenTextEdit
 from bpe_studio.ui.tokenizer_info import (
