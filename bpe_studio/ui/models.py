@@ -129,8 +129,9 @@ class MergesTableModel(QAbstractTableModel):
         if role == _TOOLTIP and index.isValid():
             row = index.row()
             left, right = self._pairs[row]
+            shown_left, shown_right, _ = self.texts(row)
             return (
-                f"Merge {merge_number(row):,}: {left!r} + {right!r} → token {self._token_ids[row]} "
+                f"Merge {merge_number(row):,}: {shown_left} + {shown_right} → token {self._token_ids[row]} "
                 f"({len(left) + len(right)} bytes), seen {self._counts[row]:,} times"
             )
         if role == _USER and index.isValid():

@@ -103,6 +103,8 @@ def test_bytes_have_one_spelling_and_control_bytes_are_visible(
     rank = next(r for r, (a, b) in enumerate(result.merges) if a + b == b"\xe2\x94")
     shown = table.data(table.index(rank, MergesTableModel.TOKEN))
     assert shown == "<0xE2><0x94>" == vocab_label(b"\xe2\x94")
+    tip = table.data(table.index(rank, MergesTableModel.LEFT), Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith(f"Merge {rank + 1:,}: <0xE2> + <0x94> → token ")  # not b'\\xe2' + b'\\x94'
     assert "\\x" not in "".join(
         str(table.data(table.index(r, c))) for r in range(table.rowCount()) for c in (1, 2, 3)
     )
