@@ -7,10 +7,8 @@ vocab-size slider with the curve of token count against vocab size, and a box th
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -18,13 +16,9 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QMenu,
-    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTextEdit,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -33,8 +27,8 @@ from ..engine import Tokenizer
 from ..engine.analysis import compression
 from .decode_box import DecodeBox
 from .file_drop import FileDropWidget
+from .ids_box import IdsBox
 from .tasks import TaskContext, TaskRunner
-from .token_copy import format_ids, id_positions, tokens_text, tokens_tsv
 from .token_details import TokenDetails
 from .token_text import TokenTextEdit
 from .tokenizer_info import (
@@ -92,9 +86,6 @@ class PlaygroundView(FileDropWidget):
         self.encoding: Encoding | None = None
         self._selected_token = -1  # index of the selected token in the encoding (-1: none)
         self._hover: tuple[str, int] | None = None  # ("text", unit) or ("tokens", token)
-        self._id_starts: list[int] = []  # where each token's id is in the ids box
-        self._id_ends: list[int] = []
-        self._marking_ids = False  # the ids box's cursor is moved by code, not by a click
         self._linked_id = -1  # the selected token's id, as last reported by token_selected
 
         self.encode_runner = TaskRunner("bpe-studio-encode", self)
@@ -123,7 +114,6 @@ class PlaygroundView(FileDropWidget):
     # ==============================================================================================
 
     def _build(self) -> None:
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         outer = QHBoxLayout(self)
         outer.setContentsMargins(8, 8, 8, 8)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -212,37 +202,17 @@ class PlaygroundView(FileDropWidget):
         self.strip.files_dropped.connect(self.files_dropped)
         tokens_layout.addWidget(self.strip)
 
-        ids_box = QGroupBox("Token ids", vertical)
-        ids_layout = QHBoxLayout(ids_box)
-        self.ids_view = QPlainTextEdit(ids_box)
-        self.ids_view.setObjectName("playground_ids")
-        self.ids_view.setReadOnly(True)
-        self.ids_view.setFont(mono)
-        self.ids_view.setPlaceholderText("The ids of the tokens appear here; click one to select its token.")
-        self.ids_view.cursorPositionChanged.connect(self._on_ids_cursor_moved)
-        ids_layout.addWidget(self.ids_view, 1)
-        copy_column = QVBoxLayout()
-        self.copy_button = QPushButton("Copy", ids_box)
-        self.copy_button.setToolTip("Copy the ids as a JSON list")
-        self.copy_button.clicked.connect(self.copy_ids)
-        copy_column.addWidget(self.copy_button)
-        self.copy_as_button = QToolButton(ids_box)
-        self.copy_as_button.setText("Copy as")
-        self.copy_as_button.setToolTip("Copy the tokens themselves, as text or as a table")
-        self.copy_as_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        copy_menu = QMenu(self.copy_as_button)
-        self.copy_text_action = copy_menu.addAction("Tokens as text (one per line)")
-        self.copy_text_action.triggered.connect(self._on_copy_text_action_triggered)
-        self.copy_tsv_action = copy_menu.addAction("Tokens as TSV (index, id, token, hex, start, end)")
-        self.copy_tsv_action.triggered.connect(self._on_copy_tsv_action_triggered)
-        self.copy_as_button.setMenu(copy_menu)
-        copy_column.addWidget(self.copy_as_button)
-        copy_column.addStretch(1)
-        ids_layout.addLayout(copy_column)
+        self.ids_box = IdsBox(vertical)
+        self.ids_box.id_clicked.connect(self._on_ids_box_id_clicked)
+        # The box's widgets, by the names the rest of the app and the tests know them by.
+        self.ids_view = self.ids_box.view
+        self.copy_button = self.ids_box.copy_button
+        self.copy_text_action = self.ids_box.copy_text_action
+        self.copy_tsv_action = self.ids_box.copy_tsv_action
 
         vertical.addWidget(text_box)
         vertical.addWidget(tokens_box)
-        vertical.addWidget(ids_box)
+        vertical.addWidget(self.ids_box)
         vertical.setStretchFactor(0, 5)
         vertical.setStretchFactor(1, 3)
         vertical.setStretchFactor(2, 1)
@@ -362,29 +332,11 @@ class PlaygroundView(FileDropWidget):
     @Slot()
     def copy_ids(self) -> None:
         """Copy the ids of the shown encoding to the clipboard as a JSON list."""
-        if self.encoding is not None:
-            QGuiApplication.clipboard().setText(format_ids(self.encoding.ids))
+        self.ids_box.copy_ids()
 
     def copy_tokens(self, *, tsv: bool = False) -> None:
         """Copy the tokens of the shown encoding: one per line as the Tokens view spells them, or as TSV."""
-        encoding = self.encoding
-        if encoding is None or encoding.tokenizer is None or not encoding.spans:
-            return
-        if tsv:
-            data = [encoding.tokenizer.token_bytes(i) for i in encoding.ids]
-            spans = [(s.start, s.end) for s in encoding.spans]
-            text = tokens_tsv(encoding.ids, encoding.labels, data, spans)
-        else:
-            text = tokens_text(encoding.labels)
-        QGuiApplication.clipboard().setText(text)
-
-    @Slot()
-    def _on_copy_text_action_triggered(self) -> None:
-        self.copy_tokens()
-
-    @Slot()
-    def _on_copy_tsv_action_triggered(self) -> None:
-        self.copy_tokens(tsv=True)
+        self.ids_box.copy_tokens(tsv=tsv)
 
     # ==============================================================================================
     # Encoding
@@ -430,12 +382,10 @@ class PlaygroundView(FileDropWidget):
         self.encoding = encoding
         self._selected_token = -1
         self._hover = None
-        self._id_starts, self._id_ends = [], []
         self.editor.mark_error(None, None)
         if encoding.error:
             self.editor.clear_units()
             self.strip.set_text_and_units("", [], [], [])
-            self.ids_view.setPlainText("")
             if encoding.error_span is not None:
                 start, end = encoding.error_span
                 self.editor.mark_error(*self._text_positions(encoding, start, end))
@@ -454,15 +404,7 @@ class PlaygroundView(FileDropWidget):
             self.strip.set_labels_and_units(
                 encoding.strip_text, encoding.label_start, encoding.label_end, kinds
             )
-            self._marking_ids = True  # a new text, not a click on an id
-            try:
-                self.ids_view.setPlainText(format_ids(encoding.ids) if encoding.spans else "")
-            finally:
-                self._marking_ids = False
-            positions = id_positions(encoding.ids)
-            self._id_starts = [start for start, _ in positions]
-            self._id_ends = [end for _, end in positions]
-        self._mark_id(-1)
+        self.ids_box.set_encoding(encoding)
         self._link(-1, emit=False)
         self._update_stats()
         self.size_box.update_label()
@@ -654,7 +596,7 @@ class PlaygroundView(FileDropWidget):
             unit = encoding.unit_of_token(token)
             self.editor.set_current_units(range(unit, unit + 1), scroll=from_strip or from_ids)
             self.strip.set_current_units(range(token, token + 1), scroll=not from_strip)
-        self._mark_id(token, scroll=not from_ids)
+        self.ids_box.mark(token, scroll=not from_ids)
         self._show_details()
         self._link(encoding.spans[token].id if encoding is not None and token >= 0 else -1)
 
@@ -665,40 +607,9 @@ class PlaygroundView(FileDropWidget):
             if emit:
                 self.token_selected.emit(token_id)
 
-    def _mark_id(self, token: int, *, scroll: bool = True) -> None:
-        """Highlight the id of a token (by index; -1: none) in the ids box."""
-        if not 0 <= token < len(self._id_starts):
-            self.ids_view.setExtraSelections([])
-            return
-        cursor = QTextCursor(self.ids_view.document())
-        cursor.setPosition(self._id_starts[token])
-        cursor.setPosition(self._id_ends[token], QTextCursor.MoveMode.KeepAnchor)
-        selection = QTextEdit.ExtraSelection()
-        selection.cursor = cursor
-        fmt = QTextCharFormat()
-        fmt.setBackground(self.ids_view.palette().color(QPalette.ColorRole.Highlight))
-        fmt.setForeground(self.ids_view.palette().color(QPalette.ColorRole.HighlightedText))
-        selection.format = fmt
-        self.ids_view.setExtraSelections([selection])
-        if scroll and not self.ids_view.viewport().rect().contains(self.ids_view.cursorRect(cursor)):
-            self._marking_ids = True
-            try:
-                keep = self.ids_view.textCursor()
-                self.ids_view.setTextCursor(cursor)
-                self.ids_view.ensureCursorVisible()
-                self.ids_view.setTextCursor(keep)
-            finally:
-                self._marking_ids = False
-
-    @Slot()
-    def _on_ids_cursor_moved(self) -> None:
-        """A click in the ids box selects the token whose id is under the cursor."""
-        if self._marking_ids or not self._id_starts:
-            return
-        position = self.ids_view.textCursor().position()
-        token = bisect_right(self._id_starts, position) - 1
-        if token >= 0 and position <= self._id_ends[token] and token != self._selected_token:
-            self._select(token, from_ids=True)
+    @Slot(int)
+    def _on_ids_box_id_clicked(self, token: int) -> None:
+        self._select(token, from_ids=True)
 
     def _show_details(self) -> None:
         encoding, loaded = self.encoding, self.loaded
