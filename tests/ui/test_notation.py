@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import csv
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
 from bpe_studio.engine.humanize import MERGE_NUMBERING
-from bpe_studio.ui.export_dialog import merges_csv
+from bpe_studio.ui.export_job import merges_csv
 from bpe_studio.ui.main_window import MainWindow
 from bpe_studio.ui.models import MergesTableModel
 from bpe_studio.ui.tokenizer_views import TokenizerViews
@@ -124,3 +126,14 @@ def test_bytes_have_one_spelling_and_control_bytes_are_visible(
     playground.set_text("\x1b[0m")
     wait_playground(qtbot, playground)
     assert "<0x1B>" in playground.strip.plain_text()
+
+
+def test_the_spelling_helpers_import_no_qt() -> None:
+    """token_format (the one place tokens are spelled) and token_copy run without Qt, like the export job."""
+    code = (
+        "import sys; import bpe_studio.ui.token_format, bpe_studio.ui.token_copy, bpe_studio.ui.export_job; "
+        "sys.exit(any(m.split('.')[0] in ('PySide6', 'shiboken6') for m in sys.modules))"
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, timeout=60, check=False)
+    assert done.returncode == 0
