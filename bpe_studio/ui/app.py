@@ -206,9 +206,10 @@ def _install_sigint_handler(app: QApplication) -> QTimer:
 def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | None]:
     """Create and show the main window as the options ask (the QApplication must exist)."""
     screenshot = args.screenshot is not None
-    # The demo and screenshots leave the user's settings alone (and screenshots do not depend on them).
+    # Screenshots neither depend on the user's settings nor change them. The demo is a normal session (it is
+    # the README's first command): its window geometry and recent tokenizers are kept for the next start.
     settings = Settings() if screenshot else load_settings()
-    window = MainWindow(settings, persist=not (args.demo or screenshot))
+    window = MainWindow(settings, persist=not screenshot)
     if screenshot:
         window.resize(*DEFAULT_SIZE)
     window.show()

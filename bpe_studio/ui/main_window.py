@@ -33,7 +33,7 @@ class MainWindow(QMainWindow):
 
     Args:
         settings: The app's settings; restored into the window and written back when it closes.
-        persist: Whether to save the settings when the window closes (off for the demo and screenshots).
+        persist: Whether to save the settings when the window closes (off for screenshots).
 
     Signals:
         tokenizer_opened(object, str): A tokenizer should be shown in the tokenizer views: its source (a
