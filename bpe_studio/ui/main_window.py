@@ -12,12 +12,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Signal, Slot
+from PySide6.QtCore import QByteArray, Qt, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QTabWidget, QWidget
 
 from .. import __version__
 from ..engine import TrainResult
+from .help_guide import HelpGuide
 from .settings import Settings, save_settings
 from .tokenizer_views import TokenizerViews
 from .train_view import TrainView
@@ -50,6 +51,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("BPE Studio")
         self.setObjectName("main_window")
 
+        #: Help ▸ Guide's window, made when first asked for.
+        self.help_guide: HelpGuide | None = None
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
@@ -126,6 +129,9 @@ class MainWindow(QMainWindow):
         cancel.triggered.connect(self.train_view.cancel_training)
 
         help_menu = self.menuBar().addMenu("&Help")
+        self.guide_action = help_menu.addAction("&Guide to the views")
+        self.guide_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
+        self.guide_action.triggered.connect(self._on_guide_action_triggered)
         about = help_menu.addAction("&About BPE Studio")
         about.triggered.connect(self._on_about_action_triggered)
         self._refresh_recent_menus()
@@ -157,6 +163,12 @@ class MainWindow(QMainWindow):
     def _on_demo_action_triggered(self) -> None:
         self.tabs.setCurrentWidget(self.train_view)
         self.train_view.load_demo()
+
+    @Slot()
+    def _on_guide_action_triggered(self) -> None:
+        if self.help_guide is None:
+            self.help_guide = HelpGuide(self)
+        self.help_guide.show_section(self.tabs.tabText(self.tabs.currentIndex()))
 
     @Slot()
     def _on_about_action_triggered(self) -> None:
