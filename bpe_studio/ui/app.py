@@ -277,6 +277,9 @@ def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | N
     # Screenshots neither depend on the user's settings nor change them. The demo is a normal session (it is
     # the README's first command): its window geometry and recent tokenizers are kept for the next start.
     settings = Settings() if screenshot else load_settings()
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        apply_style(app, settings.theme)
     window = MainWindow(settings, persist=not screenshot)
     if screenshot:
         window.resize(*DEFAULT_SIZE)

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QTabWidget, QWidget
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QTabWidget, QWidget
 
 from .. import __version__
 from ..engine import TrainResult
 from .help_guide import HelpGuide
-from .settings import Settings, save_settings
+from .settings import THEME_CHOICES, Settings, save_settings
+from .style import apply_style
 from .tokenizer_views import TokenizerViews
 from .train_view import TrainView
 
@@ -128,6 +129,20 @@ class MainWindow(QMainWindow):
         cancel.setShortcut(QKeySequence("Ctrl+."))
         cancel.triggered.connect(self.train_view.cancel_training)
 
+        view_menu = self.menuBar().addMenu("&View")
+        theme_menu = view_menu.addMenu("&Theme")
+        themes = QActionGroup(self)
+        themes.setExclusive(True)
+        #: View ▸ Theme's actions by choice ("system", "light", "dark").
+        self.theme_actions: dict[str, QAction] = {}
+        for choice, text in zip(THEME_CHOICES, ("&System", "&Light", "&Dark"), strict=True):
+            action = theme_menu.addAction(text)
+            action.setCheckable(True)
+            action.setChecked(choice == self.settings.theme)
+            action.triggered.connect(lambda _checked=False, c=choice: self.set_theme(c))
+            themes.addAction(action)
+            self.theme_actions[choice] = action
+
         help_menu = self.menuBar().addMenu("&Help")
         self.guide_action = help_menu.addAction("&Guide to the views")
         self.guide_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
@@ -135,6 +150,14 @@ class MainWindow(QMainWindow):
         about = help_menu.addAction("&About BPE Studio")
         about.triggered.connect(self._on_about_action_triggered)
         self._refresh_recent_menus()
+
+    def set_theme(self, choice: str) -> None:
+        """Use a theme ("system" follows the desktop), check its menu action and keep it in the settings."""
+        self.settings.theme = choice
+        self.theme_actions[choice].setChecked(True)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_style(app, choice)
 
     def _refresh_recent_menus(self) -> None:
         for menu, items, handler in (

@@ -43,6 +43,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QTextEdit, QWidget
 
 from ..engine import Tokenizer
+from .style import theme_of
 from .token_format import TokenPalette, decoded_text, hex_bytes, is_complete_utf8, palette_for, token_label
 from .tokenizer_info import SPECIAL, SPLIT, MergeIndex
 
@@ -386,7 +387,7 @@ class TokenTextEdit(QPlainTextEdit):
         fmt = QTextCharFormat()
         fmt.setBackground(QColor(self._palette.error_background))
         fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-        fmt.setUnderlineColor(QColor("#CC3311"))
+        fmt.setUnderlineColor(QColor(theme_of(self).error_underline))
         selection.format = fmt
         self.setExtraSelections([selection])
 

@@ -36,8 +36,9 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine import Tokenizer
-from .token_format import hex_bytes, palette_for, token_label
-from .token_text import FileDropWidget, TokenDetails, is_dark
+from .style import theme_of
+from .token_format import hex_bytes, token_label
+from .token_text import FileDropWidget, TokenDetails
 from .tokenizer_info import LoadedTokenizer, MergeNode
 from .vocab_model import VocabTableModel
 
@@ -152,14 +153,15 @@ class MergeTreeView(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         try:
-            palette = palette_for(is_dark(self))
+            theme = theme_of(self)
+            palette = theme.tokens
             text_colour = QColor(palette.text)
             if not self.boxes:
                 painter.setPen(self.palette().color(self.foregroundRole()))
                 painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignCenter), self._message)
                 return
             by_node = {id(box.node): box for box in self.boxes}
-            painter.setPen(QPen(QColor("#8a929c"), 1))
+            painter.setPen(QPen(QColor(theme.tree_edge), 1))
             for box in self.boxes:
                 node = box.node
                 if node.left is None or node.right is None:
@@ -174,14 +176,12 @@ class MergeTreeView(QWidget):
                 colour = (
                     palette.special_background
                     if box.caption == "special"
-                    else ("#e9ecf0" if leaf and not is_dark(self) else palette.backgrounds[node.height() % 6])
+                    else (theme.tree_leaf if leaf else palette.backgrounds[node.height() % 6])
                 )
-                if leaf and is_dark(self):
-                    colour = "#3a3f46"
                 painter.setBrush(QColor(colour))
-                painter.setPen(QPen(QColor("#5b6470"), 1))
+                painter.setPen(QPen(QColor(theme.tree_outline), 1))
                 painter.drawRoundedRect(box.rect.adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
-                painter.setPen(text_colour if not (leaf and is_dark(self)) else QColor("#f2f2f2"))
+                painter.setPen(QColor(theme.text) if leaf else text_colour)
                 painter.setFont(self._font)
                 label_rect = QRectF(
                     box.rect.left(), box.rect.top() + 2, box.rect.width(), box.rect.height() / 2
