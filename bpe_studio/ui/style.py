@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 from .settings import THEME_CHOICES
 from .token_format import TokenPalette, palette_for
@@ -47,6 +47,7 @@ class Theme:
             curves (Okabe-Ito colours, lighter ones on dark).
         density: The length chart's ramp: none, some, most.
         tree_leaf, tree_outline, tree_edge, error_underline: The merge tree and the playground's errors.
+        difference: The dashed outline of a span that the other side of Compare cuts differently.
     """
 
     dark: bool
@@ -87,6 +88,7 @@ class Theme:
     tree_outline: str
     tree_edge: str
     error_underline: str
+    difference: str
 
     @property
     def tokens(self) -> TokenPalette:
@@ -133,6 +135,7 @@ LIGHT_THEME = Theme(
     tree_outline="#5b6470",
     tree_edge="#8a929c",
     error_underline="#CC3311",
+    difference="#CC3311",
 )
 
 DARK_THEME = Theme(
@@ -174,6 +177,7 @@ DARK_THEME = Theme(
     tree_outline="#8a929c",
     tree_edge="#6b737d",
     error_underline="#ff8a80",
+    difference="#ffb199",
 )
 
 # The light theme's colours under the names other modules imported before themes existed.
@@ -371,6 +375,11 @@ def _follower(app: QApplication) -> _SchemeFollower:
 def _apply(app: QApplication, theme: Theme) -> None:
     app.setPalette(qt_palette(theme))
     app.setStyleSheet(style_sheet(theme))
+    # Rich text resolves ``palette(...)`` colours when it is set: set it again to take the new ones.
+    for widget in app.allWidgets():
+        if isinstance(widget, QLabel) and "palette(" in (text := widget.text()):
+            widget.clear()  # setText with the same text would do nothing
+            widget.setText(text)
     for widget in list(_opaque_widgets):
         if shiboken6.isValid(widget):  # its window may be gone while Python still holds the wrapper
             _fill(widget, theme.status_background)

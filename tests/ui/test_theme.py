@@ -116,8 +116,10 @@ def test_view_theme_dark_recolours_every_view(  # type: ignore[no-untyped-def]
     assert window.settings.theme == "dark"
     assert window.theme_actions["dark"].isChecked() and not window.theme_actions["light"].isChecked()
     assert is_dark_palette(QApplication.palette())
-    # The token colours, the charts of the Train tab and the playground's curve follow.
+    # The token colours (in the text and the legend), the Train tab's charts and the playground's curve.
     assert playground.editor.token_palette is DARK_PALETTE
+    assert DARK_PALETTE.backgrounds[0] in playground.details.text()
+    assert LIGHT_PALETTE.backgrounds[0] not in playground.details.text()
     charts = window.train_view.charts
     assert charts.view.backgroundBrush().color() == QColor(DARK_THEME.base)
     assert charts.count_curve.opts["pen"].color() == QColor(DARK_THEME.chart_count)
@@ -133,6 +135,7 @@ def test_view_theme_dark_recolours_every_view(  # type: ignore[no-untyped-def]
     find_action(window, "View", "Theme", "Light").trigger()
     assert window.settings.theme == "light"
     assert playground.editor.token_palette is LIGHT_PALETTE
+    assert LIGHT_PALETTE.backgrounds[0] in playground.details.text()
     assert charts.view.backgroundBrush().color() == QColor(LIGHT_THEME.base)
     assert curve.curve.opts["pen"].color() == QColor(LIGHT_THEME.chart_count)
     assert phase.palette().color(phase.backgroundRole()) == QColor(LIGHT_THEME.status_background)
