@@ -27,8 +27,6 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
-from ..cli.signals import STOP_SIGNALS, cancelled_message
-from ..cli.signals import exit_code as signal_exit_code
 from .main_window import DEFAULT_SIZE, MainWindow
 from .settings import Settings, load_settings
 from .style import apply_style
@@ -43,6 +41,24 @@ EXIT_SCREENSHOT_PATH = 2
 
 #: Seconds ``--screenshot`` waits for the demo training before giving up.
 SCREENSHOT_TIMEOUT = 600
+
+#: The signals that stop the app as they stop every command (the CLI's ``bpe_studio.cli.signals``, which the
+#: app does not import): those present on this platform.
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def stopped_message(signum: int, *, tty: bool = False) -> str:
+    """The line printed when a signal stopped the app, worded as the CLI's.
+
+    Example:
+        >>> stopped_message(signal.SIGTERM)
+        'bpe-studio: cancelled by SIGTERM'
+    """
+    if signum == signal.SIGINT:
+        return ("\n" if tty else "") + "bpe-studio: cancelled"  # after the terminal's "^C"
+    return f"bpe-studio: cancelled by {signal.Signals(signum).name}"
 
 
 def screenshot_path_problem(path: Path) -> str | None:
@@ -335,8 +351,8 @@ def _run(args: argparse.Namespace, stops: StopSignals) -> int:
         window.close()
     window.train_view.shutdown()
     if stops.signum is not None:
-        print(cancelled_message(stops.signum, tty=sys.stderr.isatty()), file=sys.stderr, flush=True)
-        return signal_exit_code(stops.signum)
+        print(stopped_message(stops.signum, tty=sys.stderr.isatty()), file=sys.stderr, flush=True)
+        return 128 + stops.signum  # as a shell reports a process the signal ended: 130, 143, 129
     if shooter is not None and (not shooter.finished or shooter.exit_code != 0):
         # The app also ends when its window is closed before the shot: that is no success.
         if not shooter.finished:

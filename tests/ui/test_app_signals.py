@@ -15,6 +15,7 @@ import pytest
 from PySide6.QtCore import QThread, QTimer
 
 from bpe_studio.cli import parse_args
+from bpe_studio.cli.signals import STOP_SIGNALS, cancelled_message
 from bpe_studio.ui import app as app_module
 from bpe_studio.ui.settings import load_settings
 
@@ -124,3 +125,11 @@ def test_ctrl_c_in_the_event_loop_closes_the_window_and_exits_130(  # type: igno
     assert capsys.readouterr().err.strip().splitlines()[-1] == "bpe-studio: cancelled"
     assert load_settings().geometry != ""  # the window was closed as by its close button: settings saved
     assert signal.getsignal(signal.SIGINT) == before  # main() restored the handlers
+
+
+def test_the_app_words_a_stop_as_the_cli_does() -> None:
+    # The app does not import the CLI (tests/engine/test_design.py): the two copies must agree.
+    assert app_module.STOP_SIGNALS == STOP_SIGNALS
+    for signum in STOP_SIGNALS:
+        for tty in (False, True):
+            assert app_module.stopped_message(signum, tty=tty) == cancelled_message(signum, tty=tty)
