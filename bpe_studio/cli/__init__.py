@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bpe-studio`` console script; returns the exit code."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == APP_COMMAND:
-        from ..ui.app import main as gui_main  # Qt is imported only when the app is asked for
+        from ..ui.startup import run_app as gui_main  # checks that Qt can start, then imports it
 
         return gui_main(args)
     try:

@@ -6,7 +6,8 @@
   merges gives.
 * :func:`token_count_curve`: how many tokens a text has with *every* cut at once, in one pass of BPE.
 * :func:`compare_merges`: where two merge lists first differ; :func:`shared_tokens`: how many tokens of A
-  are also tokens of B at the same place in a text; :func:`compare`: both, with each side's counts.
+  are also tokens of B at the same place in a text; :func:`compare`: both, with each side's counts;
+  :func:`cut_difference`: the stretches of a text that two tokenizers cut differently.
 * :func:`compression`: bytes per token, characters per token and tokens per word of an encoded text.
 
 Example:
@@ -522,6 +523,82 @@ def shared_tokens(a: Tokenizer, a_ids: Sequence[int], b: Tokenizer, b_ids: Seque
     return shared
 
 
+@dataclass(frozen=True)
+class CutDifference:
+    """Where two encodings of one text cut it differently.
+
+    Attributes:
+        spans: Byte ranges ``(start, end)`` of the text's UTF-8, in order: each runs from a boundary both
+            encodings have to the next one, and at least one encoding has a token boundary inside it (the
+            other may have one token there). Stretches that both cut alike are not listed.
+        a_tokens: A's tokens inside the spans: those that are not also a token of B
+            (``len(a_ids) - shared_tokens(...)``).
+        b_tokens: B's tokens inside the spans.
+    """
+
+    spans: tuple[tuple[int, int], ...]
+    a_tokens: int
+    b_tokens: int
+
+
+def cut_difference_of_sizes(a_sizes: Sequence[int], b_sizes: Sequence[int]) -> CutDifference:
+    """:func:`cut_difference` for two encodings given as their tokens' byte lengths.
+
+    One walk along both: from a boundary both have, take a token of each, then more of whichever side
+    ends first, until both end at the same byte; more than one token on either side there is a span.
+
+    Example:
+        >>> cut_difference_of_sizes([2, 1, 3], [2, 2, 1, 1])  # "ab|c|def" and "ab|cd|e|f"
+        CutDifference(spans=((2, 6),), a_tokens=2, b_tokens=3)
+
+    Raises:
+        ValueError: The two do not cover the same number of bytes.
+    """
+    spans: list[tuple[int, int]] = []
+    a_inside = b_inside = 0
+    i = j = 0
+    start = 0  # a boundary of both
+    while i < len(a_sizes) and j < len(b_sizes):
+        a_end, b_end = start + a_sizes[i], start + b_sizes[j]
+        i, j = i + 1, j + 1
+        a_count = b_count = 1
+        while a_end != b_end:
+            if a_end < b_end and i < len(a_sizes):
+                a_end += a_sizes[i]
+                i, a_count = i + 1, a_count + 1
+            elif b_end < a_end and j < len(b_sizes):
+                b_end += b_sizes[j]
+                j, b_count = j + 1, b_count + 1
+            else:
+                break  # one side ran out: reported below
+        if a_end != b_end:
+            break
+        if a_count > 1 or b_count > 1:
+            spans.append((start, a_end))
+            a_inside += a_count
+            b_inside += b_count
+        start = a_end
+    if sum(a_sizes) != sum(b_sizes):
+        raise ValueError(
+            f"the two encodings are not of the same text: {sum(a_sizes):,} bytes against {sum(b_sizes):,}"
+        )
+    return CutDifference(tuple(spans), a_inside, b_inside)
+
+
+def cut_difference(a: Tokenizer, a_ids: Sequence[int], b: Tokenizer, b_ids: Sequence[int]) -> CutDifference:
+    """Where A's and B's encodings of the same text cut it differently (byte ranges), and their tokens there.
+
+    Example:
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+        >>> cut_difference(tok, tok.encode("abc ab"), cut_to_merges(tok, 0), list(b"abc ab"))
+        CutDifference(spans=((0, 2), (4, 6)), a_tokens=2, b_tokens=4)
+    """
+    token_bytes_a, token_bytes_b = a.token_bytes, b.token_bytes
+    return cut_difference_of_sizes(
+        [len(token_bytes_a(i)) for i in a_ids], [len(token_bytes_b(i)) for i in b_ids]
+    )
+
+
 def same_tokenizer(a: Tokenizer, b: Tokenizer) -> bool:
     """Whether two tokenizers are the same: vocabulary (ids and bytes), merges, special tokens, pattern.
 
@@ -675,6 +752,7 @@ __all__ = [
     "Comparison",
     "Compression",
     "Curve",
+    "CutDifference",
     "MergeDifference",
     "MergeIndex",
     "MergeNode",
@@ -682,6 +760,8 @@ __all__ = [
     "compare_encoded",
     "compare_merges",
     "compression",
+    "cut_difference",
+    "cut_difference_of_sizes",
     "cut_to_merges",
     "merge_tree",
     "plain_token",
