@@ -141,13 +141,15 @@ def load(
     Args:
         path: A studio or Hugging Face ``tokenizer.json``, a ``.tiktoken`` file (or its sidecar), or a folder
             with ``vocab.json`` + ``merges.txt`` (or with a ``tokenizer.json``).
-        pattern: For files that do not store one (``.tiktoken`` or GPT-2 files without a sidecar): the
-            pattern preset or regex; ``gpt2`` otherwise.
+        pattern: For files that do not store one: the pattern preset or regex. GPT-2 files without a
+            sidecar default to ``gpt2``; a ``.tiktoken`` file without a sidecar that is not one of OpenAI's
+            (recognised by content) needs it.
         special_tokens: For ``.tiktoken`` files without a sidecar: the special tokens and their ids.
 
     Raises:
         FormatError: The file is malformed or not a supported tokenizer; the message names the file and the
-            line or key.
+            line or key. :class:`~.tiktoken_format.PatternRequiredError` (a ``FormatError``): a
+            ``.tiktoken`` file needs ``pattern``.
         FileNotFoundError: The path does not exist.
 
     Example:
