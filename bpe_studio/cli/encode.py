@@ -13,8 +13,9 @@ from typing import Any, BinaryIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.analysis import compression
+from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
 from ..engine.humanize import error_message
-from .common import CliError, text_arg
+from .common import CliError, add_pattern_option, text_arg
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -30,16 +31,36 @@ _IDS_PER_LINE = 1000
 
 
 def load_tokenizer(
-    path: str | os.PathLike[str], *, pattern: str | None = None, option: str = "--tokenizer"
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None = None,
+    option: str = "--tokenizer",
+    pattern_option: str = "--pattern",
+    decode_only: bool = False,
 ) -> Tokenizer:
     """Load a tokenizer for a subcommand, turning file problems into one-line errors (naming ``option``).
+
+    Args:
+        path: The tokenizer file or folder.
+        pattern: The ``--pattern`` given, if any (see :func:`~bpe_studio.engine.load`).
+        option: The option or argument that named ``path``, for messages.
+        pattern_option: The option that gives the pattern, for the message when one is needed.
+        decode_only: The command only decodes, which no pattern affects: a file that states none loads
+            with ``gpt2`` rather than failing.
 
     Example:
         >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
     """
     try:
         with print_format_warnings():
-            return load(path, pattern=pattern)
+            try:
+                return load(path, pattern=pattern)
+            except PatternRequiredError as exc:
+                if not decode_only:
+                    raise CliError(
+                        f"{exc.path}: {PATTERN_MISSING}; pass {pattern_option} gpt2|cl100k|o200k|REGEX"
+                    ) from None
+                return load(path, pattern="gpt2")
     except FileNotFoundError:
         raise CliError(f"{option}: {path} does not exist; give a tokenizer file or folder") from None
     except (FormatError, ValueError) as exc:
@@ -72,6 +93,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--no-special", action="store_true", help="encode special tokens as ordinary text (encode_ordinary)"
     )
+    add_pattern_option(p)
     p.set_defaults(handler=stoppable(run))
 
 
@@ -185,7 +207,7 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio encode``."""
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
     special: dict[str, Any] = {}
     if args.no_special:  # as encode_ordinary: special tokens are text, and no BOS/EOS template is added
         special = {"allowed_special": set(), "disallowed_special": (), "add_special_tokens": False}

@@ -93,8 +93,25 @@ KNOWN_ENCODINGS: dict[str, KnownEncoding] = {
 }
 
 
+#: Why a bare ``.tiktoken`` file needs a pattern (the CLI adds which option gives it).
+PATTERN_MISSING = (
+    "this .tiktoken file does not say which pre-tokenization pattern it uses (it has no sidecar and is not "
+    "one of OpenAI's r50k/p50k/cl100k/o200k files), and a wrong one would give other ids"
+)
+
+
 class PatternRequiredError(FormatError):
-    """A ``.tiktoken`` file states no pattern (no sidecar, not one of OpenAI's files): pass ``pattern=``."""
+    """A ``.tiktoken`` file states no pattern (no sidecar, not one of OpenAI's files): pass ``pattern=``.
+
+    Attributes:
+        path: The file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        super().__init__(
+            f"{self.path}: {PATTERN_MISSING}; give it with pattern= (gpt2, cl100k, o200k or a regex)"
+        )
 
 
 def known_encoding(data: bytes) -> KnownEncoding | None:
@@ -263,11 +280,7 @@ def load_tiktoken(
         stored_pattern, stored_specials = known.pattern, dict(known.special_tokens)
     chosen = pattern or stored_pattern
     if chosen is None:
-        raise PatternRequiredError(
-            f"{os.fspath(path)}: this .tiktoken file does not say which pre-tokenization pattern it uses (it "
-            "has no sidecar and is not one of OpenAI's r50k/p50k/cl100k/o200k files); give it: --pattern "
-            "gpt2|cl100k|o200k|REGEX on the command line, pattern= in Python"
-        )
+        raise PatternRequiredError(path)
     try:
         return Tokenizer(
             ranks,
