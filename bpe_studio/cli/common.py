@@ -86,6 +86,16 @@ def add_pattern_option(parser: argparse.ArgumentParser, flag: str = "--pattern",
     )
 
 
+def add_download_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--download``: fetch an OpenAI encoding named as the tokenizer when it is not cached."""
+    parser.add_argument(
+        "--download",
+        action="store_true",
+        help="for a tokenizer named cl100k_base, o200k_base, p50k_base or r50k_base that is not in "
+        "tiktoken's cache: download it from OpenAI (checked against its published SHA-256) into that cache",
+    )
+
+
 def text_arg(value: str) -> str:
     """``argparse`` type of every option that takes text: refuses text that is not valid UTF-8.
 

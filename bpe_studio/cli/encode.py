@@ -13,9 +13,10 @@ from typing import Any, BinaryIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.analysis import compression
+from ..engine.formats.named import download_encoding, encoding_of, tokenizer_names
 from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
 from ..engine.humanize import error_message
-from .common import CliError, add_pattern_option, text_arg
+from .common import CliError, add_download_option, add_pattern_option, text_arg
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -37,6 +38,7 @@ def load_tokenizer(
     option: str = "--tokenizer",
     pattern_option: str = "--pattern",
     decode_only: bool = False,
+    download: bool = False,
 ) -> Tokenizer:
     """Load a tokenizer for a subcommand, turning file problems into one-line errors (naming ``option``).
 
@@ -47,11 +49,15 @@ def load_tokenizer(
         pattern_option: The option that gives the pattern, for the message when one is needed.
         decode_only: The command only decodes, which no pattern affects: a file that states none loads
             with ``gpt2`` rather than failing.
+        download: ``path`` names an OpenAI encoding that may be fetched if it is not cached (``--download``).
 
     Example:
         >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
     """
     try:
+        if download and isinstance(path, str) and not os.path.exists(path) and encoding_of(path) is not None:
+            print(f"bpe-studio: fetching {path} (if not cached)…", file=sys.stderr)
+            download_encoding(path)
         with print_format_warnings():
             try:
                 return load(path, pattern=pattern)
@@ -62,7 +68,10 @@ def load_tokenizer(
                     ) from None
                 return load(path, pattern="gpt2")
     except FileNotFoundError:
-        raise CliError(f"{option}: {path} does not exist; give a tokenizer file or folder") from None
+        raise CliError(
+            f"{option}: {path} does not exist; give a tokenizer file or folder, or a name: "
+            f"{', '.join(tokenizer_names())}"
+        ) from None
     except (FormatError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
@@ -78,7 +87,11 @@ def register(subparsers: Any) -> None:
         "boundaries). Reads TEXT, or --file, or standard input.",
     )
     p.add_argument(
-        "--tokenizer", "-t", required=True, metavar="PATH", help="tokenizer file or folder (any format)"
+        "--tokenizer",
+        "-t",
+        required=True,
+        metavar="PATH",
+        help="tokenizer file or folder (any format), or a name: gpt2, cl100k_base, o200k_base, ...",
     )
     p.add_argument("text", nargs="?", type=text_arg, metavar="TEXT", help="the text to encode")
     p.add_argument("--file", "-f", type=Path, metavar="F", help="encode this UTF-8 file instead (streamed)")
@@ -94,6 +107,7 @@ def register(subparsers: Any) -> None:
         "--no-special", action="store_true", help="encode special tokens as ordinary text (encode_ordinary)"
     )
     add_pattern_option(p)
+    add_download_option(p)
     p.set_defaults(handler=stoppable(run))
 
 
@@ -207,7 +221,7 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio encode``."""
-    tok = load_tokenizer(args.tokenizer, pattern=args.pattern)
+    tok = load_tokenizer(args.tokenizer, pattern=args.pattern, download=args.download)
     special: dict[str, Any] = {}
     if args.no_special:  # as encode_ordinary: special tokens are text, and no BOS/EOS template is added
         special = {"allowed_special": set(), "disallowed_special": (), "add_special_tokens": False}

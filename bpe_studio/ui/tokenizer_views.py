@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ..engine import TrainConfig, TrainResult
+from ..engine.formats.named import GPT2_FOLDER
 from ..engine.formats.tiktoken_format import PatternRequiredError
 from ..engine.humanize import error_message
 from .common import open_error_box
@@ -109,6 +110,9 @@ class TokenizerViews(QObject):
         self.open_action.triggered.connect(self._on_open_action_triggered)
         self.open_folder_action = menu.addAction("Open tokenizer &folder…")
         self.open_folder_action.triggered.connect(self.choose_tokenizer_folder)
+        self.open_gpt2_action = menu.addAction("Open &GPT-2")
+        self.open_gpt2_action.setToolTip("GPT-2's tokenizer, shipped with BPE Studio")
+        self.open_gpt2_action.triggered.connect(self._on_open_gpt2_action_triggered)
         menu.addSeparator()
         self.compare_action = menu.addAction("&Compare with…")
         self.compare_action.triggered.connect(lambda: self.choose_tokenizer_file(target=COMPARE_B))
@@ -143,6 +147,10 @@ class TokenizerViews(QObject):
     @Slot()
     def _on_open_action_triggered(self) -> None:
         self.choose_tokenizer_file()
+
+    @Slot()
+    def _on_open_gpt2_action_triggered(self) -> None:
+        self.open(GPT2_FOLDER)
 
     def choose_tokenizer_file(self, *, target: str = CURRENT) -> None:
         """Ask for a tokenizer file and open it."""

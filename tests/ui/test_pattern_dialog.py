@@ -112,3 +112,15 @@ def test_the_dialog_offers_presets_and_checks_a_custom_regex(qtbot, tmp_path: Pa
     assert dialog.pattern() == r"\w+|\s+|[^\w\s]+"
     dialog.choice.setCurrentIndex(2)
     assert dialog.pattern() == "o200k"
+
+
+def test_open_gpt2_from_the_menu(qtbot, window: MainWindow, views) -> None:  # type: ignore[no-untyped-def]
+    from .test_menu_actions import find_action
+
+    action = find_action(window, "Tokenizer", "Open GPT-2")
+    with qtbot.waitSignal(views.current_changed, timeout=WAIT_MS) as blocker:
+        action.trigger()
+    wait_playground(qtbot, views.playground)
+    tok = blocker.args[0].tokenizer
+    assert tok.vocab_size == 50_257 and tok.encode("Hello world<|endoftext|>") == [15496, 995, 50256]
+    assert views.error_box is None and views.playground.loaded is blocker.args[0]
