@@ -263,10 +263,10 @@ def test_malformed_files_name_the_file_and_place(cs336_data: Path, tmp_path: Pat
 
     hf = save(tok, tmp_path / "hf.json", format="hf")
     document = json.loads(hf.read_text(encoding="utf-8"))
-    document["model"]["ignore_merges"] = True
+    document["model"]["byte_fallback"] = True
     hf.write_text(json.dumps(document), encoding="utf-8")
-    assert "model.ignore_merges" in _error(hf)
-    document["model"]["ignore_merges"] = False
+    assert "model.byte_fallback" in _error(hf)
+    document["model"]["byte_fallback"] = False
     document["pre_tokenizer"]["add_prefix_space"] = True
     hf.write_text(json.dumps(document), encoding="utf-8")
     assert "add_prefix_space" in _error(hf)

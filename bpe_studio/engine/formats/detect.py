@@ -257,7 +257,8 @@ def save(
 
     Warns:
         FormatWarning: The tokenizer has a template (BOS/EOS) and the format is ``gpt2`` or ``tiktoken``,
-            which have no place for one (``hf`` and ``studio`` store it).
+            which have no place for one (``hf`` and ``studio`` store it); or it has ``ignore_merges`` or the
+            NFC normalizer, which only ``hf`` stores (``tiktoken`` applies ``ignore_merges`` by itself).
 
     Example:
         >>> save(tok, "out", format="gpt2")  # doctest: +SKIP
@@ -271,6 +272,21 @@ def save(
             f"the {format} format cannot store the template (ids {list(template.prefix)} before and "
             f"{list(template.suffix)} after every text, e.g. BOS/EOS): the saved tokenizer encodes without "
             "them; save as hf or studio to keep them",
+            FormatWarning,
+            stacklevel=2,
+        )
+    lost = [
+        what
+        for what, dropped in (
+            ("ignore_merges", tokenizer.ignore_merges and format in ("studio", "gpt2")),
+            ("the NFC normalizer", tokenizer.normalizer is not None and format != "hf"),
+        )
+        if dropped
+    ]
+    if lost:
+        warnings.warn(
+            f"the {format} format cannot store {' and '.join(lost)}: the saved tokenizer may encode some "
+            "texts differently; save as hf to keep them",
             FormatWarning,
             stacklevel=2,
         )
