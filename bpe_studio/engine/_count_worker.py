@@ -44,3 +44,4 @@ def main() -> None:
         write_message(outbox, ("changed", exc.path, exc.detail))
     except Exception as exc:
         write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
+

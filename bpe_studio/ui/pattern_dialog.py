@@ -4,8 +4,7 @@ A bare ``.tiktoken`` file that is not one of OpenAI's (which are recognised by c
 and a wrong pattern gives other ids without any error, so the app asks rather than guesses.
 
 Example:
-    >>> pattern = PatternDialog.ask(window, Path("mine.tiktoken"))  # doctest: +SKIP
-    >>> pattern  # None when cancelled
+    >>> PatternDialog.ask(window, Path("mine.tiktoken"))  # None when cancelled  # doctest: +SKIP
     'cl100k'
 """
 

@@ -751,7 +751,7 @@ class TokenDetails(QLabel):
         """A token as a chip in the colours of the token views (readable in light and dark themes)."""
         palette = palette_for(is_dark(self))
         return (
-            f'<span style=\'font-family: "{self._mono}"; background-color: {palette.backgrounds[0]}; '
+            f"<span style='font-family: \"{self._mono}\"; background-color: {palette.backgrounds[0]}; "
             f"color: {palette.text};'>&nbsp;{html.escape(text)}&nbsp;</span>"
         )
 

@@ -343,7 +343,7 @@ class TrainView(QWidget):
         self.cluster_edit.setPlaceholderText("this machine (or local:N, tcp://host:8786)")
         self.cluster_edit.setToolTip(
             "Advanced: count pre-tokens on a Dask cluster. local:N starts N worker processes here; "
-            'tcp://HOST:PORT uses a running scheduler. Needs pip install "bpe-studio[distributed]".'
+            "tcp://HOST:PORT uses a running scheduler. Needs pip install \"bpe-studio[distributed]\"."
         )
         self.cluster_error = QLabel(cluster)
         self.cluster_error.setObjectName("error")
