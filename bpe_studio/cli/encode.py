@@ -16,7 +16,7 @@ from ..engine.analysis import compression
 from ..engine.formats.named import download_encoding, encoding_of, tokenizer_names
 from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
 from ..engine.humanize import error_message
-from .common import CliError, add_download_option, add_pattern_option, text_arg
+from .common import EXIT_FAILURE, CliError, add_download_option, add_pattern_option, text_arg
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -57,7 +57,10 @@ def load_tokenizer(
     try:
         if download and isinstance(path, str) and not os.path.exists(path) and encoding_of(path) is not None:
             print(f"bpe-studio: fetching {path} (if not cached)…", file=sys.stderr)
-            download_encoding(path)
+            try:
+                download_encoding(path)
+            except FormatError as exc:  # the network or the server, not the user's mistake
+                raise CliError(str(exc), EXIT_FAILURE) from None
         with print_format_warnings():
             try:
                 return load(path, pattern=pattern)

@@ -211,3 +211,15 @@ def test_cli_download_fetches_only_when_asked(
 
 def test_names_are_listed() -> None:
     assert named.tokenizer_names() == ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+
+
+def test_cli_download_failure_is_a_run_failure(
+    cache: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as closed:  # a port nothing listens on: the connection is refused at once
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setattr(KnownEncoding, "url", property(lambda e: f"http://127.0.0.1:{port}/{e.name}"))
+    assert main(["encode", "-t", "cl100k_base", "--download", "x"]) == 1
+    err = capsys.readouterr().err
+    assert "bpe-studio: error: cl100k_base: could not download" in err and not cache.exists()
