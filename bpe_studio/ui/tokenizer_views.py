@@ -23,6 +23,7 @@ from ..engine.humanize import error_message
 from .common import open_error_box
 from .compare import CompareView
 from .export_dialog import ExportDialog
+from .export_job import default_folder
 from .pattern_dialog import PatternDialog
 from .playground import SAMPLE_TEXT, PlaygroundView
 from .tasks import TaskContext, TaskRunner
@@ -68,6 +69,7 @@ class TokenizerViews(QObject):
         self.opened: list[LoadedTokenizer] = []
         self.error_box: QMessageBox | None = None
         self.export_dialog: ExportDialog | None = None
+        self.last_export_folder: Path | None = None  # where the last export went: the next one starts there
         self.last_error = ""
         self._pending_source: Path | TrainResult | None = None
         self._pending_request: tuple[str, str] = ("", CURRENT)  # the text and target of that opening
@@ -293,6 +295,7 @@ class TokenizerViews(QObject):
             self.current,
             merges=self.playground.merges_used,
             sample=self.playground.text(),
+            folder=default_folder(self.current, last=self.last_export_folder),
             parent=self.window,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -309,6 +312,8 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_export_dialog_finished(self, results: list[Any]) -> None:
         ok = sum(1 for item in results if item.ok)
+        if ok and self.export_dialog is not None:
+            self.last_export_folder = self.export_dialog.options().folder
         self.window.statusBar().showMessage(f"Exported {ok} of {len(results)} files.", 8000)
 
     # ==============================================================================================
