@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import regex
@@ -66,9 +67,10 @@ class PatternDialog(QDialog):
     def __init__(self, parent: QWidget | None, path: Path) -> None:
         super().__init__(parent)
         self.setWindowTitle("Which pattern does this tokenizer use?")
+        self.setMinimumWidth(460)  # the explanation wraps into a few readable lines, not a narrow column
         layout = QVBoxLayout(self)
         intro = QLabel(
-            f"<b>{path.name}</b> does not say how it splits text into words before merging (its "
+            f"<b>{html.escape(path.name)}</b> does not say how it splits text into words before merging (its "
             "pre-tokenization pattern), and a wrong choice gives other token ids. Choose the pattern it was "
             "made with."
         )
