@@ -116,5 +116,5 @@ def test_quit_while_training_stops_everything(  # type: ignore[no-untyped-def]
     trigger(window, "File", "Quit")
     assert not window.isVisible()
     assert not view.is_running()
-    assert not view.runner.is_running(), "the training thread outlived the window"
+    assert not view.runner.is_busy(), "the training thread outlived the window"
     qtbot.waitUntil(lambda: worker_processes() == [], timeout=WAIT_MS)
