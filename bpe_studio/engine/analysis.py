@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -241,7 +242,14 @@ def cut_to_merges(tokenizer: Tokenizer, merges: int, *, index: MergeIndex | None
     first = max(vocab) + 1
     ordered = sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
     specials = {token: first + n for n, (token, _) in enumerate(ordered)}
-    return Tokenizer(vocab, tokenizer.merges[:merges], specials, pattern=tokenizer.pattern)
+    return Tokenizer(
+        vocab,
+        tokenizer.merges[:merges],
+        specials,
+        pattern=tokenizer.pattern,
+        ignore_merges=tokenizer.ignore_merges,
+        normalizer=tokenizer.normalizer,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -348,7 +356,9 @@ def token_count_curve(
     steps with ``m_j < k``, and the token count at cut ``k`` is the byte count minus the number of steps
     with ``m_j < k``: a histogram of ``m_j`` over all pre-tokens gives every cut at once. This holds for any
     merge list; special tokens count one token each at every cut. ``allowed_special`` and
-    ``disallowed_special`` mean (and default to) what they do for :meth:`Tokenizer.encode`.
+    ``disallowed_special`` mean (and default to) what they do for :meth:`Tokenizer.encode`. The tokenizer's
+    NFC normalizer applies as in ``encode``; with ``ignore_merges``, a pre-token that is a token of the cut
+    is one token.
 
     Raises:
         DisallowedSpecialTokenError: The text holds a disallowed special token.
@@ -370,6 +380,8 @@ def token_count_curve(
     if matcher is not None:
         pieces = matcher.split(text)
     special_count = len(pieces) - 1
+    if tokenizer.normalizer is not None:  # as encode() does: the text between special tokens
+        pieces = [unicodedata.normalize("NFC", piece) for piece in pieces]
     split = Pretokenizer(tokenizer.pattern).findall
     found_pieces: Counter[str] = Counter()
     for piece in pieces:
@@ -380,6 +392,7 @@ def token_count_curve(
     byte_ids = index.byte_ids
     hist = [0] * (n + 1)
     total = special_count
+    whole_at_full = 0  # steps saved, with every merge, by pre-tokens that are tokens made by no merge
     for done, (piece, times) in enumerate(found_pieces.items()):
         data = piece.encode("utf-8")
         total += len(data) * times
@@ -391,12 +404,42 @@ def token_count_curve(
             if len(ids) > 256
             else _applied_maxima_short(ids, ranks, made)
         )
-        for top in maxima:
+        whole = _whole_token(tokenizer, index, data)
+        if whole is None:
+            for top in maxima:
+                hist[top] += times
+            continue
+        # ignore_merges: from the cut that holds the token (rank r made it: every cut k > r), the pre-token
+        # is that one token, i.e. len - 1 steps; below it, BPE as usual (only steps of rank < r can count).
+        rank = index.rank_of.get(whole)
+        steps = len(data) - 1  # (``ids`` was merged in place above)
+        kept = [top for top in maxima if rank is None or top < rank]
+        for top in kept:
             hist[top] += times
+        if rank is None:  # in the vocabulary but made by no merge: whole only in the full tokenizer
+            whole_at_full += (steps - len(kept)) * times
+        else:
+            hist[rank] += (steps - len(kept)) * times
         if done % 512 == 511:
             check()
     counts = [total - below for below in accumulate(hist[:n], initial=0)]
+    counts[-1] -= whole_at_full
     return Curve(sizes, counts)
+
+
+def _whole_token(tokenizer: Tokenizer, index: MergeIndex, data: bytes) -> int | None:
+    """With ``ignore_merges``: the ordinary token whose bytes are ``data`` (None without the option).
+
+    Example:
+        >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"}
+        >>> tok = Tokenizer(vocab, [(b"a", b"b")], ignore_merges=True)
+        >>> _whole_token(tok, MergeIndex(tok), b"ab")
+        256
+    """
+    if not tokenizer.ignore_merges:
+        return None
+    found = tokenizer.token_id(data)
+    return None if found is None or found in index.special_ids else found
 
 
 # ----------------------------------------------------------------------------------------------------------

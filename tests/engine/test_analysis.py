@@ -194,6 +194,40 @@ def test_the_curve_matches_slow_cuts_on_any_text(text: str) -> None:
     assert token_count_curve(tok, text).counts == _slow_curve(tok, text, allowed_special="all")
 
 
+def _llm_style() -> Tokenizer:
+    """ignore_merges and NFC (Llama 3 / Qwen files): "abc" is a token BPE never reaches ((a,b) comes first and
+    (ab,c) is no merge), "xyz" is a token made by no merge, "é" (c3 a9) is made while "e" + U+0301 is not."""
+    base = {i: bytes([i]) for i in range(256)}
+    vocab = base | {
+        256: b"ab",
+        257: b"bc",
+        258: b"abc",
+        259: b"xyz",
+        260: "é".encode(),
+        261: SPECIAL.encode(),
+    }
+    merges = [(b"a", b"b"), (b"b", b"c"), (b"a", b"bc"), (b"\xc3", b"\xa9")]
+    return Tokenizer(vocab, merges, {SPECIAL: 261}, ignore_merges=True, normalizer="NFC")
+
+
+@some
+@given(
+    text=st.lists(
+        st.sampled_from(["abc", " abc", "xyz", "ab", "bc", "e\u0301", "é", " ", "a", SPECIAL, "\u0301"]),
+        max_size=12,
+    ).map("".join)
+)
+def test_the_curve_follows_ignore_merges_and_nfc(text: str) -> None:
+    tok = _llm_style()
+    assert token_count_curve(tok, text).counts == _slow_curve(tok, text, allowed_special="all")
+
+
+def test_a_cut_keeps_ignore_merges_and_the_normalizer() -> None:
+    cut = cut_to_merges(_llm_style(), 3)
+    assert cut.ignore_merges and cut.normalizer == "NFC"
+    assert cut.encode_ordinary("abc") == [258]  # whole, though BPE alone gives ab + c
+
+
 def test_the_curve_calls_its_check_and_stops_when_it_raises(trained: Tokenizer) -> None:
     class StopError(Exception):
         pass
