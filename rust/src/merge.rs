@@ -58,7 +58,8 @@ impl Ord for Entry {
             .cmp(&other.count)
             .then_with(|| self.left.cmp(&other.left))
             .then_with(|| self.right.cmp(&other.right))
-            .then_with(|| (self.a, self.b).cmp(&(other.a, other.b)))
+            // Equal bytes (duplicate tokens): the smaller ids first, as in the Python heap of (count, key, pair).
+            .then_with(|| (other.a, other.b).cmp(&(self.a, self.b)))
     }
 }
 
