@@ -126,6 +126,10 @@ def bench_one(name: str, path: Path, vocab_size: int, workers: str, backends: li
         rows.append(
             _row(f"{name} [{backend}]", path, vocab_size, ours, theirs=theirs, theirs_count=theirs_count)
         )
+        if ours.output["merges"] != rows[0]["_merges"]:
+            raise SystemExit(f"{name}: our {backend} engine made other merges than our {backends[0]} engine")
+    for row in rows:
+        del row["_merges"]
     return rows
 
 
@@ -149,6 +153,7 @@ def _row(name: str, path: Path, vocab_size: int, ours: Run, *, theirs: Run, thei
         "agree": _agree(our_merges, their_merges),
         "shared": len(set(our_merges) & set(their_merges)),
         "merges": len(our_merges),
+        "_merges": ours.output["merges"],  # to check that every backend made the same merges
     }
 
 
