@@ -74,3 +74,50 @@ def resolve(requested: Backend | None) -> Backend:
     if requested not in ("native", "python"):
         raise ValueError(f"backend must be 'native' or 'python', not {requested!r}")
     return requested
+
+
+# Pre-tokenization (gpt2 preset). The native scanner asks for each code point's class in a table built
+# here with the `regex` module itself (\p{L}, \p{N}, \s as the pattern uses them), so that both agree on
+# every character whatever Unicode version each was built with. The table grows on demand: ASCII first,
+# then the Basic Multilingual Plane (~20 ms), then all of Unicode (~0.4 s) only if such a character occurs.
+_CLASSES = ((1, r"\p{L}+"), (2, r"\p{N}+"), (3, r"\s+"))
+_classes = [b""]  # the current table, in a list so that count_gpt2 can replace it
+
+
+def _class_table(size: int) -> bytes:
+    """Each code point's class below ``size``: 0 other, 1 letter, 2 number, 3 whitespace.
+
+    Example:
+        >>> list(_class_table(128)[ord("0") : ord("0") + 1] + _class_table(128)[ord(" ") :][:2])
+        [2, 3, 0]
+    """
+    import regex
+
+    table = bytearray(size)
+    chars = "".join(map(chr, range(size)))
+    for value, pattern in _CLASSES:
+        for m in regex.finditer(pattern, chars):
+            table[m.start() : m.end()] = bytes([value]) * (m.end() - m.start())
+    return bytes(table)
+
+
+def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
+    """Pre-tokens of ``texts`` under the gpt2 preset, counted natively: (pre-token -> count, how many).
+
+    None when the native kernel is off (:func:`backend`) or cannot take the text (a lone surrogate); the
+    caller then uses the Python pre-tokenizer.
+
+    Example:
+        >>> count_gpt2(["it's a test", "a"]) in ((({"it": 1, "'s": 1, " a": 1, " test": 1, "a": 1}, 5)), None)
+        True
+    """
+    if native is None or _forced_pure():
+        return None
+    while True:
+        try:
+            result = native.count_gpt2(texts, _classes[0])
+        except UnicodeEncodeError:
+            return None
+        if not isinstance(result, int):
+            return result  # type: ignore[no-any-return]
+        _classes[0] = _class_table(128 if result < 128 else 0x10000 if result < 0x10000 else 0x110000)

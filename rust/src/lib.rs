@@ -3,10 +3,11 @@
 //! replay in Python and calls in here for the index, the choice of the next pair and the merge itself.
 
 mod merge;
+mod pretok;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 /// The merge loop's state; see rust/src/merge.rs.
 ///
@@ -75,8 +76,37 @@ impl MergeKernel {
     }
 }
 
+/// Pre-tokenizes `texts` with the gpt2 preset's pattern and counts the pre-tokens.
+///
+/// `classes` gives each code point's class (0 other, 1 letter, 2 number, 3 whitespace; see
+/// bpe_studio/engine/_native.py). Returns (pre-token -> count, number of pre-tokens), or the first code
+/// point beyond the table as an int, so that the caller extends the table and calls again.
+#[pyfunction]
+fn count_gpt2<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+    classes: &Bound<'py, PyBytes>,
+) -> PyResult<PyObject> {
+    let owned: Vec<Bound<'py, PyString>> =
+        texts.iter().map(|t| t.downcast_into::<PyString>().map_err(PyErr::from)).collect::<PyResult<_>>()?;
+    // UTF-8 views of the str objects (no copy for ASCII ones); a str holding a lone surrogate raises.
+    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+    let table = classes.as_bytes();
+    match py.allow_threads(|| pretok::count_gpt2(&strs, table)) {
+        Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+        Ok((counts, total)) => {
+            let dict = PyDict::new(py);
+            for (token, n) in counts {
+                dict.set_item(token, n)?;
+            }
+            Ok((dict, total).into_pyobject(py)?.into_any().unbind())
+        }
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MergeKernel>()?;
+    m.add_function(wrap_pyfunction!(count_gpt2, m)?)?;
     Ok(())
 }
