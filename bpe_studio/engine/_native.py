@@ -37,8 +37,10 @@ def _load() -> ModuleType | None:
     try:
         from .. import _native
     except ImportError:
-        # Said once per process, at import, so that it never lands in the middle of a command's output.
-        if not _forced_pure():
+        # Said once per process, at import, so that it never lands in the middle of a command's output;
+        # and only to a person at a terminal: a script or a pipe reading stderr (the CLI's one-line errors)
+        # gets no extra line, and can ask backend() instead.
+        if not _forced_pure() and sys.stderr is not None and sys.stderr.isatty():
             print(MISSING_HINT, file=sys.stderr)
         return None
     return _native

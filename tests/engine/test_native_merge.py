@@ -9,6 +9,7 @@ backend switch itself.
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -162,18 +163,56 @@ def test_asking_for_a_missing_kernel_says_how_to_build_it() -> None:
         MergeLoop({"ab": 1}, BYTES, backend="rust")  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("pure", "hinted"), [("", True), ("1", False)])
-def test_a_missing_kernel_is_said_once_on_stderr(pure: str, hinted: bool) -> None:
-    # A child where importing the extension fails (sys.modules entry None), as on a machine without Rust.
+def _stderr_of_a_child_without_the_kernel(pure: str, *, terminal: bool) -> str:
+    """stderr of a child where importing the extension fails (as on a machine without Rust)."""
     code = (
         "import sys; sys.modules['bpe_studio._native'] = None\n"
         "import bpe_studio.engine, bpe_studio.engine.merge, bpe_studio.cli\n"
         "print(bpe_studio.engine.backend())"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), _native.PURE_ENV: pure}
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout == "python\n"
-    assert done.stderr.count(_native.MISSING_HINT) == (1 if hinted else 0)
-    assert done.stderr.replace(_native.MISSING_HINT, "").strip() == ""
+    if not terminal:
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
+        )
+        assert done.stdout == "python\n"
+        return done.stderr
+    main, child_end = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=child_end,
+            timeout=60,
+            check=True,
+        )
+        os.close(child_end)
+        child_end = -1
+        assert done.stdout == b"python\n"
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the child's end is closed and everything was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks).decode().replace("\r\n", "\n")
+    finally:
+        os.close(main)
+        if child_end >= 0:
+            os.close(child_end)
+
+
+@pytest.mark.parametrize(("pure", "hinted"), [("", True), ("1", False)])
+def test_a_missing_kernel_is_said_once_at_a_terminal(pure: str, hinted: bool) -> None:
+    err = _stderr_of_a_child_without_the_kernel(pure, terminal=True)
+    assert err.count(_native.MISSING_HINT) == (1 if hinted else 0)
+    assert err.replace(_native.MISSING_HINT, "").strip() == ""
+
+
+def test_a_missing_kernel_adds_nothing_to_piped_stderr() -> None:
+    # Scripts and tests read the CLI's stderr (one line per error): no note lands there.
+    assert _stderr_of_a_child_without_the_kernel("", terminal=False) == ""
