@@ -20,14 +20,19 @@ from bpe_studio.engine import _native, backend
 
 # Off CI, a checkout where the kernel is not built skips the native half; in CI (CI=true) it must be built,
 # so the native half runs and fails in use_backend() if the kernel is missing.
-_NOT_BUILT = _native.native is None and os.environ.get("CI") != "true"
+NATIVE_NOT_BUILT = _native.native is None and os.environ.get("CI") != "true"
+
+#: Marks a test that needs the native kernel: skipped off CI when it is not built, run (and failing) in CI.
+needs_native = pytest.mark.skipif(
+    NATIVE_NOT_BUILT, reason="native kernel not built (pip install -e . with Rust)"
+)
 
 BACKENDS = [
     pytest.param("python", id="python"),
     pytest.param(
         "native",
         id="native",
-        marks=pytest.mark.skipif(_NOT_BUILT, reason="native kernel not built (pip install -e . with Rust)"),
+        marks=needs_native,
     ),
 ]
 

@@ -23,15 +23,11 @@ from bpe_studio.engine import _native, backend
 from bpe_studio.engine.events import StopReason
 from bpe_studio.engine.merge import MergeLoop, NativeMergeLoop, ReplayError
 
-from .backends import BACKENDS
+from .backends import BACKENDS, needs_native
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BYTES = [bytes([i]) for i in range(256)]
 
-needs_native = pytest.mark.skipif(
-    _native.native is None and os.environ.get("CI") != "true",
-    reason="native kernel not built (pip install -e . with Rust)",
-)
 
 Outcome = tuple[list[tuple[int, int, int, int]], list[bytes], StopReason | None]
 

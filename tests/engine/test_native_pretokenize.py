@@ -13,11 +13,9 @@ from bpe_studio.engine import _native
 from bpe_studio.engine.config import InvalidUtf8Policy, compile_pattern
 from bpe_studio.engine.counting import ChunkCounter
 
-from .backends import BACKENDS, use_backend
+from .backends import BACKENDS, needs_native, use_backend
 
-pytestmark = pytest.mark.skipif(
-    _native.native is None, reason="native kernel not built (pip install -e . with Rust)"
-)
+pytestmark = needs_native
 
 GPT2 = compile_pattern("gpt2")
 
