@@ -21,6 +21,7 @@ from ..engine.humanize import error_message
 from .common import open_error_box
 from .compare import CompareView
 from .export_dialog import ExportDialog
+from .export_job import default_folder
 from .playground import SAMPLE_TEXT, PlaygroundView
 from .tasks import TaskContext, TaskRunner
 from .tokenizer_info import LoadedTokenizer, from_result, load_file
@@ -65,6 +66,7 @@ class TokenizerViews(QObject):
         self.opened: list[LoadedTokenizer] = []
         self.error_box: QMessageBox | None = None
         self.export_dialog: ExportDialog | None = None
+        self.last_export_folder: Path | None = None  # where the last export went: the next one starts there
         self.last_error = ""
         self._pending_source: Path | TrainResult | None = None
 
@@ -82,6 +84,9 @@ class TokenizerViews(QObject):
         self.playground.settled.connect(self._on_busy_part_idle)
         self.playground.files_dropped.connect(self._on_view_files_dropped)
         self.playground.token_link_activated.connect(self._on_playground_token_link_activated)
+        # Linked views: a token selected in the playground is selected in the Vocabulary, and back.
+        self.playground.token_selected.connect(self._on_playground_token_selected)
+        self.vocab_browser.token_selected.connect(self.playground.show_token_id)
         self.vocab_browser.files_dropped.connect(self._on_view_files_dropped)
         self.compare.files_dropped.connect(self._on_compare_files_dropped)
         self.compare.open_requested.connect(self._on_compare_open_requested)
@@ -251,6 +256,11 @@ class TokenizerViews(QObject):
         self.choose_tokenizer_file(target=side)
 
     @Slot(int)
+    def _on_playground_token_selected(self, token_id: int) -> None:
+        if token_id >= 0:
+            self.vocab_browser.show_token(token_id)
+
+    @Slot(int)
     def _on_playground_token_link_activated(self, token_id: int) -> None:
         self.window.tabs.setCurrentWidget(self.vocab_browser)
         self.vocab_browser.show_token(token_id)
@@ -266,6 +276,7 @@ class TokenizerViews(QObject):
             self.current,
             merges=self.playground.merges_used,
             sample=self.playground.text(),
+            folder=default_folder(self.current, last=self.last_export_folder),
             parent=self.window,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -282,6 +293,8 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_export_dialog_finished(self, results: list[Any]) -> None:
         ok = sum(1 for item in results if item.ok)
+        if ok and self.export_dialog is not None:
+            self.last_export_folder = self.export_dialog.options().folder
         self.window.statusBar().showMessage(f"Exported {ok} of {len(results)} files.", 8000)
 
     # ==============================================================================================
