@@ -54,6 +54,7 @@ from .events import (
 from .merge import Merge, MergeLoop, ReplayError
 from .preflight import preflight
 from .remote import file_size, file_stamp, open_binary
+from .sources import plan_sources
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
 #: processes costs more than it saves on them.
@@ -172,21 +173,30 @@ def _count_corpus(
             timings[Phase.PLANNING.value] = now()
             yield PhaseStarted(Phase.COUNTING, now())
         else:
-            chunks = plan_chunks(
+            # Plain text is cut into chunks; JSON Lines, Parquet and compressed files into the tasks of
+            # sources.py (a compressed file is decompressed lazily, as the counting takes its blocks).
+            tasks, known = plan_sources(
                 config.inputs,
                 chunk_size=config.chunk_size,
                 special_tokens=config.special_tokens,
                 newline_cuts=newline_cuts,
+                plan_text=lambda names: plan_chunks(
+                    names,
+                    chunk_size=config.chunk_size,
+                    special_tokens=config.special_tokens,
+                    newline_cuts=newline_cuts,
+                ),
             )
             total_bytes = sum(path.stat().st_size for path in config.inputs)
             timings[Phase.PLANNING.value] = now()
 
             yield PhaseStarted(Phase.COUNTING, now())
-            workers = _worker_count(config, total_bytes, len(chunks))
+            workers = _worker_count(config, total_bytes, known)
+            options.update(text_field=config.text_field, skip_bad_records=config.skip_bad_records)
             counting = (
-                count_serial(chunks, **options)
+                count_serial(tasks, **options)
                 if workers == 1
-                else count_parallel(chunks, workers=workers, **options)
+                else count_parallel(tasks, workers=workers, **options)
             )
         outcome: CountOutcome | None = None
         # closing(): if our consumer stops iterating, the worker processes are stopped at once.
@@ -222,7 +232,16 @@ def _load_counts(config: TrainConfig, source: Path) -> CountsData:
     return loaded
 
 
-def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator[TrainEvent]:
+CountStep = Callable[
+    [TrainConfig, Cancel, Callable[[], float], dict[str, float]],
+    Generator[TrainEvent, None, tuple[CountOutcome | None, int]],
+]
+"""The counting phase: events, then ``(outcome or None if cancelled, corpus bytes)``."""
+
+
+def iter_train(
+    config: TrainConfig, *, cancel: Cancel | None = None, _count: CountStep | None = None
+) -> Iterator[TrainEvent]:
     """Train a BPE tokenizer, yielding progress events; the last event is :class:`Finished`.
 
     The phases are planning, counting and merging. With a ``cluster``, planning includes starting or
@@ -248,8 +267,10 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
             iteration starts).
     """
     # Every check that needs the file system comes first: a missing file or an output that would overwrite
-    # an input is reported before any work, not after counting.
-    preflight(config)
+    # an input is reported before any work, not after counting. (``_count``, from
+    # train_from_iterator, counts documents in memory: no file to check.)
+    if _count is None:
+        preflight(config)
     cancelled = cancel or _never
     start = time.perf_counter()
     timings: dict[str, float] = {}
@@ -274,8 +295,8 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
         # The corpus's identity is taken before reading it: a file changed meanwhile then fails the check.
         wanted_identity = config.counts_out is not None or config.checkpoint is not None
         corpus = corpus_identity(config.sources) if wanted_identity else ()
-        outcome, total_bytes = yield from _count_corpus(config, cancelled, now, timings)
-        files = len(config.sources)
+        outcome, total_bytes = yield from (_count or _count_corpus)(config, cancelled, now, timings)
+        files = len(config.sources) if _count is None else 0
     stats = CorpusStats(files=files, bytes=total_bytes)
     encoded: EncodedSections | None = None
 
@@ -300,6 +321,7 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
             special_tokens=outcome.totals.special_tokens,
             pretokens=outcome.totals.pretokens,
             unique_pretokens=len(outcome.counts),
+            bad_records=outcome.totals.bad_records,
         )
         yield CountProgress(total_bytes, total_bytes, len(outcome.counts), now())
         if config.counts_out is not None or config.checkpoint is not None:
