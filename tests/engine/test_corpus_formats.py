@@ -234,3 +234,39 @@ def test_preflight_refuses_a_compressed_parquet_file(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(b"x"))
     with pytest.raises(ValueError, match="decompress it first"):
         preflight(TrainConfig(inputs=[path], vocab_size=300))
+
+
+def test_cli_train_reads_a_folder_with_text_field_and_skips_bad_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bpe_studio.cli import main
+
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    (folder / "a.jsonl.gz").write_bytes(gzip.compress(b'{"body": "the cat"}\n{"body": 3}\n'))
+    (folder / "b.jsonl").write_bytes(b'{"body": "the hat"}\n')
+    (folder / "notes.md").write_text("not a corpus file")
+    args = ["train", str(folder), "--vocab-size", "270", "--text-field", "body", "--out", str(tmp_path / "o")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'a.jsonl.gz'}, line 2: " in err and "Traceback" not in err
+    assert main([*args, "--skip-bad-records"]) == 0
+    out = capsys.readouterr().out
+    assert "2 file(s), 2 documents" in out and "1 bad records skipped" in out
+
+
+def test_a_missing_optional_package_is_named_with_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    path = tmp_path / "x.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(b'{"text": "a"}\n'))
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # import zstandard now raises ImportError
+    with pytest.raises(ValueError, match=r'needs zstandard: pip install "bpe-studio\[zstd\]"'):
+        preflight(TrainConfig(inputs=[path], vocab_size=300))
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    parquet = tmp_path / "x.parquet"
+    parquet.write_bytes(b"PAR1")
+    with pytest.raises(ValueError, match=r'needs pyarrow: pip install "bpe-studio\[parquet\]"'):
+        preflight(TrainConfig(inputs=[parquet], vocab_size=300))
