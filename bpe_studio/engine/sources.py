@@ -628,3 +628,49 @@ class RecordReader:
                 )
                 continue
             yield value
+
+
+def head_documents(
+    path: str | os.PathLike[str], *, text_field: str = "text", count: int = 3, max_bytes: int = 1 << 16
+) -> list[str]:
+    """The first few documents of a corpus file of any format, reading little of it (for previews).
+
+    Reads at most ``max_bytes`` of (decompressed) JSON Lines or text, or the first rows of a Parquet
+    file; records without a text are passed over. Raises what reading the file raises (``OSError``,
+    :class:`CorruptStreamError`, :class:`MissingPackageError`, ``UnicodeDecodeError``...).
+
+    Example:
+        >>> head_documents("shard.jsonl.gz", count=1)  # doctest: +SKIP
+        ['The first document ...']
+    """
+    name = str(path)
+    kind = source_kind(name)
+    check_source(name)
+    if kind.format == "parquet":
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(name)
+        top = text_field if text_field in parquet.schema_arrow.names else text_field.split(".", maxsplit=1)[0]
+        batch = next(parquet.iter_batches(batch_size=count, columns=[top]), None)
+        if batch is None:
+            return []
+        values = batch.column(0).to_pylist()
+        if top != text_field:
+            for part in text_field.split(".")[1:]:
+                values = [v.get(part) if isinstance(v, dict) else None for v in values]
+        return [v for v in values if isinstance(v, str)][:count]
+    if kind.compression is None:
+        with open(name, "rb") as handle:
+            data = handle.read(max_bytes)
+    else:
+        data = b""
+        for piece, _ in read_decompressed(name, kind.compression):
+            data += piece
+            if len(data) >= max_bytes:
+                break
+        data = data[:max_bytes]
+    if kind.format == "text":
+        return [data.decode("utf-8", errors="replace")] if data else []
+    complete = data[: data.rfind(b"\n") + 1] if len(data) == max_bytes else data
+    reader = RecordReader(text_field=text_field, policy=InvalidUtf8Policy.REPLACE, skip_bad=True)
+    return list(reader.json_lines(complete, path=name, offset=0, line=1))[:count]

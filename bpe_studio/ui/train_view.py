@@ -74,7 +74,7 @@ from ..engine.preflight import preflight
 from .charts import StepRate, TrainCharts
 from .common import open_error_box
 from .models import MergesFilterModel, MergesTableModel
-from .preview import CorpusPreview, CorpusScanner
+from .preview import CORPUS_FILTER, CorpusPreview, CorpusScanner
 from .settings import Settings, TrainSettings
 from .style import STATUS_BACKGROUND, opaque
 from .train_worker import TrainRunner
@@ -539,7 +539,7 @@ class TrainView(QWidget):
         """Ask for corpus files with a file dialog."""
         start = os.path.dirname(self.files_model.stringList()[-1]) if self.files_model.rowCount() else ""
         paths, _ = QFileDialog.getOpenFileNames(
-            self, "Add corpus files", start, "Text files (*.txt *.text *.md *.jsonl *.csv);;All files (*)"
+            self, "Add corpus files", start, CORPUS_FILTER
         )
         if paths:
             self.add_corpus_files([Path(p) for p in paths])
