@@ -193,3 +193,31 @@ def test_ctrl_c_exits_130_and_leaves_nothing(tokenizer_file: Path, tmp_path: Pat
     _, alive = psutil.wait_procs(children, timeout=5)
     assert alive == []
     assert os.path.exists(corpus)
+
+
+def test_large_blocks_both_ways_do_not_deadlock(tokenizer_file: Path, tmp_path: Path) -> None:
+    # A compressed file sends megabytes to each worker and gets megabytes of ids back: a worker that read
+    # its next task only after writing its ids would wait on the parent, which waits to hand it that task.
+    import gzip
+    import random
+
+    rng = random.Random(1)
+    words = ["the", "cat", "sat", "on", "mat", "dog", "naïve", "12"]
+    documents = [" ".join(rng.choice(words) for _ in range(200)) for _ in range(3000)]
+    corpus = tmp_path / "big.txt.gz"
+    corpus.write_bytes(gzip.compress(ENDOFTEXT.join(documents).encode(), compresslevel=1))
+    out = tmp_path / "ids.npy"
+    command = [sys.executable, "-m", "bpe_studio", "encode-corpus", "-t", str(tokenizer_file), str(corpus)]
+    command += ["--out", str(out), "--workers", "2", "--chunk-size", "1000000", "--separator", ENDOFTEXT]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        for child in psutil.Process(proc.pid).children(recursive=True):
+            child.kill()
+        proc.kill()
+        proc.communicate()
+        pytest.fail("encode-corpus made no progress for 120 s (a deadlock between parent and workers)")
+    assert proc.returncode == 0, err
+    tokenizer = _tokenizer(tokenizer_file)
+    assert np.load(out).tolist() == expected_ids(tokenizer, documents, True)
