@@ -349,6 +349,10 @@ Task = Chunk | LineRange | RowGroup | Block | Documents
 def plan_line_ranges(path: str, *, chunk_size: int) -> list[LineRange]:
     """Cut an uncompressed JSON Lines file into ranges of about ``chunk_size`` bytes ending at line ends.
 
+    Raises:
+        BadRecordError: A line is longer than :data:`MAX_RECORD_BYTES` (a range holding it could not be
+            read in bounded memory).
+
     Example:
         >>> plan_line_ranges("a.jsonl", chunk_size=1 << 22)  # doctest: +SKIP
         [LineRange(path='a.jsonl', start=0, end=52311)]
@@ -368,6 +372,15 @@ def plan_line_ranges(path: str, *, chunk_size: int) -> list[LineRange]:
                     end = pos + newline + 1
                     break
                 pos += len(window)
+                if pos - (start + chunk_size) > MAX_RECORD_BYTES:
+                    handle.seek(0)
+                    before = handle.read(start + chunk_size).count(b"\n")  # an error only
+                    raise BadRecordError(
+                        path,
+                        f"line {before + 1:,}",
+                        f"the line is longer than {MAX_RECORD_BYTES >> 20} MiB",
+                        "split the record",
+                    )
             ranges.append(LineRange(path, start, end))
             start = end
     return ranges

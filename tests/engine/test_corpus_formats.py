@@ -270,3 +270,17 @@ def test_a_missing_optional_package_is_named_with_the_install_command(
     parquet.write_bytes(b"PAR1")
     with pytest.raises(ValueError, match=r'needs pyarrow: pip install "bpe-studio\[parquet\]"'):
         preflight(TrainConfig(inputs=[parquet], vocab_size=300))
+
+
+@pytest.mark.parametrize("name", ["long.jsonl", "long.jsonl.gz"])
+def test_a_line_too_long_to_hold_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    from bpe_studio.engine import sources
+
+    monkeypatch.setattr(sources, "MAX_RECORD_BYTES", 1 << 16)
+    raw = b'{"text": "a"}\n' * 3 + b'{"text": "' + b"x" * (3 << 20) + b'"}\n'
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(raw) if name.endswith(".gz") else raw)
+    with pytest.raises(BadRecordError, match=r"line 4: the line is longer than"):
+        train(TrainConfig(inputs=[path], vocab_size=300, workers=1, chunk_size=16))
