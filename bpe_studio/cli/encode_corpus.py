@@ -74,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         inputs = expand_inputs(args.inputs)
         for path in inputs:
+            if not path.exists():
+                raise ValueError(f"inputs: {path} does not exist; check the path")
             if not path.is_file():
-                raise ValueError(f"inputs: {path} is not a file; check the path")
+                raise ValueError(f"inputs: {path} is not a regular file; give files, folders or globs")
             check_source(path)
         check_outputs([("--out", args.out)], inputs=[("the input corpus", p) for p in inputs])
     except ValueError as exc:
@@ -142,9 +144,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         elapsed = time.monotonic() - start
         skipped = f", {summary.bad_records:,} bad records skipped" if summary.bad_records else ""
+        documents = "document" if summary.documents == 1 else "documents"
         sidecar = f" (+ {summary.path}.json)" if summary.path.suffix.lower() == ".bin" else ""
         print(
-            f"encoded {human_bytes(summary.bytes_read)} ({summary.documents:,} documents{skipped}) into "
+            f"encoded {human_bytes(summary.bytes_read)} ({summary.documents:,} {documents}{skipped}) into "
             f"{summary.ids:,} {summary.dtype} ids in {human_seconds(elapsed)} "
             f"({bytes_rate(summary.bytes_read / max(elapsed, 1e-9))})\nwrote {summary.path}{sidecar}"
         )

@@ -51,8 +51,10 @@ def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     try:
         corpora = expand_inputs(args.corpora)
         for path in corpora:
+            if not path.exists():
+                raise ValueError(f"CORPUS: {path} does not exist; check the path")
             if not path.is_file():
-                raise ValueError(f"CORPUS: {path} is not a file; check the path")
+                raise ValueError(f"CORPUS: {path} is not a regular file; give files, folders or globs")
             check_source(path)
     except ValueError as exc:
         raise CliError(str(exc)) from None
