@@ -31,7 +31,10 @@ def main() -> None:
     # Ctrl-C reaches the whole process group; the parent decides what happens and stops the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
-    pattern, special_tokens, policy, text_field, skip_bad = read_message(inbox)
+    setup = read_message(inbox)
+    pattern, special_tokens, policy = setup[:3]
+    # The record options came later; a parent that sends only the first three gets the defaults.
+    text_field, skip_bad = setup[3:] if len(setup) == 5 else ("text", False)
     counter = ChunkCounter(
         pattern=pattern,
         special_tokens=special_tokens,
