@@ -351,7 +351,9 @@ def _encode_parallel(
     out, and no task is handed out while ``ready`` holds more than a few, so memory stays bounded.
     """
     setup = (
-        os.path.abspath(tokenizer_path),
+        # A file by its absolute path (the workers may not share our folder's meaning); a name such as
+        # "gpt2" as it is.
+        os.path.abspath(tokenizer_path) if os.path.exists(tokenizer_path) else tokenizer_path,
         options["separator"],
         options["dtype"],
         options["policy"].value,

@@ -221,3 +221,12 @@ def test_large_blocks_both_ways_do_not_deadlock(tokenizer_file: Path, tmp_path: 
     assert proc.returncode == 0, err
     tokenizer = _tokenizer(tokenizer_file)
     assert np.load(out).tolist() == expected_ids(tokenizer, documents, True)
+
+
+def test_a_tokenizer_named_gpt2_reaches_the_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # "gpt2" is a name here, not a file of the working folder
+    documents = [f"doc {i}: the cat sat on the mat" for i in range(60)]
+    path = write_as(tmp_path, documents, "c.jsonl")
+    encode_corpus("gpt2", [path], tmp_path / "ids.npy", separator=ENDOFTEXT, workers=2, chunk_size=64)
+    assert np.load(tmp_path / "ids.npy").tolist() == expected_ids(load("gpt2"), documents, True)
+    assert_no_leftover_processes(timeout=10)
