@@ -57,7 +57,8 @@ def test_a_missing_encoding_is_not_downloaded_unasked(  # type: ignore[no-untype
     qtbot, window: MainWindow, views, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fetched: list[str] = []
-    monkeypatch.setattr("bpe_studio.ui.tokenizer_views.download_encoding", lambda name, **_: fetched.append(name))
+    views_module = "bpe_studio.ui.tokenizer_views"
+    monkeypatch.setattr(f"{views_module}.download_encoding", lambda name, **_: fetched.append(name))
     asked = _answer(monkeypatch, QMessageBox.StandardButton.Cancel)
     find_action(window, "Tokenizer", "Open OpenAI encoding", "cl100k_base (GPT-3.5, GPT-4)").trigger()
     assert len(asked) == 1
@@ -101,7 +102,7 @@ def test_a_failed_download_is_reported_in_the_apps_words(  # type: ignore[no-unt
     _answer(monkeypatch, QMessageBox.StandardButton.Yes)
     with qtbot.waitSignal(views.error_shown, timeout=WAIT_MS) as shown:
         find_action(window, "Tokenizer", "Open OpenAI encoding", "o200k_base (GPT-4o)").trigger()
-    title, message = shown.args
+    _title, message = shown.args
     assert "no answer from the server" in message and "Traceback" not in message
     assert views.current is None
     if views.error_box is not None:
