@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -35,6 +36,7 @@ from ..engine.analysis import (
     compression,
     cut_difference,
 )
+from .compare_corpus import CorpusCompareView
 from .file_drop import FileDropWidget
 from .style import theme_of
 from .tasks import TaskContext, TaskRunner
@@ -181,9 +183,15 @@ class CompareView(FileDropWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
-        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        # Two modes: the text (below) and the corpus mode (figures per corpus file, as `bpe-studio eval`).
+        self.modes = QTabWidget(self)
+        self.modes.setObjectName("compare_modes")
+        layout.addWidget(self.modes)
+        splitter = QSplitter(Qt.Orientation.Vertical, self.modes)
         splitter.setChildrenCollapsible(False)
-        layout.addWidget(splitter)
+        self.modes.addTab(splitter, "Text")
+        self.corpus_view = CorpusCompareView(self.modes)
+        self.modes.addTab(self.corpus_view, "Corpus")
 
         text_box = QGroupBox("Text", splitter)
         text_layout = QVBoxLayout(text_box)
@@ -242,6 +250,7 @@ class CompareView(FileDropWidget):
         """The tokenizers to choose from (those opened in this session); the choices are kept if possible."""
         self.tokenizers = list(tokenizers)
         self._refresh_combos()
+        self._refresh_corpus_tokenizers()
 
     def choose(self, side: str, loaded: LoadedTokenizer) -> None:
         """Show a tokenizer on side ``"a"`` or ``"b"`` (added to the choices if new)."""
@@ -250,6 +259,7 @@ class CompareView(FileDropWidget):
             self._refresh_combos()
         combo = self.sides[side].combo
         combo.setCurrentIndex(self.tokenizers.index(loaded))
+        self._refresh_corpus_tokenizers()
 
     def chosen(self, side: str) -> LoadedTokenizer | None:
         """The tokenizer on a side."""
@@ -266,12 +276,19 @@ class CompareView(FileDropWidget):
 
     def is_busy(self) -> bool:
         """Whether an encoding is waiting or running."""
-        return self.timer.isActive() or self.runner.is_busy()
+        return self.timer.isActive() or self.runner.is_busy() or self.corpus_view.is_busy()
 
     def shutdown(self) -> None:
-        """Stop the timer and the worker thread."""
+        """Stop the timer and the worker threads."""
         self.timer.stop()
         self.runner.shutdown()
+        self.corpus_view.shutdown()
+
+    def _refresh_corpus_tokenizers(self) -> None:
+        # The corpus mode lists the same tokenizers, A first; A and B get checked.
+        chosen = [t for t in (self.chosen("a"), self.chosen("b")) if t is not None]
+        ordered = list(dict.fromkeys(chosen + self.tokenizers))
+        self.corpus_view.set_tokenizers(ordered, chosen)
 
     @Slot(bool)
     def _on_whitespace_check_toggled(self, checked: bool) -> None:
