@@ -20,6 +20,7 @@ from PySide6.QtCore import (
     QEvent,
     QModelIndex,
     QPersistentModelIndex,
+    QSize,
     Qt,
     Signal,
     Slot,
@@ -59,6 +60,8 @@ from .tokenizer_info import LoadedTokenizer
 
 #: The chart's file filter when exporting.
 CHART_FILTER = "PNG image (*.png);;SVG image (*.svg)"
+#: Size of the exported chart (as the export dialog's charts).
+EXPORT_SIZE = QSize(900, 500)
 #: Title of the exported chart.
 CHART_TITLE = "Bytes per token, per corpus file and tokenizer"
 #: Okabe-Ito colours beyond the theme's chart colours, for a fifth tokenizer and on (then they repeat).
@@ -202,14 +205,16 @@ class CorpusFiguresModel(QAbstractTableModel):
         return str(value)
 
 
-def draw_bars(plot: pg.PlotItem, rows: Sequence[CorpusFigures], colours: Sequence[str]) -> None:
+def draw_bars(
+    plot: pg.PlotItem, rows: Sequence[CorpusFigures], colours: Sequence[str], foreground: QColor
+) -> None:
     """Draw the grouped bar chart on ``plot``: one group per corpus file, one bar per tokenizer (bytes per
-    token), a legend naming the tokenizers."""
+    token), a legend naming the tokenizers in ``foreground``."""
     plot.clear()
-    if plot.legend is not None:
-        plot.legend.clear()
-    else:
+    if plot.legend is None:
         plot.addLegend(offset=(-10, 10))
+    plot.legend.clear()
+    plot.legend.setLabelTextColor(foreground)  # before the items: their labels take it when added
     files = list(dict.fromkeys(row.corpus for row in rows))
     names = list(dict.fromkeys(row.tokenizer for row in rows))
     if not files or not names:
@@ -232,8 +237,9 @@ def draw_bars(plot: pg.PlotItem, rows: Sequence[CorpusFigures], colours: Sequenc
         plot.addItem(bars)
     plot.getAxis("bottom").setTicks([[(i, path.name) for i, path in enumerate(files)], []])
     top = max((r.compression.bytes_per_token or 0.0) for r in rows)
-    # Room above the bars for the legend.
-    plot.setRange(xRange=(-0.6, len(files) - 0.4), yRange=(0, max(top, 1.0) * 1.25), padding=0)
+    # Room above the bars for the legend (a line per tokenizer).
+    headroom = 1.15 + 0.08 * len(names)
+    plot.setRange(xRange=(-0.6, len(files) - 0.4), yRange=(0, max(top, 1.0) * headroom), padding=0)
 
 
 def chart_widget(rows: Sequence[CorpusFigures], theme: Theme) -> pg.PlotWidget:
@@ -242,9 +248,11 @@ def chart_widget(rows: Sequence[CorpusFigures], theme: Theme) -> pg.PlotWidget:
     widget.setBackground(theme.base)
     plot = widget.getPlotItem()
     style_plot(plot, CHART_TITLE, "bytes per token", "corpus file", QColor(theme.text))
-    draw_bars(plot, rows, bar_colours(theme, len({r.tokenizer for r in rows})))
-    if plot.legend is not None:
-        plot.legend.setLabelTextColor(QColor(theme.text))
+    draw_bars(plot, rows, bar_colours(theme, len({r.tokenizer for r in rows})), QColor(theme.text))
+    # Laid out at the export's size now: a widget never shown gets its resize events only when shown.
+    widget.resize(EXPORT_SIZE)
+    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+    widget.show()
     return widget
 
 
@@ -478,9 +486,7 @@ class CorpusCompareView(QWidget):
         foreground = QColor(theme.text)
         self.chart.setBackground(self.palette().color(QPalette.ColorRole.Base))
         style_plot(self.plot, "", "bytes per token", "corpus file", foreground)
-        draw_bars(self.plot, self.rows, bar_colours(theme, len({r.tokenizer for r in self.rows})))
-        if self.plot.legend is not None:
-            self.plot.legend.setLabelTextColor(foreground)
+        draw_bars(self.plot, self.rows, bar_colours(theme, len({r.tokenizer for r in self.rows})), foreground)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         """Follow theme changes."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QImage
+from PySide6.QtGui import QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from bpe_studio.cli import main
@@ -90,12 +90,19 @@ def _add_by_dialog(qtbot: Any, view: CorpusCompareView, monkeypatch: Any, paths:
     assert seen == [CORPUS_FILTER]
 
 
+def _wait_idle(qtbot: Any, view: CorpusCompareView) -> None:
+    """Wait until the worker thread has ended (it may have already)."""
+    if view.runner.is_busy():
+        with qtbot.waitSignal(view.runner.idle, timeout=WAIT_MS):
+            pass
+    assert not view.runner.is_busy()
+
+
 def _compute(qtbot: Any, view: CorpusCompareView) -> None:
     assert view.compute_button.isEnabled()
     with qtbot.waitSignal(view.evaluated, timeout=WAIT_MS):
         qtbot.mouseClick(view.compute_button, Qt.MouseButton.LeftButton)
-    with qtbot.waitSignal(view.runner.idle, timeout=WAIT_MS, raising=False):
-        pass
+    _wait_idle(qtbot, view)
     assert not view.is_busy()
 
 
@@ -221,6 +228,9 @@ def test_export_chart_png_and_svg(
     # Not blank: the bars (the theme's first two chart colours) are drawn.
     colours = {image.pixelColor(x, y).name() for x in range(0, 900, 3) for y in range(0, 500, 3)}
     assert {LIGHT_THEME.chart_count.lower(), LIGHT_THEME.chart_length.lower()} <= colours
+    # Laid out at the image's size: the last file's bars reach the right part of the image.
+    second = LIGHT_THEME.chart_length.lower()
+    assert max(x for x in range(900) if image.pixelColor(x, 400).name() == second) > 700
     with pytest.raises(ValueError, match=r"\.png or \.svg"):
         view.export_chart(out / "chart.jpg")
 
@@ -261,8 +271,7 @@ def test_a_corrupt_file_is_reported(
     _add_by_dialog(qtbot, view, monkeypatch, [bad])
     with qtbot.waitSignal(view.failed, timeout=WAIT_MS) as blocker:
         qtbot.mouseClick(view.compute_button, Qt.MouseButton.LeftButton)
-    with qtbot.waitSignal(view.runner.idle, timeout=WAIT_MS, raising=False):
-        pass
+    _wait_idle(qtbot, view)
     assert "bad.jsonl" in blocker.args[0] and "line 2" in blocker.args[0]
     assert blocker.args[0] in view.status_label.text()
     assert not view.is_busy() and view.compute_button.isEnabled()
@@ -291,3 +300,7 @@ def test_chart_follows_the_theme(
     }
     assert {theme.chart_count.lower(), theme.chart_length.lower()} <= colours
     assert chart.pixelColor(2, 2).name() == theme.base.lower()
+    legend = view.plot.legend
+    assert len(legend.items) == 2
+    for _sample, label in legend.items:  # the names are drawn in the theme's text colour
+        assert QColor(theme.text).name() in label.item.toHtml().lower()
