@@ -48,7 +48,7 @@ from ..engine.analysis import Compression
 from ..engine.corpus_encoding import corpus_compression
 from ..engine.formats import atomic_write
 from ..engine.humanize import error_message
-from ..engine.sources import check_source
+from ..engine.sources import check_source, expand_inputs
 from ..engine.tokenizer import Tokenizer
 from .export_dialog import _render as render_chart_images  # the other charts' renderer
 from .file_drop import dropped_paths
@@ -472,11 +472,18 @@ class CorpusCompareView(QWidget):
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        """Add dropped files as corpus files."""
+        """Add dropped files as corpus files; a folder gives the corpus files under it (as the CLI)."""
         paths = dropped_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self.add_files([p for p in paths if p.is_file()])
+        if not paths:
+            return
+        event.acceptProposedAction()
+        files: list[Path] = []
+        for path in paths:
+            try:
+                files.extend(expand_inputs([path]) if path.is_dir() else [path])
+            except ValueError as exc:  # a folder without corpus files
+                self.status_label.setText(str(exc))
+        self.add_files([p for p in files if p.is_file()])
 
     # -- theme --------------------------------------------------------------------------------------
 

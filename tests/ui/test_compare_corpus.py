@@ -189,7 +189,12 @@ def test_dropped_files_are_added_as_corpora(
     opened: list[object] = []
     compare.files_dropped.connect(opened.append)  # tokenizer drops elsewhere on the tab
     mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in (*corpora, tmp_path)])  # a folder is not a corpus file
+    # Two files and a folder holding the third (a folder gives the corpus files under it).
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    corpora[2] = corpora[2].rename(folder / corpora[2].name)
+    (folder / "notes.json").write_text("{}", encoding="utf-8")  # not a corpus suffix: left out
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in (*corpora[:2], folder)])
     target = view.files_list.viewport()  # dropped on the list of files, as a user would
     where = QPointF(10, 10)
     buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
