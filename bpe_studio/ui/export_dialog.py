@@ -30,9 +30,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, Signal, Slot
-from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import QSize, Signal, Slot
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -54,6 +53,7 @@ from ..engine import FORMATS, Tokenizer, load, save
 from ..engine.analysis import compression
 from ..engine.formats import atomic_write
 from ..engine.humanize import error_message, human_bytes, human_seconds, stop_reason_text
+from .charts import LogAxis, render_chart
 from .tasks import TaskContext, TaskRunner
 from .token_charts import COUNT_COLOR, CURVE_COLOR, LENGTH_COLOR, MEAN_COLOR, running_mean, style_plot
 from .token_format import hex_bytes, token_label
@@ -170,37 +170,11 @@ def prepare_job(loaded: LoadedTokenizer, options: ExportOptions) -> ExportJob:
 
 
 def _render(widget: pg.PlotWidget, title: str) -> tuple[bytes, bytes]:
-    size = _CHART_SIZE
-    widget.resize(size)
-    image = QImage(size, QImage.Format.Format_ARGB32)
-    image.fill(QColor("white"))
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    widget.render(painter)
-    painter.end()
-    png_data = QByteArray()
-    buffer = QBuffer(png_data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs want bytes, PySide6 a str
-    buffer.close()
-    svg_data = QByteArray()
-    svg_buffer = QBuffer(svg_data)
-    svg_buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    generator = QSvgGenerator()
-    generator.setOutputDevice(svg_buffer)
-    generator.setSize(size)
-    generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
-    generator.setTitle(title)
-    generator.setDescription(f"BPE Studio {__version__}")
-    painter = QPainter(generator)
-    widget.render(painter)
-    painter.end()
-    svg_buffer.close()
-    return bytes(png_data.data()), bytes(svg_data.data())
+    return render_chart(widget, _CHART_SIZE, title=title, description=f"BPE Studio {__version__}")
 
 
 def _chart_widget(title: str, left: str, bottom: str) -> pg.PlotWidget:
-    widget = pg.PlotWidget()
+    widget = pg.PlotWidget(axisItems={"left": LogAxis("left"), "bottom": LogAxis("bottom")})
     widget.setBackground("w")
     style_plot(widget.getPlotItem(), title, left, bottom, QColor("#1d232b"))
     return widget
