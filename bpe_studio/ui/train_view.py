@@ -73,6 +73,7 @@ from ..engine.humanize import (
 from ..engine.preflight import preflight
 from .charts import StepRate, TrainCharts
 from .common import open_error_box
+from .learn_view import LearnView
 from .models import MergesFilterModel, MergesTableModel
 from .preview import CorpusPreview, CorpusScanner
 from .settings import Settings, TrainSettings
@@ -497,6 +498,7 @@ class TrainView(QWidget):
         vertical.addWidget(bottom)
         vertical.setStretchFactor(0, 5)
         vertical.setStretchFactor(1, 6)
+        vertical.insertWidget(1, LearnView(self, vertical))  # watch BPE learn: follows this view's runs
         right_layout.addWidget(vertical, 1)
 
         splitter.addWidget(left)
