@@ -4,8 +4,8 @@ small chart beside it; after the run, the same view replays the run merge by mer
 The view follows a :class:`~bpe_studio.ui.train_view.TrainView` (any object with its ``runner.progress``,
 ``training_started`` and ``training_ended`` signals and ``result_config``): it keeps the merges' pairs from
 the progress batches and, from its own timer (every :data:`TICK_MS`, never per merge), applies the new ones
-to a :class:`~bpe_studio.engine.learn.MergeReplay` of the sample and redraws. The text is redrawn at most
-every :data:`TEXT_INTERVAL` seconds while a run goes on: the GUI thread shares the GIL with the merge loop.
+to a :class:`~bpe_studio.engine.learn.MergeReplay` of the sample and redraws, at most every
+:data:`LIVE_INTERVAL` seconds while a run goes on: the GUI thread shares the GIL with the merge loop.
 
 The sample is drawn from the first corpus file (one of its documents, cut at a line) unless the user typed
 their own (Edit text). Once the run is over, Play replays it from the start at the chosen speed; the
@@ -50,11 +50,11 @@ from .token_format import palette_for, text_label, token_label
 
 #: How often the view applies new merges and redraws (milliseconds).
 TICK_MS = 50
-#: Shortest time between two redraws of the text while a run goes on (seconds).
-TEXT_INTERVAL = 0.25
+#: Shortest time between two redraws while a run goes on (seconds).
+LIVE_INTERVAL = 0.3
 #: Characters of corpus text read to draw a sample from, and the sample's length.
-READ_CHARS = 2_000_000
-SAMPLE_CHARS = 900
+READ_CHARS = 300_000
+SAMPLE_CHARS = 700
 #: Replay speeds, merges per second.
 SPEEDS = (10, 100, 1_000, 10_000)
 #: The sample shown before any run.
@@ -94,9 +94,10 @@ class LearnView(QWidget):
         self._pick = 0
         self._replay = MergeReplay(WELCOME_TEXT, pattern=self._pattern)
         self._full_history: list[tuple[int, int]] | None = None  # the whole run's curve, once it ended
-        self._shown: tuple[int, int] | None = None  # (merges applied, sample version) the text shows
+        self._shown: tuple[int, int] | None = None  # (merges applied, sample version) drawn
+        self._text_shown: tuple[int, int] | None = None  # (token count, sample version) the text shows
         self._version = 0  # counts the samples (a new text, or the same text replayed afresh)
-        self._text_due = 0.0
+        self._due = 0.0  # when the next redraw may be, while a run goes on (perf_counter seconds)
         self._play_from = 0.0  # perf_counter when playing started, and the merge it started at
         self._play_start_merge = 0
         self._build()
@@ -218,7 +219,9 @@ class LearnView(QWidget):
             self._specials = tuple(config.special_tokens)
             self._inputs = tuple(Path(p) for p in config.inputs)
         text = self._replay.text if self._user_text else self._draw_sample()
-        self._restart(text)
+        # Drawn on the first tick, not now: the run's start keeps the GUI thread busy enough.
+        self._due = time.perf_counter() + TICK_MS / 1000
+        self._restart(text, draw_now=False)
         self.timer.start()
         self._update_controls()
 
@@ -258,7 +261,7 @@ class LearnView(QWidget):
             )
         self._render(force=True)
 
-    def _restart(self, text: str, *, keep: int | None = None) -> None:
+    def _restart(self, text: str, *, keep: int | None = None, draw_now: bool = True) -> None:
         self._version += 1
         self._replay = MergeReplay(text, pattern=self._pattern, special_tokens=self._specials)
         if keep:
@@ -267,7 +270,7 @@ class LearnView(QWidget):
             self._full_history = replay_to(
                 text, self._merges, len(self._merges), pattern=self._pattern, special_tokens=self._specials
             ).history
-        self._render(force=True)
+        self._render(force=draw_now)
 
     def _draw_sample(self) -> str:
         if not self._inputs:
@@ -293,9 +296,10 @@ class LearnView(QWidget):
                 self.play_button.setChecked(False)
             self.go_to(target)
             return
-        if self._live and len(self._merges) > self._replay.merges_applied:
-            self._replay.apply(self._merges[self._replay.merges_applied :])
-            self._render()
+        if self._live:
+            if len(self._merges) > self._replay.merges_applied:
+                self._replay.apply(self._merges[self._replay.merges_applied :])
+            self._render()  # does nothing when drawn already, or drawn less than LIVE_INTERVAL ago
 
     @Slot(bool)
     def _on_play_toggled(self, playing: bool) -> None:
@@ -354,10 +358,16 @@ class LearnView(QWidget):
         self.sample_button.setEnabled(bool(self._inputs))
 
     def _render(self, *, force: bool = False) -> None:
-        """Redraw the count, the chart and (at most every TEXT_INTERVAL while a run goes on) the text."""
+        """Redraw the count, the chart and the text: while a run goes on at most every
+        :data:`LIVE_INTERVAL` (the GUI thread shares the GIL with the merge loop), else at once."""
         replay = self._replay
-        chars = len(replay.text)
-        per = chars / replay.token_count if replay.token_count else 0.0
+        now = time.perf_counter()
+        key = (replay.merges_applied, self._version)
+        if key == self._shown or (not force and self._live and now < self._due):
+            return
+        self._shown = key
+        self._due = now + LIVE_INTERVAL
+        per = len(replay.text) / replay.token_count if replay.token_count else 0.0
         self.count_label.setText(
             f"  {replay.token_count:,} tokens · {per:.2f} characters per token · "
             f"after {replay.merges_applied:,} merges"
@@ -371,14 +381,12 @@ class LearnView(QWidget):
         self.slider.setRange(0, len(self._merges))
         self.slider.setValue(replay.merges_applied)
         self.slider.blockSignals(blocked)
+        # The costliest part (Qt lays the rich text out): only when the tokens changed, which most merges
+        # late in a run do not (a sample's tokens change when its count does: merges only join tokens).
+        if (replay.token_count, self._version) != self._text_shown:
+            self._text_shown = (replay.token_count, self._version)
+            self.tokens_view.setHtml(self.tokens_html())
         self.advanced.emit(replay.merges_applied)
-        now = time.perf_counter()
-        key = (replay.merges_applied, self._version)
-        if key == self._shown or (not force and self._live and now < self._text_due):
-            return
-        self._shown = key
-        self._text_due = now + TEXT_INTERVAL
-        self.tokens_view.setHtml(self.tokens_html())
 
     def tokens_html(self) -> str:
         """The sample's tokens as HTML: alternating backgrounds, visible whitespace, a line break after a
