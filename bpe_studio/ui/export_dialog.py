@@ -1,32 +1,14 @@
-"""Exporting a tokenizer: its files in every format, merge statistics, charts and a training report.
+"""The export dialog: choose formats, extras and a folder; draws the charts and runs the export.
 
-Every tokenizer file is loaded back and must encode a sample text to the same ids before it counts as
-written. Every file is written atomically (a temporary file renamed into place), so an interrupted export
-never leaves a half-written file under the final name. Charts are drawn on the GUI thread (pyqtgraph); the
-files are written and checked by a :class:`~bpe_studio.ui.tasks.TaskRunner` on a worker thread.
-
-Files, for a name ``NAME`` in the chosen folder::
-
-    NAME.json                   BPE Studio format (with the training record)
-    NAME-gpt2/                  vocab.json, merges.txt and bpe_studio.json
-    NAME.tiktoken               with its NAME.tiktoken.json sidecar
-    NAME-hf/tokenizer.json      Hugging Face
-    NAME-merges.csv             one row per merge
-    NAME-CHART.png / .svg       pair-count-per-merge, token-length, tokens-by-vocab-size
-    NAME-report.md              configuration, corpus statistics, timings, the charts
+What is written, and how, is :mod:`bpe_studio.ui.export_job` (no Qt of its own). This module draws the charts
+(pyqtgraph, on the GUI thread) and runs :func:`~bpe_studio.ui.export_job.run_export` on a
+:class:`~bpe_studio.ui.tasks.TaskRunner` worker thread.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import os
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -49,124 +31,27 @@ from PySide6.QtWidgets import (
 )
 
 from .. import __version__
-from ..engine import FORMATS, Tokenizer, load, save
-from ..engine.analysis import compression
-from ..engine.formats import atomic_write
-from ..engine.humanize import error_message, human_bytes, human_seconds, stop_reason_text
+from ..engine import FORMATS
+from ..engine.humanize import error_message
 from .charts import LogAxis, render_chart
-from .tasks import TaskContext, TaskRunner
+from .export_job import (
+    CHART_TITLES,
+    DEFAULT_SAMPLE,
+    FORMAT_LABELS,
+    ChartImages,
+    ExportItem,
+    ExportJob,
+    ExportOptions,
+    default_folder,
+    default_name,
+    prepare_job,
+    run_export,
+)
+from .tasks import TaskRunner
 from .token_charts import COUNT_COLOR, CURVE_COLOR, LENGTH_COLOR, MEAN_COLOR, running_mean, style_plot
-from .token_format import hex_bytes, token_label
 from .tokenizer_info import LoadedTokenizer, MergeIndex, SpecialMode, token_count_curve
 
-#: Human names of the formats.
-FORMAT_LABELS = {
-    "studio": "BPE Studio (.json)",
-    "gpt2": "GPT-2 (vocab.json + merges.txt)",
-    "tiktoken": "tiktoken (.tiktoken)",
-    "hf": "Hugging Face (tokenizer.json)",
-}
-
-#: The chart files: key -> title.
-CHART_TITLES = {
-    "pair-counts": "Pair count at each merge",
-    "token-lengths": "Length of each new token",
-    "vocab-curve": "Tokens of the sample text by vocab size",
-}
-
-#: The text each exported tokenizer must encode identically after loading it back.
-DEFAULT_SAMPLE = (
-    "Hello, world! It's 2024: naïve café, “quotes” — 日本語 and emoji 🙃.\n"
-    "    def f(x):\n\treturn x  # tabs, spaces\n\n"
-)
-
 _CHART_SIZE = QSize(900, 500)
-
-
-def tokenizer_path(folder: Path, name: str, fmt: str) -> Path:
-    """Where a format is written (what ``load`` reads back).
-
-    Example:
-        >>> tokenizer_path(Path("out"), "mine", "hf").as_posix()
-        'out/mine-hf/tokenizer.json'
-    """
-    if fmt == "studio":
-        return folder / f"{name}.json"
-    if fmt == "gpt2":
-        return folder / f"{name}-gpt2"
-    if fmt == "tiktoken":
-        return folder / f"{name}.tiktoken"
-    if fmt == "hf":
-        return folder / f"{name}-hf" / "tokenizer.json"
-    raise ValueError(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
-
-
-@dataclass
-class ExportOptions:
-    """What to export, and where."""
-
-    folder: Path
-    name: str
-    formats: tuple[str, ...] = FORMATS
-    merges_csv: bool = True
-    charts: bool = True
-    report: bool = True
-    sample: str = DEFAULT_SAMPLE
-    merges: int | None = None  # export the cut to this many merges (None: the whole tokenizer)
-
-
-@dataclass(frozen=True)
-class ExportItem:
-    """One exported file (or folder) and whether it succeeded."""
-
-    what: str
-    path: Path
-    ok: bool
-    message: str = ""
-
-
-@dataclass
-class ChartImages:
-    """A chart rendered for export."""
-
-    key: str
-    title: str
-    png: bytes
-    svg: bytes
-
-
-@dataclass
-class ExportJob:
-    """Everything the worker needs: the tokenizer to write, its records and the rendered charts."""
-
-    loaded: LoadedTokenizer
-    tokenizer: Tokenizer
-    options: ExportOptions
-    training: dict[str, Any]
-    merge_counts: list[int] | None
-    charts: list[ChartImages] = field(default_factory=list)
-
-
-def prepare_job(loaded: LoadedTokenizer, options: ExportOptions) -> ExportJob:
-    """Choose the tokenizer (the whole one or a cut) and its records; call on the GUI thread before
-    :func:`render_charts`."""
-    merges = options.merges
-    counts = loaded.merge_counts
-    training = dict(loaded.training)
-    if merges is not None and merges < loaded.index.merge_count:
-        tokenizer = loaded.cut(merges)
-        counts = counts[:merges] if counts is not None else None
-        training["cut_to_merges"] = merges
-        if counts is not None:
-            training["merge_counts"] = counts
-    else:
-        tokenizer = loaded.tokenizer
-    return ExportJob(loaded, tokenizer, options, training, counts)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Charts (GUI thread)
-# ----------------------------------------------------------------------------------------------------------
 
 
 def _render(widget: pg.PlotWidget, title: str) -> tuple[bytes, bytes]:
@@ -231,285 +116,6 @@ def render_charts(job: ExportJob) -> list[ChartImages]:
     return charts
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Files (worker thread)
-# ----------------------------------------------------------------------------------------------------------
-
-
-class VerificationError(ValueError):
-    """A tokenizer file, loaded back, does not encode the sample as the tokenizer does."""
-
-
-def write_tokenizer(
-    tokenizer: Tokenizer, target_place: tuple[Path, str], fmt: str, *, sample: str, training: dict[str, Any]
-) -> Path:
-    """Write one format into ``target_place`` (folder, name), load it back and check that it encodes
-    ``sample`` to the same ids.
-
-    Raises:
-        FormatError: The format cannot represent the tokenizer (the engine's message).
-        VerificationError: The file does not load back identically.
-        OSError: The file cannot be written.
-    """
-    target = tokenizer_path(*target_place, fmt)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "gpt2":
-        target.mkdir(parents=True, exist_ok=True)
-    written = save(tokenizer, target, format=fmt, training=training if fmt == "studio" else None)
-    again = load(written)
-    # A BOS/EOS template that the format cannot store (gpt2, tiktoken) is dropped on purpose, with a warning.
-    kept = again.template is not None
-    expected = tokenizer.encode(sample, allowed_special="all", add_special_tokens=kept)
-    found = again.encode(sample, allowed_special="all")
-    if found != expected:
-        first = next((i for i, (a, b) in enumerate(zip(expected, found, strict=False)) if a != b), None)
-        where = f"at token {first}" if first is not None else f"in length ({len(found)} vs {len(expected)})"
-        raise VerificationError(f"{written}: loaded back, it encodes the sample differently ({where})")
-    if again.decode(found) != tokenizer.decode(expected):
-        raise VerificationError(f"{written}: loaded back, it decodes the sample differently")
-    return written
-
-
-def merges_csv(tokenizer: Tokenizer, counts: Sequence[int] | None) -> str:
-    """One CSV row per merge: rank, ids, tokens (visible and hex), length, count, whether it is new."""
-    index = MergeIndex(tokenizer, counts)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(
-        [
-            "rank",
-            "left_id",
-            "right_id",
-            "token_id",
-            "left",
-            "right",
-            "token",
-            "token_hex",
-            "bytes",
-            "count",
-            "new_token",
-        ]
-    )
-    for rank in range(index.merge_count):
-        left, right, made = index.left[rank], index.right[rank], index.result[rank]
-        data = tokenizer.token_bytes(made)
-        count = index.counts[rank] if index.counts is not None else ""
-        writer.writerow(
-            [
-                rank,
-                left,
-                right,
-                made,
-                token_label(tokenizer.token_bytes(left)),
-                token_label(tokenizer.token_bytes(right)),
-                token_label(data),
-                hex_bytes(data),
-                len(data),
-                count,
-                int(index.creates[rank]),
-            ]
-        )
-    return out.getvalue()
-
-
-def _md(text: str) -> str:
-    """Text safe inside a Markdown table cell or code span."""
-    return text.replace("|", "\\|").replace("`", "ˋ")
-
-
-def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: dict[str, str]) -> str:
-    """The training report: tokenizer, configuration, corpus statistics, timings, charts and a sample."""
-    tok = job.tokenizer
-    loaded = job.loaded
-    training = job.training
-    index = MergeIndex(tok, job.merge_counts)
-    specials = dict(tok.special_tokens)
-    learned = index.new_before[-1] if index.merge_count else 0
-    lines = [
-        f"# Tokenizer report: {loaded.name}",
-        "",
-        f"Written by BPE Studio {__version__} on {time.strftime('%Y-%m-%d %H:%M')}",
-        f"from {loaded.source_text}.",
-        "",
-        "## Tokenizer",
-        "",
-        "| | |",
-        "|---|---|",
-        f"| Vocabulary | {tok.vocab_size:,} tokens: 256 bytes, {int(learned):,} learned, "
-        f"{len(specials)} special |",
-        f"| Merges | {len(tok.merges):,} |",
-    ]
-    if "cut_to_merges" in training:
-        lines.append(
-            f"| Cut | the first {training['cut_to_merges']:,} merges of {loaded.index.merge_count:,} |"
-        )
-    special_text = ", ".join(f"`{_md(t)}` ({i})" for t, i in specials.items()) or "none"
-    lines.append(f"| Special tokens | {special_text} |")
-    pattern = tok.pattern_name
-    lines.append(f"| Pattern | {pattern + ' preset' if pattern else '`' + _md(tok.pattern) + '`'} |")
-    lines += ["", "## Training configuration", ""]
-    config_rows = []
-    inputs = training.get("inputs")
-    if isinstance(inputs, list) and inputs:
-        config_rows.append(("Corpus files", "<br>".join(f"`{_md(str(p))}`" for p in inputs)))
-    for key, title in (
-        ("vocab_size", "Vocab size asked for"),
-        ("min_frequency", "Minimum pair frequency"),
-        ("max_token_length", "Longest token allowed"),
-        ("stop_reason", "Stopped because"),
-    ):
-        value = training.get(key)
-        if key == "stop_reason" and isinstance(value, str):
-            value = stop_reason_text(value)
-        if value is not None:
-            config_rows.append((title, f"{value:,}" if isinstance(value, int) else str(value)))
-    if config_rows:
-        lines += ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in config_rows)]
-    else:
-        lines.append(f"Not known: {loaded.source_text} does not record how the tokenizer was trained.")
-    lines += ["", "## Corpus statistics", ""]
-    stats = training.get("stats")
-    if isinstance(stats, dict) and stats:
-        rows = [
-            ("Files", stats.get("files")),
-            ("Size", human_bytes(stats["bytes"]) if isinstance(stats.get("bytes"), int) else None),
-            ("Documents", stats.get("documents")),
-            ("Special tokens in the corpus", stats.get("special_tokens")),
-            ("Pre-tokens", stats.get("pretokens")),
-            ("Unique pre-tokens", stats.get("unique_pretokens")),
-        ]
-        lines += ["| | |", "|---|---:|"]
-        lines += [
-            f"| {k} | {v:,} |" if isinstance(v, int) else f"| {k} | {v} |" for k, v in rows if v is not None
-        ]
-    else:
-        lines.append("Not known.")
-    lines += ["", "## Timings", ""]
-    timings = training.get("timings")
-    if isinstance(timings, dict) and timings:
-        lines += ["| Phase | Time |", "|---|---:|"]
-        lines += [
-            f"| {k} | {human_seconds(float(v))} |" for k, v in timings.items() if isinstance(v, (int, float))
-        ]
-    else:
-        lines.append("Not known.")
-    if chart_files:
-        lines += ["", "## Charts", ""]
-        for key, file_name in chart_files.items():
-            lines += [f"![{CHART_TITLES[key]}]({file_name})", ""]
-    sample = job.options.sample
-    if sample:
-        ids = tok.encode(sample, allowed_special="all")
-        figures = compression(sample, len(ids))
-        per_token = figures.chars_per_token
-        ratio = f", {per_token:.2f} characters per token" if per_token is not None else ""
-        lines += [
-            "",
-            "## Sample",
-            "",
-            f"{figures.characters:,} characters, {figures.bytes:,} bytes → **{len(ids):,} tokens**{ratio}.",
-            "",
-            "| # | Id | Token |",
-            "|---:|---:|---|",
-        ]
-        lines += [f"| {n} | {i} | `{_md(token_label(tok.token_bytes(i)))}` |" for n, i in enumerate(ids[:40])]
-        if len(ids) > 40:
-            lines.append(f"| … | | {len(ids) - 40:,} more |")
-    if index.merge_count:
-        lines += [
-            "",
-            "## First merges",
-            "",
-            "| Rank | Left | Right | Token | Count |",
-            "|---:|---|---|---|---:|",
-        ]
-        for rank in range(min(20, index.merge_count)):
-            count = index.counts[rank] if index.counts is not None else None
-            lines.append(
-                f"| {rank} | `{_md(token_label(tok.token_bytes(index.left[rank])))}` | "
-                f"`{_md(token_label(tok.token_bytes(index.right[rank])))}` | "
-                f"`{_md(token_label(tok.token_bytes(index.result[rank])))}` | "
-                f"{f'{count:,}' if count is not None else '–'} |"
-            )
-        longest = sorted(set(index.result), key=lambda i: (-len(tok.token_bytes(i)), i))[:10]
-        lines += ["", "## Longest tokens", "", "| Id | Token | Bytes |", "|---:|---|---:|"]
-        lines += [
-            f"| {i} | `{_md(token_label(tok.token_bytes(i)))}` | {len(tok.token_bytes(i))} |" for i in longest
-        ]
-    if written:
-        lines += ["", "## Files", ""]
-        lines += [f"- `{_md(item.path.name)}`: {item.what}" for item in written if item.ok]
-    return "\n".join(lines) + "\n"
-
-
-def run_export(job: ExportJob, ctx: TaskContext | None = None) -> list[ExportItem]:
-    """Write everything the options ask for; a failure of one file does not stop the others."""
-    options = job.options
-    folder, name = options.folder, options.name
-    steps: list[tuple[str, Path, Callable[[], Path]]] = []
-    for fmt in options.formats:
-        action: Callable[[], Path] = partial(
-            write_tokenizer, job.tokenizer, (folder, name), fmt, sample=options.sample, training=job.training
-        )
-        steps.append(
-            (f"{FORMAT_LABELS[fmt]}, checked by loading it back", tokenizer_path(folder, name, fmt), action)
-        )
-    if options.merges_csv:
-        path = folder / f"{name}-merges.csv"
-        steps.append(
-            (
-                "merge statistics (CSV)",
-                path,
-                partial(_write, path, merges_csv(job.tokenizer, job.merge_counts)),
-            )
-        )
-    chart_files: dict[str, str] = {}
-    if options.charts:
-        for chart in job.charts:
-            for suffix, data in (("png", chart.png), ("svg", chart.svg)):
-                path = folder / f"{name}-{chart.key}.{suffix}"
-                steps.append((f"chart: {chart.title} ({suffix.upper()})", path, partial(_write, path, data)))
-            chart_files[chart.key] = f"{name}-{chart.key}.png"
-    results: list[ExportItem] = []
-    total = len(steps) + (1 if options.report else 0)
-    folder.mkdir(parents=True, exist_ok=True)
-    for done, (what, path, action) in enumerate(steps):
-        if ctx is not None:
-            ctx.check()
-            ctx.progress((done, total, f"Writing {path.name}…"))
-        try:
-            written = action()
-        except (OSError, ValueError) as exc:
-            results.append(ExportItem(what, path, False, error_message(exc)))
-        else:
-            results.append(ExportItem(what, written, True))
-    if options.report:
-        path = folder / f"{name}-report.md"
-        if ctx is not None:
-            ctx.check()
-            ctx.progress((len(steps), total, f"Writing {path.name}…"))
-        shown = {k: v for k, v in chart_files.items() if any(r.ok and r.path.name == v for r in results)}
-        try:
-            _write(path, report_markdown(job, results, shown))
-        except (OSError, ValueError) as exc:
-            results.append(ExportItem("training report (Markdown)", path, False, error_message(exc)))
-        else:
-            results.append(ExportItem("training report (Markdown)", path, True))
-    if ctx is not None:
-        ctx.progress((total, total, "Done"))
-    return results
-
-
-def _write(path: Path, data: str | bytes) -> Path:
-    atomic_write(path, data)
-    return path
-
-
-# ----------------------------------------------------------------------------------------------------------
-# The dialog
-# ----------------------------------------------------------------------------------------------------------
-
-
 class ExportDialog(QDialog):
     """Choose what to export and where; runs the export and lists each file's outcome.
 
@@ -543,14 +149,15 @@ class ExportDialog(QDialog):
         self.runner.cancelled.connect(self._on_runner_cancelled)
         self.runner.idle.connect(self._on_runner_idle)
         self._ended: list[ExportItem] | None = None
-        self._build(sample or DEFAULT_SAMPLE, folder or _default_folder(loaded))
+        self._build(sample or DEFAULT_SAMPLE, folder or default_folder(loaded))
 
     def _build(self, sample: str, folder: Path) -> None:
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "Writes the tokenizer in each chosen format, then loads every file back and checks that it "
-            "encodes the sample text to the same ids. Files are written atomically: an interrupted export "
-            "leaves no half-written file.",
+            "Writes the tokenizer in each chosen format, loads every file back (also in tiktoken or "
+            "Hugging Face tokenizers, when installed) and checks that it encodes the sample text to the same "
+            "ids before it takes the file's name: a failed or interrupted export leaves no half-written or "
+            "wrong file.",
             self,
         )
         intro.setWordWrap(True)
@@ -563,7 +170,7 @@ class ExportDialog(QDialog):
         folder_row.addWidget(self.folder_edit, 1)
         folder_row.addWidget(choose)
         form.addRow("Folder", folder_row)
-        self.name_edit = QLineEdit(_default_name(self.loaded), self)
+        self.name_edit = QLineEdit(default_name(self.loaded), self)
         self.name_edit.setToolTip("File names start with this")
         form.addRow("Name", self.name_edit)
         formats = QWidget(self)
@@ -739,42 +346,4 @@ class ExportDialog(QDialog):
         super().done(result)
 
 
-def _default_folder(loaded: LoadedTokenizer) -> Path:
-    """Beside the tokenizer file or the training corpus, if that folder is writable; else the home folder."""
-    candidates: list[Path] = []
-    if loaded.path is not None:
-        candidates.append(loaded.path.parent)
-    inputs = loaded.training.get("inputs")
-    if isinstance(inputs, list) and inputs:
-        candidates.append(Path(str(inputs[0])).parent)
-    for folder in candidates:
-        if folder.is_dir() and os.access(folder, os.W_OK):
-            return folder
-    return Path.home()
-
-
-def _default_name(loaded: LoadedTokenizer) -> str:
-    if loaded.path is not None:
-        stem = loaded.path.name.split(".")[0] or "tokenizer"
-        return f"{stem}-export"
-    return f"bpe-{loaded.tokenizer.vocab_size}"
-
-
-__all__ = [
-    "CHART_TITLES",
-    "DEFAULT_SAMPLE",
-    "FORMAT_LABELS",
-    "ChartImages",
-    "ExportDialog",
-    "ExportItem",
-    "ExportJob",
-    "ExportOptions",
-    "VerificationError",
-    "merges_csv",
-    "prepare_job",
-    "render_charts",
-    "report_markdown",
-    "run_export",
-    "tokenizer_path",
-    "write_tokenizer",
-]
+__all__ = ["ExportDialog", "render_charts"]

@@ -37,6 +37,7 @@ from ..engine import (
     load,
 )
 from ..engine.analysis import MergeIndex, MergeNode
+from ..engine.formats import training_record
 from .token_format import text_label, token_label
 
 Check = Callable[[], None]
@@ -104,9 +105,10 @@ class LoadedTokenizer:
         path: The file or folder it was loaded from, if any.
         format: The file's format name (``studio``, ``gpt2``, ``tiktoken``, ``hf``), if loaded from a file.
         result: The training result, for a tokenizer trained in this session.
-        training: How it was trained, when known: the keys of a studio file's ``training`` object
-            (``inputs``, ``vocab_size``, ``min_frequency``, ``max_token_length``, ``stop_reason``,
-            ``stats``, ``timings``, ``merge_counts``).
+        training: How it was trained, when known: a studio file's ``training`` object, the engine's
+            :func:`~bpe_studio.engine.formats.training_record` (``inputs``, ``vocab_size``,
+            ``special_tokens``, ``pattern``, ``min_frequency``, ``max_token_length``, ``stop_reason``,
+            ``stats``, ``merge_counts``; files of older versions also have ``timings``).
     """
 
     tokenizer: Tokenizer
@@ -180,20 +182,6 @@ class LoadedTokenizer:
                 self._cuts.pop(next(iter(self._cuts)))
             self._cuts[merges] = cut
         return cut
-
-
-def training_record(result: TrainResult, config: TrainConfig | None) -> dict[str, Any]:
-    """How a run trained, in the layout of a studio file's ``training`` object."""
-    record: dict[str, Any] = {}
-    if config is not None:
-        record.update(
-            inputs=[os.fspath(p) for p in config.inputs],
-            vocab_size=config.vocab_size,
-            min_frequency=config.min_frequency,
-            max_token_length=config.max_token_length,
-        )
-    record.update(result.summary())
-    return record
 
 
 def from_result(result: TrainResult, config: TrainConfig | None = None) -> LoadedTokenizer:
@@ -491,6 +479,5 @@ __all__ = [
     "from_result",
     "load_file",
     "token_count_curve",
-    "training_record",
     "utf16_positions",
 ]

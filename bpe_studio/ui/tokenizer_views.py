@@ -21,6 +21,7 @@ from ..engine.humanize import error_message
 from .common import open_error_box
 from .compare import CompareView
 from .export_dialog import ExportDialog
+from .export_job import default_folder
 from .playground import SAMPLE_TEXT, PlaygroundView
 from .tasks import TaskContext, TaskRunner
 from .tokenizer_info import LoadedTokenizer, from_result, load_file
@@ -65,6 +66,7 @@ class TokenizerViews(QObject):
         self.opened: list[LoadedTokenizer] = []
         self.error_box: QMessageBox | None = None
         self.export_dialog: ExportDialog | None = None
+        self.last_export_folder: Path | None = None  # where the last export went: the next one starts there
         self.last_error = ""
         self._pending_source: Path | TrainResult | None = None
 
@@ -266,6 +268,7 @@ class TokenizerViews(QObject):
             self.current,
             merges=self.playground.merges_used,
             sample=self.playground.text(),
+            folder=default_folder(self.current, last=self.last_export_folder),
             parent=self.window,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -282,6 +285,8 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_export_dialog_finished(self, results: list[Any]) -> None:
         ok = sum(1 for item in results if item.ok)
+        if ok and self.export_dialog is not None:
+            self.last_export_folder = self.export_dialog.options().folder
         self.window.statusBar().showMessage(f"Exported {ok} of {len(results)} files.", 8000)
 
     # ==============================================================================================

@@ -1151,8 +1151,10 @@ class TrainView(QWidget):
 
     @staticmethod
     def _default_save_path(config: TrainConfig) -> Path:
+        from .export_job import default_folder  # not the demo's hidden cache folder (a visible one instead)
+
         first = config.inputs[0]
-        return first.with_name(f"{first.stem}-bpe{config.vocab_size}.json")
+        return default_folder(near=[first.parent]) / f"{first.stem}-bpe{config.vocab_size}.json"
 
     @Slot()
     def _on_open_button_clicked(self) -> None:

@@ -19,7 +19,8 @@ from PySide6.QtSvg import QSvgRenderer
 
 from bpe_studio.ui import export_dialog as export_module
 from bpe_studio.ui.charts import LogAxis, TrainCharts, render_chart, short_number
-from bpe_studio.ui.export_dialog import ExportOptions, prepare_job, render_charts
+from bpe_studio.ui.export_dialog import render_charts
+from bpe_studio.ui.export_job import ExportOptions, prepare_job
 from bpe_studio.ui.token_charts import VocabCurvePlot
 from bpe_studio.ui.tokenizer_info import load_file
 

@@ -1,7 +1,8 @@
 """Tokenizer file formats. Every write is atomic."""
 
 from .atomic import atomic_write
-from .detect import FORMATS, FormatName, detect_format, load, save, save_result, save_targets, source_files
+from .detect import FORMATS, FormatName, detect_format, load, save, save_targets, source_files
+from .saving import SaveReport, VerificationError, sample_texts, save_result, save_tokenizer, training_record
 from .studio import FormatError, FormatWarning, StudioFile, dumps_studio, load_studio, save_studio
 
 __all__ = [
@@ -9,15 +10,20 @@ __all__ = [
     "FormatError",
     "FormatName",
     "FormatWarning",
+    "SaveReport",
     "StudioFile",
+    "VerificationError",
     "atomic_write",
     "detect_format",
     "dumps_studio",
     "load",
     "load_studio",
+    "sample_texts",
     "save",
     "save_result",
     "save_studio",
     "save_targets",
+    "save_tokenizer",
     "source_files",
+    "training_record",
 ]

@@ -69,40 +69,58 @@ def atomic_write_set(files: Mapping[str | os.PathLike[str], bytes | str]) -> Non
     Example:
         >>> atomic_write_set({"out/vocab.json": "{}", "out/merges.txt": "#version: 0.2\\n"})  # doctest: +SKIP
     """
-    staged: list[tuple[Path, str]] = []
-    kept: dict[Path, str | None] = {}
-    renamed: list[Path] = []
+    staged: dict[Path, str] = {}
     try:
         for path, data in files.items():
             target = Path(path)
             payload = data.encode("utf-8") if isinstance(data, str) else data
-            staged.append((target, _write_temporary(target, payload)))
+            staged[target] = _write_temporary(target, payload)
+        replace_set(staged)
+    finally:
+        for tmp in staged.values():  # the ones not renamed (replace_set renames all or none)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def replace_set(moves: Mapping[Path, str | os.PathLike[str]]) -> None:
+    """Rename finished files over their targets as one set: ``{target: finished file}``.
+
+    Each finished file must be on the target's file system (e.g. in a folder next to it). Either every
+    target gets its new file, or (on an error, raised again) every target holds what it held before; the
+    finished files are then left where they were, for the caller to remove.
+
+    Example:
+        >>> replace_set({Path("out/vocab.json"): "out/.staging/vocab.json"})  # doctest: +SKIP
+    """
+    kept: dict[Path, str | None] = {}
+    renamed: list[Path] = []
+    try:
         # Checked before the first rename: a folder in the way would make os.replace fail half-way.
-        for target, _ in staged:
+        for target in moves:
             if target.is_dir():
                 raise IsADirectoryError(errno.EISDIR, "a folder is in the way of the file", os.fspath(target))
-        if len(staged) > 1:  # one file needs no undo: its rename happens or not
-            for target, tmp in staged:
-                kept[target] = _keep_old(target, tmp)
-        for target, tmp in staged:
+        if len(moves) > 1:  # one file needs no undo: its rename happens or not
+            for target, tmp in moves.items():
+                kept[target] = _keep_old(target, os.fspath(tmp))
+        for target, tmp in moves.items():
             os.replace(tmp, target)
             renamed.append(target)
     except BaseException:
-        # Undo the renames made, newest first: each target gets its old file back (or none, as before).
+        # Undo the renames made, newest first: each target gets its old file back (or none, as before),
+        # and its new file goes back where it came from.
         for target in reversed(renamed):
             old = kept.get(target)
             with contextlib.suppress(OSError):
-                if old is None:
-                    os.unlink(target)
-                else:
+                os.replace(target, moves[target])
+                if old is not None:
                     os.replace(old, target)
                     kept[target] = None
         raise
     finally:
-        leftovers = [tmp for target, tmp in staged if target not in renamed]
-        for path in leftovers + [old for old in kept.values() if old is not None]:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        for old in kept.values():
+            if old is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(old)
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:

@@ -34,8 +34,6 @@ from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
 from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
 
 if TYPE_CHECKING:
-    from ..config import TrainConfig
-    from ..events import TrainResult
     from ..tokenizer import Tokenizer
 
 FormatName = Literal["studio", "gpt2", "tiktoken", "hf"]
@@ -273,30 +271,3 @@ def save(
         template=(tokenizer.template.prefix, tokenizer.template.suffix) if tokenizer.template else None,
     )
     return target
-
-
-def save_result(
-    result: TrainResult,
-    path: str | os.PathLike[str],
-    *,
-    format: str = "studio",
-    config: TrainConfig | None = None,
-) -> Path:
-    """Save a trained tokenizer; the studio format also records how it was trained.
-
-    Args:
-        result: What training produced.
-        path: As for :func:`save` (a folder gets the format's usual file name).
-        format: One of :data:`FORMATS`.
-        config: The run's configuration, recorded with the result's statistics in studio files.
-
-    Example:
-        >>> save_result(train(config), "out/", config=config)  # doctest: +SKIP
-        PosixPath('out/tokenizer.json')
-    """
-    from ..tokenizer import Tokenizer
-
-    training = None
-    if format == "studio":
-        training = {**(config.describe() if config is not None else {}), **result.summary()}
-    return save(Tokenizer.from_result(result), path, format=format, training=training)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .detect import save_result
+from .saving import save_result
 
 if TYPE_CHECKING:
     from ..config import TrainConfig
