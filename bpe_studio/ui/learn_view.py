@@ -121,6 +121,8 @@ class LearnView(QWidget):
         title = QLabel("<b>Watch BPE learn</b>", self)
         self.count_label = QLabel("", self)
         self.count_label.setObjectName("learn_count")
+        # The count may be cut short rather than widen the window (the buttons need the room).
+        self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.back_button = QPushButton("◀ Step", self)
         self.back_button.setToolTip("Undo the last merge (replay)")
         self.back_button.clicked.connect(lambda: self.go_to(self._replay.merges_applied - 1))
@@ -159,7 +161,7 @@ class LearnView(QWidget):
             self.edit_button,
         ):
             header.addWidget(widget)
-        self.slider.setMinimumWidth(140)
+        self.slider.setMinimumWidth(100)
         layout.addLayout(header)
 
         body = QHBoxLayout()
@@ -368,10 +370,9 @@ class LearnView(QWidget):
         self._shown = key
         self._due = now + LIVE_INTERVAL
         per = len(replay.text) / replay.token_count if replay.token_count else 0.0
-        self.count_label.setText(
-            f"  {replay.token_count:,} tokens · {per:.2f} characters per token · "
-            f"after {replay.merges_applied:,} merges"
-        )
+        text = f"  {replay.token_count:,} tokens · {per:.2f} chars/token · {replay.merges_applied:,} merges"
+        self.count_label.setText(text)
+        self.count_label.setToolTip(text.strip())
         history = self._full_history if self._full_history is not None else replay.history
         xs = [m + 1 for m, _ in history] + [max(len(self._merges), replay.merges_applied) + 1]
         ys = [c for _, c in history] + [history[-1][1]]
