@@ -304,9 +304,9 @@ class LearnView(QWidget):
             self._render()  # does nothing when drawn already, or drawn less than LIVE_INTERVAL ago
 
     @Slot(bool)
-    def _on_play_toggled(self, playing: bool) -> None:
-        self.play_button.setText("⏸ Pause" if playing else "▶ Replay")
-        if playing:
+    def _on_play_toggled(self, checked: bool) -> None:
+        self.play_button.setText("⏸ Pause" if checked else "▶ Replay")
+        if checked:
             start = self._replay.merges_applied
             if start >= len(self._merges):
                 start = 0  # at the end: replay from the start
@@ -339,8 +339,8 @@ class LearnView(QWidget):
         self._restart(self._draw_sample(), keep=self._replay.merges_applied)
 
     @Slot(bool)
-    def _on_edit_toggled(self, editing: bool) -> None:
-        if editing:
+    def _on_edit_toggled(self, checked: bool) -> None:
+        if checked:  # editing
             self.editor.setPlainText(self._replay.text)
             self.stack.setCurrentWidget(self.editor)
             self.edit_button.setText("Done")
