@@ -28,6 +28,7 @@ from itertools import accumulate
 
 import regex
 
+from .humanize import merge_number
 from .pretokenize import Pretokenizer
 from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
 
@@ -437,8 +438,8 @@ class MergeDifference:
 
         if self.first is not None:
             return (
-                f"The merge lists agree on the first {self.shared:,} merges. First difference at rank "
-                f"{strong(f'{self.first:,}')}: A merges {merge(self.a_merge)}, "
+                f"The merge lists agree on the first {self.shared:,} merges. First difference at merge "
+                f"{strong(f'{merge_number(self.first):,}')}: A merges {merge(self.a_merge)}, "
                 f"B merges {merge(self.b_merge)}."
             )
         if self.a_total == self.b_total:

@@ -290,7 +290,32 @@ def error_message(exc: BaseException, *, path: str | os.PathLike[str] | None = N
     return f"{prefix}{type(exc).__name__}: {exc}"
 
 
+# ----------------------------------------------------------------------------------------------------------
+# Merge numbers
+# ----------------------------------------------------------------------------------------------------------
+
+#: How merges are numbered wherever people see a merge's number (tables, details, trees, exports).
+MERGE_NUMBERING = (
+    "Merges are numbered from 1 in the order they were learned: merge 1 is the first, and a tokenizer cut "
+    "to its first N merges holds merges 1 to N."
+)
+
+
+def merge_number(rank: int) -> int:
+    """The number people see for the merge of a rank (the engine's 0-based index into the merge list).
+
+    Merges are numbered from 1, so that "the first N merges" (the playground's vocab-size slider) are
+    merges 1 to N; see :data:`MERGE_NUMBERING`.
+
+    Example:
+        >>> merge_number(0)
+        1
+    """
+    return rank + 1
+
+
 __all__ = [
+    "MERGE_NUMBERING",
     "MERGE_RATE_AFTER",
     "RunMeter",
     "bytes_rate",
@@ -298,6 +323,7 @@ __all__ = [
     "error_message",
     "human_bytes",
     "human_seconds",
+    "merge_number",
     "merge_rate",
     "merge_time_left",
     "stop_reason_text",

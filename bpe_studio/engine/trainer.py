@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from .checkpoint import (
+    CorpusFile,
     CountsData,
     CountsFileError,
     CountsHeader,
@@ -122,6 +123,60 @@ def _worker_count(config: TrainConfig, total_bytes: int, chunks: int) -> int:
     return max(1, min(wanted, chunks))
 
 
+Pair = tuple[bytes, bytes]
+
+
+@dataclasses.dataclass
+class _Run:
+    """What every phase of one run needs: its configuration, its cancel flag, its clock and timings."""
+
+    config: TrainConfig
+    cancelled: Cancel
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
+    start: float = dataclasses.field(default_factory=time.perf_counter)
+
+    def now(self) -> float:
+        """Seconds since the run started (the events' ``elapsed``)."""
+        return time.perf_counter() - self.start
+
+
+@dataclasses.dataclass
+class _Counts:
+    """What the counting phase hands on to the merging phase."""
+
+    outcome: CountOutcome | None  # None when cancelled; dropped as soon as the merge loop holds the table
+    corpus: tuple[CorpusFile, ...]  # the corpus's identity, for the counts file and checkpoints
+    total_bytes: int
+    files: int
+    source: Path | None = None  # the counts file or checkpoint the counts came from, if any
+    replay: tuple[list[Pair], list[int]] | None = None  # a checkpoint's merges, replayed on resume
+    encoded: EncodedSections | None = None  # the table as written to a counts file or checkpoint
+
+    def header(self, config: TrainConfig, kind: str, training: dict[str, Any] | None = None) -> CountsHeader:
+        """The header of a counts file (``kind="counts"``) or checkpoint of these counts."""
+        assert self.outcome is not None
+        return CountsHeader(
+            kind=kind,
+            pattern=config.pattern_regex,
+            special_tokens=config.special_tokens,
+            invalid_utf8=config.invalid_utf8.value,
+            corpus=self.corpus,
+            totals=self.outcome.totals,
+            unique_pretokens=len(self.outcome.counts),
+            training=training or {},
+        )
+
+
+@dataclasses.dataclass
+class _Merged:
+    """What the merging phase made."""
+
+    token_bytes: list[bytes]
+    merges: list[Pair]
+    merge_counts: list[int]
+    stop_reason: StopReason
+
+
 def _count_corpus(
     config: TrainConfig, cancelled: Cancel, now: Callable[[], float], timings: dict[str, float]
 ) -> Generator[TrainEvent, None, tuple[CountOutcome | None, int]]:
@@ -222,6 +277,157 @@ def _load_counts(config: TrainConfig, source: Path) -> CountsData:
     return loaded
 
 
+def _count_phase(run: _Run) -> Generator[TrainEvent, None, _Counts]:
+    """Counting: load the counts from a file (``counts_in`` or ``resume``), or plan and count the corpus;
+    then report the totals and write the counts file if asked."""
+    config, now = run.config, run.now
+    source = config.resume if config.resume is not None else config.counts_in
+    if source is not None:
+        yield PhaseStarted(Phase.COUNTING, now())
+        loaded = _load_counts(config, source)
+        counts = _Counts(
+            CountOutcome(loaded.counts, loaded.header.totals),
+            loaded.header.corpus,
+            loaded.header.corpus_bytes,
+            len(loaded.header.corpus),
+            source=source,
+            replay=(loaded.merges, loaded.merge_counts) if config.resume is not None else None,
+        )
+        del loaded
+        run.timings[Phase.COUNTING.value] = now()
+    else:
+        # The corpus's identity is taken before reading it: a file changed meanwhile then fails the check.
+        wanted_identity = config.counts_out is not None or config.checkpoint is not None
+        corpus = corpus_identity(config.sources) if wanted_identity else ()
+        outcome, total_bytes = yield from _count_corpus(config, run.cancelled, now, run.timings)
+        counts = _Counts(outcome, corpus, total_bytes, len(config.sources))
+    if counts.outcome is not None:
+        yield CountProgress(counts.total_bytes, counts.total_bytes, len(counts.outcome.counts), now())
+        if config.counts_out is not None or config.checkpoint is not None:
+            counts.encoded = encode_counts(counts.outcome.counts)
+        if config.counts_out is not None:
+            assert counts.encoded is not None
+            save_counts(config.counts_out, counts.encoded, counts.header(config, "counts"))
+    return counts
+
+
+def _corpus_stats(counts: _Counts) -> CorpusStats:
+    """The corpus's statistics (only its size and files when counting was cancelled)."""
+    if counts.outcome is None:
+        return CorpusStats(files=counts.files, bytes=counts.total_bytes)
+    totals = counts.outcome.totals
+    return CorpusStats(
+        files=counts.files,
+        bytes=counts.total_bytes,
+        documents=totals.documents,
+        special_tokens=totals.special_tokens,
+        pretokens=totals.pretokens,
+        unique_pretokens=len(counts.outcome.counts),
+    )
+
+
+def _merge_phase(run: _Run, counts: _Counts) -> Generator[TrainEvent, None, _Merged]:
+    """Merging: replay a checkpoint's merges (on resume), then merge until the vocabulary is full, pairs
+    are too rare, or the run is cancelled; save checkpoints as asked."""
+    config, now, cancelled = run.config, run.now, run.cancelled
+    base = [bytes([i]) for i in range(256)]
+    merges: list[Pair] = []
+    merge_counts: list[int] = []
+    if counts.outcome is None or cancelled():
+        return _Merged(base, merges, merge_counts, StopReason.CANCELLED)
+    # The merge loop makes millions of objects but no reference cycles; the collector's passes over
+    # them cost 15-25% of its time, so automatic collection pauses while the loop runs (not while our
+    # consumer's code runs between events: see _GcPause).
+    with _GcPause() as gc_pause:
+        with gc_pause.handing_over():
+            yield PhaseStarted(Phase.MERGING, now())
+        merge_start = now()
+        training = {
+            "vocab_size": config.vocab_size,
+            "min_frequency": config.min_frequency,
+            "max_token_length": config.max_token_length,
+        }
+        checkpoint_header = (
+            counts.header(config, "checkpoint", training) if config.checkpoint is not None else None
+        )
+        loop = MergeLoop(
+            counts.outcome.counts, base, max_token_length=config.max_token_length, cancelled=cancelled
+        )
+        counts.outcome = None  # the loop keeps what it needs; let the table go
+        wanted = config.vocab_size - 256 - len(config.special_tokens)
+        tb = loop.token_bytes
+
+        def made(m: Merge) -> MergeMade:
+            pair = (tb[m.left], tb[m.right])
+            merges.append(pair)
+            merge_counts.append(m.count)
+            return MergeMade(len(merges) - 1, pair, m.count, m.token_id, tb[m.token_id], wanted, now())
+
+        def save(stop: StopReason | None) -> None:
+            assert config.checkpoint is not None and checkpoint_header is not None
+            assert counts.encoded is not None
+            stamp = dataclasses.replace(
+                checkpoint_header,
+                training={**training, "stop_reason": stop.value if stop is not None else None},
+            )
+            save_checkpoint(config.checkpoint, counts.encoded, stamp, merges, merge_counts)
+
+        if counts.replay is not None:
+            recorded, recorded_counts = counts.replay
+            counts.replay = None
+            try:
+                for m in loop.replay(
+                    recorded,
+                    recorded_counts,
+                    new_tokens=wanted,
+                    min_frequency=config.min_frequency,
+                    cancelled=cancelled,
+                ):
+                    with gc_pause.handing_over():
+                        yield made(m)
+            except ReplayError as exc:
+                problem = f"does not hold a consistent run ({exc})"
+                raise CountsFileError(counts.source or "", problem) from None
+            del recorded, recorded_counts
+        saved = len(merges)
+        if loop.stop_reason is None:
+            every = config.checkpoint_every
+            created = len(tb) - 256
+            for m in loop.run(
+                new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
+            ):
+                with gc_pause.handing_over():
+                    yield made(m)
+                if checkpoint_header is not None and len(merges) % every == 0:
+                    save(None)
+                    saved = len(merges)
+        assert loop.stop_reason is not None
+        if checkpoint_header is not None and len(merges) > saved:
+            save(loop.stop_reason)
+        run.timings[Phase.MERGING.value] = now() - merge_start
+        return _Merged(loop.token_bytes, merges, merge_counts, loop.stop_reason)
+
+
+def _finish(run: _Run, stats: CorpusStats, merged: _Merged) -> Finished:
+    """The run's result: the vocabulary (bytes, merged tokens, then the special tokens) and its record."""
+    config = run.config
+    vocab = dict(enumerate(merged.token_bytes))
+    for token in config.special_tokens:
+        vocab[len(vocab)] = token.encode("utf-8")
+    run.timings["total"] = run.now()
+    result = TrainResult(
+        vocab=vocab,
+        merges=merged.merges,
+        merge_counts=merged.merge_counts,
+        special_tokens=config.special_tokens,
+        pattern=config.pattern_regex,
+        stop_reason=merged.stop_reason,
+        stats=stats,
+        timings=run.timings,
+    )
+    return Finished(result, run.now())
+
+
 def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator[TrainEvent]:
     """Train a BPE tokenizer, yielding progress events; the last event is :class:`Finished`.
 
@@ -250,156 +456,11 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
     # Every check that needs the file system comes first: a missing file or an output that would overwrite
     # an input is reported before any work, not after counting.
     preflight(config)
-    cancelled = cancel or _never
-    start = time.perf_counter()
-    timings: dict[str, float] = {}
-
-    def now() -> float:
-        return time.perf_counter() - start
-
-    source = config.resume if config.resume is not None else config.counts_in
-    replay: tuple[list[tuple[bytes, bytes]], list[int]] | None = None
-    outcome: CountOutcome | None
-    if source is not None:
-        yield PhaseStarted(Phase.COUNTING, now())
-        loaded = _load_counts(config, source)
-        outcome = CountOutcome(loaded.counts, loaded.header.totals)
-        corpus = loaded.header.corpus
-        total_bytes, files = loaded.header.corpus_bytes, len(corpus)
-        if config.resume is not None:
-            replay = (loaded.merges, loaded.merge_counts)
-        del loaded
-        timings[Phase.COUNTING.value] = now()
-    else:
-        # The corpus's identity is taken before reading it: a file changed meanwhile then fails the check.
-        wanted_identity = config.counts_out is not None or config.checkpoint is not None
-        corpus = corpus_identity(config.sources) if wanted_identity else ()
-        outcome, total_bytes = yield from _count_corpus(config, cancelled, now, timings)
-        files = len(config.sources)
-    stats = CorpusStats(files=files, bytes=total_bytes)
-    encoded: EncodedSections | None = None
-
-    def header(kind: str, training: dict[str, Any] | None = None) -> CountsHeader:
-        assert outcome is not None
-        return CountsHeader(
-            kind=kind,
-            pattern=config.pattern_regex,
-            special_tokens=config.special_tokens,
-            invalid_utf8=config.invalid_utf8.value,
-            corpus=corpus,
-            totals=outcome.totals,
-            unique_pretokens=len(outcome.counts),
-            training=training or {},
-        )
-
-    if outcome is not None:
-        stats = CorpusStats(
-            files=files,
-            bytes=total_bytes,
-            documents=outcome.totals.documents,
-            special_tokens=outcome.totals.special_tokens,
-            pretokens=outcome.totals.pretokens,
-            unique_pretokens=len(outcome.counts),
-        )
-        yield CountProgress(total_bytes, total_bytes, len(outcome.counts), now())
-        if config.counts_out is not None or config.checkpoint is not None:
-            encoded = encode_counts(outcome.counts)
-        if config.counts_out is not None:
-            assert encoded is not None
-            save_counts(config.counts_out, encoded, header("counts"))
-
-    base = [bytes([i]) for i in range(256)]
-    merges: list[tuple[bytes, bytes]] = []
-    merge_counts: list[int] = []
-    if outcome is None or cancelled():
-        reason = StopReason.CANCELLED
-        token_bytes = base
-    else:
-        # The merge loop makes millions of objects but no reference cycles; the collector's passes over
-        # them cost 15-25% of its time, so automatic collection pauses while the loop runs (not while our
-        # consumer's code runs between events: see _GcPause).
-        with _GcPause() as gc_pause:
-            with gc_pause.handing_over():
-                yield PhaseStarted(Phase.MERGING, now())
-            merge_start = now()
-            training = {
-                "vocab_size": config.vocab_size,
-                "min_frequency": config.min_frequency,
-                "max_token_length": config.max_token_length,
-            }
-            checkpoint_header = header("checkpoint", training) if config.checkpoint is not None else None
-            loop = MergeLoop(
-                outcome.counts, base, max_token_length=config.max_token_length, cancelled=cancelled
-            )
-            outcome = None  # the loop keeps what it needs; let the table go
-            wanted = config.vocab_size - 256 - len(config.special_tokens)
-            tb = loop.token_bytes
-
-            def made(m: Merge) -> MergeMade:
-                pair = (tb[m.left], tb[m.right])
-                merges.append(pair)
-                merge_counts.append(m.count)
-                return MergeMade(len(merges) - 1, pair, m.count, m.token_id, tb[m.token_id], wanted, now())
-
-            if replay is not None:
-                recorded, recorded_counts = replay
-                replay = None
-                try:
-                    for m in loop.replay(
-                        recorded,
-                        recorded_counts,
-                        new_tokens=wanted,
-                        min_frequency=config.min_frequency,
-                        cancelled=cancelled,
-                    ):
-                        with gc_pause.handing_over():
-                            yield made(m)
-                except ReplayError as exc:
-                    raise CountsFileError(source or "", f"does not hold a consistent run ({exc})") from None
-                del recorded, recorded_counts
-            saved = len(merges)
-
-            def save(stop: StopReason | None) -> None:
-                assert config.checkpoint is not None and checkpoint_header is not None and encoded is not None
-                stamp = dataclasses.replace(
-                    checkpoint_header,
-                    training={**training, "stop_reason": stop.value if stop is not None else None},
-                )
-                save_checkpoint(config.checkpoint, encoded, stamp, merges, merge_counts)
-
-            if loop.stop_reason is None:
-                every = config.checkpoint_every
-                created = len(tb) - 256
-                for m in loop.run(
-                    new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
-                ):
-                    with gc_pause.handing_over():
-                        yield made(m)
-                    if checkpoint_header is not None and len(merges) % every == 0:
-                        save(None)
-                        saved = len(merges)
-            assert loop.stop_reason is not None
-            reason = loop.stop_reason
-            if checkpoint_header is not None and len(merges) > saved:
-                save(reason)
-            token_bytes = loop.token_bytes
-            timings[Phase.MERGING.value] = now() - merge_start
-
-    vocab = dict(enumerate(token_bytes))
-    for token in config.special_tokens:
-        vocab[len(vocab)] = token.encode("utf-8")
-    timings["total"] = now()
-    result = TrainResult(
-        vocab=vocab,
-        merges=merges,
-        merge_counts=merge_counts,
-        special_tokens=config.special_tokens,
-        pattern=config.pattern_regex,
-        stop_reason=reason,
-        stats=stats,
-        timings=timings,
-    )
-    yield Finished(result, now())
+    run = _Run(config, cancel or _never)
+    counts = yield from _count_phase(run)
+    stats = _corpus_stats(counts)
+    merged = yield from _merge_phase(run, counts)
+    yield _finish(run, stats, merged)
 
 
 def train(

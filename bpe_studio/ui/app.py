@@ -28,6 +28,7 @@ from .. import __version__
 from .main_window import DEFAULT_SIZE, MainWindow
 from .settings import Settings, load_settings
 from .style import apply_style
+from .tasks import install_main_thread_gc
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     app.setApplicationVersion(__version__)
     app.setOrganizationName("bpe-studio")
     apply_style(app)
+    install_main_thread_gc()  # the one place that changes how this process collects garbage
     return app
 
 

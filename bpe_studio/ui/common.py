@@ -1,29 +1,17 @@
-"""Small Qt helpers shared by the views: a worker on its own thread, and a non-blocking error box."""
+"""Small Qt helpers shared by the views: a caption label and a non-blocking error box."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt, QThread
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 
-def start_in_thread(worker: QObject, name: str) -> QThread:
-    """Move ``worker`` to a new thread named ``name``, run ``worker.run`` there, and end the thread with it.
+class Caption(QLabel):
+    """A label naming a value next to it (styled by its object name, ``caption``)."""
 
-    The worker must have ``run()`` and the signals ``finished``, ``errored`` and ``cancelled``; connect its
-    signals (and the thread's ``finished``) before the thread starts, i.e. before returning to the event loop.
-
-    Example:
-        >>> thread = start_in_thread(worker, "bpe-studio-train")  # doctest: +SKIP
-    """
-    thread = QThread()
-    thread.setObjectName(name)
-    worker.moveToThread(thread)
-    thread.started.connect(worker.run)  # type: ignore[attr-defined]
-    # Directly (in the worker's thread): QThread.quit is thread-safe, and a queued call would wait for the
-    # GUI thread, which may itself be waiting for this thread to end (when the window closes).
-    for signal in (worker.finished, worker.errored, worker.cancelled):  # type: ignore[attr-defined]
-        signal.connect(thread.quit, Qt.ConnectionType.DirectConnection)
-    return thread
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setObjectName("caption")
 
 
 def open_error_box(parent: QWidget, title: str, message: str, *, name: str) -> QMessageBox:

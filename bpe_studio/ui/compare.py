@@ -23,9 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..engine.analysis import Comparison, MergeDifference, compare_encoded, compression
+from .file_drop import FileDropWidget
 from .tasks import TaskContext, TaskRunner
 from .token_format import token_label
-from .token_text import FileDropWidget, TokenTextEdit
+from .token_text import TokenTextEdit
 from .tokenizer_info import Encoding, LoadedTokenizer, SpecialMode, encode_text
 
 #: Milliseconds of quiet typing before both sides are encoded again.

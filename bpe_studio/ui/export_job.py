@@ -1,7 +1,7 @@
 """Exporting a tokenizer without the dialog: its files in each format, merge statistics, a report.
 
-This module uses no Qt itself, and can run on any thread (it still reaches PySide6 through
-:mod:`bpe_studio.ui.token_format`, whose ``visible`` lives in :mod:`bpe_studio.ui.models`).
+This module imports no Qt (nor does :mod:`bpe_studio.ui.token_format`, which spells its tokens), and can
+run on any thread.
 
 Every tokenizer file is written by the engine's :func:`~bpe_studio.engine.formats.save_tokenizer`: into a
 staging folder, loaded back, checked to encode the sample text (and the engine's own sample) to the same
@@ -37,7 +37,7 @@ from ..demo import cache_dir
 from ..engine import FORMATS, Tokenizer
 from ..engine.analysis import compression
 from ..engine.formats import atomic_write, sample_texts, save_tokenizer
-from ..engine.humanize import error_message, human_bytes, human_seconds, stop_reason_text
+from ..engine.humanize import error_message, human_bytes, human_seconds, merge_number, stop_reason_text
 from .token_format import hex_bytes, token_label
 from .tokenizer_info import LoadedTokenizer, MergeIndex
 
@@ -200,7 +200,7 @@ def merges_csv(tokenizer: Tokenizer, counts: Sequence[int] | None) -> str:
         count = index.counts[rank] if index.counts is not None else ""
         writer.writerow(
             [
-                rank,
+                merge_number(rank),
                 left,
                 right,
                 made,
@@ -333,7 +333,7 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
         for rank in range(min(20, index.merge_count)):
             count = index.counts[rank] if index.counts is not None else None
             lines.append(
-                f"| {rank} | `{_md(token_label(tok.token_bytes(index.left[rank])))}` | "
+                f"| {merge_number(rank)} | `{_md(token_label(tok.token_bytes(index.left[rank])))}` | "
                 f"`{_md(token_label(tok.token_bytes(index.right[rank])))}` | "
                 f"`{_md(token_label(tok.token_bytes(index.result[rank])))}` | "
                 f"{f'{count:,}' if count is not None else '–'} |"

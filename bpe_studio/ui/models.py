@@ -1,7 +1,7 @@
 """Item models: the merges table (grown a batch at a time while training) and its search filter.
 
-Tokens are shown with visible whitespace (``·`` for a space, ``↵`` for a newline, ``→`` for a tab) and
-bytes that are not complete UTF-8 characters as ``\\xNN``.
+Tokens are spelled by :func:`~bpe_studio.ui.token_format.token_label`, as in every other view: visible
+whitespace, and ``<0xE2>`` for a byte that is not a whole character or is a control byte.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from PySide6.QtCore import (
 )
 
 from ..engine import MergeMade
+from ..engine.humanize import MERGE_NUMBERING, merge_number
+from .token_format import search_key, token_label
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -28,35 +30,6 @@ _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
 _ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole.value)
 _USER = int(Qt.ItemDataRole.UserRole.value)
-
-# Whitespace and control characters made visible. Other C0 controls become their Unicode "symbol for" glyph.
-_VISIBLE = {ord(" "): "·", ord("\n"): "↵", ord("\t"): "→", ord("\r"): "␍", 0x7F: "␡"}
-_VISIBLE.update({c: chr(0x2400 + c) for c in range(0x20) if c not in _VISIBLE})
-_VISIBLE.update({0xA0: "⍽", 0x3000: "□"})
-# The same, for a search text typed by a user: real whitespace is searched in its visible form too.
-_SEARCH = str.maketrans({chr(k): v for k, v in _VISIBLE.items()})
-
-
-def visible(token: bytes) -> str:
-    """Spell a token's bytes for display, with visible whitespace.
-
-    Example:
-        >>> visible(b" the\\n")
-        '·the↵'
-        >>> visible(b"\\xe2\\x80")
-        '\\\\xe2\\\\x80'
-    """
-    return token.decode("utf-8", errors="backslashreplace").translate(_VISIBLE)
-
-
-def search_key(text: str) -> str:
-    """Normalise a search text the way tokens are displayed (and case-folded).
-
-    Example:
-        >>> search_key(" The")
-        '·the'
-    """
-    return text.translate(_SEARCH).casefold()
 
 
 class MergesTableModel(QAbstractTableModel):
@@ -118,7 +91,7 @@ class MergesTableModel(QAbstractTableModel):
         cached = self._texts[row]
         if cached is None:
             left, right = self._pairs[row]
-            cached = (visible(left), visible(right), visible(left + right))
+            cached = (token_label(left), token_label(right), token_label(left + right))
             self._texts[row] = cached
         return cached
 
@@ -147,7 +120,7 @@ class MergesTableModel(QAbstractTableModel):
                 return None
             row, column = index.row(), index.column()
             if column == 0:
-                return f"{row + 1:,}"
+                return f"{merge_number(row):,}"
             if column == 4:
                 return f"{self._counts[row]:,}"
             return self.texts(row)[column - 1]
@@ -156,8 +129,9 @@ class MergesTableModel(QAbstractTableModel):
         if role == _TOOLTIP and index.isValid():
             row = index.row()
             left, right = self._pairs[row]
+            shown_left, shown_right, _ = self.texts(row)
             return (
-                f"Merge {row + 1:,}: {left!r} + {right!r} → token {self._token_ids[row]} "
+                f"Merge {merge_number(row):,}: {shown_left} + {shown_right} → token {self._token_ids[row]} "
                 f"({len(left) + len(right)} bytes), seen {self._counts[row]:,} times"
             )
         if role == _USER and index.isValid():
@@ -178,8 +152,8 @@ class MergesTableModel(QAbstractTableModel):
 
 
 _HEADER_TIPS = (
-    "Order in which the merge was learned (1 = first)",
-    "Left token of the merged pair (· is a space, ↵ a newline)",
+    f"Merge number: the order in which the merge was learned. {MERGE_NUMBERING}",
+    "Left token of the merged pair (· is a space, ↵ a newline, <0xE2> a byte that is not a whole character)",
     "Right token of the merged pair",
     "The new token: left and right joined",
     "How often the pair occurred in the corpus when it was merged",
@@ -227,4 +201,4 @@ class MergesFilterModel(QSortFilterProxyModel):
         return not self._key or self._source.row_matches(source_row, self._key)
 
 
-__all__ = ["MergesFilterModel", "MergesTableModel", "search_key", "visible"]
+__all__ = ["MergesFilterModel", "MergesTableModel"]

@@ -7,11 +7,8 @@ vocab-size slider with the curve of token count against vocab size, and a box th
 
 from __future__ import annotations
 
-import json
-import re
-
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -19,22 +16,21 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QPlainTextEdit,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
-    QSlider,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
-from ..engine import Tokenizer, UnknownTokenIdError
+from ..engine import Tokenizer
 from ..engine.analysis import compression
+from .decode_box import DecodeBox
+from .file_drop import FileDropWidget
+from .ids_box import IdsBox
 from .tasks import TaskContext, TaskRunner
-from .token_charts import VocabCurvePlot
-from .token_text import FileDropWidget, TokenDetails, TokenTextEdit
+from .token_details import TokenDetails
+from .token_text import TokenTextEdit
 from .tokenizer_info import (
     NORMAL,
     Curve,
@@ -44,6 +40,7 @@ from .tokenizer_info import (
     encode_text,
     token_count_curve,
 )
+from .vocab_size_box import VocabSizeBox
 
 #: Milliseconds of quiet typing before the text is encoded again.
 ENCODE_DELAY_MS = 150
@@ -63,64 +60,6 @@ _MODE_TIPS = {
     SpecialMode.DISALLOWED: "A special token in the text is an error (tiktoken's default)",
 }
 
-_IDS_PATTERN = re.compile(r"[\s,;\[\]()]*")
-_ID = re.compile(r"-?\d+")
-
-
-def parse_ids(text: str) -> list[int]:
-    """Token ids from pasted text: integers separated by spaces, commas or brackets.
-
-    Raises:
-        ValueError: Something else is in the text; the message quotes it.
-
-    Example:
-        >>> parse_ids("[15496, 995]")
-        [15496, 995]
-    """
-    ids: list[int] = []
-    position = 0
-    while position < len(text):
-        position = _IDS_PATTERN.match(text, position).end()  # type: ignore[union-attr]
-        if position >= len(text):
-            break
-        found = _ID.match(text, position)
-        if found is None:
-            bad = text[position : position + 12]
-            raise ValueError(f"not a token id: {bad!r} (paste numbers separated by spaces or commas)")
-        ids.append(int(found.group()))
-        position = found.end()
-    return ids
-
-
-#: The text whose ids the decode box's placeholder shows as an example.
-DECODE_EXAMPLE = "Hello world"
-
-
-def decode_placeholder(tokenizer: Tokenizer | None) -> str:
-    """The decode box's placeholder: ids that this tokenizer really decodes (those of "Hello world").
-
-    Example:
-        >>> decode_placeholder(None)
-        'Open a tokenizer, then paste token ids here'
-    """
-    if tokenizer is None:
-        return "Open a tokenizer, then paste token ids here"
-    try:
-        ids = tokenizer.encode_ordinary(DECODE_EXAMPLE)
-    except (ValueError, KeyError):  # a tokenizer without every byte: no example rather than a wrong one
-        return "Paste token ids (full vocabulary)"
-    return f"Paste ids (full vocabulary), e.g. {format_ids(ids)} for {DECODE_EXAMPLE!r}"
-
-
-def format_ids(ids: list[int]) -> str:
-    """The ids as a JSON list (what the Copy button copies).
-
-    Example:
-        >>> format_ids([1, 2])
-        '[1, 2]'
-    """
-    return json.dumps(ids)
-
 
 class PlaygroundView(FileDropWidget):
     """The playground tab.
@@ -130,6 +69,7 @@ class PlaygroundView(FileDropWidget):
         curve_changed(): The curve of token count against vocab size was recomputed.
         settled(): Nothing is waiting to be encoded or computed.
         token_link_activated(int): A token link in the details was clicked (to show it elsewhere).
+        token_selected(int): The selected token's id changed (-1: none), to select it in other tabs.
         files_dropped(list): Tokenizer files were dropped on the tab.
     """
 
@@ -137,15 +77,16 @@ class PlaygroundView(FileDropWidget):
     curve_changed = Signal()
     settled = Signal()
     token_link_activated = Signal(int)
+    token_selected = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("playground")
         self.loaded: LoadedTokenizer | None = None
         self.encoding: Encoding | None = None
-        self.curve: Curve | None = None
         self._selected_token = -1  # index of the selected token in the encoding (-1: none)
         self._hover: tuple[str, int] | None = None  # ("text", unit) or ("tokens", token)
+        self._linked_id = -1  # the selected token's id, as last reported by token_selected
 
         self.encode_runner = TaskRunner("bpe-studio-encode", self)
         self.encode_runner.finished.connect(self._on_encode_runner_finished)
@@ -173,7 +114,6 @@ class PlaygroundView(FileDropWidget):
     # ==============================================================================================
 
     def _build(self) -> None:
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         outer = QHBoxLayout(self)
         outer.setContentsMargins(8, 8, 8, 8)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -262,22 +202,17 @@ class PlaygroundView(FileDropWidget):
         self.strip.files_dropped.connect(self.files_dropped)
         tokens_layout.addWidget(self.strip)
 
-        ids_box = QGroupBox("Token ids", vertical)
-        ids_layout = QHBoxLayout(ids_box)
-        self.ids_view = QPlainTextEdit(ids_box)
-        self.ids_view.setObjectName("playground_ids")
-        self.ids_view.setReadOnly(True)
-        self.ids_view.setFont(mono)
-        self.ids_view.setPlaceholderText("The ids of the tokens appear here.")
-        ids_layout.addWidget(self.ids_view, 1)
-        self.copy_button = QPushButton("Copy", ids_box)
-        self.copy_button.setToolTip("Copy the ids as a JSON list")
-        self.copy_button.clicked.connect(self.copy_ids)
-        ids_layout.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.ids_box = IdsBox(vertical)
+        self.ids_box.id_clicked.connect(self._on_ids_box_id_clicked)
+        # The box's widgets, by the names the rest of the app and the tests know them by.
+        self.ids_view = self.ids_box.view
+        self.copy_button = self.ids_box.copy_button
+        self.copy_text_action = self.ids_box.copy_text_action
+        self.copy_tsv_action = self.ids_box.copy_tsv_action
 
         vertical.addWidget(text_box)
         vertical.addWidget(tokens_box)
-        vertical.addWidget(ids_box)
+        vertical.addWidget(self.ids_box)
         vertical.setStretchFactor(0, 5)
         vertical.setStretchFactor(1, 3)
         vertical.setStretchFactor(2, 1)
@@ -301,49 +236,20 @@ class PlaygroundView(FileDropWidget):
         details_layout.addWidget(scroll)
         right_layout.addWidget(details_box, 2)
 
-        size_box = QGroupBox("Vocab size", right)
-        size_layout = QVBoxLayout(size_box)
-        slider_row = QHBoxLayout()
-        self.size_slider = QSlider(Qt.Orientation.Horizontal, size_box)
-        self.size_slider.setToolTip(
-            "Use only the first merges: the tokenizer a training run would have given at that size"
-        )
-        self.size_slider.valueChanged.connect(self._on_size_slider_changed)
-        slider_row.addWidget(self.size_slider, 1)
-        self.full_button = QPushButton("All merges", size_box)
-        self.full_button.setToolTip("Use the whole tokenizer")
-        self.full_button.clicked.connect(self._on_full_button_clicked)
-        slider_row.addWidget(self.full_button)
-        size_layout.addLayout(slider_row)
-        self.size_label = QLabel(size_box)
-        self.size_label.setObjectName("size")
-        size_layout.addWidget(self.size_label)
-        self.curve_plot = VocabCurvePlot(size_box)
-        self.curve_plot.setMinimumHeight(180)
-        self.curve_plot.setToolTip("Tokens in the text at each vocab size; click to use that size")
-        self.curve_plot.vocab_size_clicked.connect(self._on_curve_plot_clicked)
-        size_layout.addWidget(self.curve_plot, 1)
-        right_layout.addWidget(size_box, 3)
+        self.size_box = VocabSizeBox(right)
+        self.size_box.merges_changed.connect(self._on_size_box_merges_changed)
+        # The box's widgets, by the names the rest of the app and the tests know them by.
+        self.size_slider = self.size_box.slider
+        self.full_button = self.size_box.full_button
+        self.size_label = self.size_box.label
+        self.curve_plot = self.size_box.curve_plot
+        right_layout.addWidget(self.size_box, 3)
 
-        decode_box = QGroupBox("Decode ids", right)
-        decode_layout = QVBoxLayout(decode_box)
-        self.decode_edit = QLineEdit(decode_box)
-        self.decode_edit.setFont(mono)
-        self.decode_edit.setPlaceholderText(decode_placeholder(None))
-        self.decode_edit.setClearButtonEnabled(True)
-        self.decode_edit.textChanged.connect(self._on_decode_edit_changed)
-        decode_layout.addWidget(self.decode_edit)
-        self.decode_output = QPlainTextEdit(decode_box)
-        self.decode_output.setObjectName("decode_output")
-        self.decode_output.setReadOnly(True)
-        self.decode_output.setMaximumHeight(70)
-        self.decode_output.setPlaceholderText("The decoded text appears here.")
-        decode_layout.addWidget(self.decode_output)
-        self.decode_status = QLabel(decode_box)
-        self.decode_status.setObjectName("caption")
-        self.decode_status.setWordWrap(True)
-        decode_layout.addWidget(self.decode_status)
-        right_layout.addWidget(decode_box, 0)
+        self.decode_box = DecodeBox(right)
+        self.decode_edit = self.decode_box.edit
+        self.decode_output = self.decode_box.output
+        self.decode_status = self.decode_box.status
+        right_layout.addWidget(self.decode_box, 0)
 
         splitter.addWidget(left)
         splitter.addWidget(right)
@@ -353,7 +259,6 @@ class PlaygroundView(FileDropWidget):
         splitter.setSizes([820, 480])
         self.editor.set_whitespace_visible(True)
         self.strip.set_whitespace_visible(False)
-        self.size_slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
     # ==============================================================================================
     # Public API
@@ -363,8 +268,6 @@ class PlaygroundView(FileDropWidget):
         """Show a tokenizer (None: none), and optionally replace the text; the text is encoded again."""
         self.loaded = loaded
         self.encoding = None
-        self.curve = None
-        self.curve_plot.set_curve(None, None)
         self._show_tokenizer()
         if text is not None and text != self.text():
             self.set_text(text)  # schedules the encoding
@@ -393,7 +296,12 @@ class PlaygroundView(FileDropWidget):
     @property
     def merges_used(self) -> int:
         """How many merges the tokenizer in use has (the slider's position)."""
-        return self.size_slider.value()
+        return self.size_box.merges
+
+    @property
+    def curve(self) -> Curve | None:
+        """The curve of token count against vocab size for the text (None: not computed yet)."""
+        return self.size_box.curve
 
     def set_merges_used(self, merges: int) -> None:
         """Cut the tokenizer to its first ``merges`` merges (moves the slider)."""
@@ -424,8 +332,11 @@ class PlaygroundView(FileDropWidget):
     @Slot()
     def copy_ids(self) -> None:
         """Copy the ids of the shown encoding to the clipboard as a JSON list."""
-        if self.encoding is not None:
-            QGuiApplication.clipboard().setText(format_ids(self.encoding.ids))
+        self.ids_box.copy_ids()
+
+    def copy_tokens(self, *, tsv: bool = False) -> None:
+        """Copy the tokens of the shown encoding: one per line as the Tokens view spells them, or as TSV."""
+        self.ids_box.copy_tokens(tsv=tsv)
 
     # ==============================================================================================
     # Encoding
@@ -475,7 +386,6 @@ class PlaygroundView(FileDropWidget):
         if encoding.error:
             self.editor.clear_units()
             self.strip.set_text_and_units("", [], [], [])
-            self.ids_view.setPlainText("")
             if encoding.error_span is not None:
                 start, end = encoding.error_span
                 self.editor.mark_error(*self._text_positions(encoding, start, end))
@@ -491,14 +401,15 @@ class PlaygroundView(FileDropWidget):
                 kind = encoding.unit_kind[unit]
                 for token in encoding.unit_tokens(unit):
                     kinds[token] = kind
-            self.strip.set_text_and_units(
+            self.strip.set_labels_and_units(
                 encoding.strip_text, encoding.label_start, encoding.label_end, kinds
             )
-            self.ids_view.setPlainText(format_ids(encoding.ids) if encoding.spans else "")
+        self.ids_box.set_encoding(encoding)
+        self._link(-1, emit=False)
         self._update_stats()
-        self._update_size_label()
+        self.size_box.update_label()
         self._show_details()
-        self._on_decode_edit_changed(self.decode_edit.text())
+        self.decode_box.refresh()
         self.encoded.emit()
 
     @staticmethod
@@ -526,6 +437,8 @@ class PlaygroundView(FileDropWidget):
         else:
             tokens = f"<b>{n:,}</b> token{'s' if n != 1 else ''}"
             ratio = f" · <b>{per_token:.2f}</b> characters per token" if per_token is not None else ""
+            if figures.tokens_per_word is not None:
+                ratio += f" · <b>{figures.tokens_per_word:.2f}</b> tokens per word"
         self.stats_label.setText(
             f"{tokens} · {chars:,} character{'s' if chars != 1 else ''} · "
             f"{size:,} byte{'s' if size != 1 else ''}{ratio}"
@@ -552,26 +465,18 @@ class PlaygroundView(FileDropWidget):
         loaded, text, curve = found
         if loaded is not self.loaded or self.curve_timer.isActive():
             return
-        self.curve = curve
-        if curve.error:
-            self.curve_plot.set_curve(None, None)
-        else:
-            self.curve_plot.set_curve(curve.vocab_sizes, curve.counts)
         if curve.error:
             title = "No curve: the text holds a disallowed special token"
         elif text == self.text():
             title = "Tokens in this text by vocab size"
         else:
             title = "Tokens by vocab size (updating…)"
-        self.curve_plot.plot.setTitle(title, size="10pt")
-        self._update_size_label()
+        self.size_box.show_curve(curve, title)
         self.curve_changed.emit()
 
     @Slot(object)
     def _on_curve_runner_errored(self, exc: BaseException) -> None:
-        self.curve = None
-        self.curve_plot.set_curve(None, None)
-        self.curve_plot.plot.setTitle(f"No curve: {exc}", size="10pt")
+        self.size_box.show_curve(None, f"No curve: {exc}")
         self.curve_changed.emit()
 
     @Slot()
@@ -580,38 +485,9 @@ class PlaygroundView(FileDropWidget):
             self.settled.emit()
 
     @Slot(int)
-    def _on_size_slider_changed(self, _value: int) -> None:
-        self._update_size_label()
+    def _on_size_box_merges_changed(self, _merges: int) -> None:
         if self.loaded is not None:
             self.schedule_encode(SLIDER_DELAY_MS)
-
-    @Slot()
-    def _on_full_button_clicked(self) -> None:
-        self.size_slider.setValue(self.size_slider.maximum())
-
-    @Slot(int)
-    def _on_curve_plot_clicked(self, vocab_size: int) -> None:
-        if self.loaded is not None:
-            self.size_slider.setValue(self.loaded.index.merges_for_vocab_size(vocab_size))
-
-    def _update_size_label(self) -> None:
-        loaded = self.loaded
-        if loaded is None:
-            self.size_label.setText("Open a tokenizer to try smaller vocabularies.")
-            self.curve_plot.set_current(256, None)
-            return
-        index = loaded.index
-        merges = self.merges_used
-        size = index.vocab_size_at(merges)
-        total = index.merge_count
-        shown = f"<b>{size:,}</b> tokens: the first {merges:,} of {total:,} merges"
-        if merges >= total:
-            shown = f"<b>{size:,}</b> tokens: all {total:,} merges"
-        count = None
-        if self.curve is not None and not self.curve.error and merges < len(self.curve.counts):
-            count = int(self.curve.counts[merges])
-        self.size_label.setText(shown)
-        self.curve_plot.set_current(size, count)
 
     # ==============================================================================================
     # Tokenizer header
@@ -619,39 +495,21 @@ class PlaygroundView(FileDropWidget):
 
     def _show_tokenizer(self) -> None:
         loaded = self.loaded
-        self.size_slider.blockSignals(True)
         if loaded is None:
             self.title_label.setText("No tokenizer")
             self.summary_label.setText(
                 "Train one in the Train tab, or open a tokenizer file (Tokenizer ▸ Open tokenizer…, or drop "
                 "it here)."
             )
-            self.size_slider.setRange(0, 0)
             self.details.show_message("Open a tokenizer to see its tokens here.")
         else:
             self.title_label.setText(loaded.name)
             self.title_label.setToolTip(loaded.source_text)
             self.summary_label.setText(loaded.summary())
-            total = loaded.index.merge_count
-            self.size_slider.setRange(0, total)
-            self.size_slider.setValue(total)
-            self.size_slider.setPageStep(max(1, total // 20))
-            self.size_slider.setSingleStep(1)
             self.details.show_legend(self.editor.token_palette)
-        self.size_slider.blockSignals(False)
+        self.size_box.set_tokenizer(loaded)
         # The decode box ignores the slider: ids come from the whole tokenizer (e.g. copied elsewhere).
-        tokenizer = loaded.tokenizer if loaded is not None else None
-        self.decode_edit.setPlaceholderText(decode_placeholder(tokenizer))
-        self.decode_edit.setToolTip(
-            ""
-            if tokenizer is None
-            else f"Decodes with the full tokenizer ({tokenizer.vocab_size:,} tokens), whatever the "
-            "vocab-size slider is set to"
-        )
-        enabled = loaded is not None
-        for widget in (self.size_slider, self.full_button, self.curve_plot):
-            widget.setEnabled(enabled)
-        self._update_size_label()
+        self.decode_box.set_tokenizer(loaded.tokenizer if loaded is not None else None)
         self._update_stats()
 
     # ==============================================================================================
@@ -710,7 +568,23 @@ class PlaygroundView(FileDropWidget):
         """The index of the selected token (-1: none)."""
         return self._selected_token
 
-    def _select(self, token: int, *, from_strip: bool) -> None:
+    def show_token_id(self, token_id: int) -> None:
+        """Select the first token of the text with this id (the Vocabulary's selection); none: no selection.
+
+        Nothing changes when the selected token already has this id (the Vocabulary following a click here).
+        """
+        encoding = self.encoding
+        if encoding is None or not encoding.spans:
+            return
+        selected = self._selected_token
+        if 0 <= selected < len(encoding.spans) and encoding.spans[selected].id == token_id:
+            return
+        found = next((i for i, span in enumerate(encoding.spans) if span.id == token_id), -1)
+        self._select(found, from_ids=True)
+
+    def _select(self, token: int, *, from_strip: bool = False, from_ids: bool = False) -> None:
+        """Select a token in every view: outline it in the text and Tokens views, mark its id, describe it,
+        and tell the other tabs (``from_*``: where the user clicked, which needs no scrolling)."""
         encoding = self.encoding
         if encoding is None or token >= len(encoding.spans):
             token = -1
@@ -720,9 +594,22 @@ class PlaygroundView(FileDropWidget):
             self.strip.set_current_units(range(0))
         else:
             unit = encoding.unit_of_token(token)
-            self.editor.set_current_units(range(unit, unit + 1), scroll=from_strip)
+            self.editor.set_current_units(range(unit, unit + 1), scroll=from_strip or from_ids)
             self.strip.set_current_units(range(token, token + 1), scroll=not from_strip)
+        self.ids_box.mark(token, scroll=not from_ids)
         self._show_details()
+        self._link(encoding.spans[token].id if encoding is not None and token >= 0 else -1)
+
+    def _link(self, token_id: int, *, emit: bool = True) -> None:
+        """Report the selected token's id to the other tabs when it changes."""
+        if token_id != self._linked_id:
+            self._linked_id = token_id
+            if emit:
+                self.token_selected.emit(token_id)
+
+    @Slot(int)
+    def _on_ids_box_id_clicked(self, token: int) -> None:
+        self._select(token, from_ids=True)
 
     def _show_details(self) -> None:
         encoding, loaded = self.encoding, self.loaded
@@ -758,39 +645,6 @@ class PlaygroundView(FileDropWidget):
         if link.startswith("token:"):
             self.token_link_activated.emit(int(link.removeprefix("token:")))
 
-    # ==============================================================================================
-    # Decoding
-    # ==============================================================================================
-
-    @Slot(str)
-    def _on_decode_edit_changed(self, text: str) -> None:
-        # The full tokenizer, not the slider's cut: pasted ids may be any of its tokens.
-        tokenizer = self.loaded.tokenizer if self.loaded is not None else None
-        if not text.strip():
-            self.decode_output.setPlainText("")
-            self.decode_status.setText("")
-            return
-        if tokenizer is None:
-            self.decode_output.setPlainText("")
-            self.decode_status.setText("Open a tokenizer to decode ids.")
-            return
-        try:
-            ids = parse_ids(text)
-            data = tokenizer.decode_bytes(ids)
-        except (ValueError, UnknownTokenIdError) as exc:
-            self.decode_output.setPlainText("")
-            self.decode_status.setText(f"⚠ {exc}")
-            return
-        decoded = data.decode("utf-8", errors="replace")
-        self.decode_output.setPlainText(decoded)
-        plural = "s" if len(ids) != 1 else ""
-        note = f"{len(ids):,} id{plural} → {len(decoded):,} characters, {len(data):,} bytes"
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            note += " (some bytes are not whole UTF-8 characters: shown as �)"
-        self.decode_status.setText(note)
-
 
 #: A short text with English, code, whitespace runs, accents, CJK and an emoji, for the Sample button.
 SAMPLE_TEXT = (
@@ -801,4 +655,4 @@ SAMPLE_TEXT = (
 )
 
 
-__all__ = ["SAMPLE_TEXT", "PlaygroundView", "format_ids", "parse_ids"]
+__all__ = ["SAMPLE_TEXT", "PlaygroundView"]

@@ -1,8 +1,11 @@
-"""How the tokenizer views spell tokens and colour them. Qt-free.
+"""How the app spells tokens and colours them: the one place for both. Qt-free.
 
-Tokens are spelled with visible whitespace (``·`` for a space, ``→`` for a tab, ``↵`` for a newline: the
-same table as the Train tab's :func:`bpe_studio.ui.models.visible`), and bytes that are not a complete UTF-8
-character on their own as ``<0xE2>``: the *decoded-bytes* spelling.
+Every view (the Train tab's merges table, the playground, the vocabulary, the merge tree, Compare and the
+exports) spells a token with :func:`token_label`: visible whitespace (``·`` for a space, ``→`` for a tab,
+``↵`` for a newline), and as ``<0xE2>`` both a byte that is not a complete UTF-8 character on its own and a
+control byte (0x00–0x1F, 0x7F): the *decoded-bytes* spelling. Control bytes are not drawn as Unicode
+"control pictures" (``␀``, ``␛``): most monospace fonts (DejaVu Sans Mono among them) lack those glyphs,
+which showed as empty boxes.
 
 Token boundaries are coloured with alternating backgrounds from Paul Tol's colour-blind-safe schemes, with
 a light and a dark variant. Consecutive colours also alternate in lightness, so that neighbouring tokens stay
@@ -15,6 +18,8 @@ Example:
     '·the↵'
     >>> token_label(b"\\xe2\\x80")
     '<0xE2><0x80>'
+    >>> token_label(b"\\x1b[0m")
+    '<0x1B>[0m'
     >>> hex_bytes(b" t")
     '20 74'
 """
@@ -23,8 +28,6 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
-
-from .models import visible
 
 _HEX_ERRORS = "bpe_studio_hex_bytes"
 
@@ -38,11 +41,12 @@ def _hex_bytes_handler(exc: UnicodeError) -> tuple[str, int]:
 
 codecs.register_error(_HEX_ERRORS, _hex_bytes_handler)
 
-# Whitespace and control characters made visible, taken from the Train tab's helper so both tabs agree.
-_VISIBLE_TABLE = {
-    c: shown
-    for c in (*range(0x21), 0x7F, 0xA0, 0x3000)
-    if (shown := visible(chr(c).encode("utf-8"))) != chr(c)
+#: Characters a token label draws as a visible sign: whitespace people must see.
+WHITESPACE_SIGNS = {" ": "·", "\t": "→", "\n": "↵", "\xa0": "⍽", "\u3000": "□"}
+
+# Whitespace made visible, and every other control character written as its byte, like a partial byte.
+_VISIBLE_TABLE = {ord(c): sign for c, sign in WHITESPACE_SIGNS.items()} | {
+    c: f"<0x{c:02X}>" for c in (*range(0x20), 0x7F) if chr(c) not in WHITESPACE_SIGNS
 }
 
 
@@ -64,6 +68,17 @@ def text_label(text: str) -> str:
         'a·b↵'
     """
     return text.translate(_VISIBLE_TABLE)
+
+
+def search_key(text: str) -> str:
+    """Normalise a search text the way tokens are displayed (and case-folded), so that a typed space
+    finds ``·`` and a typed ``<0xe2>`` finds ``<0xE2>``.
+
+    Example:
+        >>> search_key(" The")
+        '·the'
+    """
+    return text.translate(_VISIBLE_TABLE).casefold()
 
 
 def hex_bytes(token: bytes) -> str:
@@ -191,6 +206,7 @@ def contrast_ratio(first: str, second: str) -> float:
 __all__ = [
     "DARK_PALETTE",
     "LIGHT_PALETTE",
+    "WHITESPACE_SIGNS",
     "TokenPalette",
     "contrast_ratio",
     "decoded_text",
@@ -198,6 +214,7 @@ __all__ = [
     "is_complete_utf8",
     "palette_for",
     "relative_luminance",
+    "search_key",
     "text_label",
     "token_label",
 ]

@@ -1,4 +1,4 @@
-"""Text views with colour-coded token boundaries, and the token details panel.
+"""Text views with colour-coded token boundaries.
 
 :class:`TokenTextEdit` is a ``QPlainTextEdit`` (editable for the playground, read-only for the decoded-bytes
 view and the compare tab) that colours *units* (see :class:`~bpe_studio.ui.tokenizer_info.Encoding`): a
@@ -14,11 +14,8 @@ colouring only the text before the first edit, so colours never land on the wron
 
 from __future__ import annotations
 
-import html
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, Signal, Slot
 from PySide6.QtGui import (
@@ -40,14 +37,46 @@ from PySide6.QtGui import (
     QTextLine,
     QTextOption,
 )
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QTextEdit, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
-from ..engine import Tokenizer
-from .token_format import TokenPalette, decoded_text, hex_bytes, is_complete_utf8, palette_for, token_label
-from .tokenizer_info import SPECIAL, SPLIT, MergeIndex
+from .file_drop import dropped_paths
+from .token_format import TokenPalette, palette_for
+from .tokenizer_info import SPECIAL, SPLIT
 
 #: The character-format property holding a unit's index.
 UNIT_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
+
+#: Put between two token labels in a view of labels: a zero-width space, where a line may wrap. Without it
+#: the labels form one long "word" that Qt breaks anywhere, e.g. between ``<0x8A`` and ``>``.
+LABEL_BREAK = "\u200b"
+
+
+def with_label_breaks(
+    text: str, starts: Sequence[int], ends: Sequence[int]
+) -> tuple[str, list[int], list[int]]:
+    """Insert :data:`LABEL_BREAK` between adjacent labels; returns the text and the labels' new positions.
+
+    Positions are in UTF-16 code units, as in the document.
+
+    Example:
+        >>> with_label_breaks("ab<0xE2>", [0, 1, 2], [1, 2, 8])
+        ('a\u200bb\u200b<0xE2>', [0, 2, 4], [1, 3, 10])
+    """
+    data = text.encode("utf-16-le")
+    parts: list[bytes] = []
+    new_starts: list[int] = []
+    new_ends: list[int] = []
+    done = 0  # UTF-16 units of the text copied so far
+    added = 0
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        if i and start == ends[i - 1]:
+            parts += [data[2 * done : 2 * start], LABEL_BREAK.encode("utf-16-le")]
+            done = start
+            added += 1
+        new_starts.append(start + added)
+        new_ends.append(end + added)
+    parts.append(data[2 * done :])
+    return b"".join(parts).decode("utf-16-le"), new_starts, new_ends
 
 
 def is_dark(widget: QWidget) -> bool:
@@ -120,6 +149,7 @@ class TokenTextEdit(QPlainTextEdit):
         self.unit_kinds: list[int] = []
         self.unit_colours: list[int] | None = None
         self.valid_until: int | None = None
+        self._label_breaks = False
         self._hovered = -1
         self._current = range(0)
         self._show_whitespace = False
@@ -138,9 +168,18 @@ class TokenTextEdit(QPlainTextEdit):
         self.updateRequest.connect(self._on_update_request)
 
     def plain_text(self) -> str:
-        """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``)."""
+        """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``; the
+        breaks between labels left out, see :meth:`set_labels_and_units`)."""
         raw = self.document().toRawText()
-        return raw.replace("\u2029", "\n").replace("\u2028", "\n")
+        text = raw.replace("\u2029", "\n").replace("\u2028", "\n")
+        return text.replace(LABEL_BREAK, "") if self._label_breaks else text
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
+        """Copy the selected text without the breaks put between labels."""
+        mime = super().createMimeDataFromSelection()
+        if self._label_breaks:
+            mime.setText(mime.text().replace(LABEL_BREAK, ""))
+        return mime
 
     # -- formats ----------------------------------------------------------------------------------------
 
@@ -238,13 +277,35 @@ class TokenTextEdit(QPlainTextEdit):
         colours: Sequence[int] | None = None,
     ) -> None:
         """Replace the text and colour its units (for the read-only views)."""
+        self._label_breaks = False
+        self._set_text(text)
+        self.set_units(starts, ends, kinds, colours)
+
+    def set_labels_and_units(
+        self,
+        text: str,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """Show token labels (one unit each) so that lines wrap between labels, never inside one.
+
+        A :data:`LABEL_BREAK` goes between adjacent labels, so the units' positions in the view
+        (:attr:`unit_starts`) are not those given; :meth:`plain_text` and copying leave the breaks out.
+        """
+        text, starts, ends = with_label_breaks(text, starts, ends)
+        self._label_breaks = True
+        self._set_text(text)
+        self.set_units(starts, ends, kinds, colours)
+
+    def _set_text(self, text: str) -> None:
         self.unit_starts, self.unit_ends, self.unit_kinds = [], [], []
         self._updating = True
         try:
             self.setPlainText(text)
         finally:
             self._updating = False
-        self.set_units(starts, ends, kinds, colours)
 
     def _rehighlight(self) -> None:
         self._updating = True
@@ -543,33 +604,23 @@ class TokenTextEdit(QPlainTextEdit):
 
     # -- drag and drop --------------------------------------------------------------------------------
 
-    @staticmethod
-    def dropped_paths(mime: QMimeData) -> list[Path]:
-        """The local files or folders in dragged data (empty for anything else)."""
-        if not mime.hasUrls():
-            return []
-        urls = mime.urls()
-        if not urls or not all(url.isLocalFile() for url in urls):
-            return []
-        return [Path(url.toLocalFile()) for url in urls]
-
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
         """Accept files (reported by ``files_dropped``) as well as text."""
-        if self.dropped_paths(event.mimeData()):
+        if dropped_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             super().dragEnterEvent(event)
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802 - Qt's name
         """Keep accepting files wherever they are over the view."""
-        if self.dropped_paths(event.mimeData()):
+        if dropped_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             super().dragMoveEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
         """Report dropped files instead of inserting their names."""
-        paths = self.dropped_paths(event.mimeData())
+        paths = dropped_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()
             self.files_dropped.emit(paths)
@@ -585,222 +636,4 @@ class TokenTextEdit(QPlainTextEdit):
         return unit
 
 
-class FileDropWidget(QWidget):
-    """A tab that opens tokenizer files and folders dropped anywhere on it.
-
-    The playground, vocabulary and compare tabs derive from it, so that a drop outside their text views
-    (which report drops themselves, see :class:`TokenTextEdit`) is handled the same way on each.
-
-    Signals:
-        files_dropped(list): Local files or folders were dropped on the widget (a list of ``Path``).
-    """
-
-    files_dropped = Signal(object)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setAcceptDrops(True)
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        """Accept tokenizer files and folders."""
-        if TokenTextEdit.dropped_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        """Report dropped files by :attr:`files_dropped` (the main window opens them)."""
-        paths = TokenTextEdit.dropped_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self.files_dropped.emit(paths)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Token details
-# ----------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TokenFacts:
-    """What the details panel says about one token."""
-
-    token_id: int
-    data: bytes
-    label: str
-    hex: str
-    text: str
-    special: bool
-    rank: int | None
-    left: int | None
-    right: int | None
-    count: int | None
-    complete: bool
-
-
-def token_facts(tokenizer: Tokenizer, index: MergeIndex, token_id: int) -> TokenFacts:
-    """Everything about a token: bytes, spellings, and the merge that made it.
-
-    ``tokenizer`` is the one that produced the id (possibly a cut); ``index`` is of the full tokenizer,
-    whose ordinary ids the cuts share.
-    """
-    data = tokenizer.token_bytes(token_id)
-    special = token_id in frozenset(tokenizer.special_tokens.values())
-    found = None if special else index.parents(token_id)
-    rank, left, right = found if found is not None else (None, None, None)
-    return TokenFacts(
-        token_id=token_id,
-        data=data,
-        label=data.decode("utf-8") if special else token_label(data),
-        hex=hex_bytes(data),
-        text=decoded_text(data),
-        special=special,
-        rank=rank,
-        left=left,
-        right=right,
-        count=None if special else index.count_of(token_id),
-        complete=is_complete_utf8(data),
-    )
-
-
-class TokenDetails(QLabel):
-    """A panel describing the hovered or selected token(s): id, bytes, text, merge rank and parents.
-
-    Links to the parents (``token:ID``) are reported by ``linkActivated``.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("token_details")
-        self.setTextFormat(Qt.TextFormat.RichText)
-        self.setWordWrap(True)
-        self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse
-        )
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self.facts: list[TokenFacts] = []
-        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
-        self.show_message("Hover over a token, or click one, to see it here.")
-
-    def show_legend(self, palette: TokenPalette, intro: str = "") -> None:
-        """Explain the colours (shown while no token is hovered or selected)."""
-        self.facts = []
-
-        def chip(text: str, background: str, colour: str, extra: str = "") -> str:
-            return (
-                f'<span style=\'font-family: "{self._mono}"; background-color: {background}; color: {colour};'
-                f" {extra}'>{html.escape(text)}</span>"
-            )
-
-        b = palette.backgrounds
-        words = "".join(chip(w, b[i], palette.text) for i, w in enumerate(("Hello", "·wor", "ld", "!")))
-        special = chip(
-            "<|endoftext|>", palette.special_background, palette.special_text, "font-weight: bold;"
-        )
-        split = chip("é", b[1], palette.text, "text-decoration: underline;")
-        rows = [
-            (words, "each token has its own colour; the colours alternate"),
-            (special, "a special token (outlined in the text)"),
-            (
-                split,
-                "a character whose bytes are split across tokens (dotted underline); the Tokens view "
-                "shows such tokens as their bytes, e.g. <0xC3>",
-            ),
-            (chip("· → ↵", palette.backgrounds[0], palette.text), "a space, a tab, a line end"),
-        ]
-        table = "".join(
-            f"<tr><td style='padding: 2px 10px 2px 0'>{left}</td>"
-            f"<td style='padding: 2px 0'>{html.escape(right)}</td></tr>"
-            for left, right in rows
-        )
-        intro = intro or (
-            "Hover over a token, or click one, to see its id, bytes, merge rank and the two tokens it was "
-            "merged from."
-        )
-        self.setText(f"<p>{html.escape(intro)}</p><table>{table}</table>")
-
-    def show_message(self, text: str) -> None:
-        """Show a hint instead of token details."""
-        self.facts = []
-        self.setText(f"<span style='color: palette(placeholder-text)'>{html.escape(text)}</span>")
-
-    def show_tokens(
-        self,
-        tokenizer: Tokenizer,
-        index: MergeIndex,
-        token_ids: Sequence[int],
-        *,
-        where: str = "",
-    ) -> None:
-        """Describe one token, or the tokens that split one character."""
-        self.facts = [token_facts(tokenizer, index, i) for i in token_ids]
-        parts: list[str] = []
-        if len(self.facts) > 1:
-            parts.append(
-                f"<p>This character's bytes are split across <b>{len(self.facts)} tokens</b>; "
-                "none of them is a whole character.</p>"
-            )
-        for facts in self.facts:
-            parts.append(self._describe(tokenizer, index, facts))
-        if where:
-            parts.append(f"<p style='color: palette(placeholder-text)'>{html.escape(where)}</p>")
-        self.setText("".join(parts))
-
-    def _chip(self, text: str) -> str:
-        """A token as a chip in the colours of the token views (readable in light and dark themes)."""
-        palette = palette_for(is_dark(self))
-        return (
-            f"<span style='font-family: \"{self._mono}\"; background-color: {palette.backgrounds[0]}; "
-            f"color: {palette.text};'>&nbsp;{html.escape(text)}&nbsp;</span>"
-        )
-
-    def _token_link(self, tokenizer: Tokenizer, token_id: int) -> str:
-        label = token_label(tokenizer.token_bytes(token_id))
-        return f"<a href='token:{token_id}'>{self._chip(label)}</a>&nbsp;<small>({token_id:,})</small>"
-
-    def _describe(self, tokenizer: Tokenizer, index: MergeIndex, facts: TokenFacts) -> str:
-        rows: list[tuple[str, str]] = []
-        size = len(facts.data)
-        rows.append(("Bytes", f"<code>{facts.hex}</code> ({size} byte{'s' if size != 1 else ''})"))
-        if facts.complete:
-            rows.append(("Text", f"<code>{html.escape(facts.text)}</code>"))
-        else:
-            rows.append(("Text", "<i>not a whole UTF-8 character</i> (shown as its bytes)"))
-        if facts.special:
-            rows.append(("Merge", "special token: never split or merged"))
-        elif facts.rank is not None and facts.left is not None and facts.right is not None:
-            total = index.merge_count
-            merge = f"rank {facts.rank:,} of {total:,}"
-            if facts.count is not None:
-                merge += f" · its pair was seen {facts.count:,} times"
-            rows.append(("Merge", merge))
-            rows.append(
-                (
-                    "Merged from",
-                    f"{self._token_link(tokenizer, facts.left)} + {self._token_link(tokenizer, facts.right)}",
-                )
-            )
-        elif size == 1:
-            rows.append(("Merge", "a single byte: in every byte-level vocabulary"))
-        else:
-            rows.append(("Merge", "no merge makes this token"))
-        table = "".join(
-            f"<tr><td style='padding-right: 10px; color: palette(placeholder-text)'>{name}</td>"
-            f"<td>{value}</td></tr>"
-            for name, value in rows
-        )
-        title = f"Token {facts.token_id:,}&nbsp; {self._chip(facts.label)}"
-        return f"<p style='margin-bottom: 2px'><b>{title}</b></p><table>{table}</table>"
-
-
-__all__ = [
-    "UNIT_PROPERTY",
-    "FileDropWidget",
-    "TokenDetails",
-    "TokenFacts",
-    "TokenTextEdit",
-    "UnitHighlighter",
-    "is_dark",
-    "token_facts",
-]
+__all__ = ["LABEL_BREAK", "UNIT_PROPERTY", "TokenTextEdit", "UnitHighlighter", "is_dark", "with_label_breaks"]

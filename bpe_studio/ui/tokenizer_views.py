@@ -84,6 +84,9 @@ class TokenizerViews(QObject):
         self.playground.settled.connect(self._on_busy_part_idle)
         self.playground.files_dropped.connect(self._on_view_files_dropped)
         self.playground.token_link_activated.connect(self._on_playground_token_link_activated)
+        # Linked views: a token selected in the playground is selected in the Vocabulary, and back.
+        self.playground.token_selected.connect(self._on_playground_token_selected)
+        self.vocab_browser.token_selected.connect(self.playground.show_token_id)
         self.vocab_browser.files_dropped.connect(self._on_view_files_dropped)
         self.compare.files_dropped.connect(self._on_compare_files_dropped)
         self.compare.open_requested.connect(self._on_compare_open_requested)
@@ -251,6 +254,11 @@ class TokenizerViews(QObject):
     @Slot(str)
     def _on_compare_open_requested(self, side: str) -> None:
         self.choose_tokenizer_file(target=side)
+
+    @Slot(int)
+    def _on_playground_token_selected(self, token_id: int) -> None:
+        if token_id >= 0:
+            self.vocab_browser.show_token(token_id)
 
     @Slot(int)
     def _on_playground_token_link_activated(self, token_id: int) -> None:

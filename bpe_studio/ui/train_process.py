@@ -4,8 +4,8 @@ In a thread of the GUI process, the engine's pure-Python merge loop and the GUI 
 every Python callback of a paint waits for the loop to hand the GIL over, and the engine's long C calls
 (unpickling the counting tables, ``heapify``, resizing large dicts) freeze the window for a tenth of a
 second or more. So the app runs :func:`~bpe_studio.engine.iter_train` here, in a child process started
-isolated by :func:`bpe_studio.engine.launch.start_child`, and its QThread worker only relays the events (see
-:mod:`bpe_studio.ui.train_worker`). This module is Qt-free.
+isolated by :func:`bpe_studio.engine.launch.start_child`, and a task on a QThread only relays the events
+(:func:`bpe_studio.ui.train_worker.train_in_child`). This module is Qt-free.
 
 Protocol, over stdin/stdout with the engine's length-prefixed pickles
 (:func:`bpe_studio.engine.counting.write_message`):
@@ -50,7 +50,10 @@ def child_main() -> None:
     """Entry point of the child: read the configuration, train, stream the events back."""
     # Ctrl-C reaches the whole process group; the GUI decides what happens (it cancels).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    inbox = sys.stdin.buffer
+    # Unbuffered: the cancel watcher below stays blocked in a read until the process exits, and a daemon
+    # thread blocked inside sys.stdin's buffered reader holds its lock, which the interpreter's shutdown
+    # then cannot take ("Fatal Python error: _enter_buffered_busy ... <stdin>", and the child aborts).
+    inbox = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
     # The messages own the real stdout; anything printed goes to stderr.
     outbox = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     sys.stdout = sys.stderr

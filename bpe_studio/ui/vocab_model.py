@@ -13,8 +13,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
 
-from .models import search_key
-from .token_format import LIGHT_PALETTE, hex_bytes, palette_for, token_label
+from ..engine.humanize import merge_number
+from .token_format import LIGHT_PALETTE, hex_bytes, palette_for, search_key, token_label
 from .tokenizer_info import LoadedTokenizer
 
 Index = QModelIndex | QPersistentModelIndex
@@ -238,7 +238,8 @@ class VocabTableModel(QAbstractTableModel):
             if parents is None:
                 return f"Token {token_id}: {len(data)} byte{'s' if len(data) != 1 else ''}"
             rank, left, right = parents
-            return f"Token {token_id}: made by merge {rank:,}, {self.label(left)} + {self.label(right)}"
+            number = merge_number(rank)
+            return f"Token {token_id}: made by merge {number:,}, {self.label(left)} + {self.label(right)}"
         if role == Qt.ItemDataRole.UserRole:
             return token_id
         return None

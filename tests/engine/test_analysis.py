@@ -262,7 +262,7 @@ def test_comparing_merge_lists(trained: Tokenizer, corpus: Path) -> None:
     first = next(i for i, (x, y) in enumerate(zip(trained.merges, other.merges, strict=False)) if x != y)
     assert (diff.first, diff.shared) == (first, first)
     assert (diff.a_merge, diff.b_merge) == (trained.merges[first], other.merges[first])
-    assert f"First difference at rank {first:,}" in diff.describe()
+    assert f"First difference at merge {first + 1:,}" in diff.describe()  # merges are numbered from 1
     found = compare(trained, other, MIXED)
     assert not found.agree
     assert found.shared == _slow_shared(

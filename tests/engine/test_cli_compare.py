@@ -84,7 +84,7 @@ def test_two_tokenizers_print_the_compare_tab_figures(
     assert f"{fewer} uses {abs(na - nb):,} fewer tokens than {more}" in out
     assert f"{_slow_shared(a, b, TEXT):,} of A's {na:,} tokens cover the same bytes" in out
     first = next(i for i, (x, y) in enumerate(zip(a.merges, b.merges, strict=False)) if x != y)
-    assert f"First difference at rank {first:,}" in out
+    assert f"First difference at merge {first + 1:,}" in out  # merges are numbered from 1
     assert "same tokenizer" not in out
     # The lines the app's Compare tab shows (there in rich text) come from the same engine function.
     assert compare(a, b, TEXT).describe_counts() in out

@@ -3,6 +3,7 @@ folders, small corpora, and a check that no training thread or worker process ou
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Iterator
@@ -40,6 +41,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if here in Path(item.path).parents:
             item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
             item.add_marker(pytest.mark.qt_log_ignore(*IGNORED_QT_MESSAGES))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _collect_on_the_gui_thread(qapp) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Collect garbage as the app does (``create_application`` installs this collector): on the GUI thread
+    only, so that a worker thread never destroys Qt objects; put back as it was after the session."""
+    from bpe_studio.ui.tasks import install_main_thread_gc
+
+    was_enabled = gc.isenabled()
+    collector = install_main_thread_gc()
+    yield
+    if collector is not None:
+        collector.timer.stop()
+        collector.deleteLater()
+    if was_enabled:
+        gc.enable()
 
 
 @pytest.fixture(scope="session")
@@ -110,6 +127,6 @@ def window(qtbot, settings: Settings) -> Iterator:  # type: ignore[no-untyped-de
     yield win
     view = win.train_view
     view.shutdown()
-    assert not view.runner.is_running(), "the training thread outlived the test"
+    assert not view.runner.is_busy(), "the training thread outlived the test"
     if view.error_box is not None:
         view.error_box.close()

@@ -32,7 +32,7 @@ def test_compare_merges() -> None:
     short = Tokenizer(base | {256: b"ab"}, [(b"a", b"b")])
     diff = compare_merges(one, two)
     assert (diff.shared, diff.first, diff.a_merge, diff.b_merge) == (1, 1, (b"ab", b"c"), (b"b", b"c"))
-    assert "rank <b>1</b>" in describe_merges(diff) and "&nbsp;ab&nbsp;</code> + <code" in describe_merges(
+    assert "merge <b>2</b>" in describe_merges(diff) and "&nbsp;ab&nbsp;</code> + <code" in describe_merges(
         diff
     )
     prefix = compare_merges(short, one)
@@ -88,7 +88,7 @@ def test_two_tokenizers_side_by_side(
     # The first differing merge, found independently.
     first = next(i for i, (x, y) in enumerate(zip(small.merges, other.merges, strict=False)) if x != y)
     assert compare.difference is not None and compare.difference.first == first
-    assert f"rank <b>{first:,}</b>" in compare.merges_label.text()
+    assert f"merge <b>{first + 1:,}</b>" in compare.merges_label.text()  # numbered from 1
 
     # The same corpus to a larger size: the smaller's merges are the larger's first ones.
     larger = train_tiny(tiny_corpus, 600)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, Qt
 
 from bpe_studio.engine import MergeMade
-from bpe_studio.ui.models import MergesFilterModel, MergesTableModel, search_key, visible
+from bpe_studio.ui.models import MergesFilterModel, MergesTableModel
+from bpe_studio.ui.token_format import search_key, token_label
 
 
 def _merges(pairs: list[tuple[bytes, bytes]], start: int = 0) -> list[MergeMade]:
@@ -18,12 +19,13 @@ def _merges(pairs: list[tuple[bytes, bytes]], start: int = 0) -> list[MergeMade]
 PAIRS = [(b" ", b"t"), (b"h", b"e"), (b" t", b"he"), (b"\n", b"\n"), (b"\xe2\x80", b"\x94"), (b"a", b"\t")]
 
 
-def test_visible_whitespace_and_partial_utf8() -> None:
-    assert visible(b" the\n") == "·the↵"
-    assert visible(b"\t\r") == "→␍"
-    assert visible(b"\xe2\x80") == "\\xe2\\x80"
-    assert visible("é—".encode()) == "é—"
+def test_visible_whitespace_control_bytes_and_partial_utf8() -> None:
+    assert token_label(b" the\n") == "·the↵"
+    assert token_label(b"\t\r\x00\x7f") == "→<0x0D><0x00><0x7F>"  # control bytes as bytes, not as ␍ ␀ ␡
+    assert token_label(b"\xe2\x80") == "<0xE2><0x80>"
+    assert token_label("é—".encode()) == "é—"
     assert search_key(" The") == "·the"
+    assert search_key("<0xe2>") == "<0xe2>" and search_key("\x1b") == "<0x1b>"
 
 
 def test_model_passes_qtmodeltester_while_growing(qtmodeltester) -> None:  # type: ignore[no-untyped-def]

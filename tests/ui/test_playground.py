@@ -13,8 +13,10 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor
 
 from bpe_studio.engine import Tokenizer, TrainResult
+from bpe_studio.ui.decode_box import parse_ids
 from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.playground import PlaygroundView, format_ids, parse_ids
+from bpe_studio.ui.playground import PlaygroundView
+from bpe_studio.ui.token_copy import format_ids
 from bpe_studio.ui.token_format import DARK_PALETTE, LIGHT_PALETTE, contrast_ratio, relative_luminance
 from bpe_studio.ui.token_text import UNIT_PROPERTY, TokenTextEdit
 from bpe_studio.ui.tokenizer_info import (
@@ -102,8 +104,10 @@ def test_formats_cover_exactly_the_engine_spans(  # type: ignore[no-untyped-def]
     assert f"{len(TRICKY_TEXT.encode()):,} bytes" in playground.stats_label.text()
     strip_units = formatted_units(playground.strip)
     labels = playground.encoding.labels
+    # (the view's positions: a zero-width break sits between adjacent labels, see test_token_wrapping.py)
+    assert len(playground.strip.unit_starts) == len(playground.encoding.label_start)
     for token, (start, end) in enumerate(
-        zip(playground.encoding.label_start, playground.encoding.label_end, strict=True)
+        zip(playground.strip.unit_starts, playground.strip.unit_ends, strict=True)
     ):
         assert {strip_units[p] for p in range(start, end)} == {token}
         data = tok.token_bytes(ids[token])
@@ -184,7 +188,7 @@ def test_hover_and_selection_show_the_tokens_details(
     assert (fact.rank, fact.left, fact.right) == (rank, left, right)
     assert fact.count == counts[rank]
     shown = playground.details.text()
-    assert data.hex(" ") in shown and f"rank {rank:,}" in shown and f"{counts[rank]:,} times" in shown
+    assert data.hex(" ") in shown and f"merge {rank + 1:,} of" in shown and f"{counts[rank]:,} times" in shown
     assert f"token:{left}" in shown and f"token:{right}" in shown
 
     # Hovering the emoji shows the four tokens that split it.
@@ -209,7 +213,7 @@ def test_hover_and_selection_show_the_tokens_details(
     # Clicking a token in the decoded-bytes view selects it (a single byte of the emoji here).
     strip = playground.strip
     byte_token = next(i for i, s in enumerate(spans) if s.partial)
-    start = playground.encoding.label_start[byte_token]  # type: ignore[union-attr]
+    start = strip.unit_starts[byte_token]
     qtbot.mouseClick(strip.viewport(), Qt.MouseButton.LeftButton, pos=_point_of(strip, start + 1))
     assert playground.selected_token == byte_token
     fact = playground.details.facts[0]

@@ -46,9 +46,15 @@ def test_compare_two_tokenizers_from_the_menu(  # type: ignore[no-untyped-def]
 
     # Tokenizer ▸ Compare with… opens B and shows the Compare tab with both.
     dialogs.answer(large)
-    with qtbot.waitSignal(views.compare.compared, timeout=WAIT_MS):
-        trigger(window, "Tokenizer", "Compare with")
     compare = views.compare
+    trigger(window, "Tokenizer", "Compare with")
+
+    def b_is_shown() -> bool:
+        b = compare.chosen("b")
+        return b is not None and b.path is not None and b.path.name == "large.json" and not compare.is_busy()
+
+    # B loads in the background, then both sides are encoded (Compare may already have compared A with A).
+    qtbot.waitUntil(b_is_shown, timeout=WAIT_MS)
     assert window.tabs.currentWidget() is compare
     a, b = compare.chosen("a"), compare.chosen("b")
     assert a is not None and b is not None
@@ -110,5 +116,5 @@ def test_quit_while_training_stops_everything(  # type: ignore[no-untyped-def]
     trigger(window, "File", "Quit")
     assert not window.isVisible()
     assert not view.is_running()
-    assert not view.runner.is_running(), "the training thread outlived the window"
+    assert not view.runner.is_busy(), "the training thread outlived the window"
     qtbot.waitUntil(lambda: worker_processes() == [], timeout=WAIT_MS)

@@ -1,0 +1,107 @@
+"""Process-wide state has one owner: the application installs the garbage collector, nothing else in ui
+changes it (nor the GIL switch interval), and a training run leaves it as the app set it."""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+
+import bpe_studio
+from bpe_studio.ui.app import create_application
+from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.tasks import MainThreadGarbageCollector
+
+UI_DIR = Path(bpe_studio.__file__).parent / "ui"
+RUN_TIMEOUT = 60_000
+
+#: Calls that change how the process collects garbage or switches threads.
+PROCESS_STATE_CALLS = re.compile(
+    r"\bgc\.(disable|enable|set_threshold|freeze|unfreeze)\(|\bsetswitchinterval\("
+)
+
+
+def _state() -> tuple[Any, ...]:
+    app = QApplication.instance()
+    collectors = app.findChildren(MainThreadGarbageCollector) if app is not None else []
+    return (
+        gc.isenabled(),
+        gc.get_threshold(),
+        sys.getswitchinterval(),
+        [(id(c), c.timer.isActive()) for c in collectors],
+    )
+
+
+def test_one_place_in_ui_changes_garbage_collection() -> None:
+    changes = {
+        f"{path.name}:{number}"
+        for path in sorted(UI_DIR.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if PROCESS_STATE_CALLS.search(line.split("#")[0])
+    }
+    # Only the collector itself switches automatic collection off (and nothing touches the switch interval).
+    assert {name.split(":")[0] for name in changes} == {"tasks.py"}, changes
+    assert len(changes) == 1, changes
+    installers = {
+        path.name
+        for path in UI_DIR.rglob("*.py")
+        if re.search(r"(?<!def )\binstall_main_thread_gc\(\)", path.read_text(encoding="utf-8"))
+    }
+    assert installers == {"app.py"}
+
+
+def test_a_training_leaves_the_apps_collector_as_it_was(qtbot, settings: Any, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    app = create_application()
+    (collector,) = app.findChildren(MainThreadGarbageCollector)
+    assert collector.timer.isActive() and not gc.isenabled()  # collected on the GUI thread's timer
+    before = _state()
+    window = MainWindow(settings, persist=False)
+    qtbot.addWidget(window)
+    view = window.train_view
+    view.set_corpus_files([small_corpus])
+    view.vocab_spin.setValue(600)
+    during: list[tuple[Any, ...]] = []
+    view.runner.progress.connect(lambda _events: during.append(_state()))
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT) as ended:
+        assert view.start_training()
+    assert ended.args == ["finished"]
+    assert during and all(state == before for state in during)
+    assert _state() == before
+    view.shutdown()
+    assert _state() == before
+
+
+def test_a_runner_alone_leaves_garbage_collection_on(tmp_path: Path) -> None:
+    """Without the application's start-up, nothing (not a task runner, not a training view) turns it off."""
+    root = Path(bpe_studio.__file__).parent.parent
+    script = f"""
+import gc, sys
+sys.path.insert(0, {os.fspath(root)!r})
+from PySide6.QtWidgets import QApplication
+app = QApplication(["test"])
+from bpe_studio.ui.tasks import TaskRunner
+from bpe_studio.ui.train_view import TrainView
+runner = TaskRunner("t")
+view = TrainView()
+runner.start(lambda ctx: 1)
+runner.shutdown(10_000)
+view.shutdown()
+print(gc.isenabled())
+"""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", BPE_STUDIO_CONFIG_DIR=os.fspath(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

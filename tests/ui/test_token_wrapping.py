@@ -1,0 +1,60 @@
+"""The playground's Tokens view wraps lines between tokens, never inside one (issue 11, item 8: ``<0x8A`` and
+``>`` ended up on two lines)."""
+
+# ruff: noqa: F811 - the fixtures imported from tokenizer_helpers are test arguments
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtGui import QTextCursor
+
+from bpe_studio.engine import TrainResult
+from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.token_text import TokenTextEdit
+from bpe_studio.ui.tokenizer_views import TokenizerViews
+
+from .tokenizer_helpers import open_and_wait, tiny_corpus, tiny_result, views, wait_playground  # noqa: F401
+
+#: Emoji and CJK the tiny tokenizer has no tokens for: runs of single-byte tokens, <0xF0><0x9F>… labels.
+TEXT = "🙃 日本語の文章 ✓ ─┼─ " * 12 + "plain words to wrap as well " * 4
+
+
+def _line_of(edit: TokenTextEdit, position: int) -> tuple[int, int]:
+    """(block, line in the block) of the character at a document position."""
+    block = edit.document().findBlock(position)
+    line = block.layout().lineForTextPosition(position - block.position())
+    return block.blockNumber(), line.lineNumber()
+
+
+def test_token_labels_are_never_split_across_lines(
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_result: TrainResult, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    window.resize(900, 700)
+    window.show()
+    qtbot.waitExposed(window)
+    window.tabs.setCurrentWidget(views.playground)
+    open_and_wait(qtbot, window, tiny_result, TEXT)
+    playground = views.playground
+    strip = playground.strip
+    strip.resize(260, 400)  # narrow: every line wraps many times
+    qtbot.waitUntil(lambda: strip.viewport().width() < 300)
+    wait_playground(qtbot, playground)
+    encoding = playground.encoding
+    assert encoding is not None and len(encoding.spans) > 100
+    if os.environ.get("BPE_STUDIO_SHOT_DIR"):
+        strip.grab().save(os.path.join(os.environ["BPE_STUDIO_SHOT_DIR"], "tokens-view.png"))
+    wrapped = 0
+    for token, (start, end) in enumerate(zip(strip.unit_starts, strip.unit_ends, strict=True)):
+        cursor = QTextCursor(strip.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        assert cursor.selectedText() == encoding.labels[token]  # the strip shows each token's label
+        first, last = _line_of(strip, start), _line_of(strip, end - 1)
+        assert first == last, f"token {token} ({encoding.labels[token]!r}) is split across lines"
+        wrapped += start > 0 and _line_of(strip, start - 1) != first
+    assert wrapped > 5  # the view did wrap, between tokens
+    # What a user copies from the view is the labels, without anything added between them.
+    strip.selectAll()
+    assert strip.createMimeDataFromSelection().text() == encoding.strip_text
