@@ -6,9 +6,10 @@ Python code and comments. Each topic, each module's docstrings and each source f
 documents are joined by ``<|endoftext|>``. The file is built from the running interpreter's own data, so
 it works offline on a fresh install, and nothing is copied into the repository. This module is Qt-free.
 
-The size is for the eye: trained to :data:`DEMO_VOCAB_SIZE` tokens, the demo lasts about 15 s on two
-cores (counting about 5 s, merging about 8 s), long enough to watch the live charts and BPE learning.
-(With only the prose, 2 MB and 5,000 tokens, it was over in 0.6 s.)
+The size is for the eye: trained to :data:`DEMO_VOCAB_SIZE` tokens, the demo takes about 4-6 s on two
+idle cores (counting about 1 s, merging about 3 s) and 11-19 s on two busy ones, against 0.6 s with only
+the prose (2 MB, 5,000 tokens); after it, Watch BPE learn replays the run at any speed. The interpreter's
+own text stops there (about 35 MB in all): a longer demo would need a corpus shipped with the app.
 
 Example:
     >>> path = demo_corpus()  # doctest: +SKIP
