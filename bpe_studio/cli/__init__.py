@@ -123,11 +123,15 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return parser.parse_args(_with_command(parser, names, list(argv)))
 
 
+#: Exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for tools killed by it.
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bpe-studio`` console script; returns the exit code."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == APP_COMMAND:
-        from ..ui.app import main as gui_main  # Qt is imported only when the app is asked for
+        from ..ui.startup import run_app as gui_main  # checks that Qt can start, then imports it
 
         return gui_main(args)
     try:
@@ -139,6 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nbpe-studio: cancelled", file=sys.stderr)
         return EXIT_CANCELLED
+    except BrokenPipeError:
+        # The reader went away (``bpe-studio encode ... | head``): stop quietly, as Unix tools do, and
+        # point stdout at /dev/null so that the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 __all__ = ["EXIT_USAGE", "build_parser", "main", "parse_args"]

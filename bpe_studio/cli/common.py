@@ -67,6 +67,35 @@ def read_text(args: argparse.Namespace) -> str | None:
         raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
 
 
+def add_pattern_option(parser: argparse.ArgumentParser, flag: str = "--pattern", *, of: str = "") -> None:
+    """Add ``--pattern`` (a preset or regex) for a tokenizer file that does not store its pattern.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_pattern_option(p)
+        >>> p.parse_args(["--pattern", "cl100k"]).pattern
+        'cl100k'
+    """
+    parser.add_argument(
+        flag,
+        type=text_arg,
+        default=None,
+        metavar="P",
+        help=f"pre-tokenization pattern{of}: gpt2, cl100k, o200k or a regex; needed for a .tiktoken file "
+        "without sidecar that is not one of OpenAI's (for other files it replaces the stored pattern)",
+    )
+
+
+def add_download_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--download``: fetch an OpenAI encoding named as the tokenizer when it is not cached."""
+    parser.add_argument(
+        "--download",
+        action="store_true",
+        help="for a tokenizer named cl100k_base, o200k_base, p50k_base or r50k_base that is not in "
+        "tiktoken's cache: download it from OpenAI (checked against its published SHA-256) into that cache",
+    )
+
+
 def text_arg(value: str) -> str:
     """``argparse`` type of every option that takes text: refuses text that is not valid UTF-8.
 

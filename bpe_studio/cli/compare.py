@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
 from ..engine.analysis import Comparison, Compression, compare, plain_token, same_tokenizer, shared_vocab
-from .common import CliError, add_text_options, read_text
+from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -32,6 +32,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("b", metavar="B", help="second tokenizer file or folder")
     add_text_options(p, required=True, purpose="the text both tokenizers encode")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_pattern_option(p, "--pattern-a", of=" of A")
+    add_pattern_option(p, "--pattern-b", of=" of B")
+    add_download_option(p)
     p.set_defaults(handler=stoppable(run))
 
 
@@ -117,7 +120,12 @@ def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio compare``."""
     text = read_text(args)
     assert text is not None  # the options are required
-    tok_a, tok_b = load_tokenizer(args.a, option="A"), load_tokenizer(args.b, option="B")
+    tok_a = load_tokenizer(
+        args.a, pattern=args.pattern_a, option="A", pattern_option="--pattern-a", download=args.download
+    )
+    tok_b = load_tokenizer(
+        args.b, pattern=args.pattern_b, option="B", pattern_option="--pattern-b", download=args.download
+    )
     a = (str(args.a), _format_of(args.a), tok_a)
     b = (str(args.b), _format_of(args.b), tok_b)
     found = compare(a[2], b[2], text)

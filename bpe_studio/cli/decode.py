@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..engine import UnknownTokenIdError
-from .common import CliError
+from .common import CliError, add_download_option, add_pattern_option
 from .encode import load_tokenizer
 
 # Ids may be separated by spaces, commas or newlines, and wrapped in brackets (a JSON list).
@@ -29,6 +29,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("ids", nargs="*", metavar="IDS", help="token ids (default: read from standard input)")
     p.add_argument("--bytes", action="store_true", help="write the raw bytes instead of text")
     p.add_argument("-n", "--no-newline", action="store_true", help="do not end the output with a newline")
+    add_pattern_option(p)
+    add_download_option(p)
     p.set_defaults(handler=run)
 
 
@@ -52,7 +54,7 @@ def parse_ids(texts: list[str]) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio decode``."""
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, pattern=args.pattern, decode_only=True, download=args.download)
     ids = parse_ids(args.ids if args.ids else [sys.stdin.read()])
     try:
         data = tok.decode_bytes(ids)

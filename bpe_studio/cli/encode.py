@@ -13,8 +13,10 @@ from typing import Any, BinaryIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.analysis import compression
+from ..engine.formats.named import download_encoding, encoding_of, tokenizer_names
+from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
 from ..engine.humanize import error_message
-from .common import CliError, text_arg
+from .common import EXIT_FAILURE, CliError, add_download_option, add_pattern_option, text_arg
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -30,18 +32,49 @@ _IDS_PER_LINE = 1000
 
 
 def load_tokenizer(
-    path: str | os.PathLike[str], *, pattern: str | None = None, option: str = "--tokenizer"
+    path: str | os.PathLike[str],
+    *,
+    pattern: str | None = None,
+    option: str = "--tokenizer",
+    pattern_option: str = "--pattern",
+    decode_only: bool = False,
+    download: bool = False,
 ) -> Tokenizer:
     """Load a tokenizer for a subcommand, turning file problems into one-line errors (naming ``option``).
+
+    Args:
+        path: The tokenizer file or folder.
+        pattern: The ``--pattern`` given, if any (see :func:`~bpe_studio.engine.load`).
+        option: The option or argument that named ``path``, for messages.
+        pattern_option: The option that gives the pattern, for the message when one is needed.
+        decode_only: The command only decodes, which no pattern affects: a file that states none loads
+            with ``gpt2`` rather than failing.
+        download: ``path`` names an OpenAI encoding that may be fetched if it is not cached (``--download``).
 
     Example:
         >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
     """
     try:
+        if download and isinstance(path, str) and not os.path.exists(path) and encoding_of(path) is not None:
+            print(f"bpe-studio: fetching {path} (if not cached)…", file=sys.stderr)
+            try:
+                download_encoding(path)
+            except FormatError as exc:  # the network or the server, not the user's mistake
+                raise CliError(str(exc), EXIT_FAILURE) from None
         with print_format_warnings():
-            return load(path, pattern=pattern)
+            try:
+                return load(path, pattern=pattern)
+            except PatternRequiredError as exc:
+                if not decode_only:
+                    raise CliError(
+                        f"{exc.path}: {PATTERN_MISSING}; pass {pattern_option} gpt2|cl100k|o200k|REGEX"
+                    ) from None
+                return load(path, pattern="gpt2")
     except FileNotFoundError:
-        raise CliError(f"{option}: {path} does not exist; give a tokenizer file or folder") from None
+        raise CliError(
+            f"{option}: {path} does not exist; give a tokenizer file or folder, or a name: "
+            f"{', '.join(tokenizer_names())}"
+        ) from None
     except (FormatError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
@@ -57,7 +90,11 @@ def register(subparsers: Any) -> None:
         "boundaries). Reads TEXT, or --file, or standard input.",
     )
     p.add_argument(
-        "--tokenizer", "-t", required=True, metavar="PATH", help="tokenizer file or folder (any format)"
+        "--tokenizer",
+        "-t",
+        required=True,
+        metavar="PATH",
+        help="tokenizer file or folder (any format), or a name: gpt2, cl100k_base, o200k_base, ...",
     )
     p.add_argument("text", nargs="?", type=text_arg, metavar="TEXT", help="the text to encode")
     p.add_argument("--file", "-f", type=Path, metavar="F", help="encode this UTF-8 file instead (streamed)")
@@ -72,6 +109,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--no-special", action="store_true", help="encode special tokens as ordinary text (encode_ordinary)"
     )
+    add_pattern_option(p)
+    add_download_option(p)
     p.set_defaults(handler=stoppable(run))
 
 
@@ -185,7 +224,7 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio encode``."""
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, pattern=args.pattern, download=args.download)
     special: dict[str, Any] = {}
     if args.no_special:  # as encode_ordinary: special tokens are text, and no BOS/EOS template is added
         special = {"allowed_special": set(), "disallowed_special": (), "add_special_tokens": False}

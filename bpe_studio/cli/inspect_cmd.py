@@ -12,7 +12,7 @@ from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
 from ..engine.analysis import MergeIndex, compression, token_count_curve
-from .common import CliError, add_text_options, read_text
+from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
 from .encode import load_tokenizer
 
 # Token lengths above this are counted together in the length summary.
@@ -28,9 +28,13 @@ def register(subparsers: Any) -> None:
         help="show a tokenizer's size, special tokens, pattern and longest tokens",
         description="Describe a tokenizer file or folder (any format).",
     )
-    p.add_argument("path", metavar="PATH", help="tokenizer file or folder")
+    p.add_argument(
+        "path", metavar="PATH", help="tokenizer file or folder, or a name: gpt2, cl100k_base, o200k_base, ..."
+    )
     p.add_argument("--top", type=int, default=10, metavar="N", help="how many of the longest tokens to list")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
+    add_pattern_option(p)
+    add_download_option(p)
     add_text_options(
         p, required=False, purpose="also show how the tokenizer compresses this text, at several vocab sizes"
     )
@@ -158,7 +162,7 @@ def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio inspect``."""
     text = read_text(args)
-    tok = load_tokenizer(args.path, option="PATH")
+    tok = load_tokenizer(args.path, pattern=args.pattern, option="PATH", download=args.download)
     try:
         fmt = detect_format(args.path)
     except (FormatError, OSError) as exc:  # load() succeeded, so this is not expected

@@ -6,7 +6,8 @@
   merges gives.
 * :func:`token_count_curve`: how many tokens a text has with *every* cut at once, in one pass of BPE.
 * :func:`compare_merges`: where two merge lists first differ; :func:`shared_tokens`: how many tokens of A
-  are also tokens of B at the same place in a text; :func:`compare`: both, with each side's counts.
+  are also tokens of B at the same place in a text; :func:`compare`: both, with each side's counts;
+  :func:`cut_difference`: the stretches of a text that two tokenizers cut differently.
 * :func:`compression`: bytes per token, characters per token and tokens per word of an encoded text.
 
 Example:
@@ -21,6 +22,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -240,7 +242,14 @@ def cut_to_merges(tokenizer: Tokenizer, merges: int, *, index: MergeIndex | None
     first = max(vocab) + 1
     ordered = sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
     specials = {token: first + n for n, (token, _) in enumerate(ordered)}
-    return Tokenizer(vocab, tokenizer.merges[:merges], specials, pattern=tokenizer.pattern)
+    return Tokenizer(
+        vocab,
+        tokenizer.merges[:merges],
+        specials,
+        pattern=tokenizer.pattern,
+        ignore_merges=tokenizer.ignore_merges,
+        normalizer=tokenizer.normalizer,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -347,7 +356,9 @@ def token_count_curve(
     steps with ``m_j < k``, and the token count at cut ``k`` is the byte count minus the number of steps
     with ``m_j < k``: a histogram of ``m_j`` over all pre-tokens gives every cut at once. This holds for any
     merge list; special tokens count one token each at every cut. ``allowed_special`` and
-    ``disallowed_special`` mean (and default to) what they do for :meth:`Tokenizer.encode`.
+    ``disallowed_special`` mean (and default to) what they do for :meth:`Tokenizer.encode`. The tokenizer's
+    NFC normalizer applies as in ``encode``; with ``ignore_merges``, a pre-token that is a token of the cut
+    is one token.
 
     Raises:
         DisallowedSpecialTokenError: The text holds a disallowed special token.
@@ -369,6 +380,8 @@ def token_count_curve(
     if matcher is not None:
         pieces = matcher.split(text)
     special_count = len(pieces) - 1
+    if tokenizer.normalizer is not None:  # as encode() does: the text between special tokens
+        pieces = [unicodedata.normalize("NFC", piece) for piece in pieces]
     split = Pretokenizer(tokenizer.pattern).findall
     found_pieces: Counter[str] = Counter()
     for piece in pieces:
@@ -379,6 +392,7 @@ def token_count_curve(
     byte_ids = index.byte_ids
     hist = [0] * (n + 1)
     total = special_count
+    whole_at_full = 0  # steps saved, with every merge, by pre-tokens that are tokens made by no merge
     for done, (piece, times) in enumerate(found_pieces.items()):
         data = piece.encode("utf-8")
         total += len(data) * times
@@ -390,12 +404,42 @@ def token_count_curve(
             if len(ids) > 256
             else _applied_maxima_short(ids, ranks, made)
         )
-        for top in maxima:
+        whole = _whole_token(tokenizer, index, data)
+        if whole is None:
+            for top in maxima:
+                hist[top] += times
+            continue
+        # ignore_merges: from the cut that holds the token (rank r made it: every cut k > r), the pre-token
+        # is that one token, i.e. len - 1 steps; below it, BPE as usual (only steps of rank < r can count).
+        rank = index.rank_of.get(whole)
+        steps = len(data) - 1  # (``ids`` was merged in place above)
+        kept = [top for top in maxima if rank is None or top < rank]
+        for top in kept:
             hist[top] += times
+        if rank is None:  # in the vocabulary but made by no merge: whole only in the full tokenizer
+            whole_at_full += (steps - len(kept)) * times
+        else:
+            hist[rank] += (steps - len(kept)) * times
         if done % 512 == 511:
             check()
     counts = [total - below for below in accumulate(hist[:n], initial=0)]
+    counts[-1] -= whole_at_full
     return Curve(sizes, counts)
+
+
+def _whole_token(tokenizer: Tokenizer, index: MergeIndex, data: bytes) -> int | None:
+    """With ``ignore_merges``: the ordinary token whose bytes are ``data`` (None without the option).
+
+    Example:
+        >>> vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"}
+        >>> tok = Tokenizer(vocab, [(b"a", b"b")], ignore_merges=True)
+        >>> _whole_token(tok, MergeIndex(tok), b"ab")
+        256
+    """
+    if not tokenizer.ignore_merges:
+        return None
+    found = tokenizer.token_id(data)
+    return None if found is None or found in index.special_ids else found
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -520,6 +564,82 @@ def shared_tokens(a: Tokenizer, a_ids: Sequence[int], b: Tokenizer, b_ids: Seque
             shared += 1
         a_start = a_end
     return shared
+
+
+@dataclass(frozen=True)
+class CutDifference:
+    """Where two encodings of one text cut it differently.
+
+    Attributes:
+        spans: Byte ranges ``(start, end)`` of the text's UTF-8, in order: each runs from a boundary both
+            encodings have to the next one, and at least one encoding has a token boundary inside it (the
+            other may have one token there). Stretches that both cut alike are not listed.
+        a_tokens: A's tokens inside the spans: those that are not also a token of B
+            (``len(a_ids) - shared_tokens(...)``).
+        b_tokens: B's tokens inside the spans.
+    """
+
+    spans: tuple[tuple[int, int], ...]
+    a_tokens: int
+    b_tokens: int
+
+
+def cut_difference_of_sizes(a_sizes: Sequence[int], b_sizes: Sequence[int]) -> CutDifference:
+    """:func:`cut_difference` for two encodings given as their tokens' byte lengths.
+
+    One walk along both: from a boundary both have, take a token of each, then more of whichever side
+    ends first, until both end at the same byte; more than one token on either side there is a span.
+
+    Example:
+        >>> cut_difference_of_sizes([2, 1, 3], [2, 2, 1, 1])  # "ab|c|def" and "ab|cd|e|f"
+        CutDifference(spans=((2, 6),), a_tokens=2, b_tokens=3)
+
+    Raises:
+        ValueError: The two do not cover the same number of bytes.
+    """
+    spans: list[tuple[int, int]] = []
+    a_inside = b_inside = 0
+    i = j = 0
+    start = 0  # a boundary of both
+    while i < len(a_sizes) and j < len(b_sizes):
+        a_end, b_end = start + a_sizes[i], start + b_sizes[j]
+        i, j = i + 1, j + 1
+        a_count = b_count = 1
+        while a_end != b_end:
+            if a_end < b_end and i < len(a_sizes):
+                a_end += a_sizes[i]
+                i, a_count = i + 1, a_count + 1
+            elif b_end < a_end and j < len(b_sizes):
+                b_end += b_sizes[j]
+                j, b_count = j + 1, b_count + 1
+            else:
+                break  # one side ran out: reported below
+        if a_end != b_end:
+            break
+        if a_count > 1 or b_count > 1:
+            spans.append((start, a_end))
+            a_inside += a_count
+            b_inside += b_count
+        start = a_end
+    if sum(a_sizes) != sum(b_sizes):
+        raise ValueError(
+            f"the two encodings are not of the same text: {sum(a_sizes):,} bytes against {sum(b_sizes):,}"
+        )
+    return CutDifference(tuple(spans), a_inside, b_inside)
+
+
+def cut_difference(a: Tokenizer, a_ids: Sequence[int], b: Tokenizer, b_ids: Sequence[int]) -> CutDifference:
+    """Where A's and B's encodings of the same text cut it differently (byte ranges), and their tokens there.
+
+    Example:
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+        >>> cut_difference(tok, tok.encode("abc ab"), cut_to_merges(tok, 0), list(b"abc ab"))
+        CutDifference(spans=((0, 2), (4, 6)), a_tokens=2, b_tokens=4)
+    """
+    token_bytes_a, token_bytes_b = a.token_bytes, b.token_bytes
+    return cut_difference_of_sizes(
+        [len(token_bytes_a(i)) for i in a_ids], [len(token_bytes_b(i)) for i in b_ids]
+    )
 
 
 def same_tokenizer(a: Tokenizer, b: Tokenizer) -> bool:
@@ -675,6 +795,7 @@ __all__ = [
     "Comparison",
     "Compression",
     "Curve",
+    "CutDifference",
     "MergeDifference",
     "MergeIndex",
     "MergeNode",
@@ -682,6 +803,8 @@ __all__ = [
     "compare_encoded",
     "compare_merges",
     "compression",
+    "cut_difference",
+    "cut_difference_of_sizes",
     "cut_to_merges",
     "merge_tree",
     "plain_token",

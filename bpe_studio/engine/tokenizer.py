@@ -25,9 +25,10 @@ from __future__ import annotations
 import heapq
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -161,6 +162,10 @@ class Tokenizer:
         pattern: A preset name (``gpt2``, ``cl100k``, ``o200k``) or a regex for the ``regex`` module.
         cache_size: How many pre-tokens' ids to remember.
         template: Ids that :meth:`encode` adds around every text (BOS/EOS); each must be a vocab id.
+        ignore_merges: A pre-token whose bytes are an ordinary token becomes that token without merging, as
+            tiktoken does and as ``tokenizers`` does with ``ignore_merges`` (Llama 3's files).
+        normalizer: ``"NFC"`` to encode the text between special tokens in Unicode normalization form C
+            (Qwen's files), or None to take it as it is.
 
     Raises:
         ValueError: Something in the arguments is inconsistent; the message says what and how to fix it.
@@ -180,9 +185,15 @@ class Tokenizer:
         pattern: str = "gpt2",
         cache_size: int = DEFAULT_CACHE_SIZE,
         template: Template | None = None,
+        ignore_merges: bool = False,
+        normalizer: str | None = None,
     ) -> None:
         if not isinstance(cache_size, int) or cache_size < 1:
             raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
+        if normalizer not in (None, "NFC"):
+            raise ValueError(f"normalizer: {normalizer!r} is not supported; give 'NFC' or None")
+        self._normalizer = normalizer
+        self._ignore_merges = bool(ignore_merges)
         self._pattern = resolve_pattern(pattern)
         self._regex = compile_pattern(pattern)
         # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
@@ -205,6 +216,10 @@ class Tokenizer:
         for i in sorted(table):
             if i not in special_ids:
                 ids_of.setdefault(table[i], i)
+        # ignore_merges: a pre-token (as a latin-1 str of its bytes) that is an ordinary token -> its id.
+        self._whole: dict[str, int] = (
+            {token.decode("latin-1"): i for token, i in ids_of.items()} if self._ignore_merges else {}
+        )
         for special, i in specials.items():
             ids_of.setdefault(special.encode("utf-8"), i)
         self._ids_of = ids_of
@@ -371,6 +386,16 @@ class Tokenizer:
         return self._template
 
     @property
+    def ignore_merges(self) -> bool:
+        """Whether a pre-token that is an ordinary token is taken whole, without merging (tiktoken's rule)."""
+        return self._ignore_merges
+
+    @property
+    def normalizer(self) -> str | None:
+        """``"NFC"`` when ordinary text is normalized before encoding, else None."""
+        return self._normalizer
+
+    @property
     def vocab_size(self) -> int:
         """The number of tokens, special tokens included."""
         return len(self._vocab)
@@ -418,7 +443,12 @@ class Tokenizer:
 
     def _bpe(self, piece: str) -> tuple[int, ...]:
         """Merge one pre-token's bytes by rank; returns the token ids."""
-        word = piece.encode("utf-8").decode("latin-1").translate(self._byte_chars)
+        raw = piece.encode("utf-8").decode("latin-1")
+        if self._ignore_merges:
+            whole = self._whole.get(raw)
+            if whole is not None:
+                return (whole,)
+        word = raw.translate(self._byte_chars)
         n = len(word)
         if n < 2:
             return (ord(word),) if n else ()
@@ -487,6 +517,8 @@ class Tokenizer:
             >>> tok.encode_ordinary("<|endoftext|>")  # doctest: +SKIP
             [27, 91, 437, 1659, 5239, 91, 29]
         """
+        if self._normalizer is not None:
+            text = unicodedata.normalize("NFC", text)
         try:
             return list(chain.from_iterable(map(self._cache.__getitem__, self._split(text))))
         except UnicodeEncodeError:
@@ -639,8 +671,8 @@ class Tokenizer:
                         buffer, carry = buffer[:-1], buffer[-1]
                     buffer = _fix_surrogates(buffer)
                 self._check_disallowed(buffer, disallowed)
-                ids, cut = self._encode_certain(buffer, matcher, longest)
-                tail = buffer[cut:] + carry
+                ids, rest = self._encode_certain(buffer, matcher, longest)
+                tail = rest + carry
                 del buffer
                 yield from ids
         buffer = _fix_surrogates(tail + "".join(pending))
@@ -661,8 +693,8 @@ class Tokenizer:
 
     def _encode_certain(
         self, buffer: str, matcher: re.Pattern[str] | None, longest: int
-    ) -> tuple[list[int], int]:
-        """Encode the start of ``buffer`` that no continuation can change; return the ids and where it ends.
+    ) -> tuple[list[int], str]:
+        """Encode the start of ``buffer`` that no continuation can change; return the ids and the rest.
 
         Special tokens: the scan (leftmost, longest first) decides at position ``q`` by reading at most
         ``longest`` characters, so every decision at ``q <= len - longest`` is final: matches starting there
@@ -686,6 +718,10 @@ class Tokenizer:
                 out.append(self._specials[m.group()])
                 pos = m.end()
         known = buffer[pos:decided] if decided > pos else ""
+        later = buffer[max(pos, decided) :]
+        if self._normalizer is not None:
+            # The rest is normalized again with the next chunk: NFC(NFC(a) + b) == NFC(a + b).
+            known = unicodedata.normalize("NFC", known)
         pieces = self._split(known)
         # Walk back from the end over the pre-tokens to the last certain cut (a few steps). Pre-tokens tile
         # the text for the presets; a custom pattern may skip characters: then finditer gives the ends.
@@ -701,10 +737,10 @@ class Tokenizer:
             while count and (ends[count - 1] > limit or _is_space(known[ends[count - 1] - 1])):
                 count -= 1
             cut = ends[count - 1] if count else 0
-        if count:
-            out += chain.from_iterable(map(self._cache.__getitem__, pieces[:count]))
-            pos += cut
-        return out, pos
+        if not count:
+            return out, known + later
+        out += chain.from_iterable(map(self._cache.__getitem__, pieces[:count]))
+        return out, known[cut:] + later
 
     def encode_with_offsets(
         self,
@@ -754,6 +790,22 @@ class Tokenizer:
         return spans
 
     def _offsets_ordinary(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        if self._normalizer is not None:
+            piece = text[start:end]
+            normal = unicodedata.normalize("NFC", piece)
+            if normal != piece:
+                # Encode the normalized text, then give each token the original characters it came from.
+                found: list[TokenSpan] = []
+                self._offsets_plain(normal, 0, len(normal), found)
+                firsts, lasts = _normalized_origins(piece, normal)
+                spans.extend(
+                    TokenSpan(s.id, start + firsts[s.start], start + lasts[s.end - 1], s.partial)
+                    for s in found
+                )
+                return
+        self._offsets_plain(text, start, end, spans)
+
+    def _offsets_plain(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
         cache = self._cache
         decoder = self._decoder
         for m in pretoken_matches(self._regex, text[start:end]):
@@ -827,6 +879,32 @@ class Tokenizer:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _normalized_origins(text: str, normal: str) -> tuple[list[int], list[int]]:
+    """For each character of ``normal`` (``text`` normalized), where its source starts and ends in ``text``.
+
+    The text is cut before each character of combining class 0 and each cut is normalized alone; when that
+    gives ``normal`` (it does unless two such characters compose, as Hangul jamo do), each character maps to
+    its cut, otherwise every character maps to the whole text.
+
+    Example:
+        >>> _normalized_origins("e\u0301x", "\u00e9x")
+        ([0, 2], [2, 3])
+    """
+    cuts = [i for i, ch in enumerate(text) if i == 0 or unicodedata.combining(ch) == 0] + [len(text)]
+    firsts: list[int] = []
+    lasts: list[int] = []
+    for a, b in pairwise(cuts):
+        size = len(unicodedata.normalize("NFC", text[a:b]))
+        firsts += [a] * size
+        lasts += [b] * size
+    if (
+        len(firsts) != len(normal)
+        or "".join(unicodedata.normalize("NFC", text[a:b]) for a, b in pairwise(cuts)) != normal
+    ):
+        return [0] * len(normal), [len(text)] * len(normal)
+    return firsts, lasts
 
 
 def _fix_surrogates(text: str) -> str:

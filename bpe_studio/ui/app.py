@@ -20,6 +20,8 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication
@@ -40,6 +42,24 @@ EXIT_SCREENSHOT_PATH = 2
 
 #: Seconds ``--screenshot`` waits for the demo training before giving up.
 SCREENSHOT_TIMEOUT = 600
+
+#: The signals that stop the app as they stop every command (the CLI's ``bpe_studio.cli.signals``, which the
+#: app does not import): those present on this platform.
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def stopped_message(signum: int, *, tty: bool = False) -> str:
+    """The line printed when a signal stopped the app, worded as the CLI's.
+
+    Example:
+        >>> stopped_message(signal.SIGTERM)
+        'bpe-studio: cancelled by SIGTERM'
+    """
+    if signum == signal.SIGINT:
+        return ("\n" if tty else "") + "bpe-studio: cancelled"  # after the terminal's "^C"
+    return f"bpe-studio: cancelled by {signal.Signals(signum).name}"
 
 
 def screenshot_path_problem(path: Path) -> str | None:
@@ -98,6 +118,8 @@ class Screenshotter(QObject):
         self.exit_code = EXIT_SCREENSHOT_FAILED
         #: True once the shooter has ended (with or without a screenshot); False if the window closed first.
         self.finished = False
+        #: True once a stop signal gave up on the screenshot (see :meth:`cancel`): the shooter stays silent.
+        self.cancelled = False
         views = window.tokenizer_views
         if wait_for_training and not window.train_view.is_running():
             # The demo did not start (its corpus could not be written, or the form was refused): a picture
@@ -116,6 +138,8 @@ class Screenshotter(QObject):
 
     @Slot()
     def _on_training_not_started(self) -> None:
+        if self.cancelled:
+            return
         box = self.window.train_view.error_box
         why = f": {box.text()}" if box is not None else ""
         print(f"bpe-studio: the demo training did not start{why}; no screenshot taken", file=sys.stderr)
@@ -123,6 +147,8 @@ class Screenshotter(QObject):
 
     @Slot(str)
     def _on_train_view_training_ended(self, how: str) -> None:
+        if self.cancelled:
+            return  # the run was stopped with the app: "training cancelled" would be a second message
         if how != "finished":
             print(f"bpe-studio: training {how}; no screenshot taken", file=sys.stderr)
             self._quit()
@@ -140,6 +166,8 @@ class Screenshotter(QObject):
 
     @Slot(str, str)
     def _on_tokenizer_views_error_shown(self, title: str, message: str) -> None:
+        if self.cancelled:
+            return
         print(f"bpe-studio: {title.lower()}: {message}; no screenshot taken", file=sys.stderr)
         self._quit()
 
@@ -160,6 +188,8 @@ class Screenshotter(QObject):
     @Slot()
     def take(self) -> None:
         """Grab the window and save it: to a temporary file next to ``path``, renamed once complete."""
+        if self.cancelled:
+            return
         tmp: str | None = None
         try:
             pixmap = self.window.grab()
@@ -182,35 +212,93 @@ class Screenshotter(QObject):
                     os.unlink(tmp)
             self._quit()
 
+    def cancel(self) -> None:
+        """Give up on the screenshot without a word (a stop signal ends the app and says so itself)."""
+        self.cancelled = True
+
     def _quit(self) -> None:
         self.finished = True
         self.window.close()
         self.done.emit(self.exit_code)
 
 
-def _install_sigint_handler(app: QApplication) -> QTimer:
-    """Let Ctrl-C in the terminal close the app: Python handles signals only when it runs, hence the timer."""
+class StopSignals:
+    """Ctrl-C (SIGINT), SIGTERM and SIGHUP close the app as they stop every command: exit ``128 + signal``.
 
-    def on_sigint(_signum: int, _frame: object) -> None:
+    Installed before the ``QApplication`` exists, so a signal during start-up is no traceback either. The
+    first signal closes the main windows (which stops a training run and saves the settings, as closing them
+    does) and quits the event loop; later ones are ignored so that this clean-up runs to its end. Python runs
+    a signal handler only between bytecodes, and Qt's event loop runs none: a timer wakes it (see
+    :meth:`start_waking`).
+
+    Example:
+        >>> stops = StopSignals()
+        >>> stops.signum is None
+        True
+    """
+
+    #: How often (ms) the event loop lets Python run its signal handlers.
+    WAKE_INTERVAL_MS = 200
+
+    def __init__(self) -> None:
+        #: The first stop signal that arrived, or None.
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+        self._timer: QTimer | None = None
+
+    def install(self) -> None:
+        """Handle the stop signals (from the main thread); :meth:`restore` puts the previous handlers back."""
+        for signum in STOP_SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+
+    def restore(self) -> None:
+        """Stop the wake-up timer and restore the handlers found by :meth:`install`."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+
+    def start_waking(self, app: QApplication) -> None:
+        """Run Python now and then while Qt's event loop runs, so that a signal is handled within 0.2 s."""
+        self._timer = QTimer(app)
+        self._timer.setInterval(self.WAKE_INTERVAL_MS)
+        self._timer.timeout.connect(lambda: None)
+        self._timer.start()
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is not None:
+            return  # stopping already
+        self.signum = signum
+        # Not in the handler itself, which may run in the middle of any Qt call: from the event loop. Before
+        # the loop runs (or the app exists), the caller sees ``signum`` and does not start it.
+        if QApplication.instance() is not None:
+            QTimer.singleShot(0, self.stop_app)
+
+    def stop_app(self) -> None:
+        """Close the main windows and quit the event loop."""
+        app = QApplication.instance()
+        if not isinstance(app, QApplication):
+            return
         for widget in app.topLevelWidgets():
             if isinstance(widget, MainWindow):
+                for shooter in widget.findChildren(Screenshotter):
+                    shooter.cancel()
                 widget.close()
         app.quit()
-
-    signal.signal(signal.SIGINT, on_sigint)
-    timer = QTimer(app)
-    timer.setInterval(250)
-    timer.timeout.connect(lambda: None)
-    timer.start()
-    return timer
 
 
 def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | None]:
     """Create and show the main window as the options ask (the QApplication must exist)."""
     screenshot = args.screenshot is not None
-    # The demo and screenshots leave the user's settings alone (and screenshots do not depend on them).
+    # Screenshots neither depend on the user's settings nor change them. The demo is a normal session (it is
+    # the README's first command): its window geometry and recent tokenizers are kept for the next start.
     settings = Settings() if screenshot else load_settings()
-    window = MainWindow(settings, persist=not (args.demo or screenshot))
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        apply_style(app, settings.theme)
+    window = MainWindow(settings, persist=not screenshot)
     if screenshot:
         window.resize(*DEFAULT_SIZE)
     window.show()
@@ -238,21 +326,48 @@ def main(args: argparse.Namespace) -> int:
     if args.screenshot is not None and (problem := screenshot_path_problem(args.screenshot)) is not None:
         print(f"bpe-studio: error: --screenshot: {problem}", file=sys.stderr)
         return EXIT_SCREENSHOT_PATH
+    stops = StopSignals()
+    stops.install()
+    try:
+        return _run(args, stops)
+    finally:
+        stops.restore()
+
+
+def _run(args: argparse.Namespace, stops: StopSignals) -> int:
+    """:func:`main` once the stop signals are handled."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app = create_application()
     window, shooter = open_window(args)
     if shooter is not None:
         shooter.done.connect(app.exit)
-    sigint_timer = _install_sigint_handler(app)
-    code = app.exec()
-    sigint_timer.stop()
+    stops.start_waking(app)
+    # A signal during start-up: the window is closed below without running the event loop.
+    if stops.signum is None:
+        code = app.exec()
+    else:
+        code = 0
+        if shooter is not None:
+            shooter.cancel()
+    if window.isVisible():
+        window.close()
     window.train_view.shutdown()
+    if stops.signum is not None:
+        print(stopped_message(stops.signum, tty=sys.stderr.isatty()), file=sys.stderr, flush=True)
+        return 128 + stops.signum  # as a shell reports a process the signal ended: 130, 143, 129
     if shooter is not None and (not shooter.finished or shooter.exit_code != 0):
-        # The app also ends when its window is closed (or Ctrl-C) before the shot: that is no success.
+        # The app also ends when its window is closed before the shot: that is no success.
         if not shooter.finished:
             print("bpe-studio: the window closed before the screenshot was taken", file=sys.stderr)
         return int(code) or EXIT_SCREENSHOT_FAILED
     return int(code)
 
 
-__all__ = ["Screenshotter", "create_application", "main", "open_window", "screenshot_path_problem"]
+__all__ = [
+    "Screenshotter",
+    "StopSignals",
+    "create_application",
+    "main",
+    "open_window",
+    "screenshot_path_problem",
+]

@@ -20,12 +20,15 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
-from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QIODevice, QRectF, QSize
+from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QEvent, QIODevice, QRectF, QSize
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsWidget, QVBoxLayout, QWidget
 
-# Colours (colour-blind friendly: the Okabe-Ito palette).
+from .style import theme_of
+
+# Colours (colour-blind friendly: the Okabe-Ito palette) of the light theme, as exported charts use them; on
+# screen the charts take the current theme's (:class:`bpe_studio.ui.style.Theme`).
 COUNT_COLOR = "#0072B2"
 LENGTH_COLOR = "#E69F00"
 MEAN_COLOR = "#1d232b"
@@ -350,6 +353,15 @@ def _style_plot(plot: pg.PlotItem, title: str, left: str, bottom: str, foregroun
     _cache(plot.titleLabel)
 
 
+def _colour_plot(plot: pg.PlotItem, foreground: QColor, axes: Sequence[str]) -> None:
+    """Give a plot's title and ``axes`` (their lines, ticks and labels) the ``foreground`` colour."""
+    plot.titleLabel.setText(plot.titleLabel.text, color=foreground.name(), size="10pt")
+    for name in axes:
+        axis = plot.getAxis(name)
+        axis.setTextPen(foreground)
+        axis.setPen(pg.mkPen(foreground, width=1))
+
+
 def _cache(item: QGraphicsItem) -> None:
     """Keep an item's rendering in a pixmap: repainting it (when the data next to it changes) is then a
     blit in C++, not a call of its Python ``paint``. The cache is redrawn when the item itself changes."""
@@ -399,9 +411,9 @@ class TrainCharts(QWidget):
         self.length_plot.addItem(self.length_image)
         self.length_mean: pg.PlotDataItem = self.length_plot.plot(pen=pg.mkPen(MEAN_COLOR, width=1))
         legend = self.length_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=legend_brush)
-        legend.addItem(
-            pg.ScatterPlotItem(symbol="s", size=8, pen=None, brush=length_brush), "new tokens (darker: more)"
-        )
+        self.length_legend = legend
+        self._length_sample = pg.ScatterPlotItem(symbol="s", size=8, pen=None, brush=length_brush)
+        legend.addItem(self._length_sample, "new tokens (darker: more)")
         legend.addItem(self.length_mean, f"mean of {MEAN_WINDOW}")
         _cache(legend)
         self._density = np.zeros((1, 32), dtype=np.float32)
@@ -445,6 +457,51 @@ class TrainCharts(QWidget):
         self._dirty = False
         #: Seconds the last :meth:`refresh` took (the paint that follows is ``self.view.last_paint``).
         self.last_refresh = 0.0
+        self.apply_theme()
+
+    def apply_theme(self) -> None:
+        """Colour the charts in the theme of this widget's palette (again whenever the palette changes)."""
+        theme = theme_of(self)
+        foreground = QColor(theme.text)
+        background = QColor(theme.base)
+        self.view.setBackground(background)
+        for plot in (self.count_plot, self.length_plot):
+            _colour_plot(plot, foreground, ("left", "bottom", "right"))
+        _colour_plot(self.rate_plot, foreground, ("bottom",))
+        self.count_curve.setPen(pg.mkPen(theme.chart_count, width=1))
+        self.length_mean.setPen(pg.mkPen(theme.chart_mean, width=1))
+        # The density ramp: the background for none, orange for some, a strong tone for the most.
+        none, some, most = (
+            np.array([QColor(c).red(), QColor(c).green(), QColor(c).blue()], dtype=np.float64)
+            for c in theme.density
+        )
+        ramp = np.linspace(0.0, 1.0, 256)[:, None]
+        colours = np.where(
+            ramp < 0.5, none + (some - none) * ramp * 2, some + (most - some) * (ramp - 0.5) * 2
+        )
+        self.length_image.setLookupTable(colours.astype(np.uint8))
+        legend_brush = QColor(background)
+        legend_brush.setAlpha(215)
+        self.length_legend.setBrush(legend_brush)
+        self.length_legend.setLabelTextColor(foreground)
+        for sample, label in self.length_legend.items:  # labels made already keep their colour otherwise
+            text = label.text
+            if sample.item is self._length_sample:  # the ramp ends dark on light, bright on dark
+                text = f"new tokens ({'brighter' if theme.dark else 'darker'}: more)"
+            label.setText(text, color=foreground.name())
+        self._length_sample.setBrush(QColor(theme.chart_length))
+        for side, colour in (("left", theme.chart_bytes_rate), ("right", theme.chart_merge_rate)):
+            axis = self.rate_plot.getAxis(side)
+            axis.setTextPen(pg.mkPen(colour))
+            axis.setPen(pg.mkPen(colour, width=1))
+        self.bytes_rate_curve.setPen(pg.mkPen(theme.chart_bytes_rate, width=2))
+        self.merge_rate_curve.setPen(pg.mkPen(theme.chart_merge_rate, width=2))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """Follow a change of theme (the app's palette)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.apply_theme()
 
     def _on_rate_plot_resized(self) -> None:
         self.merge_rate_box.setGeometry(self.rate_plot.vb.sceneBoundingRect())

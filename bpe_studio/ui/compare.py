@@ -7,7 +7,12 @@ Each side shows the text with its own token boundaries and counts; below, how ma
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Sequence
+
+import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,8 +27,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..engine.analysis import Comparison, MergeDifference, compare_encoded, compression
+from ..engine.analysis import (
+    Comparison,
+    CutDifference,
+    MergeDifference,
+    compare_encoded,
+    compression,
+    cut_difference,
+)
 from .file_drop import FileDropWidget
+from .style import theme_of
 from .tasks import TaskContext, TaskRunner
 from .token_format import token_label
 from .token_text import TokenTextEdit
@@ -49,6 +62,61 @@ def _bold(text: str) -> str:
     return f"<b>{text}</b>"
 
 
+def utf16_ranges(text: str, byte_spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Byte ranges of ``text``'s UTF-8 as UTF-16 positions in the text, widened to whole characters.
+
+    Example:
+        >>> utf16_ranges("a🙃é", [(1, 3), (5, 7)])  # part of 🙃 (4 bytes, 2 UTF-16 units), then é
+        [(1, 3), (3, 4)]
+    """
+    if not byte_spans:
+        return []
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    sizes = 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000)
+    byte_ends = np.cumsum(sizes)
+    utf16 = np.concatenate(([0], np.cumsum(1 + (points >= 0x10000))))
+    starts = np.array([start for start, _ in byte_spans])
+    ends = np.array([end for _, end in byte_spans])
+    first = np.searchsorted(byte_ends, starts, side="right")  # the character holding the first byte
+    last = np.searchsorted(byte_ends, ends, side="left")  # the character holding the last byte
+    return list(zip(utf16[first].tolist(), utf16[last + 1].tolist(), strict=True))
+
+
+class _SideTextEdit(TokenTextEdit):
+    """A side's text: its tokens' colours, and a dashed outline around each span the other side cuts
+    differently (:func:`bpe_studio.engine.analysis.cut_difference`)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, read_only=True)
+        #: The outlined spans, in UTF-16 positions of the text, in order.
+        self.difference_ranges: list[tuple[int, int]] = []
+
+    def set_difference_ranges(self, ranges: list[tuple[int, int]]) -> None:
+        """Outline these spans (UTF-16 positions; empty: none)."""
+        self.difference_ranges = ranges
+        self.viewport().update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        """Draw the text and its tokens, then the outlines of the spans cut differently."""
+        super().paintEvent(event)
+        if not self.difference_ranges:
+            return
+        first, last = self._visible_range()
+        lo = bisect_right([end for _, end in self.difference_ranges], first)
+        painter = QPainter(self.viewport())
+        try:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(QPen(QColor(theme_of(self).difference), 2, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for start, end in self.difference_ranges[lo:]:
+                if start >= last:
+                    break
+                for rect in self.range_rects(start, end):
+                    painter.drawRoundedRect(rect.adjusted(1, 1, -1, -1), 3, 3)
+        finally:
+            painter.end()
+
+
 def describe_merges(difference: MergeDifference) -> str:
     """The engine's sentence on how two merge lists compare, as rich text (tokens as chips)."""
     return difference.describe(token=_chip, strong=_bold)
@@ -67,7 +135,7 @@ class _Side:
         self.open_button.setToolTip(f"Open a tokenizer file as {name.upper()}")
         self.summary = QLabel(self.box)
         self.summary.setObjectName("caption")
-        self.view = TokenTextEdit(self.box, read_only=True)
+        self.view = _SideTextEdit(self.box)
         self.view.setObjectName(f"compare_{name}")
         self.stats = QLabel(self.box)
         self.stats.setObjectName("stats")
@@ -78,6 +146,9 @@ class _Side:
         layout.addWidget(self.stats, 3, 0, 1, 2)
         layout.setColumnStretch(0, 1)
         self.encoding: Encoding | None = None
+        #: The spans this side cuts unlike the other (bytes of the text's UTF-8), and its tokens there.
+        self.difference_spans: tuple[tuple[int, int], ...] = ()
+        self.difference_tokens = 0
 
 
 class CompareView(FileDropWidget):
@@ -239,7 +310,7 @@ class CompareView(FileDropWidget):
         text = self.text()
         chosen = {name: self.chosen(name) for name in SIDES}
 
-        def task(ctx: TaskContext) -> tuple[str, dict[str, Encoding | None]]:
+        def task(ctx: TaskContext) -> tuple[str, dict[str, Encoding | None], CutDifference | None]:
             encodings: dict[str, Encoding | None] = {}
             for name, loaded in chosen.items():
                 encodings[name] = (
@@ -247,13 +318,20 @@ class CompareView(FileDropWidget):
                     if loaded is None
                     else encode_text(loaded.tokenizer, text, SpecialMode.RECOGNISED, check=ctx.check)
                 )
-            return text, encodings
+            a, b, ta, tb = encodings["a"], encodings["b"], chosen["a"], chosen["b"]
+            cuts = None
+            if a is not None and b is not None and ta is not None and tb is not None:
+                a_ids, b_ids = [s.id for s in a.spans], [s.id for s in b.spans]
+                cuts = cut_difference(ta.tokenizer, a_ids, tb.tokenizer, b_ids)
+            return text, encodings, cuts
 
         self.runner.start(task)
 
     @Slot(object)
-    def _on_runner_finished(self, found: tuple[str, dict[str, Encoding | None]]) -> None:
-        text, encodings = found
+    def _on_runner_finished(
+        self, found: tuple[str, dict[str, Encoding | None], CutDifference | None]
+    ) -> None:
+        text, encodings, cuts = found
         if text != self.text() or self.timer.isActive():
             return
         for name in SIDES:
@@ -261,9 +339,12 @@ class CompareView(FileDropWidget):
             encoding = encodings[name]
             loaded = self.chosen(name)
             side.encoding = encoding
+            side.difference_spans = cuts.spans if cuts is not None else ()
+            side.difference_tokens = (cuts.a_tokens if name == "a" else cuts.b_tokens) if cuts else 0
             side.summary.setText(loaded.summary() if loaded is not None else "Open a tokenizer.")
             if encoding is None:
                 side.view.set_text_and_units(text, [], [], [])
+                side.view.set_difference_ranges([])
                 side.stats.setText("")
                 continue
             colours = len(side.view.token_palette.backgrounds)
@@ -277,9 +358,26 @@ class CompareView(FileDropWidget):
             n = len(encoding.spans)
             per_token = compression(text, n).chars_per_token
             ratio = f" · {per_token:.2f} characters per token" if per_token is not None else ""
-            side.stats.setText(f"<b>{n:,}</b> token{'s' if n != 1 else ''}{ratio}")
+            side.view.set_difference_ranges(utf16_ranges(text, side.difference_spans))
+            note = self._cut_note(name, cuts)
+            side.stats.setText(f"<b>{n:,}</b> token{'s' if n != 1 else ''}{ratio}{note}")
         self._describe(encodings)
         self.compared.emit()
+
+    @staticmethod
+    def _cut_note(name: str, cuts: CutDifference | None) -> str:
+        """What a side's stats add about the spans the other side cuts differently."""
+        if cuts is None:
+            return ""
+        other = "B" if name == "a" else "A"
+        if not cuts.spans:
+            return f" · cut like {other} everywhere"
+        tokens = cuts.a_tokens if name == "a" else cuts.b_tokens
+        spans = len(cuts.spans)
+        return (
+            f" · <b>{tokens:,}</b> token{'s' if tokens != 1 else ''} in {spans:,} "
+            f"span{'s' if spans != 1 else ''} that {other} cuts differently (outlined)"
+        )
 
     def _describe(self, encodings: dict[str, Encoding | None]) -> None:
         a, b = encodings["a"], encodings["b"]
@@ -304,4 +402,4 @@ class CompareView(FileDropWidget):
         self.merges_label.setText(text)
 
 
-__all__ = ["CompareView", "describe_merges"]
+__all__ = ["CompareView", "describe_merges", "utf16_ranges"]

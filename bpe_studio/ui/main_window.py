@@ -12,13 +12,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QTabWidget, QWidget
+from PySide6.QtCore import QByteArray, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QTabWidget, QWidget
 
 from .. import __version__
 from ..engine import TrainResult
-from .settings import Settings, save_settings
+from .help_guide import HelpGuide
+from .settings import THEME_CHOICES, Settings, save_settings
+from .style import apply_style
 from .tokenizer_views import TokenizerViews
 from .train_view import TrainView
 
@@ -33,7 +35,7 @@ class MainWindow(QMainWindow):
 
     Args:
         settings: The app's settings; restored into the window and written back when it closes.
-        persist: Whether to save the settings when the window closes (off for the demo and screenshots).
+        persist: Whether to save the settings when the window closes (off for screenshots).
 
     Signals:
         tokenizer_opened(object, str): A tokenizer should be shown in the tokenizer views: its source (a
@@ -50,6 +52,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("BPE Studio")
         self.setObjectName("main_window")
 
+        #: Help ▸ Guide's window, made when first asked for.
+        self.help_guide: HelpGuide | None = None
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.setCentralWidget(self.tabs)
@@ -125,10 +129,35 @@ class MainWindow(QMainWindow):
         cancel.setShortcut(QKeySequence("Ctrl+."))
         cancel.triggered.connect(self.train_view.cancel_training)
 
+        view_menu = self.menuBar().addMenu("&View")
+        theme_menu = view_menu.addMenu("&Theme")
+        themes = QActionGroup(self)
+        themes.setExclusive(True)
+        #: View ▸ Theme's actions by choice ("system", "light", "dark").
+        self.theme_actions: dict[str, QAction] = {}
+        for choice, text in zip(THEME_CHOICES, ("&System", "&Light", "&Dark"), strict=True):
+            action = theme_menu.addAction(text)
+            action.setCheckable(True)
+            action.setChecked(choice == self.settings.theme)
+            action.triggered.connect(lambda _checked=False, c=choice: self.set_theme(c))
+            themes.addAction(action)
+            self.theme_actions[choice] = action
+
         help_menu = self.menuBar().addMenu("&Help")
+        self.guide_action = help_menu.addAction("&Guide to the views")
+        self.guide_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
+        self.guide_action.triggered.connect(self._on_guide_action_triggered)
         about = help_menu.addAction("&About BPE Studio")
         about.triggered.connect(self._on_about_action_triggered)
         self._refresh_recent_menus()
+
+    def set_theme(self, choice: str) -> None:
+        """Use a theme ("system" follows the desktop), check its menu action and keep it in the settings."""
+        self.settings.theme = choice
+        self.theme_actions[choice].setChecked(True)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_style(app, choice)
 
     def _refresh_recent_menus(self) -> None:
         for menu, items, handler in (
@@ -157,6 +186,12 @@ class MainWindow(QMainWindow):
     def _on_demo_action_triggered(self) -> None:
         self.tabs.setCurrentWidget(self.train_view)
         self.train_view.load_demo()
+
+    @Slot()
+    def _on_guide_action_triggered(self) -> None:
+        if self.help_guide is None:
+            self.help_guide = HelpGuide(self)
+        self.help_guide.show_section(self.tabs.tabText(self.tabs.currentIndex()))
 
     @Slot()
     def _on_about_action_triggered(self) -> None:

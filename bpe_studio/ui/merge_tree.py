@@ -28,8 +28,8 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QToolTip, QWidget
 
 from ..engine import Tokenizer
 from ..engine.humanize import merge_number
-from .token_format import hex_bytes, palette_for, token_label
-from .token_text import is_dark
+from .style import theme_of
+from .token_format import hex_bytes, token_label
 from .tokenizer_info import MergeNode
 
 _PAD = 6.0
@@ -265,11 +265,11 @@ class MergeTreeView(QWidget):
             painter.end()
 
     def _paint_tree(self, painter: QPainter) -> None:
-        dark = is_dark(self)
-        palette = palette_for(dark)
+        theme = theme_of(self)
+        palette = theme.tokens
         text_colour = QColor(palette.text)
         by_node = {id(box.node): box for box in self.boxes}
-        painter.setPen(QPen(QColor("#8a929c"), 1))
+        painter.setPen(QPen(QColor(theme.tree_edge), 1))
         for box in self.boxes:
             node = box.node
             if node.left is None or node.right is None or box.collapsed:
@@ -285,18 +285,16 @@ class MergeTreeView(QWidget):
             colour = (
                 palette.special_background
                 if box.caption == "special"
-                else ("#e9ecf0" if leaf and not dark else palette.backgrounds[node.height() % 6])
+                else (theme.tree_leaf if leaf else palette.backgrounds[node.height() % 6])
             )
-            if leaf and dark:
-                colour = "#3a3f46"
             rect = box.natural
             painter.setBrush(QColor(colour))
-            border = QPen(QColor("#5b6470"), 1.5 if box.collapsed else 1)
+            border = QPen(QColor(theme.tree_outline), 1.5 if box.collapsed else 1)
             if box.collapsed:
                 border.setStyle(Qt.PenStyle.DashLine)
             painter.setPen(border)
             painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
-            painter.setPen(text_colour if not (leaf and dark) else QColor("#f2f2f2"))
+            painter.setPen(QColor(theme.text) if leaf else text_colour)
             painter.setFont(self._font)
             label_rect = QRectF(rect.left(), rect.top() + 2, rect.width(), rect.height() / 2)
             label = metrics.elidedText(box.label, Qt.TextElideMode.ElideMiddle, rect.width() - 2 * _PAD)

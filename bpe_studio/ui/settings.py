@@ -1,9 +1,10 @@
 """The desktop app's settings: one JSON file in the platform's config folder.
 
-Kept: the window geometry, the last training configuration, and recent corpora and tokenizers. The folder
-is ``platformdirs.user_config_dir("bpe-studio")``, or ``$BPE_STUDIO_CONFIG_DIR`` when set (the tests use a
-temporary folder). A file that cannot be read or parsed is ignored with a warning in the log: the app then
-starts from the defaults, and a wrongly typed entry falls back to its default alone. This module is Qt-free.
+Kept: the window geometry, the theme, the last training configuration, and recent corpora and tokenizers.
+The folder is ``platformdirs.user_config_dir("bpe-studio")``, or ``$BPE_STUDIO_CONFIG_DIR`` when set (the
+tests use a temporary folder). A file that cannot be read or parsed is ignored with a warning in the log: the
+app then starts from the defaults, and a wrongly typed entry falls back to its default alone. This module is
+Qt-free.
 
 Example:
     >>> settings = load_settings()  # doctest: +SKIP
@@ -33,6 +34,9 @@ SETTINGS_FILE = "settings.json"
 
 #: How many recent corpora and tokenizers are remembered.
 MAX_RECENT = 10
+
+#: The app's theme choices (View ▸ Theme): follow the desktop's colour scheme, or force light or dark.
+THEME_CHOICES = ("system", "light", "dark")
 
 _VERSION = 1
 
@@ -85,6 +89,7 @@ class Settings:
         train: The last training configuration.
         recent_corpora: Corpus files, most recent first.
         recent_tokenizers: Tokenizer files, most recent first.
+        theme: One of :data:`THEME_CHOICES`.
     """
 
     geometry: str = ""
@@ -92,6 +97,7 @@ class Settings:
     train: TrainSettings = field(default_factory=TrainSettings)
     recent_corpora: list[str] = field(default_factory=list)
     recent_tokenizers: list[str] = field(default_factory=list)
+    theme: str = "system"
 
     def add_recent_corpus(self, path: str | os.PathLike[str]) -> None:
         """Put a corpus file first in the recent list."""
@@ -134,6 +140,7 @@ _TOP_CHECKS: dict[str, Callable[[Any], bool]] = {
     "window_state": lambda v: isinstance(v, str),
     "recent_corpora": _is_str_list,
     "recent_tokenizers": _is_str_list,
+    "theme": lambda v: v in THEME_CHOICES,
 }
 
 
@@ -197,6 +204,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> bool:
 __all__ = [
     "CONFIG_DIR_ENV",
     "MAX_RECENT",
+    "THEME_CHOICES",
     "Settings",
     "TrainSettings",
     "config_dir",

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QEvent, QPointF, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from .charts import COUNT_COLOR, LENGTH_COLOR, MEAN_COLOR, LogAxis, short_number
+from .style import theme_of
 
 #: The curve of token count against vocab size (Okabe-Ito blue) and the current cut (vermilion).
 CURVE_COLOR = COUNT_COLOR
@@ -72,6 +73,29 @@ class VocabCurvePlot(QWidget):
         self.view.scene().sigMouseClicked.connect(self._on_scene_clicked)
         self.sizes: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self.counts: NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self.apply_theme()
+
+    def apply_theme(self) -> None:
+        """Colour the plot in the theme of this widget's palette (again whenever the palette changes)."""
+        theme = theme_of(self)
+        foreground = QColor(theme.text)
+        self.view.setBackground(QColor(theme.base))
+        # Kept by the title for the texts set later (setTitle without a colour).
+        self.plot.titleLabel.setText(self.plot.titleLabel.text, color=foreground.name())
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setTextPen(foreground)
+            axis.setPen(pg.mkPen(foreground, width=1))
+        self.curve.setPen(pg.mkPen(theme.chart_count, width=2))
+        self.marker.setSymbolBrush(QColor(theme.chart_current))
+        self.marker.setSymbolPen(pg.mkPen(foreground))
+        self.line.setPen(pg.mkPen(theme.chart_current, width=1.5))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """Follow a change of theme (the app's palette)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.apply_theme()
 
     def set_curve(self, vocab_sizes: NDArray[np.int64] | None, counts: NDArray[np.int64] | None) -> None:
         """Show a curve (None clears it)."""

@@ -10,7 +10,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
@@ -81,11 +81,19 @@ class TokenDetails(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.facts: list[TokenFacts] = []
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+        self._legend: str | None = None  # the legend's intro while it is shown, to redraw it in a new theme
         self.show_message("Hover over a token, or click one, to see it here.")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """Show the legend in the colours of a new theme."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._legend is not None:
+            self.show_legend(palette_for(is_dark(self)), self._legend)
 
     def show_legend(self, palette: TokenPalette, intro: str = "") -> None:
         """Explain the colours (shown while no token is hovered or selected)."""
         self.facts = []
+        self._legend = intro
 
         def chip(text: str, background: str, colour: str, extra: str = "") -> str:
             return (
@@ -123,6 +131,7 @@ class TokenDetails(QLabel):
     def show_message(self, text: str) -> None:
         """Show a hint instead of token details."""
         self.facts = []
+        self._legend = None
         self.setText(f"<span style='color: palette(placeholder-text)'>{html.escape(text)}</span>")
 
     def show_tokens(
@@ -135,6 +144,7 @@ class TokenDetails(QLabel):
     ) -> None:
         """Describe one token, or the tokens that split one character."""
         self.facts = [token_facts(tokenizer, index, i) for i in token_ids]
+        self._legend = None
         parts: list[str] = []
         if len(self.facts) > 1:
             parts.append(

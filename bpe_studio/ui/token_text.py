@@ -40,6 +40,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from .file_drop import dropped_paths
+from .style import theme_of
 from .token_format import TokenPalette, palette_for
 from .tokenizer_info import SPECIAL, SPLIT
 
@@ -447,7 +448,7 @@ class TokenTextEdit(QPlainTextEdit):
         fmt = QTextCharFormat()
         fmt.setBackground(QColor(self._palette.error_background))
         fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-        fmt.setUnderlineColor(QColor("#CC3311"))
+        fmt.setUnderlineColor(QColor(theme_of(self).error_underline))
         selection.format = fmt
         self.setExtraSelections([selection])
 

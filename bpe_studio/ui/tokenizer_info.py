@@ -199,16 +199,21 @@ def from_result(result: TrainResult, config: TrainConfig | None = None) -> Loade
     )
 
 
-def load_file(path: Path) -> LoadedTokenizer:
+def load_file(path: Path, *, pattern: str | None = None) -> LoadedTokenizer:
     """Load a tokenizer file or folder (any format the engine reads), with a studio file's training record.
 
+    Args:
+        path: The file or folder.
+        pattern: The pattern of a file that states none (a bare ``.tiktoken``), as the user chose it.
+
     Raises:
-        FormatError: The file is malformed or not a tokenizer (the engine's message).
+        FormatError: The file is malformed or not a tokenizer (the engine's message);
+            ``PatternRequiredError`` when it needs ``pattern``.
         OSError: The file cannot be read.
     """
     path = Path(path)
     kind = detect_format(path)
-    tokenizer = load(path)
+    tokenizer = load(path, pattern=pattern)
     training: dict[str, Any] = {}
     if kind == "studio" and path.is_file():
         try:

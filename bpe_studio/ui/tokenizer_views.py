@@ -17,11 +17,14 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ..engine import TrainConfig, TrainResult
+from ..engine.formats.named import GPT2_FOLDER
+from ..engine.formats.tiktoken_format import PatternRequiredError
 from ..engine.humanize import error_message
 from .common import open_error_box
 from .compare import CompareView
 from .export_dialog import ExportDialog
 from .export_job import default_folder
+from .pattern_dialog import PatternDialog
 from .playground import SAMPLE_TEXT, PlaygroundView
 from .tasks import TaskContext, TaskRunner
 from .tokenizer_info import LoadedTokenizer, from_result, load_file
@@ -69,6 +72,7 @@ class TokenizerViews(QObject):
         self.last_export_folder: Path | None = None  # where the last export went: the next one starts there
         self.last_error = ""
         self._pending_source: Path | TrainResult | None = None
+        self._pending_request: tuple[str, str] = ("", CURRENT)  # the text and target of that opening
 
         self.playground = PlaygroundView(window)
         self.vocab_browser = VocabBrowser(window)
@@ -111,6 +115,9 @@ class TokenizerViews(QObject):
         self.open_action.triggered.connect(self._on_open_action_triggered)
         self.open_folder_action = menu.addAction("Open tokenizer &folder…")
         self.open_folder_action.triggered.connect(self.choose_tokenizer_folder)
+        self.open_gpt2_action = menu.addAction("Open &GPT-2")
+        self.open_gpt2_action.setToolTip("GPT-2's tokenizer, shipped with BPE Studio")
+        self.open_gpt2_action.triggered.connect(self._on_open_gpt2_action_triggered)
         menu.addSeparator()
         self.compare_action = menu.addAction("&Compare with…")
         self.compare_action.triggered.connect(lambda: self.choose_tokenizer_file(target=COMPARE_B))
@@ -146,6 +153,10 @@ class TokenizerViews(QObject):
     def _on_open_action_triggered(self) -> None:
         self.choose_tokenizer_file()
 
+    @Slot()
+    def _on_open_gpt2_action_triggered(self) -> None:
+        self.open(GPT2_FOLDER)
+
     def choose_tokenizer_file(self, *, target: str = CURRENT) -> None:
         """Ask for a tokenizer file and open it."""
         start = os.fspath(self.current.path.parent) if self.current and self.current.path else ""
@@ -161,8 +172,11 @@ class TokenizerViews(QObject):
         if chosen:
             self.open(Path(chosen))
 
-    def open(self, source: Path | TrainResult, text: str = "", *, target: str = CURRENT) -> None:
-        """Load a tokenizer in the background and show it (``target``: the current one, or a compare side)."""
+    def open(
+        self, source: Path | TrainResult, text: str = "", *, target: str = CURRENT, pattern: str | None = None
+    ) -> None:
+        """Load a tokenizer in the background and show it (``target``: the current one, or a compare side;
+        ``pattern``: for a file that states none, see :class:`~.pattern_dialog.PatternDialog`)."""
         config: TrainConfig | None = None
         if isinstance(source, TrainResult):
             train_view = self.window.train_view
@@ -171,7 +185,10 @@ class TokenizerViews(QObject):
         self.last_error = ""
 
         def task(ctx: TaskContext) -> tuple[LoadedTokenizer, str, str]:
-            loaded = from_result(source, config) if isinstance(source, TrainResult) else load_file(source)
+            if isinstance(source, TrainResult):
+                loaded = from_result(source, config)
+            else:
+                loaded = load_file(source, pattern=pattern)
             ctx.check()
             _ = loaded.index  # index the merges here rather than on the GUI thread
             return loaded, text, target
@@ -181,6 +198,7 @@ class TokenizerViews(QObject):
             f"Opening {source}…" if isinstance(source, Path) else "Opening the trained tokenizer…"
         )
         self._pending_source = source
+        self._pending_request = (text, target)
 
     @Slot(object, str)
     def _on_window_tokenizer_opened(self, source: Any, text: str) -> None:
@@ -220,6 +238,15 @@ class TokenizerViews(QObject):
     def _on_loader_errored(self, exc: BaseException) -> None:
         source = self._pending_source
         path = source if isinstance(source, Path) else Path("tokenizer")
+        if isinstance(exc, PatternRequiredError) and isinstance(source, Path):
+            # The file does not say how it splits text: ask rather than guess (a wrong one gives other ids).
+            pattern = PatternDialog.ask(self.window, source)
+            if pattern is not None:
+                text, target = self._pending_request
+                self.open(source, text, target=target, pattern=pattern)
+                return
+            self.window.statusBar().showMessage(f"{source.name} was not opened: no pattern chosen.", 8000)
+            return
         message = describe_load_error(path, exc)
         self.last_error = message
         log.info("cannot open %s: %s", path, message)

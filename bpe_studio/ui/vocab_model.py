@@ -11,10 +11,11 @@ import re
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QFont, QFontDatabase
 
 from ..engine.humanize import merge_number
-from .token_format import LIGHT_PALETTE, hex_bytes, palette_for, search_key, token_label
+from .style import theme_of
+from .token_format import hex_bytes, search_key, token_label
 from .tokenizer_info import LoadedTokenizer
 
 Index = QModelIndex | QPersistentModelIndex
@@ -73,8 +74,6 @@ class VocabTableModel(QAbstractTableModel):
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._bold_mono = QFont(self._mono)
         self._bold_mono.setBold(True)
-        self._special_background = QColor(LIGHT_PALETTE.special_background)
-        self._special_text = QColor(LIGHT_PALETTE.special_text)
         self._align_right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
     # -- contents -----------------------------------------------------------------------------------
@@ -84,9 +83,6 @@ class VocabTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.loaded = loaded
         self._labels = {}
-        palette = palette_for(QGuiApplication.palette().color(QPalette.ColorRole.Base).lightness() < 128)
-        self._special_background = QColor(palette.special_background)
-        self._special_text = QColor(palette.special_text)
         if loaded is None:
             self._ids = []
             self._specials = frozenset()
@@ -227,9 +223,10 @@ class VocabTableModel(QAbstractTableModel):
                 return self._bold_mono if special else self._mono
             return self._mono if column == self.HEX else None
         if role == Qt.ItemDataRole.BackgroundRole:
-            return self._special_background if special and column == self.TOKEN else None
+            # The current theme's (read here, so that a change of theme shows at once).
+            return QColor(theme_of().tokens.special_background) if special and column == self.TOKEN else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return self._special_text if special and column == self.TOKEN else None
+            return QColor(theme_of().tokens.special_text) if special and column == self.TOKEN else None
         if role == Qt.ItemDataRole.ToolTipRole:
             if special:
                 return f"Special token {token_id}: {self.label(token_id)} (never split or merged)"

@@ -5,6 +5,7 @@ compression figures."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate, pairwise
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from bpe_studio.engine.analysis import (
     compare,
     compare_merges,
     compression,
+    cut_difference,
+    cut_difference_of_sizes,
     cut_to_merges,
     merge_tree,
     shared_tokens,
@@ -191,6 +194,40 @@ def test_the_curve_matches_slow_cuts_on_any_text(text: str) -> None:
     assert token_count_curve(tok, text).counts == _slow_curve(tok, text, allowed_special="all")
 
 
+def _llm_style() -> Tokenizer:
+    """ignore_merges and NFC (Llama 3 / Qwen files): "abc" is a token BPE never reaches ((a,b) comes first and
+    (ab,c) is no merge), "xyz" is a token made by no merge, "é" (c3 a9) is made while "e" + U+0301 is not."""
+    base = {i: bytes([i]) for i in range(256)}
+    vocab = base | {
+        256: b"ab",
+        257: b"bc",
+        258: b"abc",
+        259: b"xyz",
+        260: "é".encode(),
+        261: SPECIAL.encode(),
+    }
+    merges = [(b"a", b"b"), (b"b", b"c"), (b"a", b"bc"), (b"\xc3", b"\xa9")]
+    return Tokenizer(vocab, merges, {SPECIAL: 261}, ignore_merges=True, normalizer="NFC")
+
+
+@some
+@given(
+    text=st.lists(
+        st.sampled_from(["abc", " abc", "xyz", "ab", "bc", "e\u0301", "é", " ", "a", SPECIAL, "\u0301"]),
+        max_size=12,
+    ).map("".join)
+)
+def test_the_curve_follows_ignore_merges_and_nfc(text: str) -> None:
+    tok = _llm_style()
+    assert token_count_curve(tok, text).counts == _slow_curve(tok, text, allowed_special="all")
+
+
+def test_a_cut_keeps_ignore_merges_and_the_normalizer() -> None:
+    cut = cut_to_merges(_llm_style(), 3)
+    assert cut.ignore_merges and cut.normalizer == "NFC"
+    assert cut.encode_ordinary("abc") == [258]  # whole, though BPE alone gives ab + c
+
+
 def test_the_curve_calls_its_check_and_stops_when_it_raises(trained: Tokenizer) -> None:
     class StopError(Exception):
         pass
@@ -241,6 +278,65 @@ def test_shared_tokens_match_a_slow_count(trained: Tokenizer, text: str, k: int)
     assert shared_tokens(trained, a_ids, trained, a_ids) == len(a_ids)
     spans = token_byte_spans(trained, a_ids)
     assert b"".join(text.encode("utf-8", "replace")[s:e] for s, e in spans) == trained.decode_bytes(a_ids)
+
+
+def _slow_cut_difference(
+    a_sizes: Sequence[int], b_sizes: Sequence[int]
+) -> tuple[list[tuple[int, int]], int, int]:
+    """From the boundary sets: between two consecutive shared boundaries, a span when either has another."""
+    a_cuts = {0, *accumulate(a_sizes)}
+    b_cuts = {0, *accumulate(b_sizes)}
+    shared = sorted(a_cuts & b_cuts)
+    spans, a_inside, b_inside = [], 0, 0
+    for start, end in pairwise(shared):
+        a_here = len([c for c in a_cuts if start < c <= end])
+        b_here = len([c for c in b_cuts if start < c <= end])
+        if a_here > 1 or b_here > 1:
+            spans.append((start, end))
+            a_inside += a_here
+            b_inside += b_here
+    return spans, a_inside, b_inside
+
+
+@given(data=st.data(), total=st.integers(0, 40))
+def test_cut_difference_matches_the_boundary_sets(data: st.DataObject, total: int) -> None:
+    def split(n: int) -> list[int]:
+        cuts = sorted(data.draw(st.sets(st.integers(1, n - 1), max_size=n)) if n > 1 else set())
+        return [end - start for start, end in pairwise([0, *cuts, n])] if n else []
+
+    a_sizes, b_sizes = split(total), split(total)
+    found = cut_difference_of_sizes(a_sizes, b_sizes)
+    spans, a_inside, b_inside = _slow_cut_difference(a_sizes, b_sizes)
+    assert (list(found.spans), found.a_tokens, found.b_tokens) == (spans, a_inside, b_inside)
+    swapped = cut_difference_of_sizes(b_sizes, a_sizes)
+    assert (swapped.spans, swapped.a_tokens) == (found.spans, found.b_tokens)
+    assert swapped.b_tokens == found.a_tokens
+    assert cut_difference_of_sizes(a_sizes, a_sizes).spans == ()
+
+
+def test_cut_difference_refuses_two_texts() -> None:
+    with pytest.raises(ValueError, match="not of the same text: 3 bytes against 4"):
+        cut_difference_of_sizes([1, 2], [4])
+
+
+@some
+@given(text=texts, k=st.integers(0, 60))
+def test_cut_difference_leaves_out_exactly_the_shared_tokens(trained: Tokenizer, text: str, k: int) -> None:
+    cut = cut_to_merges(trained, k)
+    a_ids = trained.encode(text, allowed_special="all")
+    b_ids = cut.encode(text, allowed_special="all")
+    found = cut_difference(trained, a_ids, cut, b_ids)
+    shared = shared_tokens(trained, a_ids, cut, b_ids)
+    assert found.a_tokens == len(a_ids) - shared
+    assert found.b_tokens == len(b_ids) - shared
+    data = text.encode("utf-8")
+    # Each span is cut differently: its bytes are the same text, made of different tokens.
+    a_spans, b_spans = token_byte_spans(trained, a_ids), token_byte_spans(cut, b_ids)
+    for start, end in found.spans:
+        a_here = [data[s:e] for s, e in a_spans if start <= s and e <= end]
+        b_here = [data[s:e] for s, e in b_spans if start <= s and e <= end]
+        assert b"".join(a_here) == b"".join(b_here) == data[start:end]
+        assert a_here != b_here
 
 
 def test_comparing_merge_lists(trained: Tokenizer, corpus: Path) -> None:

@@ -178,3 +178,27 @@ def test_long_text_with_token_ends_is_not_refused(
     assert _ids(capsys.readouterr().out) == gpt2.encode(text)
     assert main(["encode", "-t", str(gpt2_folder), "--json", "--file", str(path)]) == 0
     assert json.loads(capsys.readouterr().out) == gpt2.encode(text)
+
+
+def test_a_reader_that_goes_away_stops_the_output_quietly(gpt2_folder: Path, tmp_path: Path) -> None:
+    """``bpe-studio encode ... | head -c 1024``: no traceback, exit 141 (128 + SIGPIPE) as Unix tools."""
+    path = tmp_path / "big.txt"
+    path.write_text("Hello world, again and again.\n" * 40_000, encoding="utf-8")  # ~1 MB of ids out
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    code = "import sys; from bpe_studio.cli import main; sys.exit(main())"
+    with subprocess.Popen(
+        [sys.executable, "-c", code, "encode", "-t", str(gpt2_folder), "--file", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as child:
+        assert child.stdout is not None and child.stderr is not None
+        assert child.stdout.read(1024)  # the first kilobyte of ids, then the reader leaves (as `head -c`)
+        child.stdout.close()
+        try:
+            errors = child.stderr.read()
+            code_seen = child.wait(timeout=120)
+        finally:
+            child.kill()
+    assert code_seen == 141, errors.decode()
+    assert b"Traceback" not in errors and b"BrokenPipe" not in errors, errors.decode()

@@ -66,6 +66,19 @@ def shared_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _app_look_restored(qapp) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """A test that changes the theme (View ▸ Theme, apply_style) leaves the app's look as it found it."""
+    from PySide6.QtGui import QPalette
+
+    style, palette, sheet = qapp.style().name(), QPalette(qapp.palette()), qapp.styleSheet()
+    yield
+    if qapp.style().name() != style or qapp.styleSheet() != sheet or qapp.palette() != palette:
+        qapp.setStyle(style)
+        qapp.setStyleSheet(sheet)
+        qapp.setPalette(palette)
+
+
+@pytest.fixture(autouse=True)
 def _isolated_dirs(tmp_path: Path, shared_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Settings go to a fresh temporary folder; caches to the session's."""
     monkeypatch.setenv(CONFIG_DIR_ENV, str(tmp_path / "config"))

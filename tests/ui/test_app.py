@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 from bpe_studio.cli import parse_args
 from bpe_studio.ui import app as app_module
 from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
-from bpe_studio.ui.settings import settings_path
+from bpe_studio.ui.settings import Settings, load_settings, save_settings, settings_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,3 +81,35 @@ def test_bpe_studio_command_runs_the_demo(tmp_path: Path, shared_cache_dir: Path
     assert done.returncode == 0, done.stderr
     assert out.stat().st_size > 10_000
     assert "saved a screenshot" in done.stderr
+
+
+def test_the_demo_session_keeps_its_settings(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # The README's first command is --demo: its window geometry and recent tokenizers must outlive it.
+    window, shooter = _open(qtbot, "--demo")
+    assert shooter is None and window.persist
+    window.resize(1100, 740)  # fits the offscreen platform's 800-pixel screen (its height is not cut)
+    size = (window.width(), window.height())
+    assert size != DEFAULT_SIZE
+    window.remember_tokenizer(tmp_path / "tok.json")
+    window.close()
+    assert not window.train_view.is_running()
+    saved = load_settings()
+    assert saved.recent_tokenizers == [str(tmp_path / "tok.json")]
+    assert saved.geometry != ""
+    # The next session starts with them.
+    again, _ = _open(qtbot)
+    assert again.settings.recent_tokenizers == [str(tmp_path / "tok.json")]
+    assert (again.width(), again.height()) == size
+    again.close()
+
+
+def test_a_screenshot_neither_reads_nor_writes_the_settings(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    stored = Settings(recent_tokenizers=[str(tmp_path / "old.json")])
+    assert save_settings(stored)
+    before = settings_path().read_bytes()
+    window, shooter = _open(qtbot, "--screenshot", str(tmp_path / "shot.png"))
+    assert shooter is not None and not window.persist
+    assert window.settings.recent_tokenizers == []
+    with qtbot.waitSignal(shooter.done, timeout=10_000):
+        pass
+    assert settings_path().read_bytes() == before

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtGui import QColor
+
 from bpe_studio.engine import Tokenizer, TrainConfig, analysis, save, train
-from bpe_studio.engine.analysis import compare_merges, shared_tokens
-from bpe_studio.ui.compare import describe_merges
+from bpe_studio.engine.analysis import compare_merges, cut_difference, shared_tokens
+from bpe_studio.ui.compare import describe_merges, utf16_ranges
 from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.style import theme_of
 from bpe_studio.ui.tokenizer_views import TokenizerViews
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
@@ -130,3 +133,57 @@ def test_the_same_tokenizer_on_both_sides_shares_every_token(
     assert compare.merges_label.text().startswith(
         "A and B are the same tokenizer. The merge lists are identical"
     )
+
+
+def test_spans_cut_differently_are_outlined_on_both_sides_with_counts(
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_corpus: Path
+) -> None:  # type: ignore[no-untyped-def]
+    # The same corpus at two sizes: the larger one joins what the smaller leaves in pieces.
+    open_and_wait(qtbot, window, train_tiny(tiny_corpus, 300), TRICKY_TEXT)
+    small = views.current
+    with qtbot.waitSignal(views.current_changed, timeout=WAIT_MS):
+        window.open_tokenizer(train_tiny(tiny_corpus, 600))
+    large = views.current
+    assert small is not None and large is not None
+    compare = views.compare
+    window.tabs.setCurrentWidget(compare)
+    compare.choose("a", small)
+    compare.choose("b", large)
+    qtbot.waitUntil(lambda: not compare.is_busy() and compare.comparison is not None, timeout=WAIT_MS)
+
+    a_ids = small.tokenizer.encode(TRICKY_TEXT, allowed_special="all")
+    b_ids = large.tokenizer.encode(TRICKY_TEXT, allowed_special="all")
+    expected = cut_difference(small.tokenizer, a_ids, large.tokenizer, b_ids)
+    assert expected.spans and expected.a_tokens > expected.b_tokens
+    ranges = utf16_ranges(TRICKY_TEXT, expected.spans)
+    for name, other, tokens in (("a", "B", expected.a_tokens), ("b", "A", expected.b_tokens)):
+        side = compare.sides[name]
+        assert side.view.difference_ranges == ranges  # the same stretches of text on both sides
+        note = f"<b>{tokens:,}</b> tokens in {len(expected.spans):,} spans that {other} cuts differently"
+        assert note in side.stats.text()
+    # Outside the spans both cut alike: A's tokens there are exactly the shared ones.
+    shared = shared_tokens(small.tokenizer, a_ids, large.tokenizer, b_ids)
+    assert len(a_ids) - expected.a_tokens == shared == len(b_ids) - expected.b_tokens
+
+    # The outlines are drawn, in the theme's colour.
+    view = compare.sides["a"].view
+    qtbot.waitUntil(view.isVisible)
+    image = view.viewport().grab().toImage()
+    outline = QColor(theme_of(view).difference).rgb()
+    pixels = sum(
+        image.pixel(x, y) == outline for x in range(0, image.width(), 2) for y in range(0, image.height(), 2)
+    )
+    assert pixels > 20
+
+    # The same tokenizer on both sides: nothing to outline.
+    compare.choose("b", small)
+    qtbot.waitUntil(lambda: not compare.is_busy() and compare.sides["b"].view.difference_ranges == [])
+    assert compare.sides["a"].view.difference_ranges == []
+    assert "cut like B everywhere" in compare.sides["a"].stats.text()
+
+
+def test_utf16_ranges_widen_to_whole_characters() -> None:
+    text = "a🙃é日x"
+    # Bytes: a 0, 🙃 1-4, é 5-6, 日 7-9, x 10. UTF-16: a 0, 🙃 1-2, é 3, 日 4, x 5.
+    assert utf16_ranges(text, [(0, 1), (2, 4), (4, 6), (9, 11)]) == [(0, 1), (1, 3), (1, 4), (4, 6)]
+    assert utf16_ranges(text, []) == []

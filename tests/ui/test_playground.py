@@ -619,7 +619,13 @@ def test_tokenizer_menu(qtbot, window: MainWindow, views: TokenizerViews, tiny_f
     titles = [action.text() for action in window.menuBar().actions()]
     assert titles.index("T&okenizer") == titles.index("&Help") - 1
     texts = [action.text() for action in views.menu.actions() if action.text()]
-    assert texts[:4] == ["&Open tokenizer…", "Open tokenizer &folder…", "&Compare with…", "&Export…"]
+    assert texts[:5] == [
+        "&Open tokenizer…",
+        "Open tokenizer &folder…",
+        "Open &GPT-2",
+        "&Compare with…",
+        "&Export…",
+    ]
     assert not views.export_action.isEnabled()
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
         "Train",

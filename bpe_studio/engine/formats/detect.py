@@ -28,6 +28,7 @@ from .gpt2 import (
 )
 from .hf import FILE_NAME as HF_FILE
 from .hf import is_hf_document, load_hf, save_hf
+from .named import resolve_name
 from .studio import FORMAT_NAME as STUDIO_FORMAT
 from .studio import FormatError, FormatWarning, load_studio, read_json, save_studio
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
@@ -52,6 +53,20 @@ DEFAULT_FILE_NAMES: dict[str, str] = {
 _TIKTOKEN_LINE = re.compile(rb"^(?:[A-Za-z0-9+/]+={0,2}|={1,2}) \d+\s*$")  # "= RANK": the empty token
 
 
+def _named(path: str | os.PathLike[str]) -> Path:
+    """``path``, or the files of a tokenizer name (``gpt2``, ``cl100k_base``...) that is not an existing path.
+
+    Raises:
+        NamedTokenizerMissingError: An OpenAI encoding's name whose file is not in tiktoken's cache.
+    """
+    if isinstance(path, str) and not os.path.exists(path):
+        try:
+            return resolve_name(path)
+        except KeyError:
+            pass
+    return Path(path)
+
+
 def detect_format(path: str | os.PathLike[str]) -> FormatName:
     """Name the format of a tokenizer file or folder.
 
@@ -63,7 +78,7 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
         >>> detect_format("gpt2.tiktoken")  # doctest: +SKIP
         'tiktoken'
     """
-    target = Path(path)
+    target = _named(path)
     if not target.exists():
         raise FileNotFoundError(f"{target}: no such file or folder")
     if target.is_dir():
@@ -116,7 +131,7 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
 def _locate(path: str | os.PathLike[str]) -> tuple[FormatName, Path]:
     """The format of ``path`` and what its loader takes: a GPT-2 folder or vocab file, a ``.tiktoken``
     file (for its sidecar too), or the JSON file (a folder's ``tokenizer.json``)."""
-    target = Path(path)
+    target = _named(path)
     kind = detect_format(target)
     if target.is_dir() and kind != "gpt2":
         target = next(target / n for n in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]) if (target / n).is_file())
@@ -138,14 +153,18 @@ def load(
 
     Args:
         path: A studio or Hugging Face ``tokenizer.json``, a ``.tiktoken`` file (or its sidecar), or a folder
-            with ``vocab.json`` + ``merges.txt`` (or with a ``tokenizer.json``).
-        pattern: For files that do not store one (``.tiktoken`` or GPT-2 files without a sidecar): the
-            pattern preset or regex; ``gpt2`` otherwise.
+            with ``vocab.json`` + ``merges.txt`` (or with a ``tokenizer.json``); or, when no such path
+            exists, a name: ``gpt2`` (shipped) or ``cl100k_base``, ``o200k_base``, ``p50k_base``,
+            ``r50k_base`` (from tiktoken's cache; see :mod:`~bpe_studio.engine.formats.named`).
+        pattern: For files that do not store one: the pattern preset or regex. GPT-2 files without a
+            sidecar default to ``gpt2``; a ``.tiktoken`` file without a sidecar that is not one of OpenAI's
+            (recognised by content) needs it.
         special_tokens: For ``.tiktoken`` files without a sidecar: the special tokens and their ids.
 
     Raises:
         FormatError: The file is malformed or not a supported tokenizer; the message names the file and the
-            line or key.
+            line or key. :class:`~.tiktoken_format.PatternRequiredError` (a ``FormatError``): a
+            ``.tiktoken`` file needs ``pattern``.
         FileNotFoundError: The path does not exist.
 
     Example:
@@ -236,7 +255,8 @@ def save(
 
     Warns:
         FormatWarning: The tokenizer has a template (BOS/EOS) and the format is ``gpt2`` or ``tiktoken``,
-            which have no place for one (``hf`` and ``studio`` store it).
+            which have no place for one (``hf`` and ``studio`` store it); or it has ``ignore_merges`` or the
+            NFC normalizer, which only ``hf`` stores (``tiktoken`` applies ``ignore_merges`` by itself).
 
     Example:
         >>> save(tok, "out", format="gpt2")  # doctest: +SKIP
@@ -250,6 +270,21 @@ def save(
             f"the {format} format cannot store the template (ids {list(template.prefix)} before and "
             f"{list(template.suffix)} after every text, e.g. BOS/EOS): the saved tokenizer encodes without "
             "them; save as hf or studio to keep them",
+            FormatWarning,
+            stacklevel=2,
+        )
+    lost = [
+        what
+        for what, dropped in (
+            ("ignore_merges", tokenizer.ignore_merges and format in ("studio", "gpt2")),
+            ("the NFC normalizer", tokenizer.normalizer is not None and format != "hf"),
+        )
+        if dropped
+    ]
+    if lost:
+        warnings.warn(
+            f"the {format} format cannot store {' and '.join(lost)}: the saved tokenizer may encode some "
+            "texts differently; save as hf to keep them",
             FormatWarning,
             stacklevel=2,
         )

@@ -1,10 +1,17 @@
 """Hugging Face ``tokenizers``' ``tokenizer.json`` for byte-level BPE.
 
-What is read: a ``BPE`` model (vocab in GPT-2 characters, merges as ``"left right"`` strings or pairs), no
-normalizer, and a pre-tokenizer that is either ``ByteLevel`` with its GPT-2 regex, or a ``Sequence`` of one
-``Split`` (a regex, ``Isolated``) and ``ByteLevel`` without regex. Added tokens become special tokens.
-Anything else (``add_prefix_space``, ``ignore_merges``, a subword prefix, ...) would change the ids, so it is
-refused with an error naming the key.
+What is read: a ``BPE`` model (vocab in GPT-2 characters, merges as ``"left right"`` strings or pairs, and
+``ignore_merges``, as Llama 3's files set it), no normalizer or ``NFC`` (Qwen's), and a pre-tokenizer that is
+either ``ByteLevel`` with its GPT-2 regex, or a ``Sequence`` of one ``Split`` (a regex, ``Isolated``) and
+``ByteLevel`` without regex (Llama 3, Qwen 2/3, OLMo, Phi-4). Added tokens become special tokens. So the
+byte-level BPE files LLMs ship load as they are. Anything else (``add_prefix_space``, a subword prefix,
+several ``Split`` steps, ...) would change the ids, so it is refused with an error naming the key; what is
+not byte-level BPE at all (WordPiece, Unigram, SentencePiece-style BPE with ``byte_fallback`` or
+``Metaspace``) is refused with one sentence saying why.
+
+A ``Split`` keeps the text between two matches as a piece of its own, where this engine's pattern (like
+tiktoken's) drops text it does not match: a regex that is not one of the presets is read with a second
+alternative, "a run of characters where it does not match", which finds the same pieces.
 
 A ``post_processor`` that adds tokens around a text (``TemplateProcessing``, as Llama-3's BOS, or
 ``BertProcessing`` / ``RobertaProcessing``) becomes the tokenizer's ``template``, so that ``encode`` gives
@@ -69,6 +76,60 @@ def from_oniguruma(pattern: str) -> str:
     return _ATOMIC_INTERVAL.sub(r"\1\2+", pattern)
 
 
+# A Split's pieces as one regex: R's matches, or else a run of characters where R does not match.
+_GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
+
+
+def _with_gaps(pattern: str) -> str:
+    r"""The pattern whose matches are a ``Split``'s pieces: its matches and the text between them.
+
+    Presets match every character already and stay as they are (so they are still recognised).
+
+    Example:
+        >>> print(_with_gaps(r"\d+"))
+        (?:\d+)|(?:(?!(?:\d+))[\s\S])+
+        >>> _with_gaps(PATTERNS["gpt2"]) == PATTERNS["gpt2"]
+        True
+    """
+    if preset_name(pattern) is not None:
+        return pattern
+    return _GAPS.format(pattern)
+
+
+def _without_gaps(pattern: str) -> str:
+    r"""Undo :func:`_with_gaps` (for writing the ``Split`` back).
+
+    Example:
+        >>> print(_without_gaps(_with_gaps(r"\d+")))
+        \d+
+    """
+    size = (len(pattern) - len(_GAPS.format(""))) // 2  # the wrapped regex holds R twice
+    inner = pattern[3 : 3 + size]
+    return inner if size > 0 and _GAPS.format(inner) == pattern else pattern
+
+
+#: Why each kind of tokenizer that is not byte-level BPE cannot be read, in one sentence.
+NOT_BYTE_LEVEL = {
+    "WordPiece": (
+        "WordPiece (BERT style) is not byte-level BPE: it takes the longest vocabulary prefix of each word "
+        "and marks inner pieces with '##', with no merges to apply"
+    ),
+    "Unigram": (
+        "Unigram (SentencePiece) is not byte-level BPE: it picks the most probable split of the text by "
+        "token scores, with no merges to apply"
+    ),
+    "WordLevel": "WordLevel is not byte-level BPE: it maps whole words to ids, with no merges to apply",
+    "byte_fallback": (
+        "byte_fallback BPE (SentencePiece style, as Llama 2 and Mistral) is not byte-level BPE: its tokens "
+        "are pieces of text with '▁' for spaces, and only unknown characters fall back to bytes"
+    ),
+    "Metaspace": (
+        "Metaspace (SentencePiece style, '▁' for spaces) is not byte-level BPE: the tokens are pieces of "
+        "text, not bytes"
+    ),
+}
+
+
 def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
     return FormatError(f"{os.fspath(path)}: {where}: {problem}")
 
@@ -116,14 +177,54 @@ def _pattern_of(path: Path, pre: object) -> str:
                     "only behavior 'Isolated' without invert is supported",
                 )
             _byte_level(path, "pre_tokenizer.pretokenizers[1]", steps[1], regex_expected=False)
-            return from_oniguruma(pattern["Regex"])
+            return _with_gaps(from_oniguruma(pattern["Regex"]))
+        kinds = (
+            [s.get("type") if isinstance(s, dict) else None for s in steps] if isinstance(steps, list) else []
+        )
+        if "Metaspace" in kinds:
+            raise _fail(path, "pre_tokenizer", NOT_BYTE_LEVEL["Metaspace"])
+        splits = kinds.count("Split")
+        why = (
+            f"; this one has {splits} Split steps (DeepSeek-V3 style), and bpe-studio pre-tokenizes with "
+            "one regex"
+            if splits > 1
+            else f"; this one is {kinds}"
+        )
         raise _fail(
             path,
             "key 'pre_tokenizer'",
-            "a Sequence must be [Split(Regex, Isolated), ByteLevel(use_regex=false)]",
+            "a Sequence must be [Split(Regex, Isolated), ByteLevel(use_regex=false)]" + why,
         )
+    if kind == "Metaspace":
+        raise _fail(path, "pre_tokenizer", NOT_BYTE_LEVEL["Metaspace"])
     raise _fail(
         path, "key 'pre_tokenizer'", f"type {kind!r} is not supported; expected ByteLevel or Sequence"
+    )
+
+
+def _normalizer_of(path: Path, normalizer: object) -> str | None:
+    """``"NFC"`` for an NFC normalizer (alone or as the only step of a Sequence), None for none.
+
+    Raises:
+        FormatError: Any other normalizer (it would change the text in a way this engine does not).
+    """
+    if normalizer is None:
+        return None
+    steps = [normalizer]
+    if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence":
+        steps = normalizer.get("normalizers") or []
+        if not steps:
+            return None
+    kinds = [step.get("type") if isinstance(step, dict) else None for step in steps]
+    if kinds == ["NFC"]:
+        return "NFC"
+    if "Prepend" in kinds or "Replace" in kinds:
+        raise _fail(path, "key 'normalizer'", NOT_BYTE_LEVEL["Metaspace"])
+    raise _fail(
+        path,
+        "key 'normalizer'",
+        f"{kinds[0] if len(kinds) == 1 else kinds} is not supported: only null or NFC (a normalizer changes "
+        "the text before encoding)",
     )
 
 
@@ -279,18 +380,18 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     if not is_hf_document(document):
         raise _fail(source, "key 'model'", "missing; this is not a Hugging Face tokenizer.json")
     model = document["model"]
-    if model.get("type", "BPE") != "BPE":
-        raise _fail(source, "model.type", f"{model.get('type')!r} is not supported; only BPE models are")
+    kind = model.get("type", "BPE")
+    if kind != "BPE":
+        reason = NOT_BYTE_LEVEL.get(kind, f"{kind!r} is not supported; only byte-level BPE models are")
+        raise _fail(source, "model.type", reason)
+    if model.get("byte_fallback"):
+        raise _fail(source, "model.byte_fallback", NOT_BYTE_LEVEL["byte_fallback"])
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise _fail(source, f"model.{key}", f"{model[key]!r} is not supported by byte-level BPE")
-    for key in ("byte_fallback", "ignore_merges"):
-        if model.get(key):
-            raise _fail(source, f"model.{key}", "true is not supported (it changes how words are merged)")
     if model.get("dropout"):
         raise _fail(source, "model.dropout", "BPE dropout makes encoding random; set it to null")
-    if document.get("normalizer") is not None:
-        raise _fail(source, "key 'normalizer'", "must be null: a normalizer changes the text before encoding")
+    normalizer = _normalizer_of(source, document.get("normalizer"))
     pattern = _pattern_of(source, document.get("pre_tokenizer"))
     template = _template_of(source, document.get("post_processor"))
 
@@ -349,7 +450,15 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
                 source, f"model.merges[{n}]", f"expected 'left right' in byte-level characters, got {item!r}"
             ) from None
     try:
-        tokenizer = Tokenizer(vocab, merges, specials, pattern=pattern, template=template)
+        tokenizer = Tokenizer(
+            vocab,
+            merges,
+            specials,
+            pattern=pattern,
+            template=template,
+            ignore_merges=bool(model.get("ignore_merges")),
+            normalizer=normalizer,
+        )
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
     _warn_unapplied(source, document)
@@ -388,7 +497,7 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
             "pretokenizers": [
                 {
                     "type": "Split",
-                    "pattern": {"Regex": to_oniguruma(tokenizer.pattern)},
+                    "pattern": {"Regex": to_oniguruma(_without_gaps(tokenizer.pattern))},
                     "behavior": "Isolated",
                     "invert": False,
                 },
@@ -411,7 +520,7 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
             }
             for token, i in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
         ],
-        "normalizer": None,
+        "normalizer": {"type": "NFC"} if tokenizer.normalizer == "NFC" else None,
         "pre_tokenizer": pre_tokenizer,
         "post_processor": _dumps_template(tokenizer),
         "decoder": byte_level,
@@ -423,7 +532,7 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": tokenizer.ignore_merges,
             "vocab": vocab,
             "merges": merges,
         },

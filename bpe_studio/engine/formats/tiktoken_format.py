@@ -4,23 +4,25 @@ tiktoken ranks a pair by the rank of its concatenation and has no merges list, a
 the pattern nor the special tokens. So a save writes, next to ``NAME.tiktoken``, the sidecar
 ``NAME.tiktoken.json`` (pattern and special tokens, as for the ``gpt2`` format). Ranks are token ids.
 
-Reading one back, the merges are derived as tiktoken applies them: every split of a token into two tokens is
-a merge, ordered by the token's rank (then by the split position). Two differences remain, both invisible
-for GPT-2's files and for the tokenizers the tests train: tiktoken breaks a tie between two pairs that make
-the same token by position, the derived list by split; and tiktoken takes a pre-token that is itself a token
-as that token without merging, where the engine always merges (the convert command checks a sample).
+Reading one back, the merges are derived as tiktoken applies them: a token's merge is the last step of
+tiktoken's own BPE on the token's bytes with the tokens of lower rank (GPT-2's 50,256 ranks give its 50,000
+merges). The tokenizer takes a pre-token that is itself a token whole (``ignore_merges``), as tiktoken does.
 
-Without a sidecar the pattern is ``gpt2`` and there are no special tokens; pass ``pattern=`` /
-``special_tokens=`` to :func:`load_tiktoken` for the files of other encodings (``cl100k_base.tiktoken``
-needs ``pattern="cl100k"``).
+A file without a sidecar states neither pattern nor special tokens. OpenAI's published files (``r50k_base``,
+``p50k_base``, ``cl100k_base``, ``o200k_base``) are recognised by their SHA-256, which tiktoken publishes,
+and get their encoding's pattern and special tokens; for any other file the pattern must be given
+(``pattern=``), otherwise :class:`PatternRequiredError` says so: a wrong pattern would give other ids
+silently.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +34,95 @@ if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
 SUFFIX = ".tiktoken"
+
+_ENDOFTEXT = "<|endoftext|>"
+_FIM = {"<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260}
+
+
+@dataclass(frozen=True)
+class KnownEncoding:
+    """One of OpenAI's published encodings, as ``tiktoken_ext/openai_public.py`` defines it.
+
+    Attributes:
+        name: tiktoken's name for it (``cl100k_base``).
+        sha256: The SHA-256 of its ``.tiktoken`` file, which tiktoken checks too.
+        pattern: Its pre-tokenization pattern (a preset name of this engine).
+        special_tokens: Its special tokens and their ids.
+        url: Where tiktoken downloads the file from (its cache names the file after this address).
+    """
+
+    name: str
+    sha256: str
+    pattern: str
+    special_tokens: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"https://openaipublic.blob.core.windows.net/encodings/{self.name}.tiktoken"
+
+
+#: OpenAI's encodings by name. r50k/p50k's pattern is tiktoken's faster spelling of GPT-2's (same matches).
+KNOWN_ENCODINGS: dict[str, KnownEncoding] = {
+    e.name: e
+    for e in (
+        KnownEncoding(
+            "r50k_base",
+            "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+            "gpt2",
+            {_ENDOFTEXT: 50256},
+        ),
+        KnownEncoding(
+            "p50k_base",
+            "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+            "gpt2",
+            {_ENDOFTEXT: 50256},
+        ),
+        KnownEncoding(
+            "cl100k_base",
+            "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+            "cl100k",
+            {_ENDOFTEXT: 100257, **_FIM, "<|endofprompt|>": 100276},
+        ),
+        KnownEncoding(
+            "o200k_base",
+            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            "o200k",
+            {_ENDOFTEXT: 199999, "<|endofprompt|>": 200018},
+        ),
+    )
+}
+
+
+#: Why a bare ``.tiktoken`` file needs a pattern (the CLI adds which option gives it).
+PATTERN_MISSING = (
+    "this .tiktoken file does not say which pre-tokenization pattern it uses (it has no sidecar and is not "
+    "one of OpenAI's r50k/p50k/cl100k/o200k files), and a wrong one would give other ids"
+)
+
+
+class PatternRequiredError(FormatError):
+    """A ``.tiktoken`` file states no pattern (no sidecar, not one of OpenAI's files): pass ``pattern=``.
+
+    Attributes:
+        path: The file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        super().__init__(
+            f"{self.path}: {PATTERN_MISSING}; give it with pattern= (gpt2, cl100k, o200k or a regex)"
+        )
+
+
+def known_encoding(data: bytes) -> KnownEncoding | None:
+    """The OpenAI encoding whose file has exactly these bytes, or None.
+
+    Example:
+        >>> known_encoding(b"YQ== 0\\n") is None
+        True
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    return next((e for e in KNOWN_ENCODINGS.values() if e.sha256 == digest), None)
 
 
 def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:
@@ -60,58 +151,92 @@ def read_tiktoken(path: str | os.PathLike[str]) -> dict[int, bytes]:
         >>> read_tiktoken("gpt2.tiktoken")[50255]  # doctest: +SKIP
         b' gazed'
     """
-    ranks: dict[int, bytes] = {}
-    seen: dict[bytes, int] = {}
     try:
         with open(path, "rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                line = line.strip()
-                if not line:
-                    continue
-                parts = line.split()
-                try:
-                    if len(parts) != 2:
-                        raise ValueError
-                    # "=" (or "==") is the empty token: tiktoken reads it as b"" and real files ship it.
-                    empty = parts[0].strip(b"=") == b""
-                    token = b"" if empty else base64.b64decode(parts[0], validate=True)
-                    rank = int(parts[1])
-                    if rank < 0:
-                        raise ValueError
-                except (ValueError, binascii.Error):
-                    shown = line[:60].decode("utf-8", errors="replace")
-                    raise _fail(
-                        path, f"line {number}", f"expected '<base64 token> <rank>', got {shown!r}"
-                    ) from None
-                if rank in ranks:
-                    raise _fail(path, f"line {number}", f"rank {rank} is used twice")
-                if token in seen:
-                    raise _fail(
-                        path,
-                        f"line {number}",
-                        f"token {token!r} is listed twice (ranks {seen[token]}, {rank})",
-                    )
-                ranks[rank] = token
-                seen[token] = rank
+            data = handle.read()
     except OSError as exc:
         raise _fail(path, "file", exc.strerror or str(exc)) from None
+    return parse_tiktoken(data, path)
+
+
+def parse_tiktoken(data: bytes, path: str | os.PathLike[str]) -> dict[int, bytes]:
+    """Parse the bytes of a ``.tiktoken`` file (``path`` names it in errors); see :func:`read_tiktoken`.
+
+    Example:
+        >>> parse_tiktoken(b"YQ== 0\\n= 1\\n", "x.tiktoken")
+        {0: b'a', 1: b''}
+    """
+    ranks: dict[int, bytes] = {}
+    seen: dict[bytes, int] = {}
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            # "=" (or "==") is the empty token: tiktoken reads it as b"" and real files ship it.
+            empty = parts[0].strip(b"=") == b""
+            token = b"" if empty else base64.b64decode(parts[0], validate=True)
+            rank = int(parts[1])
+            if rank < 0:
+                raise ValueError
+        except (ValueError, binascii.Error):
+            shown = line[:60].decode("utf-8", errors="replace")
+            raise _fail(path, f"line {number}", f"expected '<base64 token> <rank>', got {shown!r}") from None
+        if rank in ranks:
+            raise _fail(path, f"line {number}", f"rank {rank} is used twice")
+        if token in seen:
+            raise _fail(
+                path,
+                f"line {number}",
+                f"token {token!r} is listed twice (ranks {seen[token]}, {rank})",
+            )
+        ranks[rank] = token
+        seen[token] = rank
     return ranks
 
 
-def derive_merges(ranks: Mapping[int, bytes]) -> list[tuple[bytes, bytes]]:
-    """The merges tiktoken applies implicitly: each split of a token into two tokens, by the token's rank.
+def _tiktoken_parts(rank_of: Mapping[bytes, int], token: bytes, below: int) -> list[bytes]:
+    """tiktoken's BPE on ``token``'s bytes with the tokens ranked below ``below``: the parts it ends with.
 
     Example:
-        >>> derive_merges({0: b"a", 1: b"b", 2: b"ab"})
-        [(b'a', b'b')]
+        >>> _tiktoken_parts({b"a": 0, b"b": 1, b"c": 2, b"ab": 3, b"abc": 4}, b"abc", 4)
+        [b'ab', b'c']
     """
-    known = set(ranks.values())
+    parts = [token[i : i + 1] for i in range(len(token))]
+    while len(parts) > 1:
+        best, at = below, -1
+        for i in range(len(parts) - 1):
+            rank = rank_of.get(parts[i] + parts[i + 1], below)
+            if rank < best:  # strict: the leftmost of the lowest rank, as tiktoken
+                best, at = rank, i
+        if at < 0:
+            break
+        parts[at : at + 2] = [parts[at] + parts[at + 1]]
+    return parts
+
+
+def derive_merges(ranks: Mapping[int, bytes]) -> list[tuple[bytes, bytes]]:
+    """The merges a rank file stands for: for each token by rank, the two parts tiktoken joins to make it.
+
+    tiktoken's BPE on a token's own bytes, with only the lower-ranked tokens, ends with two parts: those
+    are its merge. A token it cannot make (not two parts) gets no merge; tiktoken produces it only for a
+    pre-token that is exactly that token, which ``ignore_merges`` reproduces. So GPT-2's 50,256 ranks give
+    its 50,000 merges.
+
+    Example:
+        >>> derive_merges({0: b"a", 1: b"b", 2: b"c", 3: b"ab", 4: b"abc", 5: b"bc"})
+        [(b'a', b'b'), (b'ab', b'c'), (b'b', b'c')]
+    """
+    rank_of = {token: rank for rank, token in ranks.items()}
     merges: list[tuple[bytes, bytes]] = []
-    for _, token in sorted(ranks.items()):
-        for k in range(1, len(token)):
-            left, right = token[:k], token[k:]
-            if left in known and right in known:
-                merges.append((left, right))
+    for rank, token in sorted(ranks.items()):
+        if len(token) > 1:
+            parts = _tiktoken_parts(rank_of, token, rank)
+            if len(parts) == 2:
+                merges.append((parts[0], parts[1]))
     return merges
 
 
@@ -125,27 +250,44 @@ def load_tiktoken(
 
     Args:
         path: The ``.tiktoken`` file.
-        pattern: Overrides the pattern (default: the sidecar's, else ``gpt2``).
-        special_tokens: Overrides the special tokens (default: the sidecar's, else none).
+        pattern: Overrides the pattern (default: the sidecar's, else the known encoding's).
+        special_tokens: Overrides the special tokens (default: the sidecar's, else the known encoding's,
+            else none).
+
+    Raises:
+        PatternRequiredError: The file has no sidecar, is not one of OpenAI's files and no ``pattern`` was
+            given.
+        FormatError: The file or its sidecar is malformed.
 
     Example:
-        >>> tok = load_tiktoken("cl100k_base.tiktoken", pattern="cl100k")  # doctest: +SKIP
+        >>> tok = load_tiktoken("my.tiktoken", pattern="cl100k")  # doctest: +SKIP
     """
     from ..tokenizer import Tokenizer
 
-    ranks = read_tiktoken(path)
-    stored_pattern: str = "gpt2"
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise _fail(path, "file", exc.strerror or str(exc)) from None
+    ranks = parse_tiktoken(data, path)
+    stored_pattern: str | None = None
     stored_specials: dict[str, int] = {}
     sidecar = sidecar_path(path)
     if sidecar.is_file():
         stored_pattern, stored_specials = read_sidecar(sidecar)
         check_sidecar_files(sidecar, {"ranks": path})
+    elif (known := known_encoding(data)) is not None:
+        stored_pattern, stored_specials = known.pattern, dict(known.special_tokens)
+    chosen = pattern or stored_pattern
+    if chosen is None:
+        raise PatternRequiredError(path)
     try:
         return Tokenizer(
             ranks,
             derive_merges(ranks),
             dict(special_tokens if special_tokens is not None else stored_specials),
-            pattern=pattern or stored_pattern,
+            pattern=chosen,
+            ignore_merges=True,
         )
     except ValueError as exc:
         raise FormatError(f"{os.fspath(path)}: {exc}") from None

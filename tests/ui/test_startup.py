@@ -1,0 +1,231 @@
+"""Start-up checks before Qt is imported: a missing display or missing system libraries of Qt's xcb platform
+are explained (packages to install, one line each) with exit 1, never Qt's abort (exit 134)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import types
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+from bpe_studio.ui import startup
+from bpe_studio.ui.startup import (
+    DEBIAN_PACKAGES,
+    describe_missing_libraries,
+    display_problem,
+    library_problems,
+    missing_by_ldd,
+    qt_platform,
+    startup_problems,
+    xcb_plugin,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = Path("/fake/PySide6/Qt/plugins/platforms/libqxcb.so")
+NO_DISPLAY = "bpe-studio: error: no display: set DISPLAY, or use QT_QPA_PLATFORM=offscreen for screenshots"
+
+#: ``ldd``'s output on a Debian 12 desktop where the app did not start (abridged).
+LDD_OUTPUT = """\
+\tlinux-vdso.so.1 (0x00007ffd5b5e5000)
+\tlibxcb-cursor.so.0 => /lib/x86_64-linux-gnu/libxcb-cursor.so.0 (0x00007f6d0c1f3000)
+\tlibxcb-icccm.so.4 => not found
+\tlibxcb-keysyms.so.1 => not found
+\tlibxcb.so.1 => /lib/x86_64-linux-gnu/libxcb.so.1 (0x00007f6d0c1a2000)
+\tlibxcb-icccm.so.4 => not found
+\t/lib64/ld-linux-x86-64.so.2 (0x00007f6d0c22e000)
+"""
+
+
+class FakeFinders:
+    """Stands for the plugin finder, ``ldd`` and the loader; records what was asked."""
+
+    def __init__(self, *, ldd: list[str] | None, unloadable: Iterable[str] = ()) -> None:
+        self.ldd_result = ldd
+        self.unloadable = set(unloadable)
+        self.asked: list[str] = []
+
+    def find_plugin(self, env: Mapping[str, str]) -> Path:
+        self.asked.append("plugin")
+        return PLUGIN
+
+    def ldd(self, plugin: Path) -> list[str] | None:
+        assert plugin == PLUGIN
+        self.asked.append("ldd")
+        return self.ldd_result
+
+    def load(self, sonames: Iterable[str]) -> list[str]:
+        self.asked.append("load")
+        return [name for name in sonames if name in self.unloadable]
+
+    def problems(self, env: Mapping[str, str]) -> list[str]:
+        return library_problems(env, find_plugin=self.find_plugin, ldd=self.ldd, load=self.load)
+
+
+def test_missing_libraries_are_named_with_their_packages_one_line_each() -> None:
+    fake = FakeFinders(ldd=["libxcb-icccm.so.4", "libxcb-keysyms.so.1"])
+    lines = startup_problems({"DISPLAY": ":0"}, platform="linux", missing=fake.problems)
+    assert lines == [
+        "bpe-studio: error: Qt's X11 platform (xcb) needs libraries that are not installed:",
+        "bpe-studio:   libxcb-icccm.so.4: install the Debian/Ubuntu package libxcb-icccm4",
+        "bpe-studio:   libxcb-keysyms.so.1: install the Debian/Ubuntu package libxcb-keysyms1",
+        "bpe-studio: e.g. sudo apt-get install libxcb-icccm4 libxcb-keysyms1",
+    ]
+    assert fake.asked == ["plugin", "ldd"]
+
+
+def test_without_ldd_each_known_library_is_tried() -> None:
+    fake = FakeFinders(ldd=None, unloadable=["libxcb-keysyms.so.1"])
+    assert fake.problems({"DISPLAY": ":0"}) == ["libxcb-keysyms.so.1"]
+    assert fake.asked == ["plugin", "ldd", "load"]
+
+
+def test_an_unknown_library_says_how_to_find_its_package() -> None:
+    lines = describe_missing_libraries(["libfoo.so.3", "libgthread-2.0.so.0", "libglib-2.0.so.0"])
+    assert "bpe-studio:   libfoo.so.3: find its package with `apt-file search libfoo.so.3`" in lines
+    assert lines[-1] == "bpe-studio: e.g. sudo apt-get install libglib2.0-0"  # once
+
+
+def test_all_is_well_when_nothing_is_missing() -> None:
+    fake = FakeFinders(ldd=[])
+    assert startup_problems({"DISPLAY": ":0"}, platform="linux", missing=fake.problems) == []
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"QT_QPA_PLATFORM": "offscreen"},
+        {"QT_QPA_PLATFORM": "wayland", "WAYLAND_DISPLAY": "wayland-0"},
+        {"XDG_SESSION_TYPE": "wayland", "WAYLAND_DISPLAY": "wayland-0"},
+    ],
+)
+def test_other_platforms_are_not_checked(env: dict[str, str]) -> None:
+    fake = FakeFinders(ldd=["libxcb-icccm.so.4"])
+    assert startup_problems(env, platform="linux", missing=fake.problems) == []
+    assert fake.asked == []
+
+
+def test_off_linux_nothing_is_checked() -> None:
+    fake = FakeFinders(ldd=["libxcb-icccm.so.4"])
+    assert startup_problems({}, platform="darwin", missing=fake.problems) == []
+    assert startup_problems({}, platform="win32", missing=fake.problems) == []
+    assert fake.asked == []
+
+
+def test_no_display() -> None:
+    fake = FakeFinders(ldd=[])
+    assert startup_problems({}, platform="linux", missing=fake.problems) == [NO_DISPLAY]
+    xcb = {"QT_QPA_PLATFORM": "xcb"}
+    assert startup_problems(xcb, platform="linux", missing=fake.problems) == [NO_DISPLAY]
+    assert display_problem({"DISPLAY": ":1"}) is None
+    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    # A Wayland session that Qt would not use by itself: say how to use it.
+    wayland = display_problem({"WAYLAND_DISPLAY": "wayland-0"})
+    assert wayland is not None and "QT_QPA_PLATFORM=wayland" in wayland
+
+
+def test_both_problems_are_told() -> None:
+    fake = FakeFinders(ldd=["libxcb-icccm.so.4"])
+    lines = startup_problems({}, platform="linux", missing=fake.problems)
+    assert lines[-1] == NO_DISPLAY
+    assert "libxcb-icccm4" in lines[1]
+
+
+def test_qt_platform_follows_qt() -> None:
+    assert qt_platform({}) == "xcb"
+    assert qt_platform({"QT_QPA_PLATFORM": " offscreen "}) == "offscreen"
+    assert qt_platform({"QT_QPA_PLATFORM": "xcb:dpi=96;wayland"}) == "xcb"
+    assert qt_platform({"XDG_SESSION_TYPE": "wayland"}) == "xcb"  # no Wayland display to use
+    assert qt_platform({"XDG_SESSION_TYPE": "x11", "WAYLAND_DISPLAY": "w"}) == "xcb"
+
+
+def _fake_ldd(folder: Path, output: str) -> Path:
+    folder.mkdir(exist_ok=True)
+    script = folder / "ldd"
+    (folder / "ldd-output.txt").write_text(output, encoding="utf-8")
+    script.write_text(f"#!/bin/sh\ncat '{folder / 'ldd-output.txt'}'\n", encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def test_ldd_output_is_read(tmp_path: Path) -> None:
+    script = _fake_ldd(tmp_path / "bin", LDD_OUTPUT)
+    assert missing_by_ldd(PLUGIN, ldd=str(script)) == ["libxcb-icccm.so.4", "libxcb-keysyms.so.1"]
+    assert missing_by_ldd(PLUGIN, ldd=str(tmp_path / "no-such-ldd")) is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PySide6's Linux wheel layout")
+def test_the_real_plugin_is_found_and_its_libraries_listed() -> None:
+    plugin = xcb_plugin({})
+    assert plugin is not None and plugin.name == "libqxcb.so" and plugin.is_file()
+    missing = missing_by_ldd(plugin)
+    if missing is None:
+        pytest.skip("no ldd on this machine")
+    assert all(name in DEBIAN_PACKAGES for name in missing), missing  # the table knows each one
+
+
+def test_a_library_qt_itself_lacks_is_told_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Importing QtGui on a minimal system: "libEGL.so.1: cannot open shared object file: ...".
+    broken = types.ModuleType("bpe_studio.ui.app")
+
+    def missing_library(name: str) -> object:
+        raise ImportError("libEGL.so.1: cannot open shared object file: No such file or directory")
+
+    broken.__getattr__ = missing_library  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "bpe_studio.ui.app", broken)
+    monkeypatch.setattr(startup, "startup_problems", lambda: [])
+    assert startup.run_app(argparse.Namespace()) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "bpe-studio: error: the app cannot start: Qt needs a library that is not installed:"
+    assert err[1:] == [
+        "bpe-studio:   libEGL.so.1: install the Debian/Ubuntu package libegl1",
+        "bpe-studio: e.g. sudo apt-get install libegl1",
+    ]
+
+
+def _run_app(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bpe_studio", "--demo"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _base_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "XDG_SESSION_TYPE"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the check runs on Linux")
+def test_without_a_display_the_app_says_so_and_exits_1() -> None:
+    done = _run_app(_base_env())
+    assert done.returncode == 1, done.stderr  # Qt's abort would be -6 (134 in a shell)
+    assert done.stderr.splitlines()[-1] == NO_DISPLAY
+    assert "Traceback" not in done.stderr and "qt.qpa" not in done.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the check runs on Linux")
+def test_missing_xcb_libraries_are_told_before_qt_aborts(tmp_path: Path) -> None:
+    env = _base_env()
+    fake_bin = _fake_ldd(tmp_path / "bin", LDD_OUTPUT)
+    env.update(DISPLAY=":99", PATH=f"{fake_bin.parent}{os.pathsep}{env.get('PATH', '')}")
+    done = _run_app(env)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "bpe-studio: error: Qt's X11 platform (xcb) needs libraries that are not installed:",
+        "bpe-studio:   libxcb-icccm.so.4: install the Debian/Ubuntu package libxcb-icccm4",
+        "bpe-studio:   libxcb-keysyms.so.1: install the Debian/Ubuntu package libxcb-keysyms1",
+        "bpe-studio: e.g. sudo apt-get install libxcb-icccm4 libxcb-keysyms1",
+    ]
