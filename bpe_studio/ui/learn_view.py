@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QPalette
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from ..engine import MergeMade, TrainConfig
 from ..engine.learn import MergeReplay, Pair, replay_to, sample_passage
 from .charts import COUNT_COLOR, LogAxis
+from .style import theme_of
 from .token_charts import style_plot
 from .token_format import palette_for, text_label, token_label
 
@@ -191,6 +192,28 @@ class LearnView(QWidget):
         self.plot_widget.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
         body.addWidget(self.plot_widget)
         layout.addLayout(body, 1)
+        self.apply_theme()
+
+    def apply_theme(self) -> None:
+        """Colour the chart in the theme of this widget's palette (again whenever the palette changes)."""
+        theme = theme_of(self)
+        foreground = QColor(theme.text)
+        self.plot_widget.setBackground(QColor(theme.base))
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setTextPen(foreground)
+            axis.setPen(pg.mkPen(foreground, width=1))
+        self.curve.setPen(pg.mkPen(theme.chart_count, width=2))
+        self.marker.setPen(pg.mkPen(theme.chart_current, width=1))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """Follow a change of theme (the app's palette): the chart, and the tokens' colours."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "curve"):
+            self.apply_theme()
+            self._text_shown = None
+            self._shown = None
+            self._render(force=True)
 
     # ---- feeding ---------------------------------------------------------------------------------
 

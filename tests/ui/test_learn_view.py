@@ -127,3 +127,15 @@ def test_it_follows_the_train_views_runs(
     with qtbot.waitSignal(view.training_ended, timeout=WAIT_MS):
         assert view.start_training()
     assert learn.merges_applied == 300 - 257
+
+
+def test_it_follows_the_theme(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from bpe_studio.ui.style import DARK_THEME, qt_palette
+    from bpe_studio.ui.token_format import DARK_PALETTE, LIGHT_PALETTE
+
+    view = LearnView()
+    qtbot.addWidget(view)
+    assert LIGHT_PALETTE.backgrounds[0] in view.tokens_html()
+    view.setPalette(qt_palette(DARK_THEME))
+    assert DARK_PALETTE.backgrounds[0] in view.tokens_html()
+    assert view.plot_widget.backgroundBrush().color().name().lower() == DARK_THEME.base.lower()
