@@ -9,6 +9,7 @@ Usage::
     python bench/train.py                    # corpus.en, the ~100 MB natural corpus, synthetic sizes
     python bench/train.py --only corpus-en   # one corpus
     python bench/train.py --synthetic 10 30 100 --vocab-size 10000
+    python bench/train.py --backend native   # ours with the native kernel only (default: both engines)
 
 Columns: wall time of the child process; peak RSS (process tree); pre-tokenization throughput (corpus MB
 over the counting phase: ours from the engine's timings, theirs from a run with no merges); merge-loop time
@@ -37,12 +38,12 @@ ENDOFTEXT = "<|endoftext|>"
 
 _OURS = """
 import json, sys, time
-from bpe_studio.engine import TrainConfig, train
+from bpe_studio.engine import TrainConfig, backend, train
 path, vocab, workers, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 result = train(TrainConfig(inputs=[path], vocab_size=vocab, special_tokens=("<|endoftext|>",),
                            workers=None if workers == "auto" else int(workers)))
 merges = [[list(a), list(b)] for a, b in result.merges]
-json.dump({"timings": result.timings, "merges": merges}, open(out, "w"))
+json.dump({"timings": result.timings, "merges": merges, "backend": backend()}, open(out, "w"))
 """
 
 _THEIRS = """
@@ -82,10 +83,10 @@ class Run:
     output: dict
 
 
-def _measure(code: str, args: list[str]) -> Run:
+def _measure(code: str, args: list[str], env_extra: dict[str, str] | None = None) -> Run:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        env = {**os.environ, "PYTHONHASHSEED": "0", **(env_extra or {})}
         wall, peak, code_ = measure([sys.executable, "-c", code, *args, str(out)], env=env)
         if code_ != 0:
             raise SystemExit(f"benchmark child failed with exit code {code_}")
@@ -107,13 +108,33 @@ def _agree(ours: list[tuple[bytes, bytes]], theirs: list[tuple[bytes, bytes]]) -
     return n
 
 
-def bench_one(name: str, path: Path, vocab_size: int, workers: str) -> dict:
-    """Measure both trainers on one corpus and return a row of the table."""
-    size = path.stat().st_size
-    ours = _measure(_OURS, [str(path), str(vocab_size), workers])
+def bench_one(name: str, path: Path, vocab_size: int, workers: str, backends: list[str]) -> list[dict]:
+    """Measure our trainer (with each of ``backends``) and theirs on one corpus: one row per backend."""
     theirs = _measure(_THEIRS, [str(path), str(vocab_size), workers])
     # Their counting time: the same run with nothing to merge (the vocab is just the specials and bytes).
     theirs_count = _measure(_THEIRS, [str(path), "257", workers])
+    rows = []
+    for backend in backends:
+        # BPE_STUDIO_PURE picks our merge loop in the child; the child reports which one ran.
+        ours = _measure(
+            _OURS,
+            [str(path), str(vocab_size), workers],
+            {"BPE_STUDIO_PURE": "1" if backend == "python" else "0"},
+        )
+        if ours.output["backend"] != backend:
+            raise SystemExit(f"asked for our {backend} engine, but the child ran {ours.output['backend']}")
+        rows.append(
+            _row(f"{name} [{backend}]", path, vocab_size, ours, theirs=theirs, theirs_count=theirs_count)
+        )
+        if ours.output["merges"] != rows[0]["_merges"]:
+            raise SystemExit(f"{name}: our {backend} engine made other merges than our {backends[0]} engine")
+    for row in rows:
+        del row["_merges"]
+    return rows
+
+
+def _row(name: str, path: Path, vocab_size: int, ours: Run, *, theirs: Run, theirs_count: Run) -> dict:
+    size = path.stat().st_size
     our_merges = [(bytes(a), bytes(b)) for a, b in ours.output["merges"]]
     their_merges = _their_merges(theirs.output["merges"])
     timings = ours.output["timings"]
@@ -132,6 +153,7 @@ def bench_one(name: str, path: Path, vocab_size: int, workers: str) -> dict:
         "agree": _agree(our_merges, their_merges),
         "shared": len(set(our_merges) & set(their_merges)),
         "merges": len(our_merges),
+        "_merges": ours.output["merges"],  # to check that every backend made the same merges
     }
 
 
@@ -165,24 +187,29 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", default="2", help="worker processes / threads for both ('auto' for default)"
     )
     parser.add_argument("--synthetic", type=int, nargs="*", default=[10, 30, 100], metavar="MB")
+    parser.add_argument(
+        "--backend", choices=["native", "python", "both"], default="both", help="our merge loop(s) to measure"
+    )
+    parser.add_argument("--natural-mb", type=float, default=100, help="size of the natural corpus in MB")
     args = parser.parse_args(argv)
+    backends = ["native", "python"] if args.backend == "both" else [args.backend]
     only = set(args.only or ["corpus-en", "natural", "synthetic"])
     print(
         f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.2f}\n"
     )
     rows = []
     if "corpus-en" in only:
-        rows.append(bench_one("corpus.en", corpus_en(), 500, args.workers))
-        print_table(rows[-1:])
+        rows += bench_one("corpus.en", corpus_en(), 500, args.workers, backends)
+        print_table(rows[-len(backends) :])
     if "natural" in only:
-        rows.append(bench_one("natural (Debian docs)", natural(), args.vocab_size, args.workers))
-        print_table(rows[-1:])
+        corpus = natural(int(args.natural_mb * 1_000_000))
+        rows += bench_one("natural (Debian docs)", corpus, args.vocab_size, args.workers, backends)
+        print_table(rows[-len(backends) :])
     if "synthetic" in only:
         for mb in args.synthetic:
-            rows.append(
-                bench_one(f"synthetic Zipf {mb} MB", synthetic(mb * 1_000_000), args.vocab_size, args.workers)
-            )
-            print_table(rows[-1:])
+            corpus = synthetic(mb * 1_000_000)
+            rows += bench_one(f"synthetic Zipf {mb} MB", corpus, args.vocab_size, args.workers, backends)
+            print_table(rows[-len(backends) :])
     print("\nAll rows:\n")
     print_table(rows)
     return 0

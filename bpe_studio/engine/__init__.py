@@ -6,6 +6,7 @@ Example:
     ...                            special_tokens=("<|endoftext|>",)))  # doctest: +SKIP
 """
 
+from ._native import backend
 from .checkpoint import CountsFileError
 from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
 from .corpus import CorpusChangedError, CorpusDecodeError, UncuttableTextError
@@ -54,6 +55,7 @@ __all__ = [
     "UncuttableTextError",
     "UnknownTokenIdError",
     "WorkerCrashedError",
+    "backend",
     "compile_pattern",
     "detect_format",
     "iter_train",

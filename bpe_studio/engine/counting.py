@@ -22,7 +22,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from .config import InvalidUtf8Policy
+from . import _native
+from .config import InvalidUtf8Policy, preset_name
 from .corpus import (
     Chunk,
     CorpusChangedError,
@@ -71,6 +72,8 @@ class ChunkCounter:
 
     def __init__(self, *, pattern: str, special_tokens: Sequence[str], policy: InvalidUtf8Policy) -> None:
         self._findall = Pretokenizer(pattern).findall
+        # The gpt2 preset is pre-tokenized and counted by the native kernel when it is built (_native).
+        self._native_gpt2 = preset_name(pattern) == "gpt2"
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
         self.counts: Counter[str] = Counter()
@@ -81,6 +84,15 @@ class ChunkCounter:
         parts = self._special_re.split(text) if self._special_re is not None else [text]
         self.totals.special_tokens += len(parts) - 1
         findall, update = self._findall, self.counts.update
+        if self._native_gpt2:
+            documents_text = [part for part in parts if part]
+            native = _native.count_gpt2(documents_text)
+            if native is not None:
+                found, pretokens = native
+                self.totals.pretokens += pretokens
+                update(found)
+                self.totals.documents += len(documents_text) - (1 if continues_document else 0)
+                return
         documents = 0
         for part in parts:
             if part:

@@ -24,6 +24,11 @@ whole (now pair-less) word: quadratic, minutes for a few hundred kB. Listed once
 Tokens are identified by their bytes: when a merge yields bytes that are already a token (possible, if
 rare, as in ``("a", "bc")`` after ``("ab", "c")``), the existing id is reused. The merge is still recorded,
 but the vocabulary does not grow, so training goes on until it has the asked-for number of new tokens.
+
+When the native kernel is built (``bpe_studio._native``, rust/src/merge.rs), ``MergeLoop(...)`` makes a
+:class:`NativeMergeLoop`: the same API, events, cancelling and replay (this module's code), with the index,
+the choice of the next pair and the merges made in Rust. ``BPE_STUDIO_PURE=1`` or ``backend="python"``
+keeps this module's loop.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import _native
+from ._native import Backend
 from .events import StopReason
 
 # key(s) inverts each byte (b -> 255 - b) and ends with a code point above every inverted byte, so that
@@ -75,6 +82,8 @@ class MergeLoop:
         counts: Pre-token (bytes spelled as latin-1 code points) -> occurrences.
         token_bytes: Bytes of each existing token id; ids 0-255 must be the single bytes.
         max_token_length: Pairs whose merged token would be longer (in bytes) are never merged.
+        cancelled: Checked while the index is built; see ``stop_reason``.
+        backend: ``"native"`` or ``"python"``; None takes :func:`bpe_studio.engine.backend`'s answer.
 
     Example:
         >>> loop = MergeLoop({"hello": 2, "hell": 1}, [bytes([i]) for i in range(256)])
@@ -83,6 +92,11 @@ class MergeLoop:
         (b'l', b'l', 3)
     """
 
+    def __new__(cls, *args: Any, backend: Backend | None = None, **kwargs: Any) -> MergeLoop:
+        # MergeLoop(...) picks the engine (see _native.backend()); a subclass named directly is that one.
+        chosen = NativeMergeLoop if cls is MergeLoop and _native.resolve(backend) == "native" else cls
+        return super().__new__(chosen)
+
     def __init__(
         self,
         counts: dict[str, int],
@@ -90,6 +104,7 @@ class MergeLoop:
         *,
         max_token_length: int | None = None,
         cancelled: Callable[[], bool] | None = None,
+        backend: Backend | None = None,
     ) -> None:
         self.token_bytes = list(token_bytes)
         # Checked between the steps of building the index (about a second on 100 MB): once it returns
@@ -422,3 +437,66 @@ class MergeLoop:
             self._counts[q] = n + f
             self._where.setdefault(q, []).extend(js)
             grown[q] = None
+
+
+class NativeMergeLoop(MergeLoop):
+    """:class:`MergeLoop` with its index and merges in the native kernel (rust/src/merge.rs).
+
+    ``run``, ``replay``, events and cancelling are :class:`MergeLoop`'s own code; only ``_best`` and
+    ``_merge_top`` call into Rust, which keeps the pre-tokens as linked positions with a pair -> positions
+    index, so a merge costs in proportion to the occurrences it touches. The kernel releases the GIL while
+    it builds the index and while it merges.
+
+    Example:
+        >>> from bpe_studio.engine._native import backend
+        >>> loop = MergeLoop({"hello": 2, "hell": 1}, [bytes([i]) for i in range(256)])
+        >>> isinstance(loop, NativeMergeLoop) == (backend() == "native")
+        True
+    """
+
+    def __init__(
+        self,
+        counts: dict[str, int],
+        token_bytes: list[bytes],
+        *,
+        max_token_length: int | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        if _native.native is None:
+            _native.resolve("native")  # raises, saying how to build the kernel
+        assert _native.native is not None
+        self.token_bytes = list(token_bytes)
+        self._cancelled = cancelled
+        self._max_len = max_token_length
+        self.stop_reason = None
+        words = list(counts)
+        joined = "".join(words)
+        try:
+            data, width = joined.encode("latin-1"), 1  # the counting phase's words: one byte per token
+        except UnicodeEncodeError:
+            data, width = joined.encode("utf-32-le"), 4  # token ids above 255
+        del joined
+        self._kernel = _native.native.MergeKernel(
+            data,
+            width,
+            list(map(len, words)),
+            list(counts.values()),
+            self.token_bytes,
+            max_token_length=max_token_length,
+        )
+        self._stop_if_cancelled()
+
+    def _best(self) -> tuple[str, int] | None:
+        best = self._kernel.best()
+        if best is None:
+            return None
+        left, right, n = best
+        return chr(left) + chr(right), n
+
+    def _merge_top(self, pair: str, n: int) -> tuple[Merge, bool]:
+        left, right = ord(pair[0]), ord(pair[1])
+        token_id, new = self._kernel.merge_top()
+        if new:
+            self.token_bytes.append(self.token_bytes[left] + self.token_bytes[right])
+        return Merge(left, right, token_id, n), new

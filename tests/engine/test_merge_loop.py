@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import merge
 from bpe_studio.engine.merge import MergeLoop, descending_key
+
+from .backends import BACKENDS, use_backend
 
 BYTES = [bytes([i]) for i in range(256)]
 
@@ -21,16 +24,18 @@ words = st.dictionaries(
 )
 
 
-def _run(counts: dict[str, int], threshold: int) -> list[tuple[int, int, int, int]]:
-    with mock.patch.object(merge, "_NUMPY_MIN_CHARS", threshold):
+def _run(counts: dict[str, int], threshold: int, backend: str = "python") -> list[tuple[int, int, int, int]]:
+    with mock.patch.object(merge, "_NUMPY_MIN_CHARS", threshold), use_backend(backend):
         loop = MergeLoop(dict(counts), BYTES)
         return [(m.left, m.right, m.token_id, m.count) for m in loop.run(new_tokens=30)]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=150, deadline=None)
 @given(words)
-def test_numpy_and_python_index_give_the_same_merges(counts: dict[str, int]) -> None:
-    assert _run(counts, threshold=0) == _run(counts, threshold=10**12)
+def test_numpy_and_python_index_give_the_same_merges(backend: str, counts: dict[str, int]) -> None:
+    # The Python loop's two index builds, and (backend "native") the native loop, make the same merges.
+    assert _run(counts, threshold=0) == _run(counts, threshold=10**12, backend=backend)
 
 
 @given(st.binary(max_size=6), st.binary(max_size=6), st.binary(max_size=6), st.binary(max_size=6))
@@ -40,7 +45,8 @@ def test_descending_key_orders_pairs_in_reverse(a: bytes, b: bytes, c: bytes, d:
     assert forward == backward or (a, b) == (c, d)
 
 
-def test_cancel_while_the_index_is_built_makes_no_merge() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cancel_while_the_index_is_built_makes_no_merge(backend: str) -> None:
     calls = 0
 
     def cancelled() -> bool:
@@ -50,7 +56,7 @@ def test_cancel_while_the_index_is_built_makes_no_merge() -> None:
 
     counts = {"hello": 3, " world": 2, "hell": 1}
     with mock.patch.object(merge, "_NUMPY_MIN_CHARS", 0):
-        loop = MergeLoop(counts, BYTES, cancelled=cancelled)
+        loop = MergeLoop(counts, BYTES, cancelled=cancelled, backend=backend)
     assert calls == 1 and loop.stop_reason is merge.StopReason.CANCELLED
     assert list(loop.run(new_tokens=5)) == []
     assert list(loop.replay([(b"l", b"l")], [3], new_tokens=5)) == []

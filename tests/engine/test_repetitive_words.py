@@ -12,12 +12,14 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import TrainConfig, merge, train
 from bpe_studio.engine.merge import MergeLoop
 
+from .backends import BACKENDS, use_backend
 from .reference import merge_word, reference_train
 
 BYTES = [bytes([i]) for i in range(256)]
@@ -54,10 +56,11 @@ def corpus(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
     return "".join(word + sep for word, sep in parts), specials
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpus(), st.sampled_from([0, 5, 40, 120]), st.sampled_from([None, None, 3, 8]))
 def test_long_repetitive_words_match_the_reference(
-    sample: tuple[str, tuple[str, ...]], extra: int, max_len: int | None
+    backend: str, sample: tuple[str, tuple[str, ...]], extra: int, max_len: int | None
 ) -> None:
     text, specials = sample
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,35 +71,42 @@ def test_long_repetitive_words_match_the_reference(
         config = TrainConfig(
             inputs=(path,), vocab_size=size, special_tokens=specials, workers=1, max_token_length=max_len
         )
-        result = train(config)
+        with use_backend(backend):
+            result = train(config)
     assert result.merges == ref.merges
     assert result.merge_counts == ref.merge_counts
     assert result.vocab == ref.vocab
     assert result.stop_reason.value == ref.stop_reason
 
 
-def _merges(counts: dict[str, int], *, numpy_index: bool, new_tokens: int) -> list[tuple[int, int, int, int]]:
+def _merges(
+    counts: dict[str, int], *, numpy_index: bool, new_tokens: int, backend: str = "python"
+) -> list[tuple[int, int, int, int]]:
     threshold = 0 if numpy_index else 10**12
-    with mock.patch.object(merge, "_NUMPY_MIN_CHARS", threshold):
+    with mock.patch.object(merge, "_NUMPY_MIN_CHARS", threshold), use_backend(backend):
         loop = MergeLoop(dict(counts), BYTES)
         return [(m.left, m.right, m.token_id, m.count) for m in loop.run(new_tokens=new_tokens)]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(repetitive_word(), st.integers(1, 9)), min_size=1, max_size=4))
-def test_numpy_and_python_index_agree_on_repetitive_words(words: list[tuple[str, int]]) -> None:
+def test_numpy_and_python_index_agree_on_repetitive_words(backend: str, words: list[tuple[str, int]]) -> None:
+    # The Python loop's two index builds, and (backend "native") the native loop, make the same merges.
     counts: dict[str, int] = {}
     for word, n in words:
         latin = word.encode("utf-8").decode("latin-1")
         counts[latin] = counts.get(latin, 0) + n
     with_numpy = _merges(counts, numpy_index=True, new_tokens=40)
-    assert with_numpy == _merges(counts, numpy_index=False, new_tokens=40)
+    assert with_numpy == _merges(counts, numpy_index=False, new_tokens=40, backend=backend)
 
 
-def test_overlapping_matches_merge_left_to_right() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_overlapping_matches_merge_left_to_right(backend: str) -> None:
     # "aaaaa": (a, a) merges at 0 and 2, leaving [aa, aa, a], as the reference's merge_word does.
     assert merge_word((b"a",) * 5, (b"a", b"a")) == (b"aa", b"aa", b"a")
-    loop = MergeLoop({"aaaaa": 1}, BYTES)
+    with use_backend(backend):
+        loop = MergeLoop({"aaaaa": 1}, BYTES)
     made = [(loop.token_bytes[m.left], loop.token_bytes[m.right], m.count) for m in loop.run(new_tokens=3)]
     assert made == [(b"a", b"a", 4), (b"aa", b"aa", 1), (b"aaaa", b"a", 1)]
 
@@ -110,7 +120,7 @@ def test_a_word_is_listed_once_per_pair_however_often_the_pair_occurs() -> None:
     # search through the whole word, so 10 000 entries for one word made training quadratic.
     for numpy_index in (False, True):
         with mock.patch.object(merge, "_NUMPY_MIN_CHARS", 0 if numpy_index else 10**12):
-            loop = MergeLoop({"a" * 10_000: 1, "ab" * 5_000: 2, "ba": 1}, BYTES)
+            loop = MergeLoop({"a" * 10_000: 1, "ab" * 5_000: 2, "ba": 1}, BYTES, backend="python")
         assert _index_sizes(loop) == {"aa": 1, "ab": 1, "ba": 2}, numpy_index
         steps = loop.run(new_tokens=3)
         next(steps)  # (a, b) in "abab..." (count 10 000) -> c; "cccc..." now holds (c, c) 4 999 times

@@ -6,11 +6,13 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import StopReason, TrainConfig, train, train_bpe
 
+from .backends import BACKENDS, use_backend
 from .reference import reference_train
 
 ENDOFTEXT = "<|endoftext|>"
@@ -122,13 +124,15 @@ def _check(texts: list[str], specials: tuple[str, ...], extra: int, **options: o
     assert result.stats.unique_pretokens == ref.unique_pretokens
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(corpora(), st.integers(0, 80), st.integers(1, 64))
 def test_matches_reference_in_process(
-    corpus: tuple[list[str], tuple[str, ...]], extra: int, chunk: int
+    backend: str, corpus: tuple[list[str], tuple[str, ...]], extra: int, chunk: int
 ) -> None:
     texts, specials = corpus
-    _check(texts, specials, extra, workers=1, chunk_size=chunk)
+    with use_backend(backend):
+        _check(texts, specials, extra, workers=1, chunk_size=chunk)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -140,21 +144,27 @@ def test_matches_reference_with_two_worker_processes(
     _check(texts, specials, extra, workers=2, chunk_size=chunk)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=80, deadline=None)
 @given(corpora(), st.integers(0, 60), st.integers(1, 5), st.sampled_from([None, 2, 3, 5]))
 def test_min_frequency_and_max_token_length(
-    corpus: tuple[list[str], tuple[str, ...]], extra: int, min_frequency: int, max_len: int | None
+    backend: str,
+    corpus: tuple[list[str], tuple[str, ...]],
+    extra: int,
+    min_frequency: int,
+    max_len: int | None,
 ) -> None:
     texts, specials = corpus
-    _check(
-        texts,
-        specials,
-        extra,
-        workers=1,
-        chunk_size=16,
-        min_frequency=min_frequency,
-        max_token_length=max_len,
-    )
+    with use_backend(backend):
+        _check(
+            texts,
+            specials,
+            extra,
+            workers=1,
+            chunk_size=16,
+            min_frequency=min_frequency,
+            max_token_length=max_len,
+        )
 
 
 @settings(max_examples=60, deadline=None)
@@ -216,8 +226,10 @@ def test_split_into_files_at_document_boundaries_changes_nothing(tmp_path: Path)
     assert a.stats.documents == b.stats.documents == 4
 
 
-def test_corpus_en_reproduces_the_cs336_reference(cs336_data: Path) -> None:
-    vocab, merges = train_bpe(cs336_data / "corpus.en", 500, [ENDOFTEXT])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_corpus_en_reproduces_the_cs336_reference(backend: str, cs336_data: Path) -> None:
+    with use_backend(backend):
+        vocab, merges = train_bpe(cs336_data / "corpus.en", 500, [ENDOFTEXT])
     expected = json.loads((cs336_data / "train-bpe-reference.bytes.json").read_text())
     assert merges == [(bytes(a), bytes(b)) for a, b in expected["merges"]]
     assert set(vocab.values()) == {bytes(v) for v in expected["vocab"].values()}
@@ -233,10 +245,14 @@ def test_corpus_en_same_with_two_workers_and_small_chunks(cs336_data: Path) -> N
     assert serial.merges == parallel.merges and serial.vocab == parallel.vocab
 
 
-def test_tinystories_matches_reference(cs336_data: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tinystories_matches_reference(backend: str, cs336_data: Path) -> None:
     path = cs336_data / "tinystories_sample.txt"
     ref = reference_train([path], 400, (ENDOFTEXT,))
-    result = train(TrainConfig(inputs=[path], vocab_size=400, special_tokens=(ENDOFTEXT,), chunk_size=256))
+    with use_backend(backend):
+        result = train(
+            TrainConfig(inputs=[path], vocab_size=400, special_tokens=(ENDOFTEXT,), chunk_size=256)
+        )
     assert result.merges == ref.merges and result.vocab == ref.vocab
     assert result.stats.documents == ref.documents
 

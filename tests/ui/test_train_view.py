@@ -392,7 +392,12 @@ def test_save_menu_uses_the_dialogs_format(
 # ------------------------------------------------------------------------------------------------------
 
 
-def test_cancel_while_the_child_merges(qtbot, window: MainWindow, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cancel_while_the_child_merges(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, big_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Python merge loop, so that the run is still merging when the test acts: the native one ends
+    # this corpus's merges in a fraction of a second (see tests/engine/test_native_merge.py for its cancel).
+    monkeypatch.setenv("BPE_STUDIO_PURE", "1")
     view = window.train_view
     _fill(view, big_corpus, 30_000)
 
@@ -412,7 +417,12 @@ def test_cancel_while_the_child_merges(qtbot, window: MainWindow, big_corpus: Pa
     assert view.summary_labels["stopped"].text() == "it was cancelled"
 
 
-def test_a_killed_child_is_reported(qtbot, window: MainWindow, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_child_is_reported(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, big_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Python merge loop, so that the run is still merging when the test acts: the native one ends
+    # this corpus's merges in a fraction of a second (see tests/engine/test_native_merge.py for its cancel).
+    monkeypatch.setenv("BPE_STUDIO_PURE", "1")
     view = window.train_view
     _fill(view, big_corpus, 30_000)
 

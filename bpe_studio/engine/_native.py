@@ -1,0 +1,125 @@
+"""Which engine runs: the native kernel (``bpe_studio._native``, Rust through PyO3) or the pure-Python code.
+
+The native kernel is built by ``pip install`` when a Rust toolchain is present; without one the package
+installs and runs the pure-Python engine, which stays the readable reference. ``BPE_STUDIO_PURE=1`` forces
+the Python path.
+
+Example:
+    >>> from bpe_studio.engine import backend
+    >>> backend() in ("native", "python")
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import ModuleType
+from typing import Literal
+
+Backend = Literal["native", "python"]
+
+#: Set to 1 (or any value but 0 and empty) to force the pure-Python engine.
+PURE_ENV = "BPE_STUDIO_PURE"
+
+MISSING_HINT = (
+    "bpe-studio: note: the native kernel (bpe_studio._native) is not built, so training runs the slower "
+    "pure-Python merge loop; to build it, install Rust (https://rustup.rs) and run `pip install -e .` again "
+    f"(set {PURE_ENV}=1 to use the Python engine without this note)"
+)
+
+
+def _forced_pure() -> bool:
+    return os.environ.get(PURE_ENV, "") not in ("", "0")
+
+
+def _load() -> ModuleType | None:
+    try:
+        from .. import _native
+    except ImportError:
+        # Said once per process, at import, so that it never lands in the middle of a command's output;
+        # and only to a person at a terminal: a script or a pipe reading stderr (the CLI's one-line errors)
+        # gets no extra line, and can ask backend() instead.
+        if not _forced_pure() and sys.stderr is not None and sys.stderr.isatty():
+            print(MISSING_HINT, file=sys.stderr)
+        return None
+    return _native
+
+
+native: ModuleType | None = _load()
+
+
+def backend() -> Backend:
+    """The engine that training uses now: ``"native"`` when the kernel is built and not switched off by
+    ``BPE_STUDIO_PURE=1``, else ``"python"``.
+
+    Example:
+        >>> backend() in ("native", "python")
+        True
+    """
+    return "python" if native is None or _forced_pure() else "native"
+
+
+def resolve(requested: Backend | None) -> Backend:
+    """The backend to use for ``requested`` (None: :func:`backend`).
+
+    Raises:
+        ValueError: ``"native"`` was asked for but the kernel is not built, or an unknown name was given.
+    """
+    if requested is None:
+        return backend()
+    if requested == "native" and native is None:
+        raise ValueError(
+            "the native kernel (bpe_studio._native) is not built: install Rust (https://rustup.rs) and run "
+            "`pip install -e .`, or use backend='python'"
+        )
+    if requested not in ("native", "python"):
+        raise ValueError(f"backend must be 'native' or 'python', not {requested!r}")
+    return requested
+
+
+# Pre-tokenization (gpt2 preset). The native scanner asks for each code point's class in a table built
+# here with the `regex` module itself (\p{L}, \p{N}, \s as the pattern uses them), so that both agree on
+# every character whatever Unicode version each was built with. The table grows on demand: ASCII first,
+# then the Basic Multilingual Plane (~20 ms), then all of Unicode (~0.4 s) only if such a character occurs.
+_CLASSES = ((1, r"\p{L}+"), (2, r"\p{N}+"), (3, r"\s+"))
+_classes = [b""]  # the current table, in a list so that count_gpt2 can replace it
+
+
+def _class_table(size: int) -> bytes:
+    """Each code point's class below ``size``: 0 other, 1 letter, 2 number, 3 whitespace.
+
+    Example:
+        >>> list(_class_table(128)[ord("0") : ord("0") + 1] + _class_table(128)[ord(" ") :][:2])
+        [2, 3, 0]
+    """
+    import regex
+
+    table = bytearray(size)
+    chars = "".join(map(chr, range(size)))
+    for value, pattern in _CLASSES:
+        for m in regex.finditer(pattern, chars):
+            table[m.start() : m.end()] = bytes([value]) * (m.end() - m.start())
+    return bytes(table)
+
+
+def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
+    """Pre-tokens of ``texts`` under the gpt2 preset, counted natively: (pre-token -> count, how many).
+
+    None when the native kernel is off (:func:`backend`) or cannot take the text (a lone surrogate); the
+    caller then uses the Python pre-tokenizer.
+
+    Example:
+        >>> count_gpt2(["it's a test", "a"]) in ((({"it": 1, "'s": 1, " a": 1, " test": 1, "a": 1}, 5)), None)
+        True
+    """
+    if native is None or _forced_pure():
+        return None
+    while True:
+        try:
+            result = native.count_gpt2(texts, _classes[0])
+        except UnicodeEncodeError:
+            return None
+        if not isinstance(result, int):
+            return result  # type: ignore[no-any-return]
+        _classes[0] = _class_table(128 if result < 128 else 0x10000 if result < 0x10000 else 0x110000)

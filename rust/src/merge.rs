@@ -1,0 +1,331 @@
+//! The BPE merge loop over a table of unique pre-tokens, with the semantics of the Python `MergeLoop`
+//! (bpe_studio/engine/merge.py): the most frequent pair is merged, ties going to the greatest
+//! `(left bytes, right bytes)`; a merge whose bytes are already a token reuses that token's id; pairs whose
+//! merged token would be longer than `max_token_length` bytes are never merged.
+//!
+//! Data structures (why a merge costs in proportion to the occurrences it touches):
+//!
+//! * every pre-token is a run of *positions* in one array; each position holds a token id (`sym`) and
+//!   links to its live neighbours (`prev`, `next`), so a merge rewrites two positions and two links;
+//! * `pairs`: pair -> its exact count in the corpus (frequency-weighted) and the positions where it was
+//!   seen starting. Entries may be stale (the position lost the pair to another merge); each is checked
+//!   against `sym`/`next` when used, which is cheaper than keeping the lists exact;
+//! * a lazy max-heap of (count, left bytes, right bytes): a count that drops leaves a stale entry that is
+//!   corrected when it reaches the top; only pairs whose count grew are pushed again.
+//!
+//! A long repetitive pre-token (`a` * 100 000) is no worse than many short ones: a merge visits each
+//! occurrence of its pair once, and every occurrence it visits disappears.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+/// Marks a link to no position (the start or end of a pre-token) and a position merged into its left.
+const NONE: u32 = u32::MAX;
+
+#[inline]
+fn key(a: u32, b: u32) -> u64 {
+    ((a as u64) << 32) | b as u64
+}
+
+#[inline]
+fn unkey(k: u64) -> (u32, u32) {
+    ((k >> 32) as u32, k as u32)
+}
+
+/// One pair's count and the positions where it was seen (left element of the pair).
+struct Pair {
+    count: i64,
+    positions: Vec<u32>,
+    /// The number of the merge that last grew the count: a pair is pushed on the heap once per merge.
+    grown_in: u32,
+}
+
+/// A heap entry: ordered by count, then by (left bytes, right bytes), greatest first.
+struct Entry {
+    count: i64,
+    left: Arc<[u8]>,
+    right: Arc<[u8]>,
+    a: u32,
+    b: u32,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.count
+            .cmp(&other.count)
+            .then_with(|| self.left.cmp(&other.left))
+            .then_with(|| self.right.cmp(&other.right))
+            // Equal bytes (duplicate tokens): the smaller ids first, as in the Python heap of (count, key, pair).
+            .then_with(|| (other.a, other.b).cmp(&(self.a, self.b)))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Entry {}
+
+/// The merge loop's state: the pre-tokens as linked positions, the pair table and the heap.
+pub struct Kernel {
+    sym: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Position -> index of its pre-token, for the pre-token's frequency.
+    word: Vec<u32>,
+    freq: Vec<i64>,
+    pairs: FxHashMap<u64, Pair>,
+    heap: BinaryHeap<Entry>,
+    tokens: Vec<Arc<[u8]>>,
+    ids: FxHashMap<Arc<[u8]>, u32>,
+    max_len: Option<usize>,
+    merges: u32,
+}
+
+impl Kernel {
+    /// Builds the index: `symbols` holds every pre-token's token ids one after the other, `lengths` their
+    /// lengths and `freqs` their counts; `tokens` are the bytes of every existing token id.
+    pub fn new(
+        symbols: Vec<u32>,
+        lengths: &[u64],
+        freqs: &[i64],
+        tokens: Vec<Vec<u8>>,
+        max_len: Option<usize>,
+    ) -> Result<Kernel, String> {
+        let n = symbols.len();
+        if n >= NONE as usize {
+            return Err(format!("{n} token positions are more than the native merge loop holds (2**32 - 1)"));
+        }
+        if lengths.len() != freqs.len() {
+            return Err("lengths and freqs differ in length".into());
+        }
+        if lengths.iter().sum::<u64>() != n as u64 {
+            return Err("the lengths do not add up to the number of symbols".into());
+        }
+        if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {
+            return Err(format!("token id {bad} is not in the vocabulary of {} tokens", tokens.len()));
+        }
+        let tokens: Vec<Arc<[u8]>> = tokens.into_iter().map(Arc::from).collect();
+        let mut ids = FxHashMap::default();
+        for (i, t) in tokens.iter().enumerate() {
+            ids.insert(t.clone(), i as u32); // the last id of duplicate bytes wins, as in Python's dict
+        }
+        let mut prev = vec![NONE; n];
+        let mut next = vec![NONE; n];
+        let mut word = vec![0u32; n];
+        let mut start = 0usize;
+        for (w, &len) in lengths.iter().enumerate() {
+            let end = start + len as usize;
+            for p in start..end {
+                word[p] = w as u32;
+                if p > start {
+                    prev[p] = (p - 1) as u32;
+                }
+                if p + 1 < end {
+                    next[p] = (p + 1) as u32;
+                }
+            }
+            start = end;
+        }
+        let mut kernel = Kernel {
+            sym: symbols,
+            prev,
+            next,
+            word,
+            freq: freqs.to_vec(),
+            pairs: FxHashMap::default(),
+            heap: BinaryHeap::new(),
+            tokens,
+            ids,
+            max_len,
+            merges: 0,
+        };
+        kernel.index();
+        Ok(kernel)
+    }
+
+    /// Counts every adjacent pair and notes where it starts; then builds the heap.
+    fn index(&mut self) {
+        let n = self.sym.len();
+        if self.tokens.len() <= 256 {
+            // Byte pairs: a dense table of 65 536 slots is faster than hashing every position.
+            let mut counts = vec![0i64; 1 << 16];
+            let mut positions: Vec<Vec<u32>> = (0..1 << 16).map(|_| Vec::new()).collect();
+            for p in 0..n {
+                let q = self.next[p];
+                if q != NONE {
+                    let k = ((self.sym[p] as usize) << 8) | self.sym[q as usize] as usize;
+                    counts[k] += self.freq[self.word[p] as usize];
+                    positions[k].push(p as u32);
+                }
+            }
+            for (k, list) in positions.into_iter().enumerate() {
+                if !list.is_empty() {
+                    let pair = Pair { count: counts[k], positions: list, grown_in: 0 };
+                    self.pairs.insert(key((k >> 8) as u32, (k & 0xFF) as u32), pair);
+                }
+            }
+        } else {
+            for p in 0..n {
+                let q = self.next[p];
+                if q != NONE {
+                    let f = self.freq[self.word[p] as usize];
+                    let pair = self.pairs.entry(key(self.sym[p], self.sym[q as usize])).or_insert(Pair {
+                        count: 0,
+                        positions: Vec::new(),
+                        grown_in: 0,
+                    });
+                    pair.count += f;
+                    pair.positions.push(p as u32);
+                }
+            }
+        }
+        let mut entries = Vec::with_capacity(self.pairs.len());
+        for (&k, pair) in &self.pairs {
+            let (a, b) = unkey(k);
+            if pair.count > 0 && self.allowed(a, b) {
+                entries.push(self.entry(a, b, pair.count));
+            }
+        }
+        self.heap = BinaryHeap::from(entries);
+    }
+
+    fn allowed(&self, a: u32, b: u32) -> bool {
+        match self.max_len {
+            None => true,
+            Some(m) => self.tokens[a as usize].len() + self.tokens[b as usize].len() <= m,
+        }
+    }
+
+    fn entry(&self, a: u32, b: u32, count: i64) -> Entry {
+        Entry { count, left: self.tokens[a as usize].clone(), right: self.tokens[b as usize].clone(), a, b }
+    }
+
+    /// Number of token ids (existing and made).
+    pub fn vocab_len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// Drops stale heap entries until the top is current: returns (left, right, count) without popping.
+    pub fn best(&mut self) -> Option<(u32, u32, i64)> {
+        loop {
+            let top = self.heap.peek()?;
+            let (a, b, listed) = (top.a, top.b, top.count);
+            let current = self.pairs.get(&key(a, b)).map_or(0, |p| p.count);
+            if current == listed {
+                return Some((a, b, current));
+            }
+            let mut entry = self.heap.pop().expect("peeked");
+            if current > 0 {
+                entry.count = current;
+                self.heap.push(entry);
+            }
+        }
+    }
+
+    /// Merges the heap's top pair (call `best` first) everywhere: returns its token id and whether the id
+    /// is new (false when the merged bytes were already a token).
+    pub fn merge_top(&mut self) -> Option<(u32, bool)> {
+        let (a, b, _) = self.best()?;
+        self.heap.pop();
+        self.merges += 1;
+        let merged: Arc<[u8]> =
+            [&self.tokens[a as usize][..], &self.tokens[b as usize][..]].concat().into();
+        let (c, new) = match self.ids.get(&merged) {
+            Some(&id) => (id, false),
+            None => {
+                let id = self.tokens.len() as u32;
+                self.tokens.push(merged.clone());
+                self.ids.insert(merged, id);
+                (id, true)
+            }
+        };
+        self.apply(a, b, c);
+        Some((c, new))
+    }
+
+    fn decrease(&mut self, a: u32, b: u32, f: i64) {
+        if let Some(pair) = self.pairs.get_mut(&key(a, b)) {
+            pair.count -= f;
+            if pair.count <= 0 {
+                self.pairs.remove(&key(a, b)); // no occurrence left: its positions are all stale
+            }
+        }
+    }
+
+    fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
+        let merges = self.merges;
+        let pair = self.pairs.entry(key(a, b)).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+        pair.count += f;
+        pair.positions.push(position);
+        if pair.grown_in != merges {
+            pair.grown_in = merges;
+            grown.push(key(a, b));
+        }
+    }
+
+    /// Replaces every occurrence of (a, b), left to right, by c, updating the neighbouring pairs' counts.
+    fn apply(&mut self, a: u32, b: u32, c: u32) {
+        let mut positions = match self.pairs.get_mut(&key(a, b)) {
+            Some(pair) => std::mem::take(&mut pair.positions),
+            None => return,
+        };
+        if a == b {
+            // Overlapping occurrences (`a a a`) must merge left to right, as in the Python loop: [aa, a].
+            positions.sort_unstable();
+        }
+        let mut grown = Vec::new();
+        for &p in &positions {
+            let pu = p as usize;
+            // Stale entries: the position was merged into its left neighbour (NONE), or holds another token.
+            if self.sym[pu] != a {
+                continue;
+            }
+            let q = self.next[pu];
+            if q == NONE || self.sym[q as usize] != b {
+                continue;
+            }
+            let f = self.freq[self.word[pu] as usize];
+            let x = self.prev[pu];
+            if x != NONE {
+                let sx = self.sym[x as usize];
+                self.decrease(sx, a, f);
+                self.increase(sx, c, f, x, &mut grown);
+            }
+            let y = self.next[q as usize];
+            if y != NONE {
+                let sy = self.sym[y as usize];
+                self.decrease(b, sy, f);
+                self.increase(c, sy, f, p, &mut grown);
+            }
+            self.sym[pu] = c;
+            self.sym[q as usize] = NONE;
+            self.next[pu] = y;
+            if y != NONE {
+                self.prev[y as usize] = p;
+            }
+        }
+        // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
+        self.pairs.remove(&key(a, b));
+        for k in grown {
+            let (x, y) = unkey(k);
+            if let Some(pair) = self.pairs.get(&k) {
+                if pair.count > 0 && self.allowed(x, y) {
+                    let entry = self.entry(x, y, pair.count);
+                    self.heap.push(entry);
+                }
+            }
+        }
+    }
+}
