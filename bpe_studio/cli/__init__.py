@@ -21,12 +21,23 @@ from . import compare as compare_command
 from . import convert as convert_command
 from . import decode as decode_command
 from . import encode as encode_command
+from . import encode_corpus as encode_corpus_command
+from . import eval_cmd as eval_command
 from . import inspect_cmd as inspect_command
 from . import train as train_command
 from .common import EXIT_CANCELLED, EXIT_USAGE, CliError, text_arg
 
 # Subcommand modules, in the order `--help` lists them.
-COMMANDS = [train_command, encode_command, decode_command, convert_command, inspect_command, compare_command]
+COMMANDS = [
+    train_command,
+    encode_command,
+    encode_corpus_command,
+    decode_command,
+    convert_command,
+    inspect_command,
+    compare_command,
+    eval_command,
+]
 #: The command run when none is given.
 APP_COMMAND = "app"
 

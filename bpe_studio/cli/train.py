@@ -43,6 +43,8 @@ from ..engine.humanize import (
     merge_rate,
     stop_reason_text,
 )
+from ..engine.remote import is_url
+from ..engine.sources import BadRecordError, CorruptStreamError, expand_inputs
 from .common import EXIT_FAILURE, EXIT_USAGE, CliError, cluster_arg, text_arg
 from .signals import stoppable
 
@@ -58,8 +60,10 @@ def register(subparsers: Any) -> None:
         "inputs",
         nargs="*",
         metavar="INPUT",
-        help="corpus text files (UTF-8): paths, or fsspec URLs such as s3://bucket/corpus.txt; may be "
-        "left out with --counts-in or --resume",
+        help="corpus files: UTF-8 text, JSON Lines (.jsonl/.ndjson), Parquet (.parquet), any of these but "
+        "Parquet compressed (.gz/.bz2/.xz/.zst); folders (searched for those suffixes) and globs; or "
+        "fsspec URLs of text files such as s3://bucket/corpus.txt; may be left out with --counts-in or "
+        "--resume",
     )
     p.add_argument(
         "--vocab-size", type=int, required=True, help="final vocab size, counting 256 bytes and specials"
@@ -92,6 +96,19 @@ def register(subparsers: Any) -> None:
         choices=["error", "replace"],
         default="error",
         help="invalid UTF-8: stop with an error (default) or read it as U+FFFD",
+    )
+    p.add_argument(
+        "--text-field",
+        default="text",
+        metavar="FIELD",
+        type=text_arg,
+        help="JSON Lines / Parquet: the field (column) holding the text; a dotted path such as meta.body "
+        "enters nested objects (default: text)",
+    )
+    p.add_argument(
+        "--skip-bad-records",
+        action="store_true",
+        help="skip (and count) JSON lines and Parquet rows without a text, instead of stopping",
     )
     p.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="folder to write the tokenizer into"
@@ -165,8 +182,11 @@ def _config(args: argparse.Namespace) -> TrainConfig:
     if not args.inputs and args.counts_in is None and args.resume is None:
         raise CliError("give at least one INPUT corpus file, or --counts-in FILE, or --resume CHECKPOINT")
     try:
+        # Folders and globs become the corpus files they hold; URLs pass through.
+        local = [name for name in args.inputs if not is_url(name)]
+        inputs = [*expand_inputs(local), *(name for name in args.inputs if is_url(name))]
         return TrainConfig(
-            inputs=tuple(args.inputs),
+            inputs=tuple(inputs),
             vocab_size=args.vocab_size,
             special_tokens=tuple(args.special_tokens or ()),
             pattern=args.pattern,
@@ -181,6 +201,8 @@ def _config(args: argparse.Namespace) -> TrainConfig:
             checkpoint=args.checkpoint,
             checkpoint_every=args.checkpoint_every,
             resume=args.resume,
+            text_field=args.text_field,
+            skip_bad_records=args.skip_bad_records,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -338,6 +360,8 @@ def run(args: argparse.Namespace) -> int:
                 result = event.result
     except (CorpusDecodeError, CountsFileError, NotRegularFileError, UncuttableTextError) as exc:
         raise CliError(str(exc)) from None
+    except (BadRecordError, CorruptStreamError) as exc:
+        raise CliError(str(exc)) from None
     # A corpus that changed while read: the command was right, the run failed (exit 1); run it again.
     except (WorkerCrashedError, ClusterError, CorpusChangedError) as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
@@ -373,6 +397,7 @@ def _summary(result: TrainResult, path: Path) -> str:
         f"{stop_reason_text(result.stop_reason)}) in {human_seconds(result.timings.get('total', 0.0))} "
         f"({phases})\n"
         f"corpus: {human_bytes(s.bytes)} in {s.files} file(s), {s.documents:,} documents, "
-        f"{s.pretokens:,} pre-tokens ({s.unique_pretokens:,} unique)\n"
-        f"wrote {path}"
+        f"{s.pretokens:,} pre-tokens ({s.unique_pretokens:,} unique)"
+        + (f", {s.bad_records:,} bad records skipped" if s.bad_records else "")
+        + f"\nwrote {path}"
     )

@@ -24,6 +24,7 @@ from .events import (
     TrainResult,
 )
 from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
+from .from_iterator import iter_train_from_iterator, train_from_iterator
 from .preflight import preflight
 from .tokenizer import DisallowedSpecialTokenError, Template, Tokenizer, TokenSpan, UnknownTokenIdError
 from .trainer import iter_train, train, train_bpe
@@ -59,9 +60,11 @@ __all__ = [
     "compile_pattern",
     "detect_format",
     "iter_train",
+    "iter_train_from_iterator",
     "load",
     "preflight",
     "save",
     "train",
     "train_bpe",
+    "train_from_iterator",
 ]

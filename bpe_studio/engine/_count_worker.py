@@ -1,7 +1,8 @@
 """Entry point of a counting worker process, started by :func:`bpe_studio.engine.launch.start_child`.
 
 The parent (see :mod:`bpe_studio.engine.counting`) talks to it over stdin/stdout with length-prefixed
-pickles: first ``(pattern, special_tokens, policy)``, then one :class:`Chunk` per task and finally
+pickles: first ``(pattern, special_tokens, policy, text_field, skip_bad_records)``, then one task (a
+:class:`Chunk` or a piece of another format, see :mod:`~bpe_studio.engine.sources`) at a time and finally
 ``None``. The worker answers each chunk with ``("progress", size, unique)`` and ``None`` with
 ``("done", table, totals)``; a decode error, a file that changed or any other failure is sent as a
 message, not a traceback.
@@ -22,6 +23,7 @@ import sys
 from .config import InvalidUtf8Policy
 from .corpus import CorpusChangedError, CorpusDecodeError
 from .counting import ChunkCounter, read_message, write_message
+from .sources import BadRecordError
 
 
 def main() -> None:
@@ -29,11 +31,20 @@ def main() -> None:
     # Ctrl-C reaches the whole process group; the parent decides what happens and stops the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
-    pattern, special_tokens, policy = read_message(inbox)
-    counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=InvalidUtf8Policy(policy))
+    setup = read_message(inbox)
+    pattern, special_tokens, policy = setup[:3]
+    # The record options came later; a parent that sends only the first three gets the defaults.
+    text_field, skip_bad = setup[3:] if len(setup) == 5 else ("text", False)
+    counter = ChunkCounter(
+        pattern=pattern,
+        special_tokens=special_tokens,
+        policy=InvalidUtf8Policy(policy),
+        text_field=text_field,
+        skip_bad_records=skip_bad,
+    )
     try:
         while (chunk := read_message(inbox)) is not None:
-            counter.count_chunk(chunk)
+            counter.count_task(chunk)
             write_message(outbox, ("progress", chunk.size, len(counter.counts)))
         write_message(outbox, ("done", counter.byte_counts(), counter.totals))
     except (EOFError, BrokenPipeError):
@@ -42,6 +53,8 @@ def main() -> None:
         write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
     except CorpusChangedError as exc:
         write_message(outbox, ("changed", exc.path, exc.detail))
+    except BadRecordError as exc:
+        write_message(outbox, ("bad_record", exc.path, exc.where, exc.reason, exc.fix))
     except Exception as exc:
         write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
 

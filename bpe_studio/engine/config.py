@@ -228,6 +228,10 @@ class TrainConfig:
             (to a larger ``vocab_size``, or after a crash); the result equals an uninterrupted run. Its
             pattern, special tokens, invalid-UTF-8 policy and ``max_token_length`` must be this run's;
             ``inputs`` may be empty (when given, they must be the checkpoint's corpus, unchanged).
+        text_field: For JSON Lines and Parquet inputs, the field (column) holding each record's text; a
+            dotted path like ``"meta.body"`` reaches into nested objects (structs).
+        skip_bad_records: Skip (and count, in ``stats.bad_records``) JSON lines and Parquet rows without a
+            usable text, instead of stopping with an error that names the record.
 
     Example:
         >>> TrainConfig(inputs=["a.txt"], vocab_size=100)  # doctest: +ELLIPSIS
@@ -251,6 +255,8 @@ class TrainConfig:
     checkpoint: Path | None = None
     checkpoint_every: int = 1000
     resume: Path | None = None
+    text_field: str = "text"
+    skip_bad_records: bool = False
     # Derived in __post_init__: the resolved regex text (preset names are expanded).
     pattern_regex: str = field(init=False, repr=False, compare=False)
 
@@ -356,6 +362,10 @@ class TrainConfig:
             raise ValueError(
                 f"checkpoint_every: {self.checkpoint_every!r} must be a positive number of merges"
             )
+        if not isinstance(self.text_field, str) or not self.text_field:
+            raise ValueError(f"text_field: {self.text_field!r} must be a field name, e.g. 'text'")
+        if not isinstance(self.skip_bad_records, bool):
+            raise ValueError(f"skip_bad_records: {self.skip_bad_records!r} must be True or False")
         if self.counts_in is not None and self.resume is not None:
             raise ValueError(
                 "resume: a checkpoint holds its own counts; give either counts_in or resume, not both"

@@ -16,8 +16,8 @@ import signal
 import struct
 import subprocess
 import threading
-from collections import Counter, deque
-from collections.abc import Callable, Generator, Sequence
+from collections import Counter
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -35,6 +35,7 @@ from .corpus import (
 )
 from .launch import start_child
 from .pretokenize import Pretokenizer
+from .sources import BadRecordError, Documents, LineRange, RecordReader, RowGroup, Task
 
 # How often the parent wakes up to check for cancellation while workers count.
 _POLL_SECONDS = 0.05
@@ -51,12 +52,14 @@ class CountTotals:
     documents: int = 0
     special_tokens: int = 0
     pretokens: int = 0
+    bad_records: int = 0
 
     def add(self, other: CountTotals) -> None:
         """Add another set of totals to this one."""
         self.documents += other.documents
         self.special_tokens += other.special_tokens
         self.pretokens += other.pretokens
+        self.bad_records += other.bad_records
 
 
 class ChunkCounter:
@@ -70,12 +73,21 @@ class ChunkCounter:
         [(' b', 1), ('a', 2)]
     """
 
-    def __init__(self, *, pattern: str, special_tokens: Sequence[str], policy: InvalidUtf8Policy) -> None:
+    def __init__(
+        self,
+        *,
+        pattern: str,
+        special_tokens: Sequence[str],
+        policy: InvalidUtf8Policy,
+        text_field: str = "text",
+        skip_bad_records: bool = False,
+    ) -> None:
         self._findall = Pretokenizer(pattern).findall
         # The gpt2 preset is pre-tokenized and counted by the native kernel when it is built (_native).
         self._native_gpt2 = preset_name(pattern) == "gpt2"
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
+        self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
         self.counts: Counter[str] = Counter()
         self.totals = CountTotals()
 
@@ -115,6 +127,38 @@ class ChunkCounter:
         text = decode(raw, self._policy, path=chunk.path, offset=chunk.start)
         self.count_text(text, continues_document=chunk.continues_document)
 
+    def count_task(self, task: Task) -> None:
+        """Count one task of any kind (see :mod:`~bpe_studio.engine.sources`); each record is a document.
+
+        Raises:
+            BadRecordError: A record holds no text (unless bad records are skipped).
+        """
+        if isinstance(task, Chunk):
+            self.count_chunk(task)
+            return
+        records = self._records
+        texts: Iterable[str]
+        if isinstance(task, Documents):
+            texts = task.texts
+        elif isinstance(task, RowGroup):
+            texts = records.row_group(task)
+        elif isinstance(task, LineRange):
+            with open(task.path, "rb") as handle:
+                handle.seek(task.start)
+                data = handle.read(task.size)
+            check_read(Chunk(task.path, task.start, task.end, False), data)
+            texts = records.json_lines(data, path=task.path, offset=task.start, line=None)
+        elif task.format == "jsonl":
+            texts = records.json_lines(task.data, path=task.path, offset=task.offset, line=task.line)
+        else:
+            text = decode(task.data, self._policy, path=task.path, offset=task.offset)
+            self.count_text(text, continues_document=task.continues_document)
+            return
+        bad = records.bad_records
+        for text in texts:
+            self.count_text(text, continues_document=False)
+        self.totals.bad_records += records.bad_records - bad
+
     def byte_counts(self) -> dict[str, int]:
         """The counts keyed by each pre-token's UTF-8 bytes spelled as latin-1 code points."""
         return {token.encode("utf-8").decode("latin-1"): n for token, n in self.counts.items()}
@@ -142,13 +186,15 @@ def _open_local(path: str) -> BinaryIO:
 
 
 def count_serial(
-    chunks: Sequence[Chunk],
+    chunks: Iterable[Task],
     *,
     pattern: str,
     special_tokens: Sequence[str],
     policy: InvalidUtf8Policy,
     cancelled: Callable[[], bool],
     open_file: Callable[[str], AbstractContextManager[BinaryIO]] = _open_local,
+    text_field: str = "text",
+    skip_bad_records: bool = False,
 ) -> Generator[CountUpdate | CountOutcome, None, None]:
     """Count chunks in this process, yielding progress after each; the last item is the outcome.
 
@@ -156,7 +202,13 @@ def count_serial(
     a file stays open while its chunks are read. Stops early (without an outcome) when ``cancelled()``
     becomes true.
     """
-    counter = ChunkCounter(pattern=pattern, special_tokens=special_tokens, policy=policy)
+    counter = ChunkCounter(
+        pattern=pattern,
+        special_tokens=special_tokens,
+        policy=policy,
+        text_field=text_field,
+        skip_bad_records=skip_bad_records,
+    )
     done = 0
     with contextlib.ExitStack() as stack:
         handle: BinaryIO | None = None
@@ -164,6 +216,11 @@ def count_serial(
         for chunk in chunks:
             if cancelled():
                 return
+            if not isinstance(chunk, Chunk):
+                counter.count_task(chunk)
+                done += chunk.size
+                yield CountUpdate(done, len(counter.counts))
+                continue
             if handle is None or chunk.path != current:
                 stack.close()  # the previous file
                 handle, current = stack.enter_context(open_file(chunk.path)), chunk.path
@@ -208,7 +265,7 @@ def read_message(stream: Any) -> Any:
 class _Worker:
     """A counting worker process and what the parent knows of it."""
 
-    def __init__(self, index: int, setup: tuple[str, list[str], str]) -> None:
+    def __init__(self, index: int, setup: tuple[str, list[str], str, str, bool]) -> None:
         # Isolated (never importing from the working folder), running this process's copy of bpe_studio.
         # The kernel may kill it with the thread that starts it only if that thread outlives it: the main
         # thread does; a thread of the caller's might end while this generator waits to be resumed.
@@ -221,7 +278,7 @@ class _Worker:
         self.closed = False
         write_message(self.proc.stdin, setup)
 
-    def give(self, chunk: Chunk | None) -> None:
+    def give(self, chunk: Task | None) -> None:
         """Send a chunk to count, or ``None`` to ask for the table."""
         write_message(self.proc.stdin, chunk)
         if chunk is None:
@@ -245,22 +302,25 @@ class _Worker:
 
 
 def count_parallel(
-    chunks: Sequence[Chunk],
+    chunks: Iterable[Task],
     *,
     workers: int,
     pattern: str,
     special_tokens: Sequence[str],
     policy: InvalidUtf8Policy,
     cancelled: Callable[[], bool],
+    text_field: str = "text",
+    skip_bad_records: bool = False,
 ) -> Generator[CountUpdate | CountOutcome, None, None]:
     """Count chunks in ``workers`` worker processes; yields progress, then the outcome.
 
     Chunks are handed out as workers finish them (two in flight per worker, so none waits for the
     parent). The processes are always stopped when this generator ends, however it ends (outcome, error,
-    cancellation, or the consumer closing it).
+    cancellation, or the consumer closing it). ``chunks`` is taken lazily, as workers need work: a
+    compressed file is decompressed while the workers count what came before.
     """
-    todo = deque(chunks)
-    setup = (pattern, list(special_tokens), policy.value)
+    todo = iter(chunks)
+    setup = (pattern, list(special_tokens), policy.value, text_field, skip_bad_records)
     pool: list[_Worker] = []
     selector = selectors.DefaultSelector()
     try:
@@ -301,6 +361,8 @@ def count_parallel(
                     raise CorpusDecodeError(message[1], message[2], message[3])
                 elif kind == "changed":
                     raise CorpusChangedError(message[1], message[2])
+                elif kind == "bad_record":
+                    raise BadRecordError(*message[1:])
                 else:
                     raise WorkerCrashedError(f"a counting worker failed: {message[1]}")
         yield CountOutcome(merge_tables(tables), totals)
@@ -334,12 +396,12 @@ def _death_message(proc: subprocess.Popen[bytes]) -> str:
     )
 
 
-def _feed(worker: _Worker, todo: deque[Chunk]) -> None:
+def _feed(worker: _Worker, todo: Iterator[Task]) -> None:
     """Give the worker its next chunk, or once none is left, ask it for its table."""
     if worker.closed:
         return
     # The worker reads its pipe in order, so a None sent now is served after the chunks it still holds.
-    worker.give(todo.popleft() if todo else None)
+    worker.give(next(todo, None))
 
 
 def merge_tables(tables: list[dict[str, int]]) -> dict[str, int]:

@@ -96,6 +96,8 @@ class CorpusStats:
         special_tokens: Occurrences of special tokens.
         pretokens: Pre-token occurrences.
         unique_pretokens: Distinct pre-tokens.
+        bad_records: JSON lines and Parquet rows skipped for holding no usable text
+            (``skip_bad_records``).
     """
 
     files: int = 0
@@ -104,6 +106,7 @@ class CorpusStats:
     special_tokens: int = 0
     pretokens: int = 0
     unique_pretokens: int = 0
+    bad_records: int = 0
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from pathlib import Path
 from .checkpoint import CountsFileError, corpus_identity, mismatch, read_header
 from .config import TrainConfig, resolve_pattern
 from .remote import check_url
+from .sources import check_source, is_plain_text
 
 PathArg = str | os.PathLike[str]
 
@@ -73,9 +74,20 @@ def _check_inputs(config: TrainConfig) -> None:
             raise ValueError(f"inputs: {path} is not a regular file; pass text files, not folders")
         if not os.access(path, os.R_OK):
             raise ValueError(f"inputs: {path} is not readable; check its permissions")
+        check_source(path)  # a format this machine cannot read (pyarrow, zstandard missing)
+        if (config.cluster is not None) and not is_plain_text(path):
+            raise ValueError(
+                f"inputs: {path}: a cluster counts plain text files only; train on this machine, or give "
+                "the documents as a text file joined by a special token"
+            )
         local_bytes += info.st_size
     remote_bytes = 0
     for url in config.urls:
+        if not is_plain_text(url):
+            raise ValueError(
+                f"inputs: {url}: JSON Lines, Parquet and compressed files are read from local disk only; "
+                "download the file first"
+            )
         try:
             remote_bytes += check_url(url)
         except ValueError as exc:

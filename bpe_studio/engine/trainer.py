@@ -55,6 +55,7 @@ from .events import (
 from .merge import Merge, MergeLoop, ReplayError
 from .preflight import preflight
 from .remote import file_size, file_stamp, open_binary
+from .sources import plan_sources
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
 #: processes costs more than it saves on them.
@@ -227,21 +228,30 @@ def _count_corpus(
             timings[Phase.PLANNING.value] = now()
             yield PhaseStarted(Phase.COUNTING, now())
         else:
-            chunks = plan_chunks(
+            # Plain text is cut into chunks; JSON Lines, Parquet and compressed files into the tasks of
+            # sources.py (a compressed file is decompressed lazily, as the counting takes its blocks).
+            tasks, known = plan_sources(
                 config.inputs,
                 chunk_size=config.chunk_size,
                 special_tokens=config.special_tokens,
                 newline_cuts=newline_cuts,
+                plan_text=lambda names: plan_chunks(
+                    names,
+                    chunk_size=config.chunk_size,
+                    special_tokens=config.special_tokens,
+                    newline_cuts=newline_cuts,
+                ),
             )
             total_bytes = sum(path.stat().st_size for path in config.inputs)
             timings[Phase.PLANNING.value] = now()
 
             yield PhaseStarted(Phase.COUNTING, now())
-            workers = _worker_count(config, total_bytes, len(chunks))
+            workers = _worker_count(config, total_bytes, known)
+            options.update(text_field=config.text_field, skip_bad_records=config.skip_bad_records)
             counting = (
-                count_serial(chunks, **options)
+                count_serial(tasks, **options)
                 if workers == 1
-                else count_parallel(chunks, workers=workers, **options)
+                else count_parallel(tasks, workers=workers, **options)
             )
         outcome: CountOutcome | None = None
         # closing(): if our consumer stops iterating, the worker processes are stopped at once.
@@ -277,9 +287,17 @@ def _load_counts(config: TrainConfig, source: Path) -> CountsData:
     return loaded
 
 
-def _count_phase(run: _Run) -> Generator[TrainEvent, None, _Counts]:
-    """Counting: load the counts from a file (``counts_in`` or ``resume``), or plan and count the corpus;
-    then report the totals and write the counts file if asked."""
+CountStep = Callable[
+    [TrainConfig, Cancel, Callable[[], float], dict[str, float]],
+    Generator[TrainEvent, None, tuple[CountOutcome | None, int]],
+]
+"""The counting of a corpus: events, then ``(outcome or None if cancelled, corpus bytes)``."""
+
+
+def _count_phase(run: _Run, count: CountStep | None = None) -> Generator[TrainEvent, None, _Counts]:
+    """Counting: load the counts from a file (``counts_in`` or ``resume``), or plan and count the corpus
+    (with ``count``: documents in memory, see from_iterator.py); then report the totals and write the
+    counts file if asked."""
     config, now = run.config, run.now
     source = config.resume if config.resume is not None else config.counts_in
     if source is not None:
@@ -299,8 +317,8 @@ def _count_phase(run: _Run) -> Generator[TrainEvent, None, _Counts]:
         # The corpus's identity is taken before reading it: a file changed meanwhile then fails the check.
         wanted_identity = config.counts_out is not None or config.checkpoint is not None
         corpus = corpus_identity(config.sources) if wanted_identity else ()
-        outcome, total_bytes = yield from _count_corpus(config, run.cancelled, now, run.timings)
-        counts = _Counts(outcome, corpus, total_bytes, len(config.sources))
+        outcome, total_bytes = yield from (count or _count_corpus)(config, run.cancelled, now, run.timings)
+        counts = _Counts(outcome, corpus, total_bytes, len(config.sources) if count is None else 0)
     if counts.outcome is not None:
         yield CountProgress(counts.total_bytes, counts.total_bytes, len(counts.outcome.counts), now())
         if config.counts_out is not None or config.checkpoint is not None:
@@ -323,6 +341,7 @@ def _corpus_stats(counts: _Counts) -> CorpusStats:
         special_tokens=totals.special_tokens,
         pretokens=totals.pretokens,
         unique_pretokens=len(counts.outcome.counts),
+        bad_records=totals.bad_records,
     )
 
 
@@ -428,7 +447,9 @@ def _finish(run: _Run, stats: CorpusStats, merged: _Merged) -> Finished:
     return Finished(result, run.now())
 
 
-def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator[TrainEvent]:
+def iter_train(
+    config: TrainConfig, *, cancel: Cancel | None = None, _count: CountStep | None = None
+) -> Iterator[TrainEvent]:
     """Train a BPE tokenizer, yielding progress events; the last event is :class:`Finished`.
 
     The phases are planning, counting and merging. With a ``cluster``, planning includes starting or
@@ -454,10 +475,12 @@ def iter_train(config: TrainConfig, *, cancel: Cancel | None = None) -> Iterator
             iteration starts).
     """
     # Every check that needs the file system comes first: a missing file or an output that would overwrite
-    # an input is reported before any work, not after counting.
-    preflight(config)
+    # an input is reported before any work, not after counting. (``_count``, from train_from_iterator,
+    # counts documents in memory: no file to check.)
+    if _count is None:
+        preflight(config)
     run = _Run(config, cancel or _never)
-    counts = yield from _count_phase(run)
+    counts = yield from _count_phase(run, _count)
     stats = _corpus_stats(counts)
     merged = yield from _merge_phase(run, counts)
     yield _finish(run, stats, merged)

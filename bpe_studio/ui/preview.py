@@ -18,6 +18,7 @@ from typing import BinaryIO
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from ..engine.humanize import error_message
+from ..engine.sources import head_documents, is_plain_text
 
 #: How much of the first file is read for the start of the first document.
 HEAD_BYTES = 16 * 1024
@@ -25,6 +26,10 @@ HEAD_BYTES = 16 * 1024
 HEAD_CHARS = 600
 #: Bytes read per scanning step.
 BLOCK_BYTES = 4 * 1024 * 1024
+#: The corpus picker's file filter: text, JSON Lines, Parquet and compressed files.
+CORPUS_FILTER = (
+    "Corpus files (*.txt *.text *.md *.csv *.jsonl *.ndjson *.parquet *.gz *.bz2 *.xz *.zst);;All files (*)"
+)
 
 
 @dataclass
@@ -64,6 +69,15 @@ def read_head(paths: Sequence[Path], special_tokens: Sequence[str]) -> tuple[str
     """
     specials = [t for t in special_tokens if t]
     for path in paths:
+        if not is_plain_text(path):  # JSON Lines, Parquet, compressed: the first record's text
+            try:
+                records = head_documents(path, count=20)
+            except (OSError, ValueError, EOFError) as exc:
+                return "", False, f"{path.name}: {error_message(exc) if isinstance(exc, OSError) else exc}"
+            for record in records:
+                if record.strip():
+                    return record[:HEAD_CHARS], len(record) > HEAD_CHARS, ""
+            continue
         try:
             with open(path, "rb") as handle:
                 data = handle.read(HEAD_BYTES)
@@ -171,7 +185,9 @@ class CorpusScanner(QObject):
             self.updated.emit(self.preview)
             self.done.emit(self.preview)
             return
-        self._queue = list(files)
+        # Special tokens are counted in plain text files only (the bytes of the others are compressed or
+        # hold records).
+        self._queue = [p for p in files if is_plain_text(p)]
         self.updated.emit(self.preview)
         self._timer.start()
 

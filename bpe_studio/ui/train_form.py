@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (
 from ..engine import PATTERNS, TrainConfig, compile_pattern
 from ..engine.config import preset_name
 from ..engine.humanize import human_bytes
-from .preview import CorpusPreview, CorpusScanner
+from .preview import CORPUS_FILTER, CorpusPreview, CorpusScanner
 from .settings import TrainSettings
 
 _PRESET_LABELS = {
@@ -284,7 +284,7 @@ class TrainForm(QWidget):
         """Ask for corpus files with a file dialog."""
         start = os.path.dirname(self.files_model.stringList()[-1]) if self.files_model.rowCount() else ""
         paths, _ = QFileDialog.getOpenFileNames(
-            self, "Add corpus files", start, "Text files (*.txt *.text *.md *.jsonl *.csv);;All files (*)"
+            self, "Add corpus files", start, CORPUS_FILTER
         )
         if paths:
             self.add_corpus_files([Path(p) for p in paths])

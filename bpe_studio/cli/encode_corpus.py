@@ -1,0 +1,154 @@
+"""``bpe-studio encode-corpus``: a corpus to one flat array of token ids (``.npy`` or ``.bin``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from ..engine.corpus import CorpusChangedError, CorpusDecodeError, NotRegularFileError, UncuttableTextError
+from ..engine.corpus_encoding import EncodeProgress, EncodeSummary, iter_encode_corpus
+from ..engine.counting import WorkerCrashedError
+from ..engine.formats import FormatError
+from ..engine.humanize import bytes_rate, error_message, human_bytes, human_seconds
+from ..engine.preflight import check_outputs
+from ..engine.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
+from .common import EXIT_FAILURE, CliError, text_arg
+from .signals import stoppable
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``encode-corpus`` subcommand."""
+    p = subparsers.add_parser(
+        "encode-corpus",
+        help="encode a corpus into one array of token ids (.npy or .bin) for model training",
+        description="Encode every document of the inputs (text files, JSON Lines, Parquet, compressed; "
+        "folders and globs) with the tokenizer, in order, the separator's id between documents, into one "
+        ".npy array (numpy.load(..., mmap_mode='r')) or raw little-endian .bin with a .bin.json sidecar.",
+    )
+    p.add_argument("--tokenizer", "-t", required=True, metavar="PATH", help="tokenizer file or folder")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files, folders or globs")
+    p.add_argument("--out", required=True, type=Path, metavar="FILE", help="output file: .npy or .bin")
+    p.add_argument(
+        "--dtype",
+        choices=["auto", "uint16", "uint32"],
+        default="auto",
+        help="id type: auto (uint16 when every id fits, the default), uint16, uint32",
+    )
+    p.add_argument(
+        "--separator",
+        type=text_arg,
+        default=None,
+        metavar="TOKEN",
+        help="a special token of the tokenizer put between documents (and splitting text files), e.g. "
+        "'<|endoftext|>'; none by default",
+    )
+    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--chunk-size", type=int, default=4 << 20, help="bytes per task given to a worker (default: 4 MiB)"
+    )
+    p.add_argument("--text-field", default="text", metavar="FIELD", type=text_arg, help="JSON/Parquet field")
+    p.add_argument("--skip-bad-records", action="store_true", help="skip JSON lines/rows without a text")
+    p.add_argument(
+        "--invalid-utf8", choices=["error", "replace"], default="error", help="invalid UTF-8: stop or U+FFFD"
+    )
+    p.add_argument(
+        "--progress",
+        choices=["auto", "bar", "none"],
+        default="auto",
+        help="progress display: auto (a live line on a terminal), bar, none",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(handler=stoppable(run))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bpe-studio encode-corpus``."""
+    if args.workers is not None and args.workers < 1:
+        raise CliError(f"--workers: {args.workers} must be at least 1")
+    if args.chunk_size < 1:
+        raise CliError(f"--chunk-size: {args.chunk_size} must be a positive number of bytes")
+    try:
+        inputs = expand_inputs(args.inputs)
+        for path in inputs:
+            if not path.exists():
+                raise ValueError(f"inputs: {path} does not exist; check the path")
+            if not path.is_file():
+                raise ValueError(f"inputs: {path} is not a regular file; give files, folders or globs")
+            check_source(path)
+        check_outputs([("--out", args.out)], inputs=[("the input corpus", p) for p in inputs])
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    mode = "none" if args.quiet else args.progress
+    if mode == "auto":
+        mode = "bar" if sys.stderr.isatty() else "none"
+    start = time.monotonic()
+    last = 0.0
+    summary: EncodeSummary | None = None
+    events = iter_encode_corpus(
+        args.tokenizer,
+        inputs,
+        args.out,
+        dtype=args.dtype,
+        separator=args.separator,
+        workers=args.workers,
+        chunk_size=args.chunk_size,
+        text_field=args.text_field,
+        skip_bad_records=args.skip_bad_records,
+        invalid_utf8=args.invalid_utf8,
+    )
+    try:
+        for event in events:
+            if isinstance(event, EncodeSummary):
+                summary = event
+            elif mode == "bar" and isinstance(event, EncodeProgress):
+                now = time.monotonic()
+                if now - last >= 0.1:
+                    last = now
+                    rate = event.bytes_done / max(now - start, 1e-9)
+                    done, total = human_bytes(event.bytes_done), human_bytes(event.bytes_total)
+                    sys.stderr.write(
+                        f"\r\x1b[Kencoding  {done}/{total}  {bytes_rate(rate)}  {event.ids:,} ids"
+                    )
+                    sys.stderr.flush()
+    except FileNotFoundError as exc:
+        raise CliError(f"--tokenizer: {error_message(exc)}") from None
+    except (
+        BadRecordError,
+        CorruptStreamError,
+        CorpusDecodeError,
+        UncuttableTextError,
+        NotRegularFileError,
+        FormatError,
+        ValueError,
+    ) as exc:
+        message = str(exc)
+        for name in ("out", "separator", "dtype"):  # the engine's names for the options
+            if message.startswith(name + ":"):
+                message = "--" + message
+        raise CliError(message) from None
+    except (WorkerCrashedError, CorpusChangedError) as exc:
+        raise CliError(str(exc), EXIT_FAILURE) from None
+    except OSError as exc:
+        raise CliError(error_message(exc), EXIT_FAILURE) from None
+    finally:
+        if isinstance(events, Generator):
+            events.close()  # stops the workers and removes the temporary output at once
+        if mode == "bar":
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+    assert summary is not None
+    if not args.quiet:
+        elapsed = time.monotonic() - start
+        skipped = f", {summary.bad_records:,} bad records skipped" if summary.bad_records else ""
+        documents = "document" if summary.documents == 1 else "documents"
+        sidecar = f" (+ {summary.path}.json)" if summary.path.suffix.lower() == ".bin" else ""
+        print(
+            f"encoded {human_bytes(summary.bytes_read)} ({summary.documents:,} {documents}{skipped}) into "
+            f"{summary.ids:,} {summary.dtype} ids in {human_seconds(elapsed)} "
+            f"({bytes_rate(summary.bytes_read / max(elapsed, 1e-9))})\nwrote {summary.path}{sidecar}"
+        )
+    return 0

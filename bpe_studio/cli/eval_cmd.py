@@ -1,0 +1,138 @@
+"""``bpe-studio eval``: compare tokenizers' compression on corpus files (bytes per token, tokens per word)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from typing import Any
+
+from ..engine.corpus import CorpusDecodeError, UncuttableTextError
+from ..engine.corpus_encoding import corpus_compression
+from ..engine.humanize import error_message
+from ..engine.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
+from .common import CliError, text_arg
+from .encode import load_tokenizer
+from .signals import stoppable
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``eval`` subcommand."""
+    p = subparsers.add_parser(
+        "eval",
+        help="compare tokenizers' compression on corpus files",
+        description="For each corpus file and tokenizer: bytes per token, tokens per word and the token "
+        "count relative to the first tokenizer (below 1: fewer tokens than it). Documents are encoded as "
+        "ordinary text (special tokens in them too).",
+    )
+    p.add_argument(
+        "--tokenizer",
+        "-t",
+        action="append",
+        required=True,
+        dest="tokenizers",
+        metavar="PATH",
+        help="a tokenizer file or folder (repeat to compare; the first is the reference)",
+    )
+    p.add_argument("corpora", nargs="+", metavar="CORPUS", help="corpus files, folders or globs (any format)")
+    p.add_argument("--text-field", default="text", metavar="FIELD", type=text_arg, help="JSON/Parquet field")
+    p.add_argument("--skip-bad-records", action="store_true", help="skip JSON lines/rows without a text")
+    p.add_argument(
+        "--invalid-utf8", choices=["error", "replace"], default="error", help="invalid UTF-8: stop or U+FFFD"
+    )
+    output = p.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    output.add_argument("--csv", action="store_true", help="print the rows as CSV")
+    p.set_defaults(handler=stoppable(run))
+
+
+def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    try:
+        corpora = expand_inputs(args.corpora)
+        for path in corpora:
+            if not path.exists():
+                raise ValueError(f"CORPUS: {path} does not exist; check the path")
+            if not path.is_file():
+                raise ValueError(f"CORPUS: {path} is not a regular file; give files, folders or globs")
+            check_source(path)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    tokenizers = [(name, load_tokenizer(name)) for name in args.tokenizers]
+    rows: list[dict[str, Any]] = []
+    for path in corpora:
+        first_tokens: int | None = None
+        for name, tokenizer in tokenizers:
+            try:
+                figures = corpus_compression(
+                    tokenizer,
+                    path,
+                    text_field=args.text_field,
+                    skip_bad_records=args.skip_bad_records,
+                    invalid_utf8=args.invalid_utf8,
+                )
+            except (BadRecordError, CorruptStreamError, CorpusDecodeError, UncuttableTextError) as exc:
+                raise CliError(str(exc)) from None
+            except OSError as exc:
+                raise CliError(error_message(exc, path=path)) from None
+            if first_tokens is None:
+                first_tokens = figures.tokens
+            rows.append(
+                {
+                    "corpus": str(path),
+                    "tokenizer": name,
+                    "bytes": figures.bytes,
+                    "words": figures.words,
+                    "tokens": figures.tokens,
+                    "bytes_per_token": _round(figures.bytes_per_token),
+                    "tokens_per_word": _round(figures.tokens_per_word),
+                    "ratio": _round(figures.tokens / first_tokens if first_tokens else None),
+                }
+            )
+    return rows
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``bpe-studio eval``."""
+    rows = _rows(args)
+    columns = [
+        "corpus",
+        "tokenizer",
+        "bytes",
+        "words",
+        "tokens",
+        "bytes_per_token",
+        "tokens_per_word",
+        "ratio",
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    if args.csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return 0
+    titles = ["corpus", "tokenizer", "bytes", "words", "tokens", "bytes/token", "tokens/word", "× first"]
+    table = [titles] + [
+        [_cell(row[c]) if c not in ("corpus", "tokenizer") else row[c] for c in columns] for row in rows
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+    for line in table:
+        cells = [cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i]) for i, cell in enumerate(line)]
+        print("  ".join(cells).rstrip())
+    return 0

@@ -1,0 +1,478 @@
+"""Encode a corpus into one flat array of token ids for model training (``.npy`` or raw ``.bin``).
+
+The ids are those of each document encoded with :meth:`Tokenizer.encode_ordinary`, in input order, the
+separator's id between two documents (when a separator is given). A document is a JSON line or Parquet row
+(see :mod:`~bpe_studio.engine.sources`), or the text of a text file between two separators (a file ends a
+document). So the array equals, document by document, what ``encode_ordinary`` gives.
+
+The files are cut into the same tasks as for training (text at certain boundaries of the tokenizer's
+pattern or at the separator, JSON Lines by line ranges, Parquet by row groups, compressed files in
+decompressed blocks); worker processes encode them and the parent writes the results in order, holding at
+most a few tasks' ids at a time, so memory stays flat in the corpus size. The output is written to a
+temporary file beside it and renamed once complete: an interrupted run leaves nothing behind.
+
+``.npy`` files are written by hand (the format is a short header then the raw array; numpy is not needed
+here) and load with ``numpy.load(path, mmap_mode="r")``. A ``.bin`` file holds the raw little-endian ids;
+its dtype and length are in ``PATH.json`` beside it.
+
+Example:
+    >>> summary = encode_corpus("tok.json", ["shard.jsonl.zst"], "ids.npy", separator="<|endoftext|>")
+    ... # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import selectors
+import subprocess
+import sys
+import threading
+from array import array
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .analysis import Compression, compression
+from .config import InvalidUtf8Policy, preset_name
+from .corpus import Chunk, CorpusChangedError, CorpusDecodeError, check_read, decode, plan_chunks
+from .counting import WorkerCrashedError, _death_message, read_message, write_message
+from .launch import start_child
+from .sources import BadRecordError, RecordReader, Task, plan_sources
+from .tokenizer import Tokenizer
+
+#: Typecodes of ``array`` for each output dtype.
+DTYPES = {"uint16": "H", "uint32": "I"}
+_NPY_DESCR = {"uint16": "<u2", "uint32": "<u4"}
+# How often the parent wakes up to check for cancellation while workers encode.
+_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeProgress:
+    """Encoding advanced: input bytes done of the total, and ids written so far."""
+
+    bytes_done: int
+    bytes_total: int
+    ids: int
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeSummary:
+    """What was written: the file(s), the dtype, the number of ids and documents, bad records skipped."""
+
+    path: Path
+    dtype: str
+    ids: int
+    documents: int
+    bad_records: int
+    bytes_read: int
+
+
+def choose_dtype(tokenizer: Tokenizer, dtype: str = "auto") -> str:
+    """``uint16`` when every id fits (``auto``) or when asked and possible; else ``uint32``.
+
+    Raises:
+        ValueError: ``uint16`` was asked for and an id is 65,536 or more.
+    """
+    largest = max([*tokenizer.vocab, *tokenizer.special_tokens.values()])
+    if dtype == "auto":
+        return "uint16" if largest < 1 << 16 else "uint32"
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype: {dtype!r} is not one of auto, uint16, uint32")
+    if dtype == "uint16" and largest >= 1 << 16:
+        raise ValueError(
+            f"dtype: the tokenizer has ids up to {largest:,}, which do not fit uint16; use --dtype uint32 "
+            "(or auto)"
+        )
+    return dtype
+
+
+class TaskEncoder:
+    """Encodes one task (see :mod:`~bpe_studio.engine.sources`) into the ids of its documents.
+
+    Example:
+        >>> enc = TaskEncoder(tok, separator="<|endoftext|>", dtype="uint16")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        *,
+        separator: str | None,
+        dtype: str,
+        policy: InvalidUtf8Policy = InvalidUtf8Policy.ERROR,
+        text_field: str = "text",
+        skip_bad_records: bool = False,
+    ) -> None:
+        self._encode = tokenizer.encode_ordinary
+        self._separator = separator
+        self._split = re.compile(re.escape(separator)) if separator else None
+        self._sep_ids = [tokenizer.special_tokens[separator]] if separator else []
+        self._code = DTYPES[dtype]
+        self._policy = policy
+        self.records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
+
+    def documents(self, task: Task) -> tuple[list[str], bool]:
+        """The documents (or pieces of one) a task holds, and whether its first one starts a document."""
+        if isinstance(task, Chunk):
+            with open(task.path, "rb") as handle:
+                handle.seek(task.start)
+                data = handle.read(task.size)
+            check_read(task, data)
+            text = decode(data, self._policy, path=task.path, offset=task.start)
+            # A chunk cut at a separator starts with it: the split gives the separator's id itself.
+            parts = self._split.split(text) if self._split is not None else [text]
+            return parts, task.start == 0
+        from .sources import Block, Documents, LineRange
+
+        if isinstance(task, Block) and task.format == "text":
+            text = decode(task.data, self._policy, path=task.path, offset=task.offset)
+            parts = self._split.split(text) if self._split is not None else [text]
+            return parts, task.offset == 0
+        if isinstance(task, Documents):
+            return task.texts, True
+        if isinstance(task, LineRange):
+            with open(task.path, "rb") as handle:
+                handle.seek(task.start)
+                data = handle.read(task.size)
+            check_read(Chunk(task.path, task.start, task.end, False), data)
+            return list(self.records.json_lines(data, path=task.path, offset=task.start, line=None)), True
+        if isinstance(task, Block):
+            return list(
+                self.records.json_lines(task.data, path=task.path, offset=task.offset, line=task.line)
+            ), True
+        return list(self.records.row_group(task)), True
+
+    def encode(self, task: Task) -> tuple[bytes, int, bool]:
+        """``(ids as little-endian bytes, documents begun, starts a document)`` of one task."""
+        documents, starts = self.documents(task)
+        ids = array(self._code)
+        for i, document in enumerate(documents):
+            if i:
+                ids.extend(self._sep_ids)
+            ids.extend(self._encode(document))
+        if sys.byteorder == "big":
+            ids.byteswap()
+        return ids.tobytes(), len(documents) if starts else len(documents) - 1, starts
+
+
+def npy_header(dtype: str, count: int) -> bytes:
+    """The header of a version-1.0 ``.npy`` file of ``count`` ids, padded to a fixed 128 bytes.
+
+    The length is fixed (the shape is padded with spaces) so that the header can be written first and
+    rewritten in place once the count is known.
+
+    Example:
+        >>> len(npy_header("uint16", 12)), npy_header("uint16", 12)[:6]
+        (128, b'\\x93NUMPY')
+    """
+    text = f"{{'descr': '{_NPY_DESCR[dtype]}', 'fortran_order': False, 'shape': ({count},), }}"
+    body = text.ljust(128 - 10 - 1) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body.encode("latin-1")
+
+
+def iter_encode_corpus(
+    tokenizer_path: str | os.PathLike[str],
+    inputs: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    dtype: str = "auto",
+    separator: str | None = None,
+    workers: int | None = None,
+    chunk_size: int = 4 << 20,
+    text_field: str = "text",
+    skip_bad_records: bool = False,
+    invalid_utf8: str = "error",
+    cancel: Callable[[], bool] | None = None,
+) -> Iterator[EncodeProgress | EncodeSummary]:
+    """Encode the corpus into ``out`` (``.npy`` or ``.bin``), yielding progress, then the summary.
+
+    Raises:
+        ValueError: A bad option (dtype, separator not a special token of the tokenizer, output suffix).
+        BadRecordError, CorruptStreamError, CorpusDecodeError, CorpusChangedError: As in training.
+        WorkerCrashedError: A worker process died.
+    """
+    from .formats import load
+
+    tokenizer = load(tokenizer_path)
+    chosen = choose_dtype(tokenizer, dtype)
+    target = Path(out)
+    kind = target.suffix.lower()
+    if kind not in (".npy", ".bin"):
+        raise ValueError(f"out: {target} must end in .npy (numpy) or .bin (raw ids and a .json sidecar)")
+    if separator is not None and separator not in tokenizer.special_tokens:
+        names = ", ".join(tokenizer.special_tokens) or "none"
+        raise ValueError(
+            f"separator: {separator!r} is not a special token of the tokenizer (it has: {names})"
+        )
+    policy = InvalidUtf8Policy(invalid_utf8)
+    specials = [separator] if separator else []
+    newline_cuts = preset_name(tokenizer.pattern) is not None
+    tasks, known = plan_sources(
+        inputs,
+        chunk_size=chunk_size,
+        special_tokens=specials,
+        newline_cuts=newline_cuts,
+        plan_text=lambda names: plan_chunks(
+            names, chunk_size=chunk_size, special_tokens=specials, newline_cuts=newline_cuts
+        ),
+    )
+    total = sum(os.path.getsize(p) for p in inputs)
+    wanted = workers if workers is not None else (os.cpu_count() or 1)
+    count = max(1, min(wanted, known))
+    cancelled = cancel or (lambda: False)
+    options = {
+        "separator": separator,
+        "dtype": chosen,
+        "policy": policy,
+        "text_field": text_field,
+        "skip_bad_records": skip_bad_records,
+    }
+    header = npy_header(chosen, 0) if kind == ".npy" else b""
+    temp = _temporary(target, ".tmp")
+    sidecar_temp: str | None = None
+    try:
+        with open(temp, "xb") as handle:
+            handle.write(header)
+            ids = documents = bad = done = 0
+            first = True
+            sep = (chosen, tokenizer.special_tokens[separator]) if separator else None
+            results = (
+                _encode_serial(tokenizer, tasks, options)
+                if count == 1
+                else _encode_parallel(str(tokenizer_path), tasks, count, options, cancelled)
+            )
+            with contextlib.closing(results):
+                for data, docs, starts, size, skipped in results:
+                    if cancelled():
+                        return
+                    if starts and not first and sep is not None:
+                        handle.write(array(DTYPES[sep[0]], [sep[1]]).tobytes())
+                        ids += 1
+                    first = False
+                    handle.write(data)
+                    ids += len(data) // (2 if chosen == "uint16" else 4)
+                    documents += docs
+                    bad += skipped
+                    done += size
+                    yield EncodeProgress(done, total, ids)
+            if kind == ".npy":
+                handle.seek(0)
+                handle.write(npy_header(chosen, ids))
+            handle.flush()
+            os.fsync(handle.fileno())
+        if kind == ".bin":
+            side = {"dtype": chosen, "byteorder": "little", "count": ids, "separator": separator}
+            sidecar_temp = _temporary(target, ".json.tmp")
+            with open(sidecar_temp, "x", encoding="utf-8") as sh:
+                json.dump(side, sh, indent=1)
+            os.replace(sidecar_temp, str(target) + ".json")
+            sidecar_temp = None
+        os.replace(temp, target)
+        temp = ""
+        yield EncodeSummary(target, chosen, ids, documents, bad, done)
+    finally:
+        for leftover in (temp, sidecar_temp):
+            if leftover:
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+
+
+def _temporary(target: Path, suffix: str) -> str:
+    """A new file's name beside ``target`` (created with ``open(..., "x")``: the umask's permissions, as
+    the final file should have, unlike ``mkstemp``'s 0600)."""
+    return str(target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}")
+
+
+def encode_corpus(
+    tokenizer_path: str | os.PathLike[str],
+    inputs: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    **options: Any,
+) -> EncodeSummary:
+    """Encode the corpus into ``out`` and return the summary (see :func:`iter_encode_corpus`)."""
+    for item in iter_encode_corpus(tokenizer_path, inputs, out, **options):
+        if isinstance(item, EncodeSummary):
+            return item
+    raise RuntimeError("encoding was cancelled")
+
+
+Result = tuple[bytes, int, bool, int, int]
+
+
+def _encode_serial(
+    tokenizer: Tokenizer, tasks: Iterator[Task], options: dict[str, Any]
+) -> Generator[Result, None, None]:
+    encoder = TaskEncoder(tokenizer, **options)
+    for task in tasks:
+        before = encoder.records.bad_records
+        data, docs, starts = encoder.encode(task)
+        yield data, docs, starts, task.size, encoder.records.bad_records - before
+
+
+class _EncodeWorker:
+    def __init__(self, setup: tuple[Any, ...]) -> None:
+        self.proc = start_child(
+            "bpe_studio.engine._encode_worker:main",
+            die_with_thread=threading.current_thread() is threading.main_thread(),
+        )
+        self.pending: list[int] = []
+        write_message(self.proc.stdin, setup)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
+def _encode_parallel(
+    tokenizer_path: str,
+    tasks: Iterator[Task],
+    workers: int,
+    options: dict[str, Any],
+    cancelled: Callable[[], bool],
+) -> Generator[Result, None, None]:
+    """Encode tasks in worker processes, yielding their results in task order.
+
+    Each worker holds at most two tasks; a finished result waits in ``ready`` until the ones before it are
+    out, and no task is handed out while ``ready`` holds more than a few, so memory stays bounded.
+    """
+    setup = (
+        # A file by its absolute path (the workers may not share our folder's meaning); a name such as
+        # "gpt2" as it is.
+        os.path.abspath(tokenizer_path) if os.path.exists(tokenizer_path) else tokenizer_path,
+        options["separator"],
+        options["dtype"],
+        options["policy"].value,
+        options["text_field"],
+        options["skip_bad_records"],
+    )
+    pool: list[_EncodeWorker] = []
+    selector = selectors.DefaultSelector()
+    ready: dict[int, Result] = {}
+    sizes: dict[int, int] = {}
+    next_task, next_out = 0, 0
+    exhausted = False
+
+    def feed(worker: _EncodeWorker) -> None:
+        nonlocal next_task, exhausted
+        while not exhausted and len(worker.pending) < 2 and len(ready) < 4 * workers:
+            task = next(tasks, None)
+            if task is None:
+                exhausted = True
+                return
+            write_message(worker.proc.stdin, task)
+            worker.pending.append(next_task)
+            sizes[next_task] = task.size
+            next_task += 1
+
+    try:
+        for _ in range(workers):
+            worker = _EncodeWorker(setup)
+            pool.append(worker)
+            selector.register(worker.proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
+            feed(worker)
+        while not (exhausted and next_out == next_task):
+            if cancelled():
+                return
+            for key, _ in selector.select(timeout=_POLL_SECONDS):
+                worker = key.data
+                try:
+                    message = read_message(worker.proc.stdout)
+                except EOFError:
+                    raise WorkerCrashedError(
+                        _death_message(worker.proc).replace("counting", "encoding")
+                    ) from None
+                kind = message[0]
+                if kind == "ids":
+                    index = worker.pending.pop(0)
+                    ready[index] = (message[1], message[2], message[3], sizes.pop(index), message[4])
+                elif kind == "decode_error":
+                    raise CorpusDecodeError(message[1], message[2], message[3])
+                elif kind == "changed":
+                    raise CorpusChangedError(message[1], message[2])
+                elif kind == "bad_record":
+                    raise BadRecordError(*message[1:])
+                else:
+                    raise WorkerCrashedError(f"an encoding worker failed: {message[1]}")
+            while next_out in ready:
+                yield ready.pop(next_out)
+                next_out += 1
+            for worker in pool:
+                feed(worker)
+    finally:
+        selector.close()
+        for worker in pool:
+            with contextlib.suppress(OSError, ValueError):
+                write_message(worker.proc.stdin, None)
+            worker.stop()
+
+
+def corpus_compression(
+    tokenizer: Tokenizer,
+    path: str | os.PathLike[str],
+    *,
+    chunk_size: int = 4 << 20,
+    text_field: str = "text",
+    skip_bad_records: bool = False,
+    invalid_utf8: str = "error",
+) -> Compression:
+    """The compression figures (:func:`~bpe_studio.engine.analysis.compression`) of one corpus file, read
+    in pieces so that memory stays flat; every document is encoded with ``encode_ordinary``.
+
+    A word cut between two pieces of one document is counted once.
+
+    Example:
+        >>> corpus_compression(tok, "wiki.jsonl.gz").bytes_per_token  # doctest: +SKIP
+        4.31
+    """
+    specials: list[str] = []
+    newline_cuts = preset_name(tokenizer.pattern) is not None
+    tasks, _ = plan_sources(
+        [path],
+        chunk_size=chunk_size,
+        special_tokens=specials,
+        newline_cuts=newline_cuts,
+        plan_text=lambda names: plan_chunks(
+            names, chunk_size=chunk_size, special_tokens=specials, newline_cuts=newline_cuts
+        ),
+    )
+    encoder = TaskEncoder(
+        tokenizer,
+        separator=None,
+        dtype="uint32",
+        policy=InvalidUtf8Policy(invalid_utf8),
+        text_field=text_field,
+        skip_bad_records=skip_bad_records,
+    )
+    characters = size = words = tokens = 0
+    previous_ends_in_word = False
+    for task in tasks:
+        pieces, starts = encoder.documents(task)
+        for i, piece in enumerate(pieces):
+            figures = compression(piece, len(tokenizer.encode_ordinary(piece)))
+            characters += figures.characters
+            size += figures.bytes
+            tokens += figures.tokens
+            words += figures.words
+            continues = i == 0 and not starts
+            if continues and previous_ends_in_word and piece[:1] and not piece[:1].isspace():
+                words -= 1  # one word cut in two by the piece boundary
+            if piece:
+                previous_ends_in_word = not piece[-1].isspace()
+            elif not continues:
+                previous_ends_in_word = False
+    return Compression(characters=characters, bytes=size, words=words, tokens=tokens)
