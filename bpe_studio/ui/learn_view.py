@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 
 from ..engine import MergeMade, TrainConfig
 from ..engine.learn import MergeReplay, Pair, replay_to, sample_passage
+from ..engine.sources import head_documents, is_plain_text
 from .charts import COUNT_COLOR, LogAxis
 from .style import theme_of
 from .token_charts import style_plot
@@ -89,6 +90,7 @@ class LearnView(QWidget):
         self._pattern = "gpt2"
         self._specials: tuple[str, ...] = ()
         self._inputs: tuple[Path, ...] = ()
+        self._text_field = "text"
         self._merges: list[Pair] = []
         self._live = False
         self._user_text = False  # the user typed the sample: keep it across runs
@@ -242,6 +244,7 @@ class LearnView(QWidget):
         if config is not None:
             self._pattern = config.pattern
             self._specials = tuple(config.special_tokens)
+            self._text_field = config.text_field
             self._inputs = tuple(Path(p) for p in config.inputs)
         text = self._replay.text if self._user_text else self._draw_sample()
         # Drawn on the first tick, not now: the run's start keeps the GUI thread busy enough.
@@ -300,12 +303,20 @@ class LearnView(QWidget):
     def _draw_sample(self) -> str:
         if not self._inputs:
             return WELCOME_TEXT
+        path = self._inputs[0]
+        specials = self._specials
         try:
-            with open(self._inputs[0], encoding="utf-8", errors="replace") as file:
-                data = file.read(READ_CHARS)
-        except OSError:
+            if is_plain_text(path):
+                with open(path, encoding="utf-8", errors="replace") as file:
+                    data = file.read(READ_CHARS)
+            else:  # JSON Lines, Parquet or compressed: its first documents, as the preview reads them
+                documents = head_documents(path, text_field=self._text_field, count=40, max_bytes=READ_CHARS)
+                data = (specials[0] if specials else "\n\n").join(documents)
+                if not specials:  # one document per passage anyway
+                    specials = ("\n\n",)
+        except (OSError, ValueError):  # unreadable, corrupt, a package missing: the welcome text then
             return WELCOME_TEXT
-        return sample_passage(data, special_tokens=self._specials, length=SAMPLE_CHARS, pick=self._pick) or (
+        return sample_passage(data, special_tokens=specials, length=SAMPLE_CHARS, pick=self._pick) or (
             WELCOME_TEXT
         )
 

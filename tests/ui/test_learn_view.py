@@ -139,3 +139,18 @@ def test_it_follows_the_theme(qtbot) -> None:  # type: ignore[no-untyped-def]
     view.setPalette(qt_palette(DARK_THEME))
     assert DARK_PALETTE.backgrounds[0] in view.tokens_html()
     assert view.plot_widget.backgroundBrush().color().name().lower() == DARK_THEME.base.lower()
+
+
+def test_a_compressed_json_lines_corpus_gives_a_sample(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import gzip
+    import json
+
+    text = "".join(f"Line {i} of a document stored as JSON Lines.\n" for i in range(30))
+    path = tmp_path / "shard.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for record in ({"text": "short"}, {"text": text}):
+            handle.write(json.dumps(record) + "\n")
+    view = LearnView()
+    qtbot.addWidget(view)
+    view.start_run(TrainConfig(inputs=(path,), vocab_size=300))
+    assert view.sample_text.startswith("Line 0 of a document") and "{" not in view.sample_text
