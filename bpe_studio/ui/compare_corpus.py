@@ -44,13 +44,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .. import __version__
 from ..engine.analysis import Compression
 from ..engine.corpus_encoding import corpus_compression
 from ..engine.formats import atomic_write
 from ..engine.humanize import error_message
 from ..engine.sources import check_source, expand_inputs
 from ..engine.tokenizer import Tokenizer
-from .export_dialog import _render as render_chart_images  # the other charts' renderer
+from .charts import render_chart
 from .file_drop import dropped_paths
 from .preview import CORPUS_FILTER
 from .style import LIGHT_THEME, Theme, theme_of
@@ -249,10 +250,6 @@ def chart_widget(rows: Sequence[CorpusFigures], theme: Theme) -> pg.PlotWidget:
     plot = widget.getPlotItem()
     style_plot(plot, CHART_TITLE, "bytes per token", "corpus file", QColor(theme.text))
     draw_bars(plot, rows, bar_colours(theme, len({r.tokenizer for r in rows})), QColor(theme.text))
-    # Laid out at the export's size now: a widget never shown gets its resize events only when shown.
-    widget.resize(EXPORT_SIZE)
-    widget.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
-    widget.show()
     return widget
 
 
@@ -457,7 +454,9 @@ class CorpusCompareView(QWidget):
             raise ValueError(f"{path.name}: the chart is saved as .png or .svg; choose one of these suffixes")
         widget = chart_widget(self.rows, LIGHT_THEME)
         try:
-            png, svg = render_chart_images(widget, CHART_TITLE)
+            png, svg = render_chart(
+                widget, EXPORT_SIZE, title=CHART_TITLE, description=f"BPE Studio {__version__}"
+            )
         finally:
             widget.deleteLater()
         atomic_write(path, png if suffix == ".png" else svg)
