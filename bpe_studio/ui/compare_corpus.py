@@ -547,7 +547,7 @@ class CorpusCompareView(QWidget):
         if not self._running:
             return
         self._running = False
-        message = str(exc) if not isinstance(exc, OSError) else error_message(exc)
+        message = error_message(exc) if isinstance(exc, BaseException) else str(exc)
         self.status_label.setText(f"Could not compute the figures: {message}")
         self._update_buttons()
         self.failed.emit(message)
