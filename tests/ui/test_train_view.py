@@ -217,7 +217,7 @@ def test_empty_special_token_is_refused(qtbot, window: MainWindow, small_corpus:
     qtbot.mouseClick(view.add_special_button, Qt.MouseButton.LeftButton)
     view.specials_model.setData(view.specials_model.index(1, 0), "")
     _title, text = _wait_error(qtbot, view, view.start_training)
-    assert text.startswith("special_tokens:")
+    assert text.startswith("Special tokens:")  # the form's label, not the field's name
 
 
 # ------------------------------------------------------------------------------------------------------
