@@ -295,7 +295,7 @@ class PlaygroundView(FileDropWidget):
 
     @property
     def merges_used(self) -> int:
-        """How many merges the tokenizer in use has (the slider's position)."""
+        """How many merges the tokenizer in use has (set with the vocab-size slider)."""
         return self.size_box.merges
 
     @property

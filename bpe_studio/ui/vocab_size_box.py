@@ -91,7 +91,8 @@ class VocabSizeBox(QGroupBox):
         slider_row = QHBoxLayout()
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.setToolTip(
-            "Use only the first merges: the tokenizer a training run would have given at that size"
+            "Use only the first merges: the tokenizer a training run would have given at that size. "
+            "The slider follows the curve's log scale; the arrow keys step one merge."
         )
         self.slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.slider.valueChanged.connect(self._on_slider_changed)
