@@ -281,9 +281,9 @@ class TrainForm(QWidget):
         if not self.files_model.rowCount():
             return NO_CORPUS
         if self._pattern_error:
-            return f"Fix the pattern first. {self._pattern_error}"
+            return f"Start needs a working pattern. {self._pattern_error}"
         if self._cluster_error:
-            return f"Fix the Dask cluster first. {self._cluster_error}"
+            return f"Start needs a usable Dask cluster, or none. {self._cluster_error}"
         return ""
 
     def _update_start(self, *, running: bool | None = None) -> None:

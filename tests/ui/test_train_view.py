@@ -183,7 +183,7 @@ def test_bad_pattern_is_shown_inline_and_in_a_dialog(qtbot, window: MainWindow, 
     assert view.pattern_edit.property("invalid") is True
     assert not view.start_button.isEnabled()
     _title, text = _wait_error(qtbot, view, view.start_training)
-    assert text.startswith("Fix the pattern first.") and view.pattern_error.text() in text
+    assert text.startswith("Start needs a working pattern.") and view.pattern_error.text() in text
     # Fixing the pattern clears the inline error; a pattern that can match nothing is refused too.
     qtbot.keyClicks(view.pattern_edit, "x)")
     assert view.pattern_problem == "" and not view.pattern_error.isVisible()
