@@ -17,8 +17,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ..engine import TrainConfig, TrainResult
-from ..engine.formats.named import GPT2_FOLDER
-from ..engine.formats.tiktoken_format import PatternRequiredError
+from ..engine.formats.named import GPT2_FOLDER, download_encoding, find_cached, tiktoken_cache_dir
+from ..engine.formats.tiktoken_format import KNOWN_ENCODINGS, KnownEncoding, PatternRequiredError
 from ..engine.humanize import error_message
 from .common import open_error_box
 from .compare import CompareView
@@ -34,6 +34,14 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
+
+#: OpenAI's encodings offered in the Tokenizer menu, with what uses each.
+OPENAI_ENCODINGS = (
+    ("r50k_base", "GPT-3"),
+    ("p50k_base", "Codex"),
+    ("cl100k_base", "GPT-3.5, GPT-4"),
+    ("o200k_base", "GPT-4o"),
+)
 
 #: File dialog filter for tokenizer files.
 TOKENIZER_FILTER = (
@@ -118,6 +126,11 @@ class TokenizerViews(QObject):
         self.open_gpt2_action = menu.addAction("Open &GPT-2")
         self.open_gpt2_action.setToolTip("GPT-2's tokenizer, shipped with BPE Studio")
         self.open_gpt2_action.triggered.connect(self._on_open_gpt2_action_triggered)
+        self.openai_menu = menu.addMenu("Open &OpenAI encoding")
+        for name, used_by in OPENAI_ENCODINGS:
+            action = self.openai_menu.addAction(f"{name} ({used_by})")
+            action.setToolTip("From tiktoken's cache on this computer; downloaded only if you say so")
+            action.triggered.connect(lambda _checked=False, n=name: self.open_encoding(n))
         menu.addSeparator()
         self.compare_action = menu.addAction("&Compare with…")
         self.compare_action.triggered.connect(lambda: self.choose_tokenizer_file(target=COMPARE_B))
@@ -156,6 +169,49 @@ class TokenizerViews(QObject):
     @Slot()
     def _on_open_gpt2_action_triggered(self) -> None:
         self.open(GPT2_FOLDER)
+
+    def open_encoding(self, name: str) -> None:
+        """Open one of OpenAI's encodings from tiktoken's cache; when it is missing, offer to download it."""
+        encoding = KNOWN_ENCODINGS[name]
+        found = find_cached(encoding)
+        if found is not None:
+            self.open(found)
+            return
+        if not self._ask_download(encoding):
+            self.window.statusBar().showMessage(f"{name} was not opened: it is not on this computer.", 8000)
+            return
+        self.last_error = ""
+
+        def task(ctx: TaskContext) -> tuple[LoadedTokenizer, str, str]:
+            path = download_encoding(name)  # its own timeout; the file is checked before it is kept
+            ctx.check()
+            loaded = load_file(path)
+            _ = loaded.index
+            return loaded, "", CURRENT
+
+        self.loader.start(task)
+        self.window.statusBar().showMessage(f"Downloading {name} from {encoding.url}…")
+        self._pending_source = Path(f"{name}.tiktoken")
+        self._pending_request = ("", CURRENT)
+
+    def _ask_download(self, encoding: KnownEncoding) -> bool:
+        folder = tiktoken_cache_dir()
+        where = (
+            f"put <b>{encoding.name}.tiktoken</b> in <code>{folder}</code>"
+            if folder is not None
+            else f"set TIKTOKEN_CACHE_DIR to a folder holding <b>{encoding.name}.tiktoken</b>"
+        )
+        answer = QMessageBox.question(
+            self.window,
+            f"Download {encoding.name}?",
+            f"<p><b>{encoding.name}</b> is not in tiktoken's cache on this computer, and BPE Studio never "
+            f"downloads anything unasked.</p><p>Download it now from <code>{encoding.url}</code>? The file "
+            "is checked against the SHA-256 that tiktoken publishes before it is kept, in tiktoken's cache "
+            f"(so tiktoken finds it too).</p><p>To use a copy you already have, {where}.</p>",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def choose_tokenizer_file(self, *, target: str = CURRENT) -> None:
         """Ask for a tokenizer file and open it."""

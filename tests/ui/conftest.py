@@ -83,6 +83,8 @@ def _isolated_dirs(tmp_path: Path, shared_cache_dir: Path, monkeypatch: pytest.M
     """Settings go to a fresh temporary folder; caches to the session's."""
     monkeypatch.setenv(CONFIG_DIR_ENV, str(tmp_path / "config"))
     monkeypatch.setenv(CACHE_DIR_ENV, str(shared_cache_dir))
+    # tiktoken's cache: empty, so that a file on this computer cannot change what a test opens.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
 
 
 @pytest.fixture(autouse=True)
