@@ -31,9 +31,11 @@ texts = st.one_of(
     st.text(max_size=40),
 )
 # Pre-tokens longer than 256 bytes take the heap-based merge on both sides.
-long_texts = st.lists(
-    st.sampled_from(["a", "b", "ab", "the", "é", "🙃", "1", " ", "aaaa"]), max_size=400
-).map("".join)
+_LETTERS = ["a", "b", "ab", "the", "é", "aaaa", "in", "ng", "e"]
+long_texts = st.one_of(
+    st.lists(st.sampled_from(_LETTERS), min_size=100, max_size=400).map("".join),  # one long word
+    st.lists(st.sampled_from([*_LETTERS, "🙃", "1", " ", "  "]), max_size=400).map("".join),
+)
 check = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
