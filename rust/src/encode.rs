@@ -236,6 +236,11 @@ impl Encoder {
         }))
     }
 
+    /// The number of cached pre-tokens.
+    fn __len__(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).map.len()
+    }
+
     /// Forgets the cached pre-token encodings.
     fn clear_cache(&self) {
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).map.clear();

@@ -155,7 +155,9 @@ def test_native_cache_is_bounded_and_cleared(cs336_data: Path) -> None:
     text = " ".join(f"w{i}x{i * 7}" for i in range(2000))
     expected = _rebuild(base, "python").encode(text)
     assert small.encode(text) == expected
+    assert small._native is not None and 0 < len(small._native) <= 3
     small.clear_cache()
+    assert len(small._native) == 0
     assert small.encode(text) == expected and small.cache_size == 3
 
 
