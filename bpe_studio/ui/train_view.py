@@ -26,6 +26,7 @@ from ..engine import TrainConfig, TrainResult
 from ..engine.humanize import error_message, human_bytes, human_seconds
 from ..engine.preflight import preflight
 from .common import open_error_box
+from .learn_view import LearnView
 from .settings import Settings, TrainSettings
 from .tasks import TaskRunner
 from .train_form import TrainForm
@@ -108,6 +109,7 @@ class TrainView(QWidget):
         vertical.addWidget(bottom)
         vertical.setStretchFactor(0, 5)
         vertical.setStretchFactor(1, 6)
+        vertical.insertWidget(1, LearnView(self, vertical))  # watch BPE learn: follows this view's runs
         right_layout.addWidget(vertical, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
