@@ -619,10 +619,11 @@ def test_tokenizer_menu(qtbot, window: MainWindow, views: TokenizerViews, tiny_f
     titles = [action.text() for action in window.menuBar().actions()]
     assert titles.index("T&okenizer") == titles.index("&Help") - 1
     texts = [action.text() for action in views.menu.actions() if action.text()]
-    assert texts[:5] == [
+    assert texts[:6] == [
         "&Open tokenizer…",
         "Open tokenizer &folder…",
         "Open &GPT-2",
+        "Open &OpenAI encoding",
         "&Compare with…",
         "&Export…",
     ]
