@@ -3,6 +3,7 @@
 //! replay in Python and calls in here for the index, the choice of the next pair and the merge itself.
 
 mod merge;
+mod encode;
 mod pretok;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -107,6 +108,7 @@ fn count_gpt2<'py>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MergeKernel>()?;
+    m.add_class::<encode::Encoder>()?;
     m.add_function(wrap_pyfunction!(count_gpt2, m)?)?;
     Ok(())
 }
