@@ -125,8 +125,8 @@ def test_whitespace_newline_and_digit_runs(preset: str, runs: str) -> None:
 
 
 # Each code point in contexts where its class decides the cut: between letters of each case, after
-# punctuation (marks are not letters there), after an apostrophe (the contractions, in any case) and
-# after a space.
+# punctuation (marks are not letters there), and in the place of a contraction's letters, in the Basic
+# Multilingual Plane, where all the letters are that fold to theirs (the long s `ſ` matches `(?i:s)`).
 CONTEXTS = ("a{}a", "A{}A", "!!{}", "'{}", "'{}e", "'l{} ")
 
 
@@ -142,8 +142,9 @@ def test_every_code_point_is_classed_as_the_regex_does(preset: str) -> None:
     assert got is not None
     expected = _expected(preset, [text])
     # Named, not diffed: pytest's diff of two dicts of a million entries would take minutes.
-    wrong = [t for t in got[0].keys() | expected[0].keys() if got[0].get(t) != expected[0].get(t)]
-    assert wrong[:10] == [] and got[1] == expected[1]
+    if got != expected:
+        wrong = [t for t in got[0].keys() | expected[0].keys() if got[0].get(t) != expected[0].get(t)]
+        assert wrong[:10] == [] and got[1] == expected[1]
 
 
 def test_gpt2_keeps_its_own_entry_point() -> None:
