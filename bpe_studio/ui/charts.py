@@ -20,9 +20,10 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
-from PySide6.QtCore import QEvent, QRectF
-from PySide6.QtGui import QColor, QPaintEvent, QPalette
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QVBoxLayout, QWidget
+from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QEvent, QIODevice, QRectF, QSize
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPaintEvent, QPalette, QResizeEvent
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsWidget, QVBoxLayout, QWidget
 
 from .style import theme_of
 
@@ -40,6 +41,9 @@ MEAN_WINDOW = 200
 LENGTH_COLUMNS = 400
 #: Points a curve is drawn with at most (its extremes per bin are kept): about two per pixel column.
 CURVE_POINTS = 1000
+#: The axes of empty charts: counts from 1 to 10^4, 0 to 10 seconds.
+EMPTY_COUNT_DECADES = 4
+EMPTY_SECONDS = 10.0
 #: Fixed width of the vertical axes (pixels): tick labels of another width never re-lay the charts out.
 AXIS_WIDTH = 58
 
@@ -181,6 +185,157 @@ def nice_ceil(value: float) -> float:
     return 10.0 * power  # pragma: no cover - rounding
 
 
+def short_number(value: float) -> str:
+    """A tick label: ``256``, ``1k``, ``20k``, ``1.5M``.
+
+    Example:
+        >>> [short_number(v) for v in (256, 1000, 2500, 50000, 1500000, 0.5)]
+        ['256', '1k', '2.5k', '50k', '1.5M', '0.5']
+    """
+    for size, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+#: log10 of the mantissas that get a label on a roomy log axis (1, 2 and 5), and of the others (ticks only).
+_LOG_LABELLED = tuple(math.log10(m) for m in (1, 2, 5))
+_LOG_OTHERS = tuple(math.log10(m) for m in (3, 4, 6, 7, 8, 9))
+
+
+class LogAxis(pg.AxisItem):  # type: ignore[misc]
+    """An axis whose log mode labels only what fits: every decade (or every 2nd, 5th...), plus 2 and 5 when
+    there is room, as short numbers (``100``, ``2k``, ``50k``); other ticks are unlabelled. pyqtgraph's own
+    log axis labels every tick (``6·10²7·10²8·10²9·10²10³``). In linear mode this is pyqtgraph's axis.
+
+    Example:
+        >>> axis = LogAxis("bottom")  # doctest: +SKIP
+        >>> axis.setLogMode(True)  # doctest: +SKIP
+    """
+
+    def __init__(self, orientation: str, **kwargs: object) -> None:
+        super().__init__(orientation, **kwargs)
+        self._labels: dict[float, str] = {}
+
+    def _label_extent(self, samples: Sequence[str]) -> float:
+        """Pixels a label takes along the axis, with a gap to its neighbour."""
+        font = self.style["tickFont"] or self.font()
+        metrics = QFontMetricsF(font if isinstance(font, QFont) else QFont())
+        if self.orientation in ("left", "right"):
+            return metrics.height() * 1.5
+        widest = max((metrics.horizontalAdvance(s) for s in samples), default=0.0)
+        return widest + metrics.horizontalAdvance("MM")
+
+    def logTickValues(  # noqa: N802 - pyqtgraph's name
+        self, min_val: float, max_val: float, size: float, std_ticks: object
+    ) -> list[tuple[float | None, list[float]]]:
+        """Tick levels of a log axis from ``min_val`` to ``max_val`` (log10 units), ``size`` pixels long:
+        labelled ticks first, then the rest."""
+        self._labels = {}
+        if not max_val > min_val or size <= 0 or not math.isfinite(min_val) or not math.isfinite(max_val):
+            return []
+        per_decade = size / (max_val - min_val)
+        first, last = math.floor(min_val), math.ceil(max_val)
+        gap = self._label_extent([short_number(5 * 10.0**d) for d in range(first, last + 1)])
+        step = next(s for s in (1, 2, 3, 5, 10, 20, 50, 100, 10**9) if per_decade * s >= gap)
+        with_25 = step == 1 and per_decade * math.log10(2) >= gap
+        labelled: list[float] = []
+        others: list[float] = []
+        for decade in range(first, last + 1):
+            for offset in _LOG_LABELLED:
+                value = decade + offset
+                if not min_val - 1e-9 <= value <= max_val + 1e-9:
+                    continue
+                if (offset == 0 and decade % step == 0) or (offset > 0 and with_25):
+                    labelled.append(value)
+                elif offset == 0 or per_decade >= 40:
+                    others.append(value)
+            if per_decade >= 40:  # room for the unlabelled 3, 4, 6... ticks
+                others += [decade + o for o in _LOG_OTHERS if min_val <= decade + o <= max_val]
+        if not labelled:  # a narrow range between two labelled ticks: label its ends
+            labelled = [min_val, max_val] if per_decade * (max_val - min_val) >= 2 * gap else [min_val]
+        self._labels = {round(v, 9): short_number(10.0**v) for v in labelled}
+        return [(None, labelled), (None, others)]
+
+    def logTickStrings(  # noqa: N802 - pyqtgraph's name
+        self, values: list[float], scale: float, spacing: float
+    ) -> list[str]:
+        """The labels chosen by :meth:`logTickValues` (empty for the unlabelled ticks)."""
+        return [self._labels.get(round(v, 9), "") for v in values]
+
+
+def lay_out(widget: pg.GraphicsView, size: QSize) -> None:
+    """Resize a chart widget that may never have been shown, and lay its plots out at once.
+
+    A hidden widget gets its resize event only when shown or rendered, and the plots' layouts are activated
+    from the event loop: rendered straight away, the scene would be laid out for another size (titles cut,
+    labels over the ticks, a blank strip). Here the resize event is sent now and every layout activated.
+    """
+    old, old_viewport = widget.size(), widget.viewport().size()
+    widget.resize(size)
+    QCoreApplication.sendEvent(widget, QResizeEvent(size, old))  # sizes the viewport
+    viewport = widget.viewport()
+    # The view hears of its viewport's resize, and pyqtgraph fits its scene to the view then.
+    QCoreApplication.sendEvent(viewport, QResizeEvent(viewport.size(), old_viewport))
+    # Parents first: activating a layout sets its children's geometry, which their own layouts then fill.
+    # (QGraphicsWidget.layout is called unbound: pyqtgraph's PlotItem hides it behind an attribute.)
+    widgets = [item for item in widget.scene().items() if isinstance(item, QGraphicsWidget)]
+    widgets.sort(key=_depth)
+    for item in widgets:
+        layout = QGraphicsWidget.layout(item)
+        if layout is not None:
+            layout.activate()
+
+
+def _depth(item: QGraphicsItem) -> int:
+    depth = 0
+    parent: QGraphicsItem | None = item.parentItem()
+    while parent is not None:
+        depth, parent = depth + 1, parent.parentItem()
+    return depth
+
+
+def render_chart(
+    widget: pg.GraphicsView, size: QSize, *, title: str = "", description: str = ""
+) -> tuple[bytes, bytes]:
+    """Draw a chart widget at ``size`` pixels (laid out for that size, as on screen) as PNG and SVG bytes.
+
+    Example:
+        >>> png, svg = render_chart(pg.PlotWidget(), QSize(600, 400), title="empty")  # doctest: +SKIP
+        >>> png[1:4], svg[:5]  # doctest: +SKIP
+        (b'PNG', b'<?xml')
+    """
+    lay_out(widget, size)
+    image = QImage(size, QImage.Format.Format_ARGB32)
+    image.fill(widget.backgroundBrush().color())
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    widget.render(painter)
+    painter.end()
+    png_data = QByteArray()
+    buffer = QBuffer(png_data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs want bytes, PySide6 a str
+    buffer.close()
+    svg_data = QByteArray()
+    svg_buffer = QBuffer(svg_data)
+    svg_buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    generator = QSvgGenerator()
+    generator.setOutputDevice(svg_buffer)
+    # The widget's resolution: at the generator's own (90 dpi) fonts would come out larger than laid out.
+    generator.setResolution(widget.logicalDpiX())
+    generator.setSize(size)
+    generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
+    generator.setTitle(title)
+    generator.setDescription(description)
+    painter = QPainter(generator)
+    widget.render(painter)
+    painter.end()
+    svg_buffer.close()
+    return bytes(png_data.data()), bytes(svg_data.data())
+
+
 def _style_plot(plot: pg.PlotItem, title: str, left: str, bottom: str, foreground: QColor) -> None:
     plot.setTitle(title, color=foreground.name(), size="10pt")
     plot.setLabel("left", left)
@@ -233,7 +388,7 @@ class TrainCharts(QWidget):
         layout.addWidget(self.view)
 
         # 1. Each merge's count, log scale.
-        self.count_plot: pg.PlotItem = self.view.addPlot(row=0, col=0)
+        self.count_plot: pg.PlotItem = self.view.addPlot(row=0, col=0, axisItems={"left": LogAxis("left")})
         _style_plot(self.count_plot, "Pair count at each merge", "count", "merge #", foreground)
         self.count_plot.setLogMode(x=False, y=True)
         self.count_curve: pg.PlotDataItem = self.count_plot.plot(pen=pg.mkPen(COUNT_COLOR, width=1))
@@ -372,6 +527,7 @@ class TrainCharts(QWidget):
             array.clear()
         self._shown = 0
         self._ranges.clear()
+        self.length_image.clear()  # else the last run's tokens stay drawn until the new run's first merge
         self._dirty = True
         self.set_total_merges(total_merges)
         self.refresh()
@@ -436,13 +592,14 @@ class TrainCharts(QWidget):
             high = max(math.ceil(math.log10(max(float(counts.max()), 1.0))), low + 1)
             self._set_range("count_y", self.count_plot.vb, "y", low, high)
             self._set_range("length_y", self.length_plot.vb, "y", 0, 8 * math.ceil((lengths.max() + 1) / 8))
-        else:
+        else:  # no merges yet (a new run): honest empty axes, not the last run's or pyqtgraph's -0.5..0.5
             self.length_mean.setData([], [])
+            self._set_range("count_y", self.count_plot.vb, "y", 0, EMPTY_COUNT_DECADES)
+            self._set_range("length_y", self.length_plot.vb, "y", 0, 8)
         self.bytes_rate_curve.setData(self._bytes_t.values.copy(), self._bytes_rate.values.copy())
         self.merge_rate_curve.setData(self._merge_t.values.copy(), self._merge_rate.values.copy())
         ends = [float(t.values[-1]) for t in (self._bytes_t, self._merge_t) if len(t)]
-        if ends:
-            self._set_range("rate_x", self.rate_plot.vb, "x", 0, nice_ceil(max(ends)))
+        self._set_range("rate_x", self.rate_plot.vb, "x", 0, nice_ceil(max(ends)) if ends else EMPTY_SECONDS)
         # Both rate axes start at 0, so that the steps' heights compare honestly.
         for key, box, rates in (
             ("bytes_y", self.rate_plot.vb, self._bytes_rate),
@@ -504,4 +661,14 @@ class _TimedGraphicsLayoutWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
         self.last_paint = time.perf_counter() - start
 
 
-__all__ = ["GrowingArray", "StepRate", "TrainCharts", "nice_ceil", "peak_downsample"]
+__all__ = [
+    "GrowingArray",
+    "LogAxis",
+    "StepRate",
+    "TrainCharts",
+    "lay_out",
+    "nice_ceil",
+    "peak_downsample",
+    "render_chart",
+    "short_number",
+]

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, Signal, Slot
-from PySide6.QtGui import QColor, QImage, QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import QSize, Signal, Slot
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 from .. import __version__
 from ..engine import FORMATS
 from ..engine.humanize import error_message
+from .charts import LogAxis, render_chart
 from .export_job import (
     CHART_TITLES,
     DEFAULT_SAMPLE,
@@ -55,37 +55,11 @@ _CHART_SIZE = QSize(900, 500)
 
 
 def _render(widget: pg.PlotWidget, title: str) -> tuple[bytes, bytes]:
-    size = _CHART_SIZE
-    widget.resize(size)
-    image = QImage(size, QImage.Format.Format_ARGB32)
-    image.fill(QColor("white"))
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    widget.render(painter)
-    painter.end()
-    png_data = QByteArray()
-    buffer = QBuffer(png_data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")  # type: ignore[call-overload]  # the stubs want bytes, PySide6 a str
-    buffer.close()
-    svg_data = QByteArray()
-    svg_buffer = QBuffer(svg_data)
-    svg_buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    generator = QSvgGenerator()
-    generator.setOutputDevice(svg_buffer)
-    generator.setSize(size)
-    generator.setViewBox(QRectF(0, 0, size.width(), size.height()))
-    generator.setTitle(title)
-    generator.setDescription(f"BPE Studio {__version__}")
-    painter = QPainter(generator)
-    widget.render(painter)
-    painter.end()
-    svg_buffer.close()
-    return bytes(png_data.data()), bytes(svg_data.data())
+    return render_chart(widget, _CHART_SIZE, title=title, description=f"BPE Studio {__version__}")
 
 
 def _chart_widget(title: str, left: str, bottom: str) -> pg.PlotWidget:
-    widget = pg.PlotWidget()
+    widget = pg.PlotWidget(axisItems={"left": LogAxis("left"), "bottom": LogAxis("bottom")})
     widget.setBackground("w")
     style_plot(widget.getPlotItem(), title, left, bottom, QColor("#1d232b"))
     return widget

@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QPointF, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from .charts import COUNT_COLOR, LENGTH_COLOR, MEAN_COLOR
+from .charts import COUNT_COLOR, LENGTH_COLOR, MEAN_COLOR, LogAxis, short_number
 from .style import theme_of
 
 #: The curve of token count against vocab size (Okabe-Ito blue) and the current cut (vermilion).
@@ -31,6 +31,8 @@ def style_plot(plot: pg.PlotItem, title: str, left: str, bottom: str, foreground
     plot.showGrid(x=True, y=True, alpha=0.15)
     plot.setMenuEnabled(False)
     plot.hideButtons()
+    # A margin, so that the axis titles and the last tick label do not touch the edges (or get cut there).
+    plot.layout.setContentsMargins(4, 4, 10, 6)
     for name in ("left", "bottom"):
         axis = plot.getAxis(name)
         axis.setTextPen(foreground)
@@ -51,7 +53,7 @@ class VocabCurvePlot(QWidget):
         super().__init__(parent)
         palette = self.palette()
         foreground = palette.color(QPalette.ColorRole.Text)
-        self.view = pg.PlotWidget(self)
+        self.view = pg.PlotWidget(self, axisItems={"bottom": LogAxis("bottom")})
         self.view.setBackground(palette.color(QPalette.ColorRole.Base))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -108,7 +110,6 @@ class VocabCurvePlot(QWidget):
         # Several cuts can share a vocab size (a merge that makes no new token): keep the last of each.
         keep = np.append(np.diff(vocab_sizes) != 0, True)
         self.curve.setData(vocab_sizes[keep].astype(np.float64), counts[keep].astype(np.float64))
-        self.plot.getAxis("bottom").setTicks(log_ticks(int(vocab_sizes[0]), int(vocab_sizes[-1])))
         self.plot.enableAutoRange()
 
     def set_current(self, vocab_size: int, count: int | None) -> None:
@@ -134,38 +135,6 @@ class VocabCurvePlot(QWidget):
         self.vocab_size_clicked.emit(max(low, min(high, size)))
 
 
-def short_number(value: int) -> str:
-    """A tick label: ``256``, ``1k``, ``20k``, ``1.5M``.
-
-    Example:
-        >>> [short_number(v) for v in (256, 1000, 2500, 50000, 1500000)]
-        ['256', '1k', '2.5k', '50k', '1.5M']
-    """
-    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
-        if value >= size:
-            return f"{value / size:g}{suffix}"
-    return str(value)
-
-
-def log_ticks(low: int, high: int) -> list[list[tuple[float, str]]]:
-    """Major and minor ticks for a log-scale vocab-size axis from ``low`` to ``high`` (1-2-5 steps)."""
-    majors: list[tuple[float, str]] = []
-    minors: list[tuple[float, str]] = []
-    decade = 1
-    while decade <= max(high, 1) * 10:
-        for step in range(1, 10):
-            value = step * decade
-            if low <= value <= high:
-                if step in (1, 2, 5):
-                    majors.append((math.log10(value), short_number(value)))
-                else:
-                    minors.append((math.log10(value), ""))
-        decade *= 10
-    if len(majors) < 2:  # a narrow range: label its ends
-        majors = [(math.log10(max(v, 1)), short_number(v)) for v in sorted({low, high})]
-    return [majors, minors]
-
-
 def running_mean(values: Sequence[float] | NDArray[np.float64], window: int) -> NDArray[np.float64]:
     """The mean of each ``window`` consecutive values (empty when there are fewer).
 
@@ -188,7 +157,6 @@ __all__ = [
     "LENGTH_COLOR",
     "MEAN_COLOR",
     "VocabCurvePlot",
-    "log_ticks",
     "running_mean",
     "short_number",
     "style_plot",

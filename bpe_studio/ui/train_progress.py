@@ -369,7 +369,7 @@ class TrainProgress(QObject):
                 bar.setRange(0, max(state.merges_total, 1))
                 bar.setValue(state.merges_done)
                 bar.setFormat(f"{state.merges_done:,} of {state.merges_total:,} merges")
-                left = time_left(state.merges_done, state.merges_total, state.merge_rate)
+                left = self._run_meter.time_left()  # merges speed up: see RunMeter
                 if left is not None:
                     labels["eta"].setText(clock(left))
         elif state.phase is Phase.PLANNING:

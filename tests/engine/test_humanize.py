@@ -3,10 +3,11 @@ people (the CLI and the app both use it)."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import CountProgress, MergeMade, Phase, PhaseStarted, StopReason
@@ -91,14 +92,63 @@ def test_the_run_meter_follows_counting_then_merging() -> None:
     meter.update(CountProgress(bytes_done=300, bytes_total=1200, unique_pretokens=9, elapsed=5.0))
     assert meter.bytes_rate == 100.0 and meter.time_left() == 9.0
     meter.update(PhaseStarted(Phase.MERGING, 14.0))
-    # The merge rate counts from the first merge (the set-up before it is not merging) and is trusted
-    # once merging has gone on for MERGE_RATE_AFTER seconds.
+    # The merge rate counts from the first merge (the set-up before it is not merging), is trusted once
+    # merging has gone on for MERGE_RATE_AFTER seconds, and is that of the last fifth of merging.
     meter.update(_merge(0, 15.0))
     meter.update(_merge(9, 15.0 + MERGE_RATE_AFTER / 2))
     assert meter.merge_rate == 0.0 and meter.time_left() is None
-    meter.update(_merge(19, 17.0))
-    assert meter.merge_rate == pytest.approx(19 / 2.0)
-    assert meter.time_left() == pytest.approx((100 - 20) / (19 / 2.0))
+    meter.update(_merge(19, 17.0))  # 2 s of merging: the rate since 1.6 s ago, i.e. since merge 9
+    assert meter.merge_rate == pytest.approx(10 / (2.0 - MERGE_RATE_AFTER / 2))
+    assert meter.time_left() == pytest.approx((100 - 20) / meter.merge_rate)
+
+
+def _accelerating_run(meter: RunMeter, total: int, *, until: int, batch: int) -> float:
+    """Feed merges 0..until-1 of a run whose merges get cheaper (merge i costs 1/(i+50) of a time unit,
+    as pair counts fall); return the true time left after them."""
+    scale = 10.0
+
+    def elapsed(done: int) -> float:
+        return 1.0 + scale * math.log((done + 50) / 50)
+
+    meter.update(PhaseStarted(Phase.MERGING, 1.0))
+    for index in [*range(0, until, batch), until - 1]:  # as the app sees them: one event per batch
+        meter.update(_merge(index, elapsed(index + 1), total=total))
+    return elapsed(total) - elapsed(until)
+
+
+@pytest.mark.parametrize("share", [0.1, 0.3, 0.5, 0.9, 0.99])
+@pytest.mark.parametrize("batch", [1, 97])
+def test_the_time_left_holds_while_merges_speed_up(share: float, batch: int) -> None:
+    total = 20_000
+    meter = RunMeter()
+    truth = _accelerating_run(meter, total, until=int(total * share), batch=batch)
+    left = meter.time_left()
+    assert left is not None
+    # An average since the first merge says 4 to 15 times the truth here (the issue's "1:56 left" seconds
+    # before the end), the recent rate alone up to 5 times; the growing rate stays within 2 times.
+    assert truth / 2 <= left <= truth * 2, (left, truth)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    rate=st.floats(10.0, 1e6),
+    batch=st.integers(1, 500),
+    total=st.integers(2_000, 50_000),
+    share=st.floats(0.1, 0.95),
+)
+def test_a_steady_run_gets_its_exact_time_left(rate: float, batch: int, total: int, share: float) -> None:
+    meter = RunMeter()
+    meter.update(PhaseStarted(Phase.MERGING, 0.0))
+    until = max(int(total * share), 2)
+    for index in [*range(0, until, batch), until - 1]:
+        meter.update(_merge(index, 0.5 + (index + 1) / rate, total=total))
+    spent = (until - 1) / rate
+    left = meter.time_left()
+    if spent <= MERGE_RATE_AFTER:
+        assert left is None
+    else:
+        assert meter.merge_rate == pytest.approx(rate, rel=1e-6)
+        assert left == pytest.approx((total - until) / rate, rel=1e-6)
 
 
 def test_a_short_run_still_gets_a_final_merge_rate() -> None:
