@@ -85,8 +85,9 @@ class ChunkCounter:
         skip_bad_records: bool = False,
     ) -> None:
         self._findall = Pretokenizer(pattern).findall
-        # The gpt2 preset is pre-tokenized and counted by the native kernel when it is built (_native).
-        self._native_gpt2 = preset_name(pattern) == "gpt2"
+        # The presets are pre-tokenized and counted by the native kernel when it is built (_native).
+        preset = preset_name(pattern)
+        self._native_preset = preset if preset in _native.NATIVE_PRESETS else None
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
         self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
@@ -98,9 +99,9 @@ class ChunkCounter:
         parts = self._special_re.split(text) if self._special_re is not None else [text]
         self.totals.special_tokens += len(parts) - 1
         findall, update = self._findall, self.counts.update
-        if self._native_gpt2:
+        if self._native_preset is not None:
             documents_text = [part for part in parts if part]
-            native = _native.count_gpt2(documents_text)
+            native = _native.count_pretokens(self._native_preset, documents_text)
             if native is not None:
                 found, pretokens = native
                 self.totals.pretokens += pretokens
