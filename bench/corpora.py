@@ -1,6 +1,6 @@
 """Deterministic, offline benchmark corpora for BPE Studio.
 
-Three kinds of corpus are available, all plain UTF-8 text whose documents are joined by the literal
+Five kinds of corpus are available, all plain UTF-8 text whose documents are joined by the literal
 special token ``<|endoftext|>``:
 
 * :func:`corpus_en` -- the small reference corpus shipped with the shared CS336 test data.
@@ -10,6 +10,8 @@ special token ``<|endoftext|>``:
   so the corpus is built from installed packages instead of a download.
 * :func:`synthetic` -- a corpus of any size made of random words with a Zipf-like frequency
   distribution, for scaling experiments.
+* :func:`chinese` -- Chinese-like text (CJK characters, no spaces: long pre-tokens), 2.3 MB by default.
+* :func:`identifiers` -- code-like lines of made-up identifiers (mostly unique pre-tokens), 6.8 MB.
 
 Built corpora are cached in ``bench/.cache/`` next to a ``.json`` file with their statistics and are
 rebuilt only when missing. Run ``python bench/corpora.py --help`` for the command line.
@@ -757,6 +759,179 @@ def synthetic(
 
 
 # --------------------------------------------------------------------------------------------------
+# Chinese text and made-up identifiers: where long and rare pre-tokens dominate
+# --------------------------------------------------------------------------------------------------
+
+_HAN_FIRST, _HAN_LAST = 0x4E00, 0x9FA5  # CJK Unified Ideographs (the basic block)
+_HAN_CHARACTERS = 3_500  # about the characters of everyday Chinese (the "common characters" list)
+_CHINESE_WORD_LENGTHS = ((1, 2, 3, 4), (30, 50, 12, 8))  # characters per word, and how often
+_CHINESE_PUNCTUATION = ("，", "、", "；", "：")
+_CHINESE_END = (("。", "？", "！", "……"), (85, 7, 6, 2))
+_LATIN_WORDS = ("Python", "Linux", "HTTP", "API", "GPU", "Unicode", "BPE", "iPhone", "Wi-Fi", "CPU")
+
+
+def _zipf_cum_weights(size: int) -> list[float]:
+    return list(itertools.accumulate((rank + _ZIPF_OFFSET) ** -_ZIPF_EXPONENT for rank in range(1, size + 1)))
+
+
+def _write_chinese(writer: _CorpusWriter, size_bytes: int, seed: int, vocab: int) -> None:
+    """Write Chinese-like text of at most ``size_bytes`` bytes (see :func:`chinese`)."""
+    rng = random.Random(seed)
+    characters = rng.sample([chr(c) for c in range(_HAN_FIRST, _HAN_LAST + 1)], _HAN_CHARACTERS)
+    char_weights = _zipf_cum_weights(len(characters))
+    words: dict[str, None] = {}
+    while len(words) < vocab:
+        length = rng.choices(*_CHINESE_WORD_LENGTHS)[0]
+        words["".join(rng.choices(characters, cum_weights=char_weights, k=length))] = None
+    vocabulary = list(words)
+    word_weights = _zipf_cum_weights(len(vocabulary))
+
+    def clause() -> str:
+        parts = rng.choices(vocabulary, cum_weights=word_weights, k=rng.randint(2, 9))
+        roll = rng.random()
+        if roll < 0.05:  # a number, as Chinese text writes them (Arabic digits, no spaces)
+            parts.insert(rng.randrange(len(parts) + 1), str(rng.randrange(1, 3000)))
+        elif roll < 0.08:  # a Latin word, with spaces around as in most Chinese typesetting
+            parts.insert(rng.randrange(len(parts) + 1), f" {rng.choice(_LATIN_WORDS)} ")
+        return "".join(parts)
+
+    def sentence() -> str:
+        clauses = [clause() for _ in range(rng.randint(1, 4))]
+        return (
+            "".join(c + rng.choice(_CHINESE_PUNCTUATION) for c in clauses[:-1])
+            + clauses[-1]
+            + (rng.choices(*_CHINESE_END)[0])
+        )
+
+    while True:
+        paragraphs = ["".join(sentence() for _ in range(rng.randint(2, 8))) for _ in range(rng.randint(1, 6))]
+        encoded = "\n\n".join(paragraphs).encode("utf-8")
+        if writer.size + writer.cost(encoded) > size_bytes:
+            return
+        writer.write(encoded)
+
+
+def chinese(
+    size_bytes: int = 2_300_000, *, seed: int = 0, vocab: int = 20_000, cache_dir: Path | None = None
+) -> Path:
+    """Return a corpus of Chinese-like text of about ``size_bytes`` bytes (CJK: long pre-tokens).
+
+    Words of 1-4 characters (2 most often) are drawn from 3,500 random characters of the basic CJK block
+    with Zipf-like frequencies, and occur themselves with a Zipf-Mandelbrot law. Sentences are clauses of
+    2-9 words written without spaces and joined by full-width punctuation (，、；：), ending in 。？！ or
+    ……; a few clauses hold a number or a Latin word. Paragraphs are 2-8 sentences, documents 1-6 paragraphs
+    joined by ``<|endoftext|>``. As in real Chinese text, a pre-tokenizer that splits at letters meets a
+    whole clause as one pre-token (16 bytes on average, often 50 or more), which is what makes such
+    corpora hard for a merge loop. The text is not Chinese (the words mean nothing); its statistics are
+    what matters. The output depends only on the arguments.
+
+    Args:
+        size_bytes: The maximum size in bytes (reached to within one document).
+        seed: Seed of the random generator.
+        vocab: Number of distinct words.
+        cache_dir: Where to cache the corpus; defaults to ``<repo root>/bench/.cache``.
+
+    Returns:
+        The path of the cached corpus.
+    """
+    if size_bytes <= 0 or vocab <= 0:
+        raise ValueError(f"size_bytes and vocab must be positive, got {size_bytes} and {vocab}")
+    name = f"chinese-v{_FORMAT_VERSION}-seed{seed}-vocab{vocab}-{size_bytes}.txt"
+
+    def build(writer: _CorpusWriter) -> dict[str, Any]:
+        _write_chinese(writer, size_bytes, seed, vocab)
+        return {"kind": "chinese", "target_bytes": size_bytes, "seed": seed, "vocab": vocab}
+
+    return _cached(Path(cache_dir or DEFAULT_CACHE_DIR) / name, build)
+
+
+_SYLLABLE_ONSETS = ("", "b", "br", "c", "ch", "d", "dr", "f", "g", "gr", "h", "j", "k", "kr", "l", "m", "n",
+                    "p", "pl", "qu", "r", "s", "sh", "st", "t", "th", "tr", "v", "w", "x", "z")  # fmt: skip
+_SYLLABLE_VOWELS = ("a", "e", "i", "o", "u", "y", "ai", "ea", "ou", "io")
+_SYLLABLE_CODAS = ("", "", "", "n", "r", "s", "x", "l", "m", "nd", "st", "ck")
+_KEYWORDS = ("if", "for", "return", "let", "const", "def", "while", "else", "self", "this", "new", "await")
+_LINE_SHAPES = (
+    "{i}{a} = {b}({c}, {d})",
+    "{i}{a}.{b} = {c} + {n}",
+    "{i}{k} {a} in {b}:",
+    "{i}{k} {a}({b}, {c}={n})",
+    "{i}{a}[{b}] = {c}.{d}()",
+    "{i}{k} {a}.{b}({c})",
+    "{i}// {a} {b} {c}",
+    "{i}{a} {b} {c} {d}",
+)
+
+
+def _identifier(rng: random.Random) -> str:
+    """A made-up name of 2-4 syllables in camelCase, PascalCase or snake_case, sometimes with digits."""
+    syllables = [
+        rng.choice(_SYLLABLE_ONSETS) + rng.choice(_SYLLABLE_VOWELS) + rng.choice(_SYLLABLE_CODAS)
+        for _ in range(rng.randint(2, 4))
+    ]
+    style = rng.random()
+    if style < 0.55:
+        name = syllables[0] + "".join(s.capitalize() for s in syllables[1:])
+    elif style < 0.9:
+        name = "".join(s.capitalize() for s in syllables)
+    else:
+        name = "_".join(syllables)
+    return name + (str(rng.randrange(100)) if rng.random() < 0.1 else "")
+
+
+def _write_identifiers(writer: _CorpusWriter, size_bytes: int, seed: int) -> None:
+    """Write code-like text of at most ``size_bytes`` bytes (see :func:`identifiers`)."""
+    rng = random.Random(seed)
+    while True:
+        names: list[str] = []  # a document reuses some of its own names, as code does
+        lines = []
+        for _ in range(rng.randint(20, 80)):
+            fresh = [
+                rng.choice(names) if names and rng.random() < 0.1 else _identifier(rng) for _ in range(4)
+            ]
+            names.extend(fresh)
+            a, b, c, d = fresh
+            indent = " " * rng.choice((0, 4, 4, 8, 8, 12))
+            shape = rng.choice(_LINE_SHAPES)
+            lines.append(
+                shape.format(i=indent, a=a, b=b, c=c, d=d, k=rng.choice(_KEYWORDS), n=rng.randrange(1000))
+            )
+        encoded = "\n".join(lines).encode("ascii")
+        if writer.size + writer.cost(encoded) > size_bytes:
+            return
+        writer.write(encoded)
+
+
+def identifiers(size_bytes: int = 6_800_000, *, seed: int = 0, cache_dir: Path | None = None) -> Path:
+    """Return a corpus of code-like lines of made-up identifiers (rare pre-tokens), ``size_bytes`` or less.
+
+    Each line has one of a few shapes (an assignment, a call, a loop head, a comment) filled with keywords,
+    numbers and four names of 2-4 random syllables in camelCase, PascalCase or (a tenth) snake_case; a
+    tenth of the names end in digits, and a tenth repeat one used earlier in the same document. Almost
+    every name is new, so most unique pre-tokens occur once or twice (6.8 MB hold 1.19 million pre-tokens,
+    366,000 of them unique, under the gpt2 pattern): the merge loop's tables are large and its counts
+    small, the opposite of natural text. Documents are 20-80 lines joined by ``<|endoftext|>``; the
+    output is ASCII and depends only on the arguments.
+
+    Args:
+        size_bytes: The maximum size in bytes (reached to within one document).
+        seed: Seed of the random generator.
+        cache_dir: Where to cache the corpus; defaults to ``<repo root>/bench/.cache``.
+
+    Returns:
+        The path of the cached corpus.
+    """
+    if size_bytes <= 0:
+        raise ValueError(f"size_bytes must be positive, got {size_bytes}")
+    name = f"identifiers-v{_FORMAT_VERSION}-seed{seed}-{size_bytes}.txt"
+
+    def build(writer: _CorpusWriter) -> dict[str, Any]:
+        _write_identifiers(writer, size_bytes, seed)
+        return {"kind": "identifiers", "target_bytes": size_bytes, "seed": seed}
+
+    return _cached(Path(cache_dir or DEFAULT_CACHE_DIR) / name, build)
+
+
+# --------------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------------
 
@@ -828,11 +1003,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SIZE_MB",
         help="build synthetic corpora of these sizes in MB (1 MB = 10^6 bytes)",
     )
+    parser.add_argument(
+        "--chinese", type=float, metavar="SIZE_MB", help="build the Chinese-text corpus (2.3)"
+    )
+    parser.add_argument(
+        "--identifiers", type=float, metavar="SIZE_MB", help="build the made-up-identifiers corpus (6.8)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpora")
     parser.add_argument("--vocab", type=int, default=50_000, help="vocabulary of the synthetic corpora")
     parser.add_argument("--cache-dir", type=Path, default=None, help=f"default: {DEFAULT_CACHE_DIR}")
     args = parser.parse_args(argv)
-    if not (args.install or args.natural or args.synthetic):
+    if not (args.install or args.natural or args.synthetic or args.chinese or args.identifiers):
         parser.print_help()
         return 2
     if args.install and (status := install_packages()) != 0:
@@ -851,6 +1032,16 @@ def main(argv: list[str] | None = None) -> int:
             synthetic, round(size_mb * 1e6), seed=args.seed, vocab=args.vocab, cache_dir=args.cache_dir
         )
         rows.append(_timed(f"synthetic-{size_mb:g}MB", build))
+    if args.chinese:
+        build_chinese = functools.partial(
+            chinese, round(args.chinese * 1e6), seed=args.seed, cache_dir=args.cache_dir
+        )
+        rows.append(_timed(f"chinese-{args.chinese:g}MB", build_chinese))
+    if args.identifiers:
+        build_identifiers = functools.partial(
+            identifiers, round(args.identifiers * 1e6), seed=args.seed, cache_dir=args.cache_dir
+        )
+        rows.append(_timed(f"identifiers-{args.identifiers:g}MB", build_identifiers))
     if rows:
         _print_table(rows)
     if args.natural:

@@ -172,7 +172,8 @@ def stream_worker(path: Path, size: int, data: Path) -> dict[str, Any]:
         "rss_before": before,
         "peak": peak,
         "lifetime_peak": lifetime_peak,
-        "cache_entries": len(tok._cache),  # the bounded pre-token cache, the main part of the extra memory
+        # the bounded pre-token cache, the main part of the extra memory (held natively when native)
+        "cache_entries": len(tok._native) if tok._native is not None else len(tok._cache),
     }
 
 
@@ -202,7 +203,7 @@ def cpu_name() -> str:
 
 
 def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float, float | None]]:
-    """Rows of (encoder, encode MB/s, decode MB/s).
+    """Rows of (encoder, encode MB/s, decode MB/s): ours native (when built) and pure Python, then the others.
 
     The fast measurements are interleaved over ``rounds`` rounds and the best of each is kept, so that a
     burst of load from other processes on a shared machine does not favour one library.
@@ -212,11 +213,21 @@ def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float,
     from tokenizers import decoders, models, pre_tokenizers
 
     sys.path.insert(0, str(REPO_ROOT))
-    from bpe_studio.engine import Tokenizer
+    from bpe_studio.engine import Tokenizer, _native
 
     size = len(text.encode("utf-8")) / MB
-    ours = Tokenizer.from_files(data / "gpt2_vocab.json", data / "gpt2_merges.txt", [SPECIAL])
-    cold, ids = best_of(1, lambda: ours.encode_ordinary(text))
+    # One tokenizer per encoder: the backend is chosen when a Tokenizer is made (BPE_STUDIO_PURE).
+    toks: dict[str, Tokenizer] = {}
+    for backend in ("native", "python"):
+        os.environ[_native.PURE_ENV] = "1" if backend == "python" else "0"
+        tok = Tokenizer.from_files(data / "gpt2_vocab.json", data / "gpt2_merges.txt", [SPECIAL])
+        if tok.backend == backend:
+            toks[backend] = tok
+    os.environ.pop(_native.PURE_ENV)
+    cold: dict[str, float] = {}
+    for backend, tok in toks.items():
+        cold[backend], ids = best_of(1, lambda: tok.encode_ordinary(text))  # noqa: B023 - called at once
+    ours = toks["python"]
 
     # tiktoken reads GPT-2's two files from its cache folder: fill a private one from the shared data.
     cache = CACHE_DIR / "tiktoken-gpt2"
@@ -241,10 +252,13 @@ def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float,
     assert [e.ids for e in hf.encode_batch(sample)] == [ours.encode_ordinary(line) for line in sample]
 
     best: dict[str, float] = {}
-    actions: dict[str, Callable[[], Any]] = {
-        "ours warm": lambda: ours.encode_ordinary(text),
+    actions: dict[str, Callable[[], Any]] = {}
+    for backend, tok in toks.items():
+        assert tok.encode_ordinary(text) == ids, f"the {backend} encoder disagrees"
+        actions[f"{backend} warm"] = lambda tok=tok: tok.encode_ordinary(text)  # type: ignore[misc]
+        actions[f"{backend} decode"] = lambda tok=tok: tok.decode(ids)  # type: ignore[misc]
+    actions |= {
         "tiktoken": lambda: enc.encode_ordinary(text),
-        "ours decode": lambda: ours.decode(ids),
         "tiktoken decode": lambda: enc.decode(ids),
         "hf decode": lambda: hf.decode(ids),
     }
@@ -253,9 +267,18 @@ def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float,
             seconds, _ = best_of(1, action)
             best[name] = min(best.get(name, float("inf")), seconds)
 
+    rows: list[tuple[str, float, float | None]] = []
+    for backend in toks:
+        rows.append((f"BPE Studio {backend}, cold cache", size / cold[backend], None))
+        rows.append(
+            (
+                f"BPE Studio {backend}, warm cache",
+                size / best[f"{backend} warm"],
+                size / best[f"{backend} decode"],
+            )
+        )
     return [
-        ("BPE Studio, cold cache", size / cold, None),
-        ("BPE Studio, warm cache", size / best["ours warm"], size / best["ours decode"]),
+        *rows,
         ("tiktoken (encode_ordinary)", size / best["tiktoken"], size / best["tiktoken decode"]),
         ("tokenizers (encode_batch, 1 thread)", size / hf_encode, size / best["hf decode"]),
     ]
@@ -289,9 +312,18 @@ def main(argv: list[str] | None = None) -> int:
     rows = throughput(text, data)
     for name, enc, dec in rows:
         print(f"| {name} | {enc:.2f} | {'' if dec is None else f'{dec:.1f}'} |")
-    tiktoken_speed = rows[2][1]
-    warm_ratio, cold_ratio = rows[1][1] / tiktoken_speed, rows[0][1] / tiktoken_speed
-    print(f"\nwarm / tiktoken: {warm_ratio:.2f}x; cold / tiktoken: {cold_ratio:.2f}x")
+    speeds = {name: (enc, dec) for name, enc, dec in rows}
+    tiktoken_speed, tiktoken_decode = speeds["tiktoken (encode_ordinary)"]
+    print()
+    for backend in ("native", "python"):
+        if f"BPE Studio {backend}, cold cache" not in speeds:
+            continue
+        warm, decode = speeds[f"BPE Studio {backend}, warm cache"]
+        cold = speeds[f"BPE Studio {backend}, cold cache"][0]
+        print(
+            f"{backend}: warm / tiktoken {warm / tiktoken_speed:.2f}x; cold / tiktoken "
+            f"{cold / tiktoken_speed:.2f}x; decode / tiktoken {(decode or 0) / (tiktoken_decode or 1):.2f}x"
+        )
     if args.no_stream:
         return 0
 

@@ -7,7 +7,7 @@ processes; ``tokenizers`` uses threads) every 10 ms and keeps the peak of their 
 Usage::
 
     python bench/train.py                    # corpus.en, the ~100 MB natural corpus, synthetic sizes
-    python bench/train.py --only corpus-en   # one corpus
+    python bench/train.py --only corpus-en   # one corpus (also natural, synthetic, chinese, identifiers)
     python bench/train.py --synthetic 10 30 100 --vocab-size 10000
     python bench/train.py --backend native   # ours with the native kernel only (default: both engines)
 
@@ -31,7 +31,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from corpora import corpus_en, natural, synthetic  # noqa: E402
+from corpora import chinese, corpus_en, identifiers, natural, synthetic  # noqa: E402
 from measure import measure  # noqa: E402
 
 ENDOFTEXT = "<|endoftext|>"
@@ -181,7 +181,9 @@ def print_table(rows: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--only", choices=["corpus-en", "natural", "synthetic"], action="append")
+    parser.add_argument(
+        "--only", choices=["corpus-en", "natural", "synthetic", "chinese", "identifiers"], action="append"
+    )
     parser.add_argument("--vocab-size", type=int, default=10_000, help="vocab size for the large corpora")
     parser.add_argument(
         "--workers", default="2", help="worker processes / threads for both ('auto' for default)"
@@ -191,9 +193,12 @@ def main(argv: list[str] | None = None) -> int:
         "--backend", choices=["native", "python", "both"], default="both", help="our merge loop(s) to measure"
     )
     parser.add_argument("--natural-mb", type=float, default=100, help="size of the natural corpus in MB")
+    parser.add_argument(
+        "--identifiers-vocab-size", type=int, default=5_000, help="vocab size for the identifiers corpus"
+    )
     args = parser.parse_args(argv)
     backends = ["native", "python"] if args.backend == "both" else [args.backend]
-    only = set(args.only or ["corpus-en", "natural", "synthetic"])
+    only = set(args.only or ["corpus-en", "natural", "synthetic", "chinese", "identifiers"])
     print(
         f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.2f}\n"
     )
@@ -210,6 +215,13 @@ def main(argv: list[str] | None = None) -> int:
             corpus = synthetic(mb * 1_000_000)
             rows += bench_one(f"synthetic Zipf {mb} MB", corpus, args.vocab_size, args.workers, backends)
             print_table(rows[-len(backends) :])
+    if "chinese" in only:
+        rows += bench_one("Chinese text", chinese(), args.vocab_size, args.workers, backends)
+        print_table(rows[-len(backends) :])
+    if "identifiers" in only:
+        corpus = identifiers()
+        rows += bench_one("made-up identifiers", corpus, args.identifiers_vocab_size, args.workers, backends)
+        print_table(rows[-len(backends) :])
     print("\nAll rows:\n")
     print_table(rows)
     return 0

@@ -4,8 +4,9 @@ The parent (see :mod:`bpe_studio.engine.counting`) talks to it over stdin/stdout
 pickles: first ``(pattern, special_tokens, policy, text_field, skip_bad_records)``, then one task (a
 :class:`Chunk` or a piece of another format, see :mod:`~bpe_studio.engine.sources`) at a time and finally
 ``None``. The worker answers each chunk with ``("progress", size, unique)`` and ``None`` with
-``("done", table, totals)``; a decode error, a file that changed or any other failure is sent as a
-message, not a traceback.
+``("done", totals, size)`` followed by its table as one frame of ``size`` raw bytes
+(:func:`~bpe_studio.engine.counting.encode_table`: numbers and text, no pickle); a decode error, a file
+that changed or any other failure is sent as a message, not a traceback.
 
 A plain subprocess rather than :mod:`multiprocessing`: spawn-style workers re-import the parent's
 ``__main__``, which re-runs a user's script that lacks an ``if __name__ == "__main__"`` guard.
@@ -22,7 +23,7 @@ import sys
 
 from .config import InvalidUtf8Policy
 from .corpus import CorpusChangedError, CorpusDecodeError
-from .counting import ChunkCounter, read_message, write_message
+from .counting import ChunkCounter, encode_table, read_message, write_frame, write_message
 from .sources import BadRecordError
 
 
@@ -46,7 +47,9 @@ def main() -> None:
         while (chunk := read_message(inbox)) is not None:
             counter.count_task(chunk)
             write_message(outbox, ("progress", chunk.size, len(counter.counts)))
-        write_message(outbox, ("done", counter.byte_counts(), counter.totals))
+        table = encode_table(counter.counts)
+        write_message(outbox, ("done", counter.totals, len(table)))
+        write_frame(outbox, table)
     except (EOFError, BrokenPipeError):
         raise  # the parent is gone: nobody to tell (child_main leaves quietly)
     except CorpusDecodeError as exc:
@@ -57,4 +60,3 @@ def main() -> None:
         write_message(outbox, ("bad_record", exc.path, exc.where, exc.reason, exc.fix))
     except Exception as exc:
         write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
-

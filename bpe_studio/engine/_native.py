@@ -78,20 +78,32 @@ def resolve(requested: Backend | None) -> Backend:
     return requested
 
 
-# Pre-tokenization (gpt2 preset). The native scanner asks for each code point's class in a table built
-# here with the `regex` module itself (\p{L}, \p{N}, \s as the pattern uses them), so that both agree on
-# every character whatever Unicode version each was built with. The table grows on demand: ASCII first,
-# then the Basic Multilingual Plane (~20 ms), then all of Unicode (~0.4 s) only if such a character occurs.
-_CLASSES = ((1, r"\p{L}+"), (2, r"\p{N}+"), (3, r"\s+"))
-_classes = [b""]  # the current table, in a list so that count_gpt2 can replace it
+# Pre-tokenization (the presets). The native scanners ask for each code point's class in a table built
+# here with the `regex` module itself (the properties the patterns use), so that both agree on every
+# character whatever Unicode version each was built with. The table grows on demand: ASCII first, then
+# the Basic Multilingual Plane, then all of Unicode only if such a character occurs. The values are those
+# of rust/src/pretok.rs: 0 other, 1 upper case and title case letters (Lu Lt), 2 lower case letters (Ll),
+# 3 letters without case (Lm Lo), 4 marks (M), 5 numbers (N), 6 whitespace (\s).
+_CLASSES = (
+    (1, r"[\p{Lu}\p{Lt}]+"),
+    (2, r"\p{Ll}+"),
+    (3, r"[\p{Lm}\p{Lo}]+"),
+    (4, r"\p{M}+"),
+    (5, r"\p{N}+"),
+    (6, r"\s+"),
+)
+_classes = [b""]  # the current table, in a list so that count_pretokens can replace it
+
+#: The presets with a native pre-tokenizer.
+NATIVE_PRESETS = ("gpt2", "cl100k", "o200k")
 
 
 def _class_table(size: int) -> bytes:
-    """Each code point's class below ``size``: 0 other, 1 letter, 2 number, 3 whitespace.
+    """Each code point's class below ``size`` (see above).
 
     Example:
         >>> list(_class_table(128)[ord("0") : ord("0") + 1] + _class_table(128)[ord(" ") :][:2])
-        [2, 3, 0]
+        [5, 6, 0]
     """
     import regex
 
@@ -103,23 +115,35 @@ def _class_table(size: int) -> bytes:
     return bytes(table)
 
 
-def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
-    """Pre-tokens of ``texts`` under the gpt2 preset, counted natively: (pre-token -> count, how many).
+def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int] | None:
+    """Pre-tokens of ``texts`` under a preset (:data:`NATIVE_PRESETS`), counted natively:
+    (pre-token -> count, how many).
 
     None when the native kernel is off (:func:`backend`) or cannot take the text (a lone surrogate); the
     caller then uses the Python pre-tokenizer.
 
     Example:
-        >>> count_gpt2(["it's a test", "a"]) in ((({"it": 1, "'s": 1, " a": 1, " test": 1, "a": 1}, 5)), None)
+        >>> found = count_pretokens("cl100k", ["it's 12345"])
+        >>> found in (({"it": 1, "'s": 1, " ": 1, "123": 1, "45": 1}, 5), None)
         True
     """
     if native is None or _forced_pure():
         return None
     while True:
         try:
-            result = native.count_gpt2(texts, _classes[0])
+            result = native.count_pretokens(preset, texts, _classes[0])
         except UnicodeEncodeError:
             return None
         if not isinstance(result, int):
             return result  # type: ignore[no-any-return]
         _classes[0] = _class_table(128 if result < 128 else 0x10000 if result < 0x10000 else 0x110000)
+
+
+def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
+    """:func:`count_pretokens` for the gpt2 preset.
+
+    Example:
+        >>> count_gpt2(["it's a test", "a"]) in ((({"it": 1, "'s": 1, " a": 1, " test": 1, "a": 1}, 5)), None)
+        True
+    """
+    return count_pretokens("gpt2", texts)

@@ -27,20 +27,16 @@ Dask is optional: ``pip install "bpe-studio[distributed]"``. This module imports
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib
 import importlib.util
-import logging
 import math
-import multiprocessing
 import os
 import re
 import signal
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -276,6 +272,8 @@ def local_cluster(workers: int) -> Iterator[Any]:
 @contextlib.contextmanager
 def _local_cluster(workers: int) -> Iterator[Any]:
     """The LocalCluster itself (see :func:`local_cluster`)."""
+    import logging  # here, as multiprocessing: imported only when a cluster is started
+    import multiprocessing
     from multiprocessing import resource_tracker
 
     distributed = _distributed()
@@ -430,6 +428,8 @@ def probe_scheduler(address: str, timeout: float) -> float:
         >>> probe_scheduler("tcp://127.0.0.1:8786", 10.0)  # doctest: +SKIP
         9.97
     """
+    import asyncio  # here: ~13 ms at start-up that a run without a cluster never needs
+
     deadline = time.monotonic() + timeout
     probe_address(address, timeout)
     # The handshake runs on an event loop of its own, in a thread of its own (the caller may be running
@@ -549,7 +549,7 @@ class ClusterSession:
         """
         as_completed = _distributed().as_completed
         client = self.client
-        run_id = uuid.uuid4().hex[:12]
+        run_id = os.urandom(6).hex()
         options = {
             "chunk_size": chunk_size,
             "pattern": pattern,

@@ -17,6 +17,9 @@ from __future__ import annotations
 import os
 from collections import deque
 
+import regex
+
+from .config import compile_pattern, resolve_pattern
 from .events import CountProgress, MergeMade, Phase, PhaseStarted, StopReason, TrainEvent
 
 # ----------------------------------------------------------------------------------------------------------
@@ -291,6 +294,65 @@ def error_message(exc: BaseException, *, path: str | os.PathLike[str] | None = N
 
 
 # ----------------------------------------------------------------------------------------------------------
+# The app's words for the engine's "field: problem; fix" messages (the CLI keeps the engine's own)
+# ----------------------------------------------------------------------------------------------------------
+
+#: The app's labels for the training settings, keyed by the engine's field names that start its messages.
+FIELD_LABELS = {
+    "inputs": "Corpus",
+    "vocab_size": "Vocab size",
+    "special_tokens": "Special tokens",
+    "pattern": "Pattern",
+    "workers": "Workers",
+    "min_frequency": "Min frequency",
+    "cluster": "Dask cluster",
+}
+
+
+def app_message(message: str) -> str:
+    """An engine's ``field: problem; fix`` message in the app's words: the form's label instead of the
+    field's name, no Markdown backticks, ending as a sentence.
+
+    Example:
+        >>> app_message("inputs: c.txt does not exist; check the path")
+        'Corpus: c.txt does not exist; check the path.'
+    """
+    field, sep, rest = message.partition(": ")
+    if sep and field in FIELD_LABELS:
+        message = f"{FIELD_LABELS[field]}: {rest}"
+    message = message.replace("`", "")
+    return message if message.endswith((".", "?", "!")) else f"{message}."
+
+
+def pattern_problem(pattern: str) -> str:
+    """Why a pattern (a preset's name or a regex) cannot be trained with, in the app's words ("" if it can).
+
+    The regex is quoted as it was typed (the engine's message shows its ``repr``, which doubles every
+    backslash), and the engine's checks are the ones applied, so the app refuses exactly what training would.
+
+    Example:
+        >>> pattern_problem("(a|b")
+        'The regex “(a|b” does not compile: missing ) at position 4. Fix it, or choose a preset.'
+        >>> pattern_problem("gpt2")
+        ''
+    """
+    if not pattern:
+        return "Enter a regex, or choose a preset."
+    text = resolve_pattern(pattern)
+    try:
+        regex.compile(text)
+    except (regex.error, TypeError, ValueError) as exc:
+        return f"The regex “{text}” does not compile: {exc}. Fix it, or choose a preset."
+    try:
+        compile_pattern(pattern)
+    except ValueError as exc:
+        # The engine says "pattern: '<repr>' <problem>; <fix>": keep its problem and fix, quote the text.
+        reason = str(exc).removeprefix(f"pattern: {text!r} ")
+        return app_message(f"The regex “{text}” {reason}")
+    return ""
+
+
+# ----------------------------------------------------------------------------------------------------------
 # Merge numbers
 # ----------------------------------------------------------------------------------------------------------
 
@@ -315,9 +377,11 @@ def merge_number(rank: int) -> int:
 
 
 __all__ = [
+    "FIELD_LABELS",
     "MERGE_NUMBERING",
     "MERGE_RATE_AFTER",
     "RunMeter",
+    "app_message",
     "bytes_rate",
     "clock",
     "error_message",
@@ -326,6 +390,7 @@ __all__ = [
     "merge_number",
     "merge_rate",
     "merge_time_left",
+    "pattern_problem",
     "stop_reason_text",
     "time_left",
 ]

@@ -28,17 +28,19 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, pairwise
+from itertools import chain, islice, pairwise
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import regex
 
+from . import _native as native_backend
 from .config import MAX_VOCAB_SIZE, compile_pattern, preset_name, resolve_pattern
 from .corpus import special_token_regex
 from .pretokenize import Pretokenizer, pretoken_matches
 
 if TYPE_CHECKING:
+    from .._native import Encoder as NativeEncoder
     from .events import TrainResult
 
 #: Default number of pre-tokens whose ids are cached; the cache is emptied when it is full.
@@ -235,6 +237,7 @@ class Tokenizer:
         self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
         ranks: dict[str, int] = {}
         new_chars: list[str] = []
+        triples: list[tuple[int, int, int]] = []  # (left id, right id, merged id) by rank, for native code
         for rank, (left, right) in enumerate(self._merges):
             try:
                 key = chr(ids_of[left]) + chr(ids_of[right])
@@ -247,6 +250,7 @@ class Tokenizer:
                 ) from None
             ranks.setdefault(key, rank)
             new_chars.append(merged)
+            triples.append((ord(key[0]), ord(key[1]), ord(merged)))
         self._ranks = ranks
         self._new_chars = new_chars
 
@@ -257,6 +261,18 @@ class Tokenizer:
         for i, token in table.items():
             self._by_id[i] = token.decode("latin-1")
         self._cache = _PieceCache(self._bpe, cache_size)
+        # The native encoder (rust/src/encode.rs) does the same BPE and caching as _bpe and _cache for the
+        # pre-tokens that Python finds; None when the kernel is not built or BPE_STUDIO_PURE=1.
+        self._native: NativeEncoder | None = None
+        if native_backend.backend() == "native":
+            assert native_backend.native is not None
+            self._native = native_backend.native.Encoder(
+                [ord(self._byte_chars[b]) for b in range(256)],
+                triples,
+                {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
+                [table.get(i) for i in range(len(self._by_id))],
+                cache_size=cache_size,
+            )
         if template is not None:
             if not isinstance(template, Template):
                 raise ValueError(f"template: expected a Template, got {type(template).__name__}")
@@ -408,6 +424,14 @@ class Tokenizer:
     def clear_cache(self) -> None:
         """Forget the cached pre-token encodings (e.g. to measure a cold encode)."""
         self._cache.clear()
+        if self._native is not None:
+            self._native.clear_cache()
+
+    @property
+    def backend(self) -> native_backend.Backend:
+        """The BPE that encodes pre-tokens: ``"native"`` (rust/src/encode.rs) or ``"python"`` (:meth:`_bpe`),
+        chosen when the tokenizer is made (see :func:`bpe_studio.engine.backend`)."""
+        return "python" if self._native is None else "native"
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token.
@@ -510,6 +534,25 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ encoding
 
+    def _encode_pieces(self, pieces: list[str]) -> list[int]:
+        """The ids of pre-tokens, one after the other, through the cache."""
+        if self._native is not None:
+            return self._native.encode(pieces)
+        return list(chain.from_iterable(map(self._cache.__getitem__, pieces)))
+
+    def _encode_each(self, pieces: list[str]) -> Iterable[Sequence[int]]:
+        """Each pre-token's ids, through the cache.
+
+        Example:
+            >>> list(tok._encode_each(["hi", "!"]))  # doctest: +SKIP
+            [(256,), (33,)]
+        """
+        if self._native is None:
+            return map(self._cache.__getitem__, pieces)
+        ids, counts = self._native.encode_counts(pieces)
+        flat = iter(ids)
+        return (tuple(islice(flat, n)) for n in counts)
+
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode text, treating special tokens as ordinary text (and adding no :attr:`template` ids).
 
@@ -520,7 +563,7 @@ class Tokenizer:
         if self._normalizer is not None:
             text = unicodedata.normalize("NFC", text)
         try:
-            return list(chain.from_iterable(map(self._cache.__getitem__, self._split(text))))
+            return self._encode_pieces(self._split(text))
         except UnicodeEncodeError:
             # Lone surrogates have no UTF-8 bytes. As tiktoken does, join the ones that form a pair and
             # make the others U+FFFD; checked only on failure so ordinary text pays nothing.
@@ -739,7 +782,7 @@ class Tokenizer:
             cut = ends[count - 1] if count else 0
         if not count:
             return out, known + later
-        out += chain.from_iterable(map(self._cache.__getitem__, pieces[:count]))
+        out += self._encode_pieces(pieces[:count])
         return out, known[cut:] + later
 
     def encode_with_offsets(
@@ -806,12 +849,11 @@ class Tokenizer:
         self._offsets_plain(text, start, end, spans)
 
     def _offsets_plain(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
-        cache = self._cache
         decoder = self._decoder
-        for m in pretoken_matches(self._regex, text[start:end]):
-            piece = m.group()
+        matches = list(pretoken_matches(self._regex, text[start:end]))
+        pieces = [m.group() for m in matches]
+        for m, piece, ids in zip(matches, pieces, self._encode_each(pieces), strict=True):
             base = start + m.start()
-            ids = cache[piece]
             if piece.isascii():
                 for i in ids:
                     size = len(decoder[i])
@@ -854,6 +896,15 @@ class Tokenizer:
         """
         if not isinstance(ids, (list, tuple)):
             ids = list(ids)  # so that the offending id can be found again after a failure
+        if self._native is not None:
+            try:
+                found = self._native.decode_bytes(ids)
+            except (TypeError, OverflowError):
+                found = None  # not all ints, or a huge one: the Python path below names it
+            if isinstance(found, bytes):
+                return found
+            if found is not None:
+                raise UnknownTokenIdError(self._unknown_id_message(found))
         table = self._by_id
         try:
             # A list comprehension over a list indexed by id is the fastest lookup in CPython; negative ids

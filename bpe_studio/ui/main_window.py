@@ -22,6 +22,7 @@ from .help_guide import HelpGuide
 from .settings import THEME_CHOICES, Settings, save_settings
 from .style import apply_style
 from .tokenizer_views import TokenizerViews
+from .train_form import NO_CORPUS
 from .train_view import TrainView
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,9 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.tokenizer_views = TokenizerViews(self)  # the tokenizer tabs and the Tokenizer menu
         self._restore_geometry()
-        self.statusBar().showMessage("Add a corpus and press Start training, or try File ▸ Open demo corpus.")
+        self.train_view.form.start_problem_changed.connect(self._on_start_problem_changed)
+        self.train_view.form.start_enabled_changed.connect(self.start_action.setEnabled)
+        self._on_start_problem_changed(self.train_view.form.start_problem)
 
     # ----------------------------------------------------------------------------------------------
     # Extension points for the tokenizer views
@@ -122,9 +125,11 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
 
         train_menu = self.menuBar().addMenu("&Training")
-        start = train_menu.addAction("&Start")
-        start.setShortcut(QKeySequence("Ctrl+Return"))
-        start.triggered.connect(self.train_view.start_training)
+        train_menu.setToolTipsVisible(True)  # a disabled Start says why
+        self.start_action = train_menu.addAction("&Start")
+        self.start_action.setShortcut(QKeySequence("Ctrl+Return"))
+        self.start_action.setEnabled(self.train_view.start_button.isEnabled())
+        self.start_action.triggered.connect(self.train_view.start_training)
         cancel = train_menu.addAction("&Cancel")
         cancel.setShortcut(QKeySequence("Ctrl+."))
         cancel.triggered.connect(self.train_view.cancel_training)
@@ -220,6 +225,19 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_train_view_status_message(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
+
+    @Slot(str)
+    def _on_start_problem_changed(self, problem: str) -> None:
+        """Say in the status bar what to do next: add a corpus (or fix a setting), or press Start."""
+        self.start_action.setToolTip(problem or "Start training (Ctrl+Return)")
+        if problem == NO_CORPUS:
+            self.statusBar().showMessage(
+                "Add a corpus and press Start training, or try File ▸ Open demo corpus."
+            )
+        elif problem:
+            self.statusBar().showMessage(problem)
+        else:
+            self.statusBar().showMessage("Ready: press Start training (Ctrl+Return).")
 
     @Slot(object)
     def _on_train_view_result_ready(self, result: Any) -> None:

@@ -295,7 +295,7 @@ class PlaygroundView(FileDropWidget):
 
     @property
     def merges_used(self) -> int:
-        """How many merges the tokenizer in use has (the slider's position)."""
+        """How many merges the tokenizer in use has (set with the vocab-size slider)."""
         return self.size_box.merges
 
     @property
@@ -305,7 +305,7 @@ class PlaygroundView(FileDropWidget):
 
     def set_merges_used(self, merges: int) -> None:
         """Cut the tokenizer to its first ``merges`` merges (moves the slider)."""
-        self.size_slider.setValue(merges)
+        self.size_box.set_merges(merges)
 
     def effective_tokenizer(self) -> Tokenizer | None:
         """The tokenizer of the shown encoding (a cut of the loaded one), or the loaded one."""

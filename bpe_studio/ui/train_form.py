@@ -39,9 +39,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..engine import PATTERNS, TrainConfig, compile_pattern
+from ..engine import PATTERNS, TrainConfig
 from ..engine.config import preset_name
-from ..engine.humanize import human_bytes
+from ..engine.humanize import human_bytes, pattern_problem
 from .preview import CORPUS_FILTER, CorpusPreview, CorpusScanner
 from .settings import TrainSettings
 
@@ -52,20 +52,34 @@ _PRESET_LABELS = {
 }
 _CUSTOM = "custom"
 
+#: Why Start is disabled while the corpus list is empty.
+NO_CORPUS = "Add a corpus first: Add files…, drop text files on this tab, or File ▸ Open demo corpus."
+#: Start's tooltip when it can run.
+START_TIP = "Train a tokenizer on the corpus with these settings (Ctrl+Return)"
+
 
 class TrainForm(QWidget):
     """The corpus, the tokenizer settings and the Start / Cancel buttons (the Train tab's left side).
 
+    Start training stays disabled while there is nothing it could run (no corpus, or a setting shown in
+    error); its tooltip and :attr:`start_problem` say why.
+
     Signals:
         corpora_chosen(object): Corpus files were added (a list of paths).
+        start_problem_changed(str): Why Start cannot run changed (empty: it can).
+        start_enabled_changed(bool): The Start button was enabled or disabled.
     """
 
     corpora_chosen = Signal(object)
+    start_problem_changed = Signal(str)
+    start_enabled_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._pattern_error = ""
+        self._cluster_error = ""
         self._running = False
+        self._start_problem: str | None = None  # None until first computed, so the first update signals
         self.scanner = CorpusScanner(self)
         self.scanner.updated.connect(self._on_scanner_updated)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -246,16 +260,44 @@ class TrainForm(QWidget):
             self.pattern_edit,
             self.workers_spin,
             self.min_freq_spin,
-            self.start_button,
         ):
             widget.setEnabled(not running)
         self.cancel_button.setEnabled(running)
+        self._update_start(running=running)
         if running != self._running:
             self._running = running
             if running:
                 self.scanner.pause()
             else:
                 self.scanner.resume()
+
+    # ==============================================================================================
+    # Start: enabled only when it can run
+    # ==============================================================================================
+
+    @property
+    def start_problem(self) -> str:
+        """Why Start training cannot run yet, in the app's words (empty when it can)."""
+        if not self.files_model.rowCount():
+            return NO_CORPUS
+        if self._pattern_error:
+            return f"Start needs a working pattern. {self._pattern_error}"
+        if self._cluster_error:
+            return f"Start needs a usable Dask cluster, or none. {self._cluster_error}"
+        return ""
+
+    def _update_start(self, *, running: bool | None = None) -> None:
+        """Enable Start when it can run and nothing runs; its tooltip says why it cannot."""
+        problem = self.start_problem
+        enabled = not problem and not (self._running if running is None else running)
+        was_enabled = self.start_button.isEnabled()
+        self.start_button.setEnabled(enabled)
+        self.start_button.setToolTip(problem or START_TIP)
+        if enabled != was_enabled:
+            self.start_enabled_changed.emit(enabled)
+        if problem != self._start_problem:
+            self._start_problem = problem
+            self.start_problem_changed.emit(problem)
 
     # ==============================================================================================
     # Corpus
@@ -298,6 +340,7 @@ class TrainForm(QWidget):
             self._update_preview()
 
     def _update_preview(self) -> None:
+        self._update_start()
         self.scanner.start(self.corpus_files(), self.special_tokens())
         if self._running:
             self.scanner.pause()
@@ -394,21 +437,15 @@ class TrainForm(QWidget):
 
     @Slot(str)
     def _on_pattern_edit_changed(self, text: str) -> None:
-        """Validate the pattern as it is typed and show the engine's message under it."""
-        message = ""
-        if not text:
-            message = "Enter a regex, or choose a preset."
-        else:
-            try:
-                compile_pattern(text)
-            except ValueError as exc:
-                message = str(exc).removeprefix("pattern: ")
+        """Validate the pattern as it is typed (the engine's checks) and say what is wrong under it."""
+        message = pattern_problem(text)
         self._pattern_error = message
         self.pattern_error.setText(message)
         self.pattern_error.setVisible(bool(message))
         self.pattern_edit.setProperty("invalid", bool(message))
         self.pattern_edit.style().unpolish(self.pattern_edit)
         self.pattern_edit.style().polish(self.pattern_edit)
+        self._update_start()
 
     def cluster(self) -> str | None:
         """The Dask cluster address typed in the advanced setting, or None for this machine."""
@@ -427,8 +464,10 @@ class TrainForm(QWidget):
                 message = str(exc)
             else:
                 message = dask_missing() or ""
+        self._cluster_error = message
         self.cluster_error.setText(message)
         self.cluster_error.setVisible(bool(message))
+        self._update_start()
 
     # ==============================================================================================
     # Values
@@ -475,4 +514,4 @@ class TrainForm(QWidget):
         )
 
 
-__all__ = ["TrainForm"]
+__all__ = ["NO_CORPUS", "START_TIP", "TrainForm"]

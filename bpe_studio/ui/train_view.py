@@ -23,7 +23,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ..engine import TrainConfig, TrainResult
-from ..engine.humanize import error_message, human_bytes, human_seconds
+from ..engine.humanize import app_message, error_message, human_bytes, human_seconds
 from ..engine.preflight import preflight
 from .common import open_error_box
 from .learn_view import LearnView
@@ -287,11 +287,14 @@ class TrainView(QWidget):
         """Validate the form and start a run; shows an error dialog and returns False when it cannot."""
         if self.is_running():
             return False
+        if self.form.start_problem:  # (Start is disabled then; this is for callers other than it)
+            self.show_error("Cannot start training", self.form.start_problem)
+            return False
         try:
             config = self.build_config()
             preflight(config)  # the checks that read files (TrainConfig itself reads none)
         except ValueError as exc:
-            self.show_error("Cannot start training", str(exc))
+            self.show_error("Cannot start training", app_message(str(exc)))
             return False
         # Measured before the run starts: a file removed once it runs is the run's error to report.
         try:

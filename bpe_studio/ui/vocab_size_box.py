@@ -1,14 +1,20 @@
 """The playground's "Vocab size" box: a slider that cuts the tokenizer to its first merges, and the curve.
 
-The slider's value is the number of merges in use (0: bytes only, the maximum: the whole tokenizer); the
-label says what vocab size that is, and the plot shows how many tokens the text needs at every size.
-The playground computes the curve (on a worker thread) and hands it to :meth:`VocabSizeBox.show_curve`.
+The slider moves on the same log scale as the curve's vocab-size axis: its position is the log of the
+vocab size (see :func:`slider_steps`), so a position lines up with the curve's x. The box keeps the number
+of merges in use (0: bytes only, all of them: the whole tokenizer); the arrow keys step it by one merge,
+so every cut is reachable at either end. The label says what vocab size that is, and the plot shows how
+many tokens the text needs at every size. The playground computes the curve (on a worker thread) and
+hands it to :meth:`VocabSizeBox.show_curve`.
 """
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
+    QAbstractSlider,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -21,6 +27,49 @@ from PySide6.QtWidgets import (
 
 from .token_charts import VocabCurvePlot
 from .tokenizer_info import Curve, LoadedTokenizer
+
+#: Slider positions at the least (a tokenizer with very few merges still slides smoothly).
+MIN_STEPS = 100
+#: Page Up / Page Down move this share of the log axis.
+PAGE_SHARE = 0.05
+
+
+def slider_steps(low: int, high: int) -> int:
+    """Slider positions for vocab sizes ``low`` to ``high`` on a log scale, fine enough that every size
+    has a position of its own (the gap between sizes n and n+1 is about 1/n of a unit of log).
+
+    Example:
+        >>> slider_steps(256, 256), slider_steps(257, 300), slider_steps(256, 50_257)
+        (0, 100, 265349)
+    """
+    if high <= low:
+        return 0
+    return max(MIN_STEPS, math.ceil((high + 1) * math.log(high / low)))
+
+
+def position_of(size: int, low: int, high: int, steps: int) -> int:
+    """The slider position of a vocab size: its log's share of the way from ``low`` to ``high``.
+
+    Example:
+        >>> [position_of(size, 256, 65536, 800) for size in (256, 4096, 65536)]
+        [0, 400, 800]
+    """
+    if steps <= 0 or high <= low:
+        return 0
+    share = math.log(max(size, low) / low) / math.log(high / low)
+    return max(0, min(steps, round(share * steps)))
+
+
+def size_at(position: int, low: int, high: int, steps: int) -> int:
+    """The vocab size at a slider position (the inverse of :func:`position_of`, rounded).
+
+    Example:
+        >>> size_at(400, 256, 65536, 800)
+        4096
+    """
+    if steps <= 0 or high <= low:
+        return high
+    return max(low, min(high, round(low * math.exp(math.log(high / low) * position / steps))))
 
 
 class VocabSizeBox(QGroupBox):
@@ -36,14 +85,18 @@ class VocabSizeBox(QGroupBox):
         super().__init__("Vocab size", parent)
         self.loaded: LoadedTokenizer | None = None
         self.curve: Curve | None = None
+        self._merges = 0  # the merges in use; the slider shows the log of their vocab size
+        self._low = self._high = 256  # the vocab sizes at the slider's ends
         layout = QVBoxLayout(self)
         slider_row = QHBoxLayout()
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.setToolTip(
-            "Use only the first merges: the tokenizer a training run would have given at that size"
+            "Use only the first merges: the tokenizer a training run would have given at that size. "
+            "The slider follows the curve's log scale; the arrow keys step one merge."
         )
         self.slider.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.slider.valueChanged.connect(self._on_slider_changed)
+        self.slider.actionTriggered.connect(self._on_slider_action)
         slider_row.addWidget(self.slider, 1)
         self.full_button = QPushButton("All merges", self)
         self.full_button.setToolTip("Use the whole tokenizer")
@@ -61,8 +114,39 @@ class VocabSizeBox(QGroupBox):
 
     @property
     def merges(self) -> int:
-        """How many merges the tokenizer in use has (the slider's position)."""
-        return self.slider.value()
+        """How many merges the tokenizer in use has (the slider shows their vocab size)."""
+        return self._merges
+
+    def position_for(self, merges: int) -> int:
+        """The slider position of the cut to the first ``merges`` merges."""
+        if self.loaded is None:
+            return 0
+        size = self.loaded.index.vocab_size_at(max(0, merges))
+        return position_of(size, self._low, self._high, self.slider.maximum())
+
+    def merges_at(self, position: int) -> int:
+        """The cut at a slider position: the fewest merges that reach its vocab size."""
+        if self.loaded is None:
+            return 0
+        index = self.loaded.index
+        if position >= self.slider.maximum():
+            return index.merge_count
+        return index.merges_for_vocab_size(size_at(position, self._low, self._high, self.slider.maximum()))
+
+    def set_merges(self, merges: int) -> None:
+        """Use the first ``merges`` merges (the slider moves to their vocab size); emits merges_changed."""
+        total = self.loaded.index.merge_count if self.loaded is not None else 0
+        merges = max(0, min(total, merges))
+        position = self.position_for(merges)
+        changed = merges != self._merges
+        self._merges = merges
+        if position != self.slider.value():
+            self.slider.blockSignals(True)
+            self.slider.setValue(position)
+            self.slider.blockSignals(False)
+        if changed:
+            self.update_label()
+            self.merges_changed.emit(merges)
 
     def set_tokenizer(self, loaded: LoadedTokenizer | None) -> None:
         """Show a tokenizer's range of sizes (None: none), at its full size, without a curve."""
@@ -72,12 +156,17 @@ class VocabSizeBox(QGroupBox):
         self.slider.blockSignals(True)
         if loaded is None:
             self.slider.setRange(0, 0)
+            self._merges = 0
         else:
-            total = loaded.index.merge_count
-            self.slider.setRange(0, total)
-            self.slider.setValue(total)
-            self.slider.setPageStep(max(1, total // 20))
-            self.slider.setSingleStep(1)
+            index = loaded.index
+            self._low, self._high = index.vocab_size_at(0), index.vocab_size_at(index.merge_count)
+            steps = slider_steps(self._low, self._high)
+            self.slider.setRange(0, steps)
+            self.slider.setValue(steps)
+            self._merges = index.merge_count
+            self.slider.setPageStep(max(1, round(steps * PAGE_SHARE)))
+            # The arrow keys step one merge (see _on_slider_action); this is the mouse wheel's step.
+            self.slider.setSingleStep(max(1, steps // 200))
         self.slider.blockSignals(False)
         for widget in (self.slider, self.full_button, self.curve_plot):
             widget.setEnabled(loaded is not None)
@@ -114,18 +203,43 @@ class VocabSizeBox(QGroupBox):
         self.curve_plot.set_current(size, count)
 
     @Slot(int)
-    def _on_slider_changed(self, value: int) -> None:
-        self.update_label()
-        self.merges_changed.emit(value)
+    def _on_slider_changed(self, position: int) -> None:
+        if position == self.position_for(self._merges):
+            return  # (set by an arrow key: several cuts can share a vocab size, hence a position)
+        merges = self.merges_at(position)
+        if merges != self._merges:
+            self._merges = merges
+            self.update_label()
+            self.merges_changed.emit(merges)
+
+    @Slot(int)
+    def _on_slider_action(self, action: int) -> None:
+        """The arrow keys step one merge (on the log scale a position is many merges at the top end, and
+        a merge many positions at the bottom, so a fixed step in positions would skip or stall)."""
+        step = {
+            QAbstractSlider.SliderAction.SliderSingleStepAdd.value: 1,
+            QAbstractSlider.SliderAction.SliderSingleStepSub.value: -1,
+        }.get(action)
+        if step is None or self.loaded is None:
+            return
+        # Called before the slider takes its new position: put it where the next merge is, instead.
+        total = self.loaded.index.merge_count
+        merges = max(0, min(total, self._merges + step))
+        self.slider.setSliderPosition(self.position_for(merges))
+        if merges != self._merges:
+            self._merges = merges  # (a cut of the same vocab size as the last is at the same position)
+            self.update_label()
+            self.merges_changed.emit(merges)
 
     @Slot()
     def _on_full_button_clicked(self) -> None:
-        self.slider.setValue(self.slider.maximum())
+        if self.loaded is not None:
+            self.set_merges(self.loaded.index.merge_count)
 
     @Slot(int)
     def _on_curve_plot_clicked(self, vocab_size: int) -> None:
         if self.loaded is not None:
-            self.slider.setValue(self.loaded.index.merges_for_vocab_size(vocab_size))
+            self.set_merges(self.loaded.index.merges_for_vocab_size(vocab_size))
 
 
-__all__ = ["VocabSizeBox"]
+__all__ = ["VocabSizeBox", "position_of", "size_at", "slider_steps"]

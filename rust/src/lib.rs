@@ -3,7 +3,10 @@
 //! replay in Python and calls in here for the index, the choice of the next pair and the merge itself.
 
 mod merge;
+mod encode;
 mod pretok;
+mod pretok_cl100k;
+mod pretok_o200k;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -76,23 +79,37 @@ impl MergeKernel {
     }
 }
 
-/// Pre-tokenizes `texts` with the gpt2 preset's pattern and counts the pre-tokens.
-///
-/// `classes` gives each code point's class (0 other, 1 letter, 2 number, 3 whitespace; see
-/// bpe_studio/engine/_native.py). Returns (pre-token -> count, number of pre-tokens), or the first code
-/// point beyond the table as an int, so that the caller extends the table and calls again.
+/// Pre-tokenizes `texts` with the gpt2 preset's pattern and counts the pre-tokens; see `count_pretokens`.
 #[pyfunction]
 fn count_gpt2<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyList>,
     classes: &Bound<'py, PyBytes>,
 ) -> PyResult<PyObject> {
+    count_pretokens(py, "gpt2", texts, classes)
+}
+
+/// Pre-tokenizes `texts` with a preset's pattern (`gpt2`, `cl100k`, `o200k`) and counts the pre-tokens.
+///
+/// `classes` gives each code point's class (see rust/src/pretok.rs and bpe_studio/engine/_native.py).
+/// Returns (pre-token -> count, number of pre-tokens), or the first code point beyond the table as an
+/// int, so that the caller extends the table and calls again.
+#[pyfunction]
+fn count_pretokens<'py>(
+    py: Python<'py>,
+    preset: &str,
+    texts: &Bound<'py, PyList>,
+    classes: &Bound<'py, PyBytes>,
+) -> PyResult<PyObject> {
+    let scan = pretok::scanner(preset).ok_or_else(|| {
+        PyValueError::new_err(format!("no native pre-tokenizer for {preset:?}; use gpt2, cl100k or o200k"))
+    })?;
     let owned: Vec<Bound<'py, PyString>> =
         texts.iter().map(|t| t.downcast_into::<PyString>().map_err(PyErr::from)).collect::<PyResult<_>>()?;
     // UTF-8 views of the str objects (no copy for ASCII ones); a str holding a lone surrogate raises.
     let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
     let table = classes.as_bytes();
-    match py.allow_threads(|| pretok::count_gpt2(&strs, table)) {
+    match py.allow_threads(|| pretok::count(&strs, table, scan)) {
         Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
         Ok((counts, total)) => {
             let dict = PyDict::new(py);
@@ -107,6 +124,8 @@ fn count_gpt2<'py>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MergeKernel>()?;
+    m.add_class::<encode::Encoder>()?;
     m.add_function(wrap_pyfunction!(count_gpt2, m)?)?;
+    m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     Ok(())
 }

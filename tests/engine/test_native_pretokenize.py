@@ -1,4 +1,4 @@
-"""The native gpt2 pre-tokenizer (rust/src/pretok.rs) counts exactly what the ``regex`` pattern finds."""
+"""The presets' native pre-tokenizers (rust/src/pretok*.rs) count exactly what the ``regex`` patterns find."""
 
 from __future__ import annotations
 
@@ -17,23 +17,28 @@ from .backends import BACKENDS, needs_native, use_backend
 
 pytestmark = needs_native
 
-GPT2 = compile_pattern("gpt2")
+PRESETS = list(_native.NATIVE_PRESETS)
+PATTERNS = {name: compile_pattern(name) for name in PRESETS}
 
-# Pieces the pattern treats specially: contractions (and near misses), digits, whitespace runs of every
-# kind before letters, numbers and punctuation, and characters of several scripts and planes.
+# Pieces the patterns treat specially: contractions in every case (and near misses), digits, whitespace
+# runs of every kind before letters, numbers and punctuation, letters of every case class and marks
+# (o200k splits words by case), and characters of several scripts and planes.
 PIECES = [
-    "'s",
-    "'t",
-    "'re",
-    "'ve",
-    "'m",
-    "'ll",
-    "'d",
-    "'S",
+    *(
+        f"'{c}"
+        for c in ("s", "t", "re", "ve", "m", "ll", "d", "S", "T", "RE", "Ve", "vE", "M", "LL", "lL", "D")
+    ),
+    "'\u017f",
+    "'K",
     "'l",
     "'x",
     "''",
     "'",
+    "\r",
+    "\r\n\r\n",
+    " \r",
+    "/",
+    "//\n",
     " ",
     "  ",
     "\t",
@@ -54,6 +59,17 @@ PIECES = [
     "ǅ",
     "0",
     "42",
+    "1234567",
+    "Hello",
+    "HELLO",
+    "hELLo",
+    "CamelCase",
+    "ǅungla",
+    "ʰ",
+    "\u0301",
+    "e\u0301",
+    "E\u0301X",
+    "\u0903",
     "½",
     "٣",
     "Ⅻ",
@@ -65,35 +81,79 @@ PIECES = [
     "\ufffd",
 ]
 
-texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=8)), max_size=30).map("".join)
+# Characters of every general category (letters of each case, marks, numbers, separators, controls,
+# symbols, punctuation), since the patterns' classes are built from them.
+any_char = st.characters(codec="utf-8")
+texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(alphabet=any_char, max_size=8)), max_size=30).map(
+    "".join
+)
 
 
-def _expected(parts: list[str]) -> tuple[dict[str, int], int]:
-    tokens = [t for part in parts for t in GPT2.findall(part)]
+def _expected(preset: str, parts: list[str]) -> tuple[dict[str, int], int]:
+    tokens = [t for part in parts for t in PATTERNS[preset].findall(part)]
     return dict(Counter(tokens)), len(tokens)
 
 
+@pytest.mark.parametrize("preset", PRESETS)
 @settings(max_examples=500, deadline=None)
-@given(texts)
-def test_equals_the_regex_on_random_unicode(text: str) -> None:
-    assert _native.count_gpt2([text]) == _expected([text])
+@given(text=texts)
+def test_equals_the_regex_on_random_unicode(preset: str, text: str) -> None:
+    assert _native.count_pretokens(preset, [text]) == _expected(preset, [text])
 
 
+@pytest.mark.parametrize("preset", PRESETS)
 @settings(max_examples=100, deadline=None)
-@given(st.lists(texts, max_size=5))
-def test_several_documents_in_one_call(parts: list[str]) -> None:
-    assert _native.count_gpt2(parts) == _expected(parts)
+@given(parts=st.lists(texts, max_size=5))
+def test_several_documents_in_one_call(preset: str, parts: list[str]) -> None:
+    assert _native.count_pretokens(preset, parts) == _expected(preset, parts)
 
 
-def test_every_code_point_is_classed_as_the_regex_does() -> None:
-    # One run over all of Unicode, each code point between two letters so that its class decides the cut.
-    text = "".join(f"a{chr(c)}a" for c in range(0x110000) if not 0xD800 <= c < 0xE000)
-    got = _native.count_gpt2([text])
+@pytest.mark.parametrize("preset", PRESETS)
+@settings(max_examples=300, deadline=None)
+@given(
+    runs=st.lists(
+        st.one_of(
+            st.text(alphabet=" \t\r\n\x0b\x0c\x85\u00a0\u2028\u3000", min_size=1, max_size=6),
+            st.text(alphabet="0123456789٣½", min_size=1, max_size=8),
+            st.sampled_from(["a", "A", "'s", "'S", "!", "/", "\u0301", "日"]),
+        ),
+        max_size=20,
+    ).map("".join)
+)
+def test_whitespace_newline_and_digit_runs(preset: str, runs: str) -> None:
+    assert _native.count_pretokens(preset, [runs]) == _expected(preset, [runs])
+
+
+# Each code point in contexts where its class decides the cut: between letters of each case, after
+# punctuation (marks are not letters there), and in the place of a contraction's letters, in the Basic
+# Multilingual Plane, where all the letters are that fold to theirs (the long s `ſ` matches `(?i:s)`).
+CONTEXTS = ("a{}a", "A{}A", "!!{}", "'{}", "'{}e", "'l{} ")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_code_point_is_classed_as_the_regex_does(preset: str) -> None:
+    text = "".join(
+        context.format(chr(c))
+        for c in range(0x110000)
+        if not 0xD800 <= c < 0xE000
+        for context in (CONTEXTS if c < 0x10000 else CONTEXTS[:3])
+    )
+    got = _native.count_pretokens(preset, [text])
     assert got is not None
-    expected = _expected([text])
+    expected = _expected(preset, [text])
     # Named, not diffed: pytest's diff of two dicts of a million entries would take minutes.
-    wrong = [t for t in got[0].keys() | expected[0].keys() if got[0].get(t) != expected[0].get(t)]
-    assert wrong[:10] == [] and got[1] == expected[1]
+    if got != expected:
+        wrong = [t for t in got[0].keys() | expected[0].keys() if got[0].get(t) != expected[0].get(t)]
+        assert wrong[:10] == [] and got[1] == expected[1]
+
+
+def test_gpt2_keeps_its_own_entry_point() -> None:
+    assert _native.count_gpt2(["it's 12"]) == ({"it": 1, "'s": 1, " 12": 1}, 3)
+
+
+def test_an_unknown_preset_is_refused_by_the_kernel() -> None:
+    with pytest.raises(ValueError, match="use gpt2, cl100k or o200k"):
+        _native.count_pretokens("r50k", ["ab"])
 
 
 def test_the_class_table_grows_when_a_character_beyond_it_comes() -> None:
@@ -106,19 +166,31 @@ def test_the_class_table_grows_when_a_character_beyond_it_comes() -> None:
         assert len(_native._classes[0]) == 0x110000
 
 
-def test_text_the_native_side_cannot_take_falls_back_to_python() -> None:
-    assert _native.count_gpt2(["a\ud800b"]) is None
+@pytest.mark.parametrize("preset", PRESETS)
+def test_text_the_native_side_cannot_take_falls_back_to_python(preset: str) -> None:
+    assert _native.count_pretokens(preset, ["a\ud800b"]) is None
     with mock.patch.dict("os.environ", {_native.PURE_ENV: "1"}):
-        assert _native.count_gpt2(["ab"]) is None
+        assert _native.count_pretokens(preset, ["ab"]) is None
 
 
+@pytest.mark.parametrize("preset", PRESETS)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_chunk_counter_counts_the_same_with_either_backend(backend: str) -> None:
-    text = "it's 2024 <s>  Hello\n\n world<s><s>日本語 'll x"
+def test_chunk_counter_counts_the_same_with_either_backend(backend: str, preset: str) -> None:
+    text = "it's 2024 <s>  Hello\n\n world<s><s>日本語 'LL x CamelCase'S 1234567 \r\n"
     with use_backend(backend):
-        counter = ChunkCounter(pattern="gpt2", special_tokens=["<s>"], policy=InvalidUtf8Policy.ERROR)
-        counter.count_text(text, continues_document=True)
+        counter = ChunkCounter(pattern=preset, special_tokens=["<s>"], policy=InvalidUtf8Policy.ERROR)
+        returned: list[object] = []
+
+        def spy(name: str, texts: list[str]) -> tuple[dict[str, int], int] | None:
+            returned.append(real(name, texts))
+            return returned[-1]  # type: ignore[return-value]
+
+        real = _native.count_pretokens
+        with mock.patch.object(_native, "count_pretokens", spy):
+            counter.count_text(text, continues_document=True)
+    # The native scanner does the counting when the kernel is on; the Python backend declines it.
+    assert len(returned) == 1 and (returned[0] is None) == (backend == "python")
     parts = [p for p in text.split("<s>") if p]
-    assert dict(counter.counts) == _expected(parts)[0]
-    assert counter.totals.pretokens == _expected(parts)[1]
+    assert dict(counter.counts) == _expected(preset, parts)[0]
+    assert counter.totals.pretokens == _expected(preset, parts)[1]
     assert (counter.totals.documents, counter.totals.special_tokens) == (len(parts) - 1, 3)

@@ -21,6 +21,7 @@ from bpe_studio.engine import (
 )
 from bpe_studio.engine import tokenizer as tokenizer_module
 
+from .backends import BACKENDS, use_backend
 from .reference_encoder import (
     SAMPLE_TEXTS,
     SPECIAL,
@@ -62,9 +63,13 @@ texts = st.one_of(
 fast = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture(scope="module")
-def gpt2(cs336_data: Path) -> Tokenizer:
-    return gpt2_tokenizer(cs336_data)
+@pytest.fixture(scope="module", params=BACKENDS)
+def gpt2(cs336_data: Path, request: pytest.FixtureRequest) -> Tokenizer:
+    """GPT-2's tokenizer with each encoder: the native one (rust/src/encode.rs) and the Python one."""
+    with use_backend(request.param):
+        tok = Tokenizer(gpt2_tokenizer(cs336_data).vocab, gpt2_tokenizer(cs336_data).merges, [SPECIAL])
+    assert tok.backend == request.param
+    return tok
 
 
 @pytest.fixture(scope="module")

@@ -361,8 +361,7 @@ def test_slider_cut_equals_training_to_that_size(
     loaded = views.current
     assert loaded is not None
     index = loaded.index
-    assert playground.size_slider.maximum() == len(tiny_result.merges) == index.merge_count
-    assert playground.merges_used == index.merge_count
+    assert playground.merges_used == len(tiny_result.merges) == index.merge_count
     curve = playground.curve
     assert curve is not None and not curve.error
     assert int(curve.counts[-1]) == len(playground.encoding.spans)  # type: ignore[union-attr]
@@ -370,7 +369,7 @@ def test_slider_cut_equals_training_to_that_size(
     for merges in (0, 1, 57, 200):
         assert index.creates[merges - 1] or merges == 0
         with qtbot.waitSignal(playground.encoded, timeout=WAIT_MS):
-            playground.size_slider.setValue(merges)
+            playground.set_merges_used(merges)
         size = index.vocab_size_at(merges)
         assert size == 256 + merges + 1
         assert f"<b>{size:,}</b> tokens" in playground.size_label.text()
@@ -596,7 +595,7 @@ def test_gpt2_files_from_the_reference_data(
     open_and_wait(qtbot, window, cs336_data / "gpt2_vocab.json", text)
     assert views.current is not None and views.current.tokenizer.vocab_size == 50257
     assert views.playground.encoding.ids == ids  # type: ignore[union-attr]
-    assert views.playground.size_slider.maximum() == 50000
+    assert views.playground.merges_used == 50000
 
 
 def test_long_texts_are_coloured_where_they_are_seen(  # type: ignore[no-untyped-def]
@@ -619,10 +618,11 @@ def test_tokenizer_menu(qtbot, window: MainWindow, views: TokenizerViews, tiny_f
     titles = [action.text() for action in window.menuBar().actions()]
     assert titles.index("T&okenizer") == titles.index("&Help") - 1
     texts = [action.text() for action in views.menu.actions() if action.text()]
-    assert texts[:5] == [
+    assert texts[:6] == [
         "&Open tokenizer…",
         "Open tokenizer &folder…",
         "Open &GPT-2",
+        "Open &OpenAI encoding",
         "&Compare with…",
         "&Export…",
     ]

@@ -160,14 +160,15 @@ def test_closing_the_window_stops_a_run(qtbot, settings: Settings, big_corpus: P
 # ------------------------------------------------------------------------------------------------------
 
 
-def test_no_corpus_shows_the_field_error(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+def test_no_corpus_disables_start(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     view = window.train_view
     view.set_corpus_files([])
-    title, text = _wait_error(
-        qtbot, view, lambda: qtbot.mouseClick(view.start_button, Qt.MouseButton.LeftButton)
-    )
+    assert not view.start_button.isEnabled()
+    assert view.start_button.toolTip().startswith("Add a corpus first")
+    # Asked anyway (not through the disabled button), it says the same in a dialog, in the app's words.
+    title, text = _wait_error(qtbot, view, view.start_training)
     assert title == "Cannot start training"
-    assert text.startswith("inputs:")
+    assert text == view.start_button.toolTip() and "inputs" not in text
     assert not view.is_running()
 
 
@@ -180,11 +181,13 @@ def test_bad_pattern_is_shown_inline_and_in_a_dialog(qtbot, window: MainWindow, 
     assert view.pattern_error.isVisible()
     assert "does not compile" in view.pattern_error.text()
     assert view.pattern_edit.property("invalid") is True
+    assert not view.start_button.isEnabled()
     _title, text = _wait_error(qtbot, view, view.start_training)
-    assert text.startswith("pattern:")
+    assert text.startswith("Start needs a working pattern.") and view.pattern_error.text() in text
     # Fixing the pattern clears the inline error; a pattern that can match nothing is refused too.
     qtbot.keyClicks(view.pattern_edit, "x)")
     assert view.pattern_problem == "" and not view.pattern_error.isVisible()
+    assert view.start_button.isEnabled()
     view.pattern_edit.setText("a*")
     assert "empty string" in view.pattern_problem
     view.pattern_combo.setCurrentIndex(view.pattern_combo.findData("cl100k"))
@@ -214,7 +217,7 @@ def test_empty_special_token_is_refused(qtbot, window: MainWindow, small_corpus:
     qtbot.mouseClick(view.add_special_button, Qt.MouseButton.LeftButton)
     view.specials_model.setData(view.specials_model.index(1, 0), "")
     _title, text = _wait_error(qtbot, view, view.start_training)
-    assert text.startswith("special_tokens:")
+    assert text.startswith("Special tokens:")  # the form's label, not the field's name
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -18,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from .atomic import atomic_write
@@ -180,6 +178,10 @@ def download_encoding(name: str, *, timeout: float = DOWNLOAD_TIMEOUT, url: str 
             f"{name}: TIKTOKEN_CACHE_DIR is empty (no cache); set it to a folder to download into"
         )
     source = url or encoding.url
+    # Imported here: urllib.request (http.client, ssl, email) costs ~15 ms that training never needs.
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(source, timeout=timeout) as answer:
             data = answer.read(_DOWNLOAD_LIMIT + 1)

@@ -1,0 +1,277 @@
+//! Native encoding and decoding for `Tokenizer` (bpe_studio/engine/tokenizer.py): the per-pre-token BPE,
+//! its cache and the joining of token bytes. Python keeps pre-tokenization, special tokens and
+//! normalization, and passes the pre-tokens in; the Python `_bpe` stays the reference, with the same
+//! semantics: repeatedly merge the adjacent pair of lowest rank, leftmost first.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+use rustc_hash::FxHashMap;
+
+/// "No such pair": larger than any rank.
+const NO_RANK: u32 = u32::MAX;
+/// A merged-away position in the long-word loop.
+const GONE: u32 = u32::MAX;
+/// Above this many bytes a pre-token is merged with a heap (O(n log n)) instead of rescanning its pair
+/// ranks after each merge (O(n^2) but faster for the short words of ordinary text).
+const LONG_WORD: usize = 256;
+
+/// The BPE tables; shared read-only by every call.
+struct Tables {
+    /// Each byte's token id.
+    byte_ids: [u32; 256],
+    /// (left id, right id) -> (rank, merged id); a pair listed twice keeps its first rank.
+    merges: FxHashMap<(u32, u32), (u32, u32)>,
+    /// `ignore_merges`: a pre-token whose bytes are an ordinary token -> that token's id.
+    whole: Option<FxHashMap<Vec<u8>, u32>>,
+}
+
+impl Tables {
+    fn pair(&self, a: u32, b: u32) -> (u32, u32) {
+        *self.merges.get(&(a, b)).unwrap_or(&(NO_RANK, 0))
+    }
+
+    /// Appends the ids of one pre-token's bytes to `out`.
+    fn bpe(&self, piece: &[u8], out: &mut Vec<u32>) {
+        if let Some(whole) = &self.whole {
+            if let Some(&id) = whole.get(piece) {
+                out.push(id);
+                return;
+            }
+        }
+        let mut word: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
+        if word.len() < 2 {
+            out.extend_from_slice(&word);
+            return;
+        }
+        if word.len() > LONG_WORD {
+            self.bpe_long(&word, out);
+            return;
+        }
+        // pairs[i] = (rank, merged id) of word[i], word[i + 1].
+        let mut pairs: Vec<(u32, u32)> = word.windows(2).map(|w| self.pair(w[0], w[1])).collect();
+        loop {
+            let mut best = NO_RANK;
+            let mut at = 0;
+            for (i, &(rank, _)) in pairs.iter().enumerate() {
+                if rank < best {
+                    best = rank; // strict: the leftmost of the lowest rank
+                    at = i;
+                }
+            }
+            if best == NO_RANK {
+                break;
+            }
+            word[at] = pairs[at].1;
+            word.remove(at + 1);
+            pairs.remove(at);
+            // The pair at `at` is gone; the pairs on either side of the new token change.
+            if at > 0 {
+                pairs[at - 1] = self.pair(word[at - 1], word[at]);
+            }
+            if at < pairs.len() {
+                pairs[at] = self.pair(word[at], word[at + 1]);
+            }
+        }
+        out.extend_from_slice(&word);
+    }
+
+    /// The same merges for a long pre-token: a linked list and a heap of (rank, position). Positions never
+    /// move, so the smallest position among the lowest-rank entries is the leftmost pair. An entry is stale
+    /// (skipped) when its pair no longer has that rank (a rank belongs to one pair).
+    fn bpe_long(&self, word: &[u32], out: &mut Vec<u32>) {
+        let n = word.len();
+        let mut tokens = word.to_vec();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut heap: BinaryHeap<Reverse<(u32, usize)>> = (0..n - 1)
+            .filter_map(|i| {
+                let (rank, _) = self.pair(word[i], word[i + 1]);
+                (rank != NO_RANK).then_some(Reverse((rank, i)))
+            })
+            .collect();
+        while let Some(Reverse((rank, i))) = heap.pop() {
+            let j = next[i];
+            if j >= n || tokens[i] == GONE {
+                continue;
+            }
+            let (now, merged) = self.pair(tokens[i], tokens[j]);
+            if now != rank {
+                continue;
+            }
+            tokens[i] = merged;
+            tokens[j] = GONE;
+            let k = next[j];
+            next[i] = k;
+            if k < n {
+                prev[k] = i;
+                let (r, _) = self.pair(tokens[i], tokens[k]);
+                if r != NO_RANK {
+                    heap.push(Reverse((r, i)));
+                }
+            }
+            let h = prev[i];
+            if h < n {
+                let (r, _) = self.pair(tokens[h], tokens[i]);
+                if r != NO_RANK {
+                    heap.push(Reverse((r, h)));
+                }
+            }
+        }
+        out.extend(tokens.into_iter().filter(|&t| t != GONE));
+    }
+}
+
+/// Pre-token bytes -> ids, emptied when full (which bounds memory whatever the input), as in Python.
+struct Cache {
+    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    limit: usize,
+}
+
+impl Cache {
+    /// Appends the ids of `piece` to `out`; returns how many.
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
+        if let Some(ids) = self.map.get(piece) {
+            out.extend_from_slice(ids);
+            return ids.len();
+        }
+        let start = out.len();
+        tables.bpe(piece, out);
+        if self.map.len() >= self.limit {
+            self.map.clear();
+        }
+        self.map.insert(piece.into(), out[start..].into());
+        out.len() - start
+    }
+}
+
+/// Native BPE encoder and decoder of one `Tokenizer`, built once from its tables.
+///
+/// Args:
+///     byte_ids: the token id of each byte 0-255.
+///     merges: (left id, right id, merged id) in rank order.
+///     whole: for `ignore_merges`, ordinary token bytes -> id; None otherwise.
+///     decoder: each id's token bytes, None for an unused id.
+///     cache_size: how many pre-tokens' ids to remember.
+#[pyclass(module = "bpe_studio._native", frozen)]
+pub struct Encoder {
+    tables: Tables,
+    // A lock, not a borrow flag, so that two Python threads encoding with one tokenizer wait for each
+    // other instead of failing.
+    cache: Mutex<Cache>,
+    /// All tokens' bytes one after the other; token i is bytes[starts[i]..starts[i + 1]].
+    bytes: Vec<u8>,
+    starts: Vec<usize>,
+    present: Vec<bool>,
+}
+
+/// UTF-8 views of the pre-tokens (no copy for ASCII ones); a str with a lone surrogate raises
+/// UnicodeEncodeError, which the Python side handles as its own path does.
+fn views<'py>(pieces: &Bound<'py, PyList>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    pieces.iter().map(|p| p.downcast_into::<PyString>().map_err(PyErr::from)).collect()
+}
+
+#[pymethods]
+impl Encoder {
+    #[new]
+    #[pyo3(signature = (byte_ids, merges, whole, decoder, *, cache_size))]
+    fn new(
+        byte_ids: Vec<u32>,
+        merges: Vec<(u32, u32, u32)>,
+        whole: Option<FxHashMap<Vec<u8>, u32>>,
+        decoder: Vec<Option<Vec<u8>>>,
+        cache_size: usize,
+    ) -> PyResult<Self> {
+        let byte_ids: [u32; 256] = byte_ids
+            .try_into()
+            .map_err(|v: Vec<u32>| PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len())))?;
+        let mut table = FxHashMap::default();
+        for (rank, &(a, b, merged)) in merges.iter().enumerate() {
+            table.entry((a, b)).or_insert((rank as u32, merged));
+        }
+        let mut bytes = Vec::new();
+        let mut starts = vec![0];
+        let mut present = Vec::with_capacity(decoder.len());
+        for token in &decoder {
+            present.push(token.is_some());
+            bytes.extend_from_slice(token.as_deref().unwrap_or(b""));
+            starts.push(bytes.len());
+        }
+        Ok(Encoder {
+            tables: Tables { byte_ids, merges: table, whole },
+            cache: Mutex::new(Cache { map: FxHashMap::default(), limit: cache_size.max(1) }),
+            bytes,
+            starts,
+            present,
+        })
+    }
+
+    /// The ids of the pre-tokens, one after the other.
+    fn encode(&self, py: Python<'_>, pieces: &Bound<'_, PyList>) -> PyResult<Vec<u32>> {
+        let owned = views(pieces)?;
+        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        Ok(py.allow_threads(|| {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            let mut out = Vec::with_capacity(strs.iter().map(|s| s.len()).sum::<usize>() / 3 + 1);
+            for s in &strs {
+                cache.encode(&self.tables, s.as_bytes(), &mut out);
+            }
+            out
+        }))
+    }
+
+    /// The ids of the pre-tokens and how many ids each pre-token has: (ids, counts).
+    fn encode_counts(&self, py: Python<'_>, pieces: &Bound<'_, PyList>) -> PyResult<(Vec<u32>, Vec<usize>)> {
+        let owned = views(pieces)?;
+        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        Ok(py.allow_threads(|| {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            let mut out = Vec::new();
+            let counts = strs.iter().map(|s| cache.encode(&self.tables, s.as_bytes(), &mut out)).collect();
+            (out, counts)
+        }))
+    }
+
+    /// The number of cached pre-tokens.
+    fn __len__(&self) -> usize {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).map.len()
+    }
+
+    /// Forgets the cached pre-token encodings.
+    fn clear_cache(&self) {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).map.clear();
+    }
+
+    /// The concatenated bytes of the tokens, or the first id that is not in the vocabulary (an int).
+    fn decode_bytes(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<PyObject> {
+        let valid = |i: i64| i >= 0 && (i as u64) < self.present.len() as u64 && self.present[i as usize];
+        let total = py.allow_threads(|| {
+            let mut total = 0usize;
+            for &i in &ids {
+                if !valid(i) {
+                    return Err(i);
+                }
+                total += self.starts[i as usize + 1] - self.starts[i as usize];
+            }
+            Ok(total)
+        });
+        let total = match total {
+            Ok(total) => total,
+            Err(bad) => return Ok(bad.into_pyobject(py)?.into_any().unbind()),
+        };
+        let out = PyBytes::new_with(py, total, |buf| {
+            let mut at = 0;
+            for &i in &ids {
+                let token = &self.bytes[self.starts[i as usize]..self.starts[i as usize + 1]];
+                buf[at..at + token.len()].copy_from_slice(token);
+                at += token.len();
+            }
+            Ok(())
+        })?;
+        Ok(out.into_any().unbind())
+    }
+}
