@@ -22,9 +22,7 @@ import signal
 import sys
 
 from .config import InvalidUtf8Policy
-from .corpus import CorpusChangedError, CorpusDecodeError
-from .counting import ChunkCounter, encode_table, read_message, write_frame, write_message
-from .sources import BadRecordError
+from .counting import ChunkCounter, encode_table, failure_message, read_message, write_frame, write_message
 
 
 def main() -> None:
@@ -52,11 +50,5 @@ def main() -> None:
         write_frame(outbox, table)
     except (EOFError, BrokenPipeError):
         raise  # the parent is gone: nobody to tell (child_main leaves quietly)
-    except CorpusDecodeError as exc:
-        write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
-    except CorpusChangedError as exc:
-        write_message(outbox, ("changed", exc.path, exc.detail))
-    except BadRecordError as exc:
-        write_message(outbox, ("bad_record", exc.path, exc.where, exc.reason, exc.fix))
-    except Exception as exc:
-        write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:  # told to the parent, which raises it again (counting.raise_failure)
+        write_message(outbox, failure_message(exc))

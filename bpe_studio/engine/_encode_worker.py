@@ -20,11 +20,9 @@ import threading
 from typing import Any
 
 from .config import InvalidUtf8Policy
-from .corpus import CorpusChangedError, CorpusDecodeError
 from .corpus_encoding import TaskEncoder
-from .counting import read_message, write_message
+from .counting import failure_message, read_message, write_message
 from .formats import load
-from .sources import BadRecordError
 
 
 def main() -> None:
@@ -61,11 +59,5 @@ def main() -> None:
             write_message(outbox, ("ids", data, documents, starts, encoder.records.bad_records - before))
     except (EOFError, BrokenPipeError):
         raise  # the parent is gone: nobody to tell (child_main leaves quietly)
-    except CorpusDecodeError as exc:
-        write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
-    except CorpusChangedError as exc:
-        write_message(outbox, ("changed", exc.path, exc.detail))
-    except BadRecordError as exc:
-        write_message(outbox, ("bad_record", exc.path, exc.where, exc.reason, exc.fix))
-    except Exception as exc:
-        write_message(outbox, ("error", f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:  # told to the parent, which raises it again (counting.raise_failure)
+        write_message(outbox, failure_message(exc))

@@ -28,7 +28,6 @@ import os
 import re
 import secrets
 import selectors
-import subprocess
 import sys
 import threading
 from array import array
@@ -39,10 +38,17 @@ from typing import Any
 
 from .analysis import Compression, compression
 from .config import InvalidUtf8Policy, preset_name
-from .corpus import Chunk, CorpusChangedError, CorpusDecodeError, check_read, decode, plan_chunks
-from .counting import WorkerCrashedError, _death_message, read_message, write_message
+from .corpus import Chunk, check_read, decode, plan_chunks
+from .counting import (
+    WorkerCrashedError,
+    _death_message,
+    raise_failure,
+    read_message,
+    stop_process,
+    write_message,
+)
 from .launch import start_child
-from .sources import BadRecordError, RecordReader, Task, plan_sources
+from .sources import RecordReader, Task, plan_sources
 from .tokenizer import Tokenizer
 
 #: Typecodes of ``array`` for each output dtype.
@@ -325,17 +331,7 @@ class _EncodeWorker:
         write_message(self.proc.stdin, setup)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        stop_process(self.proc)
 
 
 def _encode_parallel(
@@ -400,14 +396,8 @@ def _encode_parallel(
                 if kind == "ids":
                     index = worker.pending.pop(0)
                     ready[index] = (message[1], message[2], message[3], sizes.pop(index), message[4])
-                elif kind == "decode_error":
-                    raise CorpusDecodeError(message[1], message[2], message[3])
-                elif kind == "changed":
-                    raise CorpusChangedError(message[1], message[2])
-                elif kind == "bad_record":
-                    raise BadRecordError(*message[1:])
                 else:
-                    raise WorkerCrashedError(f"an encoding worker failed: {message[1]}")
+                    raise_failure(message, role="encoding")
             while next_out in ready:
                 yield ready.pop(next_out)
                 next_out += 1

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from . import _native
 from .config import InvalidUtf8Policy, preset_name
@@ -265,6 +265,52 @@ def read_message(stream: Any) -> Any:
     return pickle.loads(_read_exact(stream, size))
 
 
+
+def failure_message(exc: Exception) -> tuple[Any, ...]:
+    """What a worker sends its parent when a task fails (:func:`raise_failure` raises it again there).
+
+    Example:
+        >>> failure_message(CorpusChangedError("a.txt", "it grew"))
+        ('changed', 'a.txt', 'it grew')
+    """
+    if isinstance(exc, CorpusDecodeError):
+        return ("decode_error", exc.path, exc.offset, exc.reason)
+    if isinstance(exc, CorpusChangedError):
+        return ("changed", exc.path, exc.detail)
+    if isinstance(exc, BadRecordError):
+        return ("bad_record", exc.path, exc.where, exc.reason, exc.fix)
+    return ("error", f"{type(exc).__name__}: {exc}")
+
+
+def raise_failure(message: Sequence[Any], *, role: str) -> NoReturn:
+    """Raise, in the parent, the error a worker reported with :func:`failure_message`.
+
+    ``role`` names the worker in an unexpected error ("counting", "encoding").
+    """
+    kind = message[0]
+    if kind == "decode_error":
+        raise CorpusDecodeError(message[1], message[2], message[3])
+    if kind == "changed":
+        raise CorpusChangedError(message[1], message[2])
+    if kind == "bad_record":
+        raise BadRecordError(*message[1:])
+    raise WorkerCrashedError(f"a{'n' if role[0] in 'aeiou' else ''} {role} worker failed: {message[1]}")
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a worker process (if still running: terminate, then kill after 5 s) and close its pipes."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
 class _Worker:
     """A counting worker process and what the parent knows of it."""
 
@@ -291,17 +337,7 @@ class _Worker:
 
     def stop(self) -> None:
         """Stop the process (if still running) and close its pipes."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        stop_process(self.proc)
 
 
 def count_parallel(
@@ -369,14 +405,8 @@ def count_parallel(
                         raise WorkerCrashedError(f"a counting worker sent a broken table: {exc}") from None
                     # Merged now, while the other workers still count their last chunks.
                     table = received if table is None else merge_tables([table, received])
-                elif kind == "decode_error":
-                    raise CorpusDecodeError(message[1], message[2], message[3])
-                elif kind == "changed":
-                    raise CorpusChangedError(message[1], message[2])
-                elif kind == "bad_record":
-                    raise BadRecordError(*message[1:])
                 else:
-                    raise WorkerCrashedError(f"a counting worker failed: {message[1]}")
+                    raise_failure(message, role="counting")
         yield CountOutcome(table if table is not None else {}, totals)
     finally:
         selector.close()
