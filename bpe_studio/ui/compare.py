@@ -41,8 +41,9 @@ from .file_drop import FileDropWidget
 from .style import theme_of
 from .tasks import TaskContext, TaskRunner
 from .token_format import token_label
+from .token_layout import Encoding, SpecialMode, encode_text
 from .token_text import TokenTextEdit
-from .tokenizer_info import Encoding, LoadedTokenizer, SpecialMode, encode_text
+from .tokenizer_info import LoadedTokenizer
 
 #: Milliseconds of quiet typing before both sides are encoded again.
 COMPARE_DELAY_MS = 200

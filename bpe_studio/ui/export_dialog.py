@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..engine import FORMATS
+from ..engine.analysis import MergeIndex
 from ..engine.humanize import error_message
 from .charts import LogAxis, render_chart
 from .export_job import (
@@ -49,7 +50,8 @@ from .export_job import (
 )
 from .tasks import TaskRunner
 from .token_charts import COUNT_COLOR, CURVE_COLOR, LENGTH_COLOR, MEAN_COLOR, running_mean, style_plot
-from .tokenizer_info import LoadedTokenizer, MergeIndex, SpecialMode, token_count_curve
+from .token_layout import SpecialMode, token_count_curve
+from .tokenizer_info import LoadedTokenizer
 
 _CHART_SIZE = QSize(900, 500)
 

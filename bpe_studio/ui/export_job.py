@@ -35,11 +35,11 @@ from typing import Any, Protocol
 from .. import __version__
 from ..demo import cache_dir
 from ..engine import FORMATS, Tokenizer
-from ..engine.analysis import compression
+from ..engine.analysis import MergeIndex, compression
 from ..engine.formats import atomic_write, sample_texts, save_tokenizer
 from ..engine.humanize import error_message, human_bytes, human_seconds, merge_number, stop_reason_text
 from .token_format import hex_bytes, token_label
-from .tokenizer_info import LoadedTokenizer, MergeIndex
+from .tokenizer_info import LoadedTokenizer
 
 
 class Progress(Protocol):

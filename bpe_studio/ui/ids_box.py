@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from .token_copy import format_ids, id_positions, tokens_text, tokens_tsv
-from .tokenizer_info import Encoding
+from .token_layout import Encoding
 
 
 class IdsBox(QGroupBox):

@@ -27,10 +27,10 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFrame, QScrollArea, QToolTip, QWidget
 
 from ..engine import Tokenizer
+from ..engine.analysis import MergeNode
 from ..engine.humanize import merge_number
 from .style import theme_of
 from .token_format import hex_bytes, token_label
-from .tokenizer_info import MergeNode
 
 _PAD = 6.0
 _GAP = 4.0

@@ -30,16 +30,9 @@ from .file_drop import FileDropWidget
 from .ids_box import IdsBox
 from .tasks import TaskContext, TaskRunner
 from .token_details import TokenDetails
+from .token_layout import NORMAL, Curve, Encoding, SpecialMode, encode_text, token_count_curve
 from .token_text import TokenTextEdit
-from .tokenizer_info import (
-    NORMAL,
-    Curve,
-    Encoding,
-    LoadedTokenizer,
-    SpecialMode,
-    encode_text,
-    token_count_curve,
-)
+from .tokenizer_info import LoadedTokenizer
 from .vocab_size_box import VocabSizeBox
 
 #: Milliseconds of quiet typing before the text is encoded again.
@@ -414,7 +407,7 @@ class PlaygroundView(FileDropWidget):
 
     @staticmethod
     def _text_positions(encoding: Encoding, start: int, end: int) -> tuple[int, int]:
-        from .tokenizer_info import utf16_positions
+        from .token_layout import utf16_positions
 
         pos16 = utf16_positions(encoding.text)
         if pos16 is None:

@@ -15,10 +15,10 @@ from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from ..engine import Tokenizer
+from ..engine.analysis import MergeIndex
 from ..engine.humanize import MERGE_NUMBERING, merge_number
 from .token_format import TokenPalette, decoded_text, hex_bytes, is_complete_utf8, palette_for, token_label
 from .token_text import is_dark
-from .tokenizer_info import MergeIndex
 
 
 @dataclass(frozen=True)

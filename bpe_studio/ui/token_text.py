@@ -1,7 +1,7 @@
 """Text views with colour-coded token boundaries.
 
 :class:`TokenTextEdit` is a ``QPlainTextEdit`` (editable for the playground, read-only for the decoded-bytes
-view and the compare tab) that colours *units* (see :class:`~bpe_studio.ui.tokenizer_info.Encoding`): a
+view and the compare tab) that colours *units* (see :class:`~bpe_studio.ui.token_layout.Encoding`): a
 :class:`UnitHighlighter` sets each unit's character format (alternating backgrounds; every format carries
 the unit's index as the property :data:`UNIT_PROPERTY`, which the tests read back), and ``paintEvent``
 draws what formats cannot: outlines around special tokens and the current token, and with visible
@@ -42,7 +42,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 from .file_drop import dropped_paths
 from .style import theme_of
 from .token_format import TokenPalette, palette_for
-from .tokenizer_info import SPECIAL, SPLIT
+from .token_layout import SPECIAL, SPLIT
 
 #: The character-format property holding a unit's index.
 UNIT_PROPERTY = int(QTextFormat.Property.UserProperty) + 1

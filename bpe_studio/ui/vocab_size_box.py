@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from .token_charts import VocabCurvePlot
-from .tokenizer_info import Curve, LoadedTokenizer
+from .token_layout import Curve
+from .tokenizer_info import LoadedTokenizer
 
 #: Slider positions at the least (a tokenizer with very few merges still slides smoothly).
 MIN_STEPS = 100

@@ -129,9 +129,11 @@ def test_bytes_have_one_spelling_and_control_bytes_are_visible(
 
 
 def test_the_spelling_helpers_import_no_qt() -> None:
-    """token_format (the one place tokens are spelled) and token_copy run without Qt, like the export job."""
+    """token_format (the one place tokens are spelled), token_copy, the export job and the modules that hold
+    a loaded tokenizer and lay text out in tokens run without Qt (they run on worker threads)."""
     code = (
         "import sys; import bpe_studio.ui.token_format, bpe_studio.ui.token_copy, bpe_studio.ui.export_job; "
+        "import bpe_studio.ui.tokenizer_info, bpe_studio.ui.token_layout; "
         "sys.exit(any(m.split('.')[0] in ('PySide6', 'shiboken6') for m in sys.modules))"
     )
     root = str(Path(__file__).resolve().parents[2])

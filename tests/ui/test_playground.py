@@ -18,14 +18,9 @@ from bpe_studio.ui.main_window import MainWindow
 from bpe_studio.ui.playground import PlaygroundView
 from bpe_studio.ui.token_copy import format_ids
 from bpe_studio.ui.token_format import DARK_PALETTE, LIGHT_PALETTE, contrast_ratio, relative_luminance
+from bpe_studio.ui.token_layout import SpecialMode, encode_options, token_count_curve
 from bpe_studio.ui.token_text import UNIT_PROPERTY, TokenTextEdit
-from bpe_studio.ui.tokenizer_info import (
-    LoadedTokenizer,
-    SpecialMode,
-    encode_options,
-    from_result,
-    token_count_curve,
-)
+from bpe_studio.ui.tokenizer_info import LoadedTokenizer, from_result
 from bpe_studio.ui.tokenizer_views import TokenizerViews
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures

@@ -9,8 +9,9 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex, Qt
 
 from bpe_studio.engine import TrainConfig, TrainResult, train
+from bpe_studio.engine.analysis import MergeNode
 from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tokenizer_info import MergeNode, from_result
+from bpe_studio.ui.tokenizer_info import from_result
 from bpe_studio.ui.tokenizer_views import TokenizerViews
 from bpe_studio.ui.vocab_model import VocabTableModel
 
