@@ -278,6 +278,13 @@ class LearnView(QWidget):
 
     # ---- replay ----------------------------------------------------------------------------------
 
+    def replay(self, *, speed: int) -> None:
+        """Replay the last run from its first merge at ``speed`` merges per second (one of :data:`SPEEDS`)."""
+        self.speed_combo.setCurrentIndex(SPEEDS.index(speed))
+        self.play_button.setChecked(False)
+        self.go_to(len(self._merges))  # at the end, Replay starts from the first merge
+        self.play_button.setChecked(True)
+
     def go_to(self, merges: int) -> None:
         """Show the sample with the first ``merges`` merges of the run (clamped to those known)."""
         merges = max(0, min(merges, len(self._merges)))

@@ -42,6 +42,9 @@ def describe_error(exc: BaseException) -> str:
     return error_message(exc)
 
 
+#: Merges per second at which the demo's run is replayed in Watch BPE learn once training is done.
+DEMO_REPLAY_SPEED = 100
+
 class TrainView(QWidget):
     """The training tab.
 
@@ -75,6 +78,7 @@ class TrainView(QWidget):
         self.result: TrainResult | None = None
         self.result_config: TrainConfig | None = None
         self.error_box: QMessageBox | None = None
+        self._replay_when_done = False  # the demo's run: replay it in Watch BPE learn once it is done
 
         self.runner = TaskRunner("bpe-studio-train", self)
         self.form = TrainForm(self)
@@ -109,7 +113,8 @@ class TrainView(QWidget):
         vertical.addWidget(bottom)
         vertical.setStretchFactor(0, 5)
         vertical.setStretchFactor(1, 6)
-        vertical.insertWidget(1, LearnView(self, vertical))  # watch BPE learn: follows this view's runs
+        self.learn_view = LearnView(self, vertical)  # watch BPE learn: follows this view's runs
+        vertical.insertWidget(1, self.learn_view)
         right_layout.addWidget(vertical, 1)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -280,11 +285,14 @@ class TrainView(QWidget):
             )
         )
         if start:
-            self.start_training()
+            # The native kernel trains the demo in seconds: once it is done, the run replays merge by merge at
+            # a pace a person can follow, so that the demo shows BPE learning rather than only its result.
+            self._replay_when_done = self.start_training()
 
     @Slot()
     def start_training(self) -> bool:
         """Validate the form and start a run; shows an error dialog and returns False when it cannot."""
+        self._replay_when_done = False
         if self.is_running():
             return False
         if self.form.start_problem:  # (Start is disabled then; this is for callers other than it)
@@ -350,7 +358,11 @@ class TrainView(QWidget):
     @Slot()
     def _on_runner_idle(self) -> None:
         self.form.set_running(False)
-        self.training_ended.emit(self.progress.ended or "failed")
+        ended = self.progress.ended or "failed"
+        self.training_ended.emit(ended)
+        if self._replay_when_done and ended == "finished":
+            self.learn_view.replay(speed=DEMO_REPLAY_SPEED)
+        self._replay_when_done = False
 
     # ==============================================================================================
     # Result

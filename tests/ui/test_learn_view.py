@@ -154,3 +154,30 @@ def test_a_compressed_json_lines_corpus_gives_a_sample(qtbot, tmp_path: Path) ->
     qtbot.addWidget(view)
     view.start_run(TrainConfig(inputs=(path,), vocab_size=300))
     assert view.sample_text.startswith("Line 0 of a document") and "{" not in view.sample_text
+
+
+def test_the_demo_replays_its_run_at_a_pace_to_follow(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, tiny_corpus: Path, monkeypatch
+) -> None:
+    """The native kernel trains the demo in seconds; the demo then replays its merges at 100 per second.
+    A run the user starts is not replayed unasked."""
+    import bpe_studio.demo
+
+    monkeypatch.setattr(bpe_studio.demo, "demo_corpus", lambda: tiny_corpus)
+    monkeypatch.setattr(bpe_studio.demo, "DEMO_VOCAB_SIZE", 600)
+    view = window.train_view
+    learn = view.findChild(LearnView)
+    assert learn is not None
+    with qtbot.waitSignal(view.training_ended, timeout=WAIT_MS) as ended:
+        view.load_demo(start=True)
+    assert ended.args == ["finished"]
+    assert learn.play_button.isChecked(), "the demo's run is not being replayed"
+    assert learn.speed_combo.currentData() == 100
+    assert learn.merges_applied < len(view.result.merges)  # type: ignore[union-attr]
+    with qtbot.waitSignal(learn.advanced, timeout=WAIT_MS):
+        pass  # the replay moves on by itself (from its timer)
+    learn.play_button.setChecked(False)
+    # A run started with the Start button ends without a replay.
+    with qtbot.waitSignal(view.training_ended, timeout=WAIT_MS):
+        assert view.start_training()
+    assert not learn.play_button.isChecked()
