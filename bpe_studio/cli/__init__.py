@@ -68,7 +68,9 @@ def _register_app(subparsers: Any) -> Parser:
         metavar="PATH",
         help="save a PNG of the window to PATH (in an existing folder) and exit (with --demo: once trained)",
     )
-    p.add_argument("--tokenizer", type=Path, metavar="PATH", help="open a tokenizer file")
+    p.add_argument(
+        "--tokenizer", type=Path, metavar="PATH", help="open a tokenizer file or folder, or a name (gpt2)"
+    )
     p.add_argument(
         "--text", type=text_arg, default="", metavar="TEXT", help="text for the playground (with --tokenizer)"
     )

@@ -5,7 +5,7 @@ Options (defined with the other commands' in :mod:`bpe_studio.cli`, as the ``app
     --demo                open on the demo corpus (Python's own documentation) and start training
     --screenshot PATH     wait until the window is ready (with --demo: until training ends), save a PNG of the
                           main window to PATH and exit
-    --tokenizer PATH      open a tokenizer file in the tokenizer views
+    --tokenizer PATH      open a tokenizer file or folder (or a name: gpt2, cl100k_base...) in the views
     --text TEXT           text for the playground (with --tokenizer)
 """
 
@@ -27,6 +27,8 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication
 
 from .. import __version__
+from ..engine.formats import FormatError
+from ..engine.formats.named import resolve_name
 from .main_window import DEFAULT_SIZE, MainWindow
 from .settings import Settings, load_settings
 from .style import apply_style
@@ -305,7 +307,7 @@ def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | N
     if args.corpus:
         window.train_view.add_corpus_files(args.corpus)
     if args.tokenizer is not None:
-        window.open_tokenizer(args.tokenizer, args.text)
+        window.open_tokenizer(_tokenizer_source(Path(args.tokenizer)), args.text)
     if args.demo:
         window.train_view.load_demo(start=True)
     shooter = None
@@ -315,6 +317,21 @@ def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | N
             window, args.screenshot, wait_for_training=args.demo, wait_for_tokenizer=wait_for_tokenizer
         )
     return window, shooter
+
+
+def _tokenizer_source(path: Path) -> Path:
+    """``--tokenizer``: a path, or a name the engine knows (``gpt2``; ``cl100k_base`` when cached).
+
+    Example:
+        >>> _tokenizer_source(Path("gpt2")).name  # doctest: +SKIP
+        'gpt2'
+    """
+    if path.exists():
+        return path
+    try:
+        return resolve_name(os.fspath(path))
+    except (KeyError, FormatError):  # not a name, or not cached: opening the path says what is wrong
+        return path
 
 
 def main(args: argparse.Namespace) -> int:

@@ -57,6 +57,19 @@ def test_tokenizer_and_text_are_passed_to_the_window(
     assert calls == [(tmp_path / "t.json", "héllo")]
 
 
+def test_tokenizer_by_name_opens_the_built_in_one(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """``bpe-studio --tokenizer gpt2`` opens the built-in GPT-2, as ``bpe-studio encode -t gpt2`` does."""
+    from bpe_studio.engine.formats.named import GPT2_FOLDER
+
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.chdir(REPO)  # no file named gpt2 here
+    monkeypatch.setattr(
+        MainWindow, "open_tokenizer", lambda self, source, text="": calls.append((source, text))
+    )
+    _open(qtbot, "--tokenizer", "gpt2")
+    assert calls == [(GPT2_FOLDER, "")]
+
+
 def test_screenshot_to_an_unwritable_place_fails(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     blocker = tmp_path / "file"
     blocker.write_text("x")
