@@ -111,3 +111,52 @@ def test_the_app_never_imports_the_cli() -> None:
     assert not offenders, offenders
     # Guards the guard: it sees the app's relative imports of the engine's shared modules.
     assert "bpe_studio.engine.humanize" in _imported(PACKAGE / "ui" / "train_view.py")
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports at module level (not in functions or type checks)."""
+    files = {
+        ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in PACKAGE.rglob("*.py")
+    }
+
+    def known(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        names = [name for name, at_top in _imports(path) if at_top]
+        # `from . import _native` names a submodule, not the package it comes from.
+        package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.level and node.module is None:
+                base = ".".join(package[: len(package) - node.level + 1])
+                names.remove(base)
+                names += [f"{base}.{alias.name}" for alias in node.names]
+        graph[module] = {t for name in names if (t := known(name)) is not None and t != module}
+    return graph
+
+
+def test_the_package_has_no_import_cycles_at_module_level() -> None:
+    # Issue 10: modules import downward only, so each can be read (and imported) on its own. A lazy import in
+    # a function (Tokenizer.from_files reading GPT-2 files through formats.gpt2) is not a cycle at import.
+    graph = _module_graph()
+    assert "bpe_studio.engine.config" in graph["bpe_studio.engine.trainer"]  # guards the guard
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
