@@ -106,6 +106,7 @@ class LearnView(QWidget):
         self._build()
         self.timer = QTimer(self)
         self.timer.setInterval(TICK_MS)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)  # keeps its offset from the charts' (start_run)
         self.timer.timeout.connect(self._on_timer_timeout)
         self._render(force=True)
         self._update_controls()
@@ -250,8 +251,16 @@ class LearnView(QWidget):
         # Drawn on the first tick, not now: the run's start keeps the GUI thread busy enough.
         self._due = time.perf_counter() + TICK_MS / 1000
         self._restart(text, draw_now=False)
-        self.timer.start()
+        # Half a tick after the training charts' timer (same interval, started with the run): the sample's
+        # rich text and the charts are then redrawn in different turns of the event loop, never in one
+        # (together they made the longest stalls of the GUI thread in bench/gui.py).
+        QTimer.singleShot(TICK_MS // 2, self._start_live_ticks)
         self._update_controls()
+
+    @Slot()
+    def _start_live_ticks(self) -> None:
+        if self._live:  # (a run may end within half a tick)
+            self.timer.start()
 
     def add_merges(self, pairs: Sequence[Pair]) -> None:
         """The run made these merges (applied on the next tick)."""

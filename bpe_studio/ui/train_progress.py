@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QModelIndex, QObject, QTimer, Slot
+from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Slot
 from PySide6.QtGui import QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -93,6 +93,9 @@ class TrainProgress(QObject):
         self._reset_state()
         self.refresh_timer = QTimer(self)
         self.refresh_timer.setInterval(REFRESH_MS)
+        # Precise: a coarse timer may be moved to fire with the Watch-BPE-learn view's (same interval), and
+        # the two redraws in one turn of the event loop are the GUI's longest stall (see LearnView).
+        self.refresh_timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.refresh_timer.timeout.connect(self._on_refresh_timer_timeout)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.status = self._build_status(parent)

@@ -55,6 +55,7 @@ def _collect_on_the_gui_thread(qapp) -> Iterator[None]:  # type: ignore[no-untyp
     if collector is not None:
         collector.timer.stop()
         collector.deleteLater()
+    gc.unfreeze()
     if was_enabled:
         gc.enable()
 

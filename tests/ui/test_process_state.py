@@ -45,15 +45,27 @@ def test_one_place_in_ui_changes_garbage_collection() -> None:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if PROCESS_STATE_CALLS.search(line.split("#")[0])
     }
-    # Only the collector itself switches automatic collection off (and nothing touches the switch interval).
+    # Only the collector itself switches automatic collection off and freezes the start-up objects (and
+    # nothing touches the switch interval).
     assert {name.split(":")[0] for name in changes} == {"tasks.py"}, changes
-    assert len(changes) == 1, changes
+    assert len(changes) == 2, changes
     installers = {
         path.name
         for path in UI_DIR.rglob("*.py")
         if re.search(r"(?<!def )\binstall_main_thread_gc\(\)", path.read_text(encoding="utf-8"))
     }
     assert installers == {"app.py"}
+
+
+def test_the_collector_freezes_start_up_objects_once(qtbot) -> None:  # type: ignore[no-untyped-def]
+    app = create_application()
+    (collector,) = app.findChildren(MainThreadGarbageCollector)
+    qtbot.waitUntil(lambda: collector.frozen, timeout=5_000)  # its first tick, once the event loop runs
+    frozen = gc.get_freeze_count()
+    assert frozen > 10_000  # the modules and Qt wrappers of start-up: out of every full collection's scan
+    collector.check()
+    collector.check()
+    assert gc.get_freeze_count() == frozen  # once: later objects stay collectable
 
 
 def test_a_training_leaves_the_apps_collector_as_it_was(qtbot, settings: Any, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
