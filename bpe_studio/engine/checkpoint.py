@@ -210,10 +210,10 @@ def mismatch(
                 "Parquet text was read from (text_field, CLI: --text-field), so what it counted is unknown"
             )
         if header.text_field != text_field:
-            then = header.text_field
+            field_then = header.text_field
             return (
-                f"it was counted with text_field {then!r} (CLI: --text-field {then}), and this run uses "
-                f"{text_field!r}"
+                f"it was counted with text_field {field_then!r} (CLI: --text-field {field_then}), and this "
+                f"run uses {text_field!r}"
             )
         if header.totals.bad_records and not skip_bad_records:
             return (
