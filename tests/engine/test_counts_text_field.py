@@ -76,9 +76,7 @@ def test_skipped_bad_records_are_kept_and_need_skipping_again(tmp_path: Path) ->
     counts = tmp_path / "c.counts"
     direct = train(_config(corpus, text_field="body", skip_bad_records=True, counts_out=counts))
     assert direct.stats.bad_records == 3
-    with pytest.raises(
-        ValueError, match=r"skipping 3 bad records .*--skip-bad-records.*not skip"
-    ):
+    with pytest.raises(ValueError, match=r"skipping 3 bad records .*--skip-bad-records.*not skip"):
         preflight(_config(corpus, text_field="body", counts_in=counts))
     reused = train(_config(corpus, text_field="body", skip_bad_records=True, counts_in=counts))
     assert reused.stats == direct.stats and reused.merges == direct.merges
