@@ -166,6 +166,7 @@ def evaluate_files(
     tokenizers: Sequence[str | os.PathLike[str] | Tokenizer],
     paths: Sequence[str | os.PathLike[str]],
     *,
+    names: Sequence[str | os.PathLike[str]] | None = None,
     workers: int | None = None,
     chunk_size: int = 4 << 20,
     text_field: str = "text",
@@ -176,8 +177,9 @@ def evaluate_files(
     """The compression figures of every file (outer list, in order) with every tokenizer (inner list).
 
     Args:
-        tokenizers: Tokenizers, or names :func:`~bpe_studio.engine.formats.load` takes (workers need
-            names: they load the tokenizers themselves).
+        tokenizers: Tokenizers, or names :func:`~bpe_studio.engine.formats.load` takes.
+        names: The names the tokenizers were loaded from, when ``tokenizers`` holds objects: worker
+            processes load them by name themselves.
         paths: The corpus files, in any format of :mod:`~bpe_studio.engine.sources`.
         workers: Worker processes; None: every core when the files hold at least
             :data:`PARALLEL_MIN_BYTES`, else 1. With 1 everything runs in this process.
@@ -201,12 +203,14 @@ def evaluate_files(
     if workers < 1:
         raise ValueError(f"workers: {workers} must be at least 1")
     if workers > 1:
-        objects = [t for t in tokenizers if isinstance(t, Tokenizer)]
-        if objects:
+        given = names if names is not None else tokenizers
+        if len(given) != len(tokenizers) or any(isinstance(t, Tokenizer) for t in given):
             raise ValueError("workers: worker processes load tokenizers by name; give names, or workers=1")
-        names = [os.path.abspath(t) if os.path.exists(t) else os.fspath(t) for t in tokenizers]  # type: ignore[arg-type]
+        # A file by its absolute path (the workers may not share our folder's meaning); "gpt2" as it is.
+        named = [os.fspath(t) for t in given]  # type: ignore[arg-type]
+        absolute = [os.path.abspath(t) if os.path.exists(t) else t for t in named]
         results: Iterator[tuple[int, TaskFigures]] = _evaluate_parallel(
-            names, tasks, workers, options, cancelled or (lambda: False)
+            absolute, tasks, workers, options, cancelled or (lambda: False)
         )
     else:
         results = _evaluate_serial(loaded, tasks, options, cancelled)
