@@ -305,7 +305,7 @@ def _evaluate_parallel(
                 try:
                     message = read_message(worker.proc.stdout)
                 except EOFError:
-                    death = _death_message(worker.proc).replace("counting", "evaluation")
+                    death = _death_message(worker.proc).replace("a counting", "an evaluation")
                     raise WorkerCrashedError(death) from None
                 if message[0] == "figures":
                     index = worker.pending.pop(0)

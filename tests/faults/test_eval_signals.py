@@ -88,3 +88,25 @@ def test_a_signal_stops_eval_and_its_workers(
     assert out == b""  # no partial table
     _, left = psutil.wait_procs(alive(children), timeout=TIMEOUT)
     assert left == []
+
+
+def test_a_worker_killed_fails_the_run_in_one_line(corpus: Path, tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "bpe_studio", "eval", "-t", "gpt2", "--workers", "2", str(corpus)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        children = _wait_for_workers(proc.pid, 2)
+        children[0].kill()  # as the out-of-memory killer would
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(TIMEOUT)
+    text = err.decode("utf-8", "replace")
+    assert proc.returncode == 1, text
+    assert text.startswith("bpe-studio: error: an evaluation worker process died (killed by SIGKILL)"), text
+    assert len(text.strip().splitlines()) == 1 and out == b""
+    _, left = psutil.wait_procs(alive(children), timeout=TIMEOUT)
+    assert left == []
