@@ -110,7 +110,8 @@ impl Kernel {
         if lengths.len() != freqs.len() {
             return Err("lengths and freqs differ in length".into());
         }
-        if lengths.iter().sum::<u64>() != n as u64 {
+        // Checked: lengths near 2**64 must not wrap around to the right total (hostile callers).
+        if lengths.iter().try_fold(0u64, |total, &len| total.checked_add(len)) != Some(n as u64) {
             return Err("the lengths do not add up to the number of symbols".into());
         }
         if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {
