@@ -9,7 +9,8 @@ into that input, so a harness is just ``check_x(*x_case(data))`` and a found cas
 Nothing here imports atheris: the corpus replays in CI without it.
 
 Example:
-    >>> check_pretokenize(*pretokenize_case(b"\\x00it's 12 cats"))
+    >>> pretokenize_case(b"\\x01it's\\xff12")
+    ('cl100k', ["it's", '12'])
 """
 
 from __future__ import annotations
