@@ -1,4 +1,5 @@
-"""Fuzz harness: native and Python decoding agree on arbitrary id lists; unknown ids raise UnknownTokenIdError.
+"""Fuzz harness: native and Python decoding agree on arbitrary id lists; unknown ids raise
+UnknownTokenIdError.
 
 Run: `python fuzz/fuzz_decode.py -max_total_time=300` (see fuzz/README.md); the check is
 `tests/engine/fuzz_checks.py`, replayed on tests/engine/fuzz_cases/decode/ by the test suite.
@@ -9,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import main  # noqa: E402
+from harness import main
 
 if __name__ == "__main__":
     main("decode")

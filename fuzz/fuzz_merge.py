@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import main  # noqa: E402
+from harness import main
 
 if __name__ == "__main__":
     main("merge")

@@ -25,7 +25,7 @@ def main(name: str, argv: list[str] | None = None) -> None:
     Without a corpus folder among the options, a scratch copy of the committed cases is used, so that the
     fuzzer's new inputs never land in the repository unasked.
     """
-    import atheris  # only the harnesses need it: pip install -e ".[fuzz]"
+    import atheris  # type: ignore[import-untyped]  # only the harnesses need it: pip install -e ".[fuzz]"
 
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("RUST_BACKTRACE", "0")

@@ -33,16 +33,22 @@ def seeds() -> dict[str, list[bytes]]:
         "decoder": {"type": "ByteLevel"},
         "added_tokens": [],
     }
-    tiktoken = b"".join(
-        __import__("base64").b64encode(bytes([b])) + f" {b}\n".encode() for b in range(256)
-    ) + __import__("base64").b64encode(b"he") + b" 256\n"
+    tiktoken = (
+        b"".join(__import__("base64").b64encode(bytes([b])) + f" {b}\n".encode() for b in range(256))
+        + __import__("base64").b64encode(b"he")
+        + b" 256\n"
+    )
     return {
         "pretokenize": [bytes([k]) + TEXT for k in range(3)] + [b"\x00" + bytes(range(0x80, 0x100))],
         "encode": [bytes([k]) + b"\x00\x01\x02\x03\xff" + TEXT for k in range(7)],
         "decode": [b"\x00\x10\x00\x01\x00\x00\x02\x05\x00", b"\x00" * 30],
         "merge": [b"seed", b"ties"],
         "kernel": [b"seed", b"lengths"],
-        "frames": [encode_table({"a": 2, " the": 3}), encode_table({"a\0b": 1, "\u00e9": 7}), encode_table({})],
+        "frames": [
+            encode_table({"a": 2, " the": 3}),
+            encode_table({"a\0b": 1, "\u00e9": 7}),
+            encode_table({}),
+        ],
         "formats": [
             b"\x00" + json.dumps(hf).encode(),
             b"\x01" + json.dumps(vocab).encode() + b"\xff#version: 0.2\nh e\n",

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import json
 import os
 import random
 import tempfile
@@ -27,6 +28,7 @@ from typing import Any
 from unittest import mock
 
 from bpe_studio.engine import Tokenizer, UnknownTokenIdError, _native
+from bpe_studio.engine.bytes_unicode import byte_to_char
 from bpe_studio.engine.config import compile_pattern
 from bpe_studio.engine.counting import decode_table, encode_table
 from bpe_studio.engine.formats import FormatError, load
@@ -57,6 +59,16 @@ def text_of(data: bytes) -> str:
     return "".join(chr(b) if b < 0x80 else _ALPHABET[(b - 0x80) % len(_ALPHABET)] for b in data)
 
 
+def code_points_of(data: bytes) -> str:
+    """Any text, lone surrogates included, from fuzzer bytes: three bytes per code point.
+
+    Example:
+        >>> code_points_of(b"a\\x00\\x00\\x00\\xd8\\x00") == "a\\ud800"
+        True
+    """
+    return "".join(chr(int.from_bytes(data[k : k + 3], "little") % 0x110000) for k in range(0, len(data), 3))
+
+
 @contextmanager
 def backend(name: str) -> Iterator[None]:
     """``BPE_STUDIO_PURE`` set for ``name`` ("python" or "native") inside the block."""
@@ -73,9 +85,11 @@ def native_built() -> bool:
 
 
 def pretokenize_case(data: bytes) -> tuple[str, list[str]]:
-    """(preset, texts): the first byte picks the preset, the rest is texts separated by 0xff bytes."""
+    """(preset, texts): the first byte picks the preset and (bit 7) any code points instead of the chosen
+    alphabet (:func:`code_points_of`, :func:`text_of`); the rest is texts separated by 0xff bytes."""
     preset = PRESETS[data[0] % len(PRESETS)] if data else PRESETS[0]
-    return preset, [text_of(part) for part in data[1:].split(b"\xff")]
+    make = code_points_of if data and data[0] & 0x80 else text_of
+    return preset, [make(part) for part in data[1:].split(b"\xff")]
 
 
 @functools.cache
@@ -158,10 +172,11 @@ def _tiny_pair(spec: bytes, pattern: str, ignore_merges: bool) -> tuple[Tokenize
 
 def encode_case(data: bytes) -> tuple[int, bytes, str]:
     """(kind, merge spec, text): kind 0 is the shipped GPT-2, 1-6 a tiny tokenizer (gpt2/cl100k/o200k,
-    with or without ``ignore_merges``) whose merges the bytes before the first 0xff give."""
+    with or without ``ignore_merges``) whose merges the bytes before the first 0xff give; bit 7 of the first
+    byte asks for any code points (:func:`code_points_of`) instead of the chosen alphabet."""
     kind = data[0] % 7 if data else 0
     spec, _, rest = data[1:].partition(b"\xff")
-    return kind, spec[:64], text_of(rest)
+    return kind, spec[:64], (code_points_of if data and data[0] & 0x80 else text_of)(rest)
 
 
 def check_encode(kind: int, spec: bytes, text: str) -> None:
@@ -197,9 +212,14 @@ def decode_case(data: bytes) -> list[int]:
     for k in range(0, len(data) - 2, 3):
         kind, value = data[k], int.from_bytes(data[k + 1 : k + 3], "little")
         ids.append(
-            (value % 50257, 50256 + value % 4, -1 - value, 2**63 - 1 - value, 2**64 + value, -(2**63) - value)[
-                kind % 6
-            ]
+            (
+                value % 50257,
+                50256 + value % 4,
+                -1 - value,
+                2**63 - 1 - value,
+                2**64 + value,
+                -(2**63) - value,
+            )[kind % 6]
         )
     return ids
 
@@ -237,12 +257,16 @@ def merge_case(data: bytes) -> tuple[dict[str, int], list[bytes], int, int | Non
 
 
 def check_merge(
-    counts: dict[str, int], token_bytes: list[bytes], new_tokens: int, max_token_length: int | None, min_freq: int
+    counts: dict[str, int],
+    token_bytes: list[bytes],
+    new_tokens: int,
+    max_token_length: int | None,
+    min_freq: int,
 ) -> None:
     """The native merge loop makes the same merges, tokens and stop reason as the Python one."""
     made = []
     for name in ("python", "native"):
-        loop = MergeLoop(counts, token_bytes, max_token_length=max_token_length, backend=name)  # type: ignore[arg-type]
+        loop = MergeLoop(counts, token_bytes, max_token_length=max_token_length, backend=name)
         merges = list(loop.run(new_tokens=new_tokens, min_frequency=min_freq))
         made.append((merges, loop.token_bytes, loop.stop_reason))
     assert made[0] == made[1], "native and Python merge loops differ"
@@ -253,14 +277,16 @@ def kernel_case(data: bytes) -> tuple[bytes, int, list[int], list[int], list[byt
     2**64), counts (some negative) and token bytes."""
     rng = random.Random(data)
     width = rng.choice([1, 4, 4, 3])
-    data = bytes(rng.randrange(6) if rng.random() < 0.9 else rng.randrange(256) for _ in range(rng.randrange(24)))
+    data = bytes(
+        rng.randrange(6) if rng.random() < 0.9 else rng.randrange(256) for _ in range(rng.randrange(24))
+    )
     lengths = [rng.choice([0, 1, 2, 3, 2**64 - 1, 2**63, 2**32]) for _ in range(rng.randrange(6))]
     freqs = [rng.choice([1, 2, 0, -1, 2**62, -(2**63)]) for _ in range(len(lengths) + rng.choice([0, 0, 1]))]
     tokens = [bytes([i]) for i in range(rng.choice([6, 256]))]
     return data, width, lengths, freqs, tokens, rng.choice([None, 0, 2])
 
 
-def check_kernel(
+def check_kernel(  # noqa: PLR0917 (the six arguments of MergeKernel, in its order)
     data: bytes, width: int, lengths: list[int], freqs: list[int], tokens: list[bytes], max_len: int | None
 ) -> None:
     """``MergeKernel`` either refuses its arguments with ValueError or OverflowError, or runs to its end."""
@@ -292,13 +318,95 @@ def check_frame(frame: bytes) -> None:
     assert decode_table(encode_table(keys)) == table
 
 
-_FORMATS = ("tokenizer.json", "vocab.json+merges.txt", "x.tiktoken")
+_FORMATS = ("tokenizer.json", "vocab.json+merges.txt", "x.tiktoken", "made tokenizer.json")
 
 
 def formats_case(data: bytes) -> tuple[str, list[bytes]]:
     """(layout, file contents): the first byte picks a layout, the rest is split into its files at 0xff."""
     layout = _FORMATS[data[0] % len(_FORMATS)] if data else _FORMATS[0]
+    if layout.startswith("made "):
+        return layout[5:], [made_hf_document(data[1:])]
     return layout, data[1:].split(b"\xff", 1)
+
+
+def made_hf_document(data: bytes) -> bytes:
+    """A ``tokenizer.json`` made from fuzzer bytes: a valid byte-level BPE (the 256 byte tokens, merges of
+    tokens made before, added tokens, a ByteLevel or Split pre-tokenizer) with at most one fault: a missing
+    byte, an id used twice, far out of range or of the wrong type, a malformed or unknown merge, a bad added
+    token, an unsupported pre-tokenizer or a hostile Split pattern."""
+    rng = random.Random(data)
+    chars = list(byte_to_char())
+    vocab: dict[str, Any] = {c: i for i, c in enumerate(chars)}
+    names = [chars[b] for b in b"ab \xc3\xa9<>s"]
+    merges: list[Any] = []
+    for _ in range(rng.randrange(12)):
+        left, right = rng.choice(names), rng.choice(names)
+        merges.append(rng.choice([f"{left} {right}", [left, right]]))
+        if left + right not in vocab:
+            vocab[left + right] = rng.choice([len(vocab), len(vocab), 0x10FFFF - len(vocab)])
+            names.append(left + right)
+    added = [
+        {
+            "id": len(vocab) + k,
+            "content": rng.choice(["<s>", "</s>", "<|x|>", "a b"]),
+            "special": rng.random() < 0.8,
+        }
+        for k in range(rng.randrange(3))
+    ]
+    pre: Any = {"type": "ByteLevel", "add_prefix_space": rng.random() < 0.05, "use_regex": True}
+    if rng.random() < 0.3:
+        split = {
+            "type": "Split",
+            "pattern": {"Regex": "\\p{L}+|\\s+|."},
+            "behavior": "Isolated",
+            "invert": False,
+        }
+        pre = {"type": "Sequence", "pretokenizers": [split, {"type": "ByteLevel", "use_regex": False}]}
+    fault = rng.randrange(24)
+    bad_values = [0x110000, -1, 2**64, 1.5, "7", None, True]
+    if fault == 0:
+        del vocab[rng.choice(chars)]
+    elif fault == 1:
+        vocab[rng.choice(names)] = rng.randrange(len(vocab))
+    elif fault == 2:
+        vocab[rng.choice(names)] = rng.choice(bad_values)
+    elif fault == 3 and merges:
+        merges[rng.randrange(len(merges))] = rng.choice(
+            ["a  b", "ab", "a b c", 3, ["a"], None, "\u00ff\u00ff \u00ff"]
+        )
+    elif fault == 4:
+        merges.append(f"{rng.choice(names)} {rng.choice(names)}{rng.choice(names)}")
+    elif fault == 5:
+        added.append(
+            {
+                "id": rng.choice([*bad_values, 5, len(vocab)]),
+                "content": rng.choice(["<s>", "", "\ud800", "a"]),
+            }
+        )
+    elif fault == 6:
+        pre = rng.choice([None, {"type": "Whitespace"}, {"type": "ByteLevel", "use_regex": False}, [], "x"])
+    elif fault == 7:
+        pattern = rng.choice(["(", "a{99999}", "(?<=a+)b", "\\X", "(a*)*$", "\\p{Foo}", "", "[^\\s\\S]"])
+        pre = {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "use_regex": False},
+            ],
+        }
+    elif fault == 8:
+        merges.extend(merges[: rng.randrange(4)])  # repeated merges
+    document: Any = {
+        "model": {"type": "BPE", "vocab": vocab, "merges": merges},
+        "pre_tokenizer": pre,
+        "added_tokens": added,
+        "decoder": {"type": "ByteLevel"},
+    }
+    if fault == 9:
+        document = rng.choice(
+            [[], {"model": []}, {"model": {"type": "BPE", "vocab": [], "merges": {}}}, None]
+        )
+    return json.dumps(document).encode()
 
 
 def check_formats(layout: str, files: list[bytes]) -> None:
@@ -309,7 +417,7 @@ def check_formats(layout: str, files: list[bytes]) -> None:
         for name, content in zip(names, files + [b""] * len(names), strict=False):
             Path(folder, name).write_bytes(content)
         target = folder if len(names) > 1 else os.path.join(folder, names[0])
-        made = []
+        made: list[Any] = []
         for name in ("python", "native"):
             with backend(name):
                 try:
@@ -321,7 +429,7 @@ def check_formats(layout: str, files: list[bytes]) -> None:
         assert made[0] == made[1]
         return
     python, native = made
-    for text in ("hello world's 12", "ab\u00e9 \U0001f643"):
+    for text in ("hello world's 12", "ab\u00e9 \U0001f643", "<s>a b<|x|>"):
         assert _outcome(python.encode, text) == _outcome(native.encode, text)
     ids = sorted(python.vocab)[:50]
     assert _outcome(python.decode_bytes, ids) == _outcome(native.decode_bytes, ids)
