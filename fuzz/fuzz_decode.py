@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz harness: native and Python decoding agree on arbitrary id lists; unknown ids raise
 UnknownTokenIdError.
 

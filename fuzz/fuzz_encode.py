@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz harness: the native Encoder gives the ids and offsets of the Python one (GPT-2 and tiny
 made-up tokenizers).
 

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz harness: tokenizer files (tokenizer.json, vocab.json + merges.txt, .tiktoken) from arbitrary
 bytes: FormatError or a tokenizer that encodes the same on both backends.
 

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz harness: counting-table frames (counting.decode_table) from arbitrary bytes: a table or ValueError.
 
 Run: `python fuzz/fuzz_frames.py -max_total_time=300` (see fuzz/README.md); the check is

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz harness: `_native.MergeKernel` on raw, inconsistent arguments: refuses them with ValueError,
 never panics.
 

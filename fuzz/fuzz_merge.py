@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz harness: the native merge loop makes the merges of the Python MergeLoop on small word tables.
 
 Run: `python fuzz/fuzz_merge.py -max_total_time=300` (see fuzz/README.md); the check is

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Fuzz harness: the native pre-tokenizers (gpt2, cl100k, o200k) count what the `regex` patterns find.
 
 Run: `python fuzz/fuzz_pretokenize.py -max_total_time=300` (see fuzz/README.md); the check is
