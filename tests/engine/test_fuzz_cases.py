@@ -8,6 +8,9 @@ The cases named ``found-*`` are inputs on which a check once failed; each one fa
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,3 +60,38 @@ def test_merge_kernel_refuses_lengths_that_wrap_around() -> None:
     tokens = [bytes([i]) for i in range(256)]
     with pytest.raises(ValueError, match="lengths do not add up"):
         _native.native.MergeKernel(b"ab", 1, [2**64 - 1, 3], [1, 1], tokens)
+
+
+def test_merge_kernel_refuses_counts_that_would_overflow() -> None:
+    """Found by the cargo fuzz target rust/fuzz merge: pair counts summed past 2**63 - 1 (a panic in a debug
+    build, a wrapped negative count in a release one, so the pair was silently never merged)."""
+    from bpe_studio.engine import _native
+
+    assert _native.native is not None
+    tokens = [bytes([i]) for i in range(256)]
+    with pytest.raises(ValueError, match="counts are too large"):
+        _native.native.MergeKernel(b"abab", 1, [2, 2], [2**62, 2**62], tokens)
+    # The Python loop takes such counts; the native one refuses them instead of merging wrongly.
+    kernel = _native.native.MergeKernel(b"abab", 1, [2, 2], [2**61, 2**61], tokens)
+    assert kernel.best() == (ord("a"), ord("b"), 2**62)
+
+
+def test_scanners_advance_with_any_class_table(tmp_path: Path) -> None:
+    """Found by the cargo fuzz target rust/fuzz pretok: a class table holding a class no scanner knows made
+    the cl100k scanner loop for ever on an empty pre-token. Run in a child with a deadline, since without
+    the fix it never returns."""
+    code = (
+        "from bpe_studio.engine import _native\n"
+        "for preset in _native.NATIVE_PRESETS:\n"
+        "    print(_native.native.count_pretokens(preset, ['\\x01a \\x01'], bytes([0, 23] + [0] * 126)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a native scanner did not return within 60 s on a class table with an unknown class")
+    assert done.returncode == 0, done.stderr
+    # The unknown class counts as "other", like every other character of this table: one punctuation run.
+    assert done.stdout.splitlines() == [repr(({"\x01a \x01": 1}, 1))] * 3, done.stdout
