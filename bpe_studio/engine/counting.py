@@ -91,21 +91,52 @@ class ChunkCounter:
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
         self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
-        self.counts: Counter[str] = Counter()
+        # With a native preset the counts live in a native table (rust/src/count.rs): no Python dict is
+        # built per chunk. The Counter holds what the Python pre-tokenizer counted: everything without
+        # the native table, and with it only texts it cannot take (a lone surrogate).
+        self.table: Any | None = _native.new_count_table() if self._native_preset is not None else None
+        self._counts: Counter[str] = Counter()
         self.totals = CountTotals()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Pre-token (``str``) -> count. Without the native table this is the live table; with it, a copy
+        built on each call (use :attr:`unique`, :meth:`frame` or :meth:`byte_counts` on a hot path)."""
+        if self.table is None:
+            return self._counts
+        frame = self.table.to_frame()
+        found = {key.encode("latin-1").decode("utf-8"): n for key, n in decode_table(frame).items()}
+        return merge_tables([found, dict(self._counts)]) if self._counts else found
+
+    @property
+    def native_only(self) -> bool:
+        """True when every count is in the native :attr:`table` (the kernel is on, the pattern a preset,
+        and no text needed the Python pre-tokenizer)."""
+        return self.table is not None and not self._counts
+
+    @property
+    def unique(self) -> int:
+        """The number of distinct pre-tokens counted so far."""
+        if self.table is None:
+            return len(self._counts)
+        return len(self.table) if not self._counts else len(self.counts)
+
+    def frame(self) -> bytes:
+        """The counts as one frame of raw bytes (:func:`encode_table`; built natively when it can be)."""
+        if self.native_only:
+            return self.table.to_frame()  # type: ignore[no-any-return, union-attr]
+        return encode_table(self.counts)
 
     def count_text(self, text: str, *, continues_document: bool) -> None:
         """Count the pre-tokens of ``text``, a piece of the corpus that starts at a certain boundary."""
         parts = self._special_re.split(text) if self._special_re is not None else [text]
         self.totals.special_tokens += len(parts) - 1
-        findall, update = self._findall, self.counts.update
-        if self._native_preset is not None:
+        findall, update = self._findall, self._counts.update
+        if self.table is not None and self._native_preset is not None:
             documents_text = [part for part in parts if part]
-            native = _native.count_pretokens(self._native_preset, documents_text)
-            if native is not None:
-                found, pretokens = native
-                self.totals.pretokens += pretokens
-                update(found)
+            before = self.table.total
+            if _native.count_into(self.table, self._native_preset, documents_text):
+                self.totals.pretokens += self.table.total - before
                 self.totals.documents += len(documents_text) - (1 if continues_document else 0)
                 return
         documents = 0
@@ -164,7 +195,9 @@ class ChunkCounter:
 
     def byte_counts(self) -> dict[str, int]:
         """The counts keyed by each pre-token's UTF-8 bytes spelled as latin-1 code points."""
-        return {token.encode("utf-8").decode("latin-1"): n for token, n in self.counts.items()}
+        if self.table is not None:
+            return decode_table(self.frame())
+        return {token.encode("utf-8").decode("latin-1"): n for token, n in self._counts.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +255,7 @@ def count_serial(
             if not isinstance(chunk, Chunk):
                 counter.count_task(chunk)
                 done += chunk.size
-                yield CountUpdate(done, len(counter.counts))
+                yield CountUpdate(done, counter.unique)
                 continue
             if handle is None or chunk.path != current:
                 stack.close()  # the previous file
@@ -230,7 +263,7 @@ def count_serial(
             handle.seek(chunk.start)
             counter.count_chunk(chunk, handle.read(chunk.size))
             done += chunk.size
-            yield CountUpdate(done, len(counter.counts))
+            yield CountUpdate(done, counter.unique)
     yield CountOutcome(counter.byte_counts(), counter.totals)
 
 
@@ -371,7 +404,7 @@ def count_parallel(
                 _feed(worker, todo)
         done_bytes = 0
         unique_by_worker = [0] * workers
-        table: dict[str, int] | None = None  # the tables merged so far, as each worker hands its own in
+        table = _MergedTables()  # the tables merged so far, as each worker hands its own in
         finished = 0
         totals = CountTotals()
         while finished < workers:
@@ -398,20 +431,44 @@ def count_parallel(
                     finished += 1
                     totals.add(message[1])
                     try:
-                        received = decode_table(read_frame(worker.proc.stdout, message[2]))
+                        # Merged now, while the other workers still count their last chunks.
+                        table.add_frame(read_frame(worker.proc.stdout, message[2]))
                     except EOFError:
                         raise WorkerCrashedError(_death_message(worker.proc)) from None
                     except ValueError as exc:
                         raise WorkerCrashedError(f"a counting worker sent a broken table: {exc}") from None
-                    # Merged now, while the other workers still count their last chunks.
-                    table = received if table is None else merge_tables([table, received])
                 else:
                     raise_failure(message, role="counting")
-        yield CountOutcome(table if table is not None else {}, totals)
+        yield CountOutcome(table.result(), totals)
     finally:
         selector.close()
         for worker in pool:
             worker.stop()
+
+
+class _MergedTables:
+    """The workers' tables merged as their frames arrive: natively (``CountTable.add_frame``, checked against
+    the frame's declared sizes) when the kernel is on, else as dicts (:func:`decode_table`)."""
+
+    def __init__(self) -> None:
+        self._native = _native.new_count_table()
+        self._table: dict[str, int] = {}
+
+    def add_frame(self, frame: bytes | bytearray) -> None:
+        """Add one worker's frame.
+
+        Raises:
+            ValueError: The frame is not what its header declares (nothing of it is added).
+        """
+        if self._native is not None:
+            self._native.add_frame(bytes(frame))
+        else:
+            received = decode_table(frame)
+            self._table = merge_tables([self._table, received]) if self._table else received
+
+    def result(self) -> dict[str, int]:
+        """The merged table, keyed by UTF-8 bytes spelled as latin-1 (the merge loop's form)."""
+        return decode_table(self._native.to_frame()) if self._native is not None else self._table
 
 
 def _death_message(proc: subprocess.Popen[bytes]) -> str:
