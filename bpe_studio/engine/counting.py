@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import pickle
+import queue
 import selectors
 import signal
 import struct
@@ -22,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, BinaryIO, NoReturn
+from typing import Any, BinaryIO, Literal, NoReturn
 
 from . import _native
 from .config import InvalidUtf8Policy, preset_name
@@ -41,6 +42,8 @@ from .sources import BadRecordError, Documents, LineRange, RecordReader, RowGrou
 
 # How often the parent wakes up to check for cancellation while workers count.
 _POLL_SECONDS = 0.05
+# How long a run that ends early (cancelled, failed) waits for each counting thread to finish its chunk.
+_JOIN_SECONDS = 30.0
 
 
 class WorkerCrashedError(RuntimeError):
@@ -469,6 +472,132 @@ class _MergedTables:
     def result(self) -> dict[str, int]:
         """The merged table, keyed by UTF-8 bytes spelled as latin-1 (the merge loop's form)."""
         return decode_table(self._native.to_frame()) if self._native is not None else self._table
+
+
+CountingPath = Literal["serial", "threads", "processes"]
+
+
+def counting_path(*, workers: int, pattern: str, plain_text_files: bool) -> CountingPath:
+    r"""How to count with ``workers``: in this process (one worker), in threads of this process (the
+    native kernel on, a preset pattern, local plain-text files: its native table counts with the GIL
+    released, so threads need no start-up and send no tables), or else in worker processes (a custom
+    pattern, the Python backend, records to parse in Python, or ``workers`` of a cluster elsewhere).
+
+    Example:
+        >>> counting_path(workers=1, pattern="gpt2", plain_text_files=True)
+        'serial'
+        >>> counting_path(workers=2, pattern=r"\w+", plain_text_files=True)
+        'processes'
+    """
+    if workers <= 1:
+        return "serial"
+    native = _native.backend() == "native" and preset_name(pattern) in _native.NATIVE_PRESETS
+    return "threads" if native and plain_text_files else "processes"
+
+
+def count_threads(
+    chunks: Iterable[Task],
+    *,
+    workers: int,
+    pattern: str,
+    special_tokens: Sequence[str],
+    policy: InvalidUtf8Policy,
+    cancelled: Callable[[], bool],
+    text_field: str = "text",
+    skip_bad_records: bool = False,
+) -> Generator[CountUpdate | CountOutcome, None, None]:
+    """Count chunks in ``workers`` threads of this process; yields progress, then the outcome.
+
+    Each thread takes the next chunk, reads and decodes it and splits it on the special tokens (Python,
+    holding the GIL), then counts it into its own native table with the GIL released; the tables are
+    merged natively at the end. Made for :func:`counting_path`'s ``"threads"`` case; with the Python
+    backend it is correct but no faster than :func:`count_serial`. Errors are those of
+    :func:`count_parallel` (a decode error names the file and offset). When the generator ends early
+    (cancelled, an error, closed by its consumer) the threads stop after their current chunk and are
+    joined (each for at most ``_JOIN_SECONDS``).
+    """
+    todo = iter(chunks)
+    take = threading.Lock()  # one thread at a time draws from `todo` (maybe a generator decompressing)
+    stop = threading.Event()
+    reports: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+    counters = [
+        ChunkCounter(
+            pattern=pattern,
+            special_tokens=special_tokens,
+            policy=policy,
+            text_field=text_field,
+            skip_bad_records=skip_bad_records,
+        )
+        for _ in range(workers)
+    ]
+
+    def run(index: int) -> None:
+        counter = counters[index]
+        try:
+            while not stop.is_set():
+                with take:
+                    task = next(todo, None)
+                if task is None:
+                    break
+                counter.count_task(task)
+                reports.put(("progress", index, task.size, counter.unique))
+        except BaseException as exc:  # raised again in the consumer's thread
+            reports.put(("failed", index, exc))
+            return
+        reports.put(("done", index))
+
+    threads = [
+        threading.Thread(target=run, args=(i,), name=f"bpe-studio-count-{i}", daemon=True)
+        for i in range(workers)
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        done_bytes = 0
+        unique_by_thread = [0] * workers
+        finished = 0
+        while finished < workers:
+            if cancelled():
+                return
+            try:
+                report = reports.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                continue
+            if report[0] == "progress":
+                done_bytes += report[2]
+                unique_by_thread[report[1]] = report[3]
+                # As in count_parallel: the largest table is a lower bound of the union.
+                yield CountUpdate(done_bytes, max(unique_by_thread))
+            elif report[0] == "done":
+                finished += 1
+            else:
+                exc = report[2]
+                if isinstance(exc, Exception):
+                    # The errors a worker process would report (the same types and messages).
+                    raise_failure(failure_message(exc), role="counting")
+                raise exc
+        totals = CountTotals()
+        for counter in counters:
+            totals.add(counter.totals)
+        yield CountOutcome(_merge_counters(counters), totals)
+    finally:
+        stop.set()
+        for thread in threads:
+            if thread.ident is not None:
+                thread.join(timeout=_JOIN_SECONDS)
+
+
+def _merge_counters(counters: list[ChunkCounter]) -> dict[str, int]:
+    """The counters' tables summed, keyed by UTF-8 bytes spelled as latin-1: natively when every counter
+    kept a native table alone, else through dicts."""
+    tables: list[Any] = [counter.table for counter in counters if counter.native_only]
+    if len(tables) < len(counters) or not tables:
+        return merge_tables([counter.byte_counts() for counter in counters])
+    tables.sort(key=len, reverse=True)
+    total = tables[0]  # the largest table takes the others in
+    for table in tables[1:]:
+        total.merge(table)
+    return decode_table(total.to_frame())
 
 
 def _death_message(proc: subprocess.Popen[bytes]) -> str:

@@ -3,20 +3,30 @@ counts, totals, progress and errors as the Python reference and as worker proces
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import psutil
 import pytest
 import regex
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import _native
+from bpe_studio.engine import TrainConfig, _native, train
 from bpe_studio.engine import counting as counting_module
 from bpe_studio.engine.config import InvalidUtf8Policy, resolve_pattern
+from bpe_studio.engine.corpus import Chunk, CorpusChangedError, CorpusDecodeError, plan_chunks
 from bpe_studio.engine.counting import (
     ChunkCounter,
+    CountOutcome,
+    CountUpdate,
+    count_parallel,
+    count_serial,
+    count_threads,
+    counting_path,
     decode_table,
     encode_table,
 )
@@ -166,3 +176,225 @@ def test_chunk_counter_gives_the_same_on_both_backends(backend: str, parts: list
     assert counter.unique == len(reference)
     assert decode_table(counter.frame()) == counter.byte_counts()
     assert counter.byte_counts() == {k.encode().decode("latin-1"): n for k, n in reference.items()}
+
+
+# --- Which way to count ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_counting_path(backend: str) -> None:
+    with use_backend(backend):
+        fast = "threads" if backend == "native" else "processes"
+        assert counting_path(workers=1, pattern="gpt2", plain_text_files=True) == "serial"
+        assert counting_path(workers=0, pattern=r"\w+", plain_text_files=False) == "serial"
+        for preset in PRESETS:  # by name or by its regex (what TrainConfig.pattern_regex gives)
+            assert counting_path(workers=2, pattern=preset, plain_text_files=True) == fast
+            assert counting_path(workers=4, pattern=resolve_pattern(preset), plain_text_files=True) == fast
+            assert counting_path(workers=2, pattern=preset, plain_text_files=False) == "processes"
+        assert counting_path(workers=2, pattern=r"\w+|\s+", plain_text_files=True) == "processes"
+
+
+@needs_native
+def test_training_counts_plain_text_in_threads_and_records_in_processes(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world, it's 2024 <|endoftext|> x" * 300, encoding="utf-8")
+    records = tmp_path / "c.jsonl"
+    records.write_text('{"text": "hello world"}\n' * 300, encoding="utf-8")
+    used: list[str] = []
+
+    def spy(name: str, real: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            used.append(name)
+            return real(*args, **kwargs)
+
+        return wrapped
+
+    base = TrainConfig(
+        inputs=[corpus], vocab_size=300, special_tokens=(ENDOFTEXT,), workers=2, chunk_size=500
+    )
+    trainer = "bpe_studio.engine.trainer"
+    with (
+        use_backend("native"),
+        mock.patch(f"{trainer}.count_threads", spy("threads", count_threads)),
+        mock.patch(f"{trainer}.count_parallel", spy("processes", count_parallel)),
+    ):
+        threaded = train(base)
+        assert used == ["threads"]
+        train(base.replace(inputs=[records]))
+        assert used == ["threads", "processes"]
+        train(base.replace(pattern=r"\w+| "))
+        assert used == ["threads", "processes", "processes"]
+    serial = train(base.replace(workers=1))
+    assert threaded.merges == serial.merges and threaded.stats == serial.stats
+
+
+# --- Threads, processes, serial: the same counts --------------------------------------------------------
+
+PIECES = ["a", "aa", " the", "it's", " 12", "\n", "  ", "é", "日本", "😀", "\0", "<|", "|>", ENDOFTEXT]
+
+
+@st.composite
+def corpora(draw: st.DrawFn) -> list[str]:
+    """1-3 files of pieces and free text, with special tokens anywhere (so also at chunk edges)."""
+    piece = st.one_of(st.sampled_from(PIECES), st.text(min_size=1, max_size=5))
+    return draw(st.lists(st.lists(piece, max_size=30).map("".join), min_size=1, max_size=3))
+
+
+def _count(how: str, paths: list[Path], *, workers: int, chunk_size: int, pattern: str) -> CountOutcome:
+    chunks = plan_chunks(paths, chunk_size=chunk_size, special_tokens=[ENDOFTEXT], newline_cuts=True)
+    options: dict[str, Any] = {
+        "pattern": pattern,
+        "special_tokens": [ENDOFTEXT],
+        "policy": InvalidUtf8Policy.ERROR,
+        "cancelled": lambda: False,
+    }
+    if how == "serial":
+        items = list(count_serial(chunks, **options))
+    elif how == "threads":
+        items = list(count_threads(chunks, workers=workers, **options))
+    else:
+        items = list(count_parallel(chunks, workers=workers, **options))
+    *updates, outcome = items
+    assert isinstance(outcome, CountOutcome)
+    assert all(isinstance(u, CountUpdate) for u in updates)
+    assert len(updates) == len(chunks)
+    assert [u.bytes_done for u in updates][-1:] == ([sum(c.size for c in chunks)] if chunks else [])
+    return outcome
+
+
+def _write(folder: Path, files: list[str]) -> list[Path]:
+    paths = []
+    for i, text in enumerate(files):
+        path = folder / f"part{i}.txt"
+        path.write_bytes(text.encode("utf-8"))
+        if text:
+            paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    files=corpora(),
+    workers=st.integers(1, 4),
+    chunk_size=st.integers(1, 48),
+    preset=st.sampled_from(PRESETS),
+)
+def test_threads_count_what_one_thread_counts(
+    tmp_path: Path, backend: str, files: list[str], *, workers: int, chunk_size: int, preset: str
+) -> None:
+    folder = Path(tmp_path) / f"c{abs(hash((tuple(files), workers, chunk_size, preset)))}"
+    folder.mkdir(exist_ok=True)
+    paths = _write(folder, files)
+    with use_backend(backend):
+        serial = _count("serial", paths, workers=1, chunk_size=chunk_size, pattern=preset)
+        threads = _count("threads", paths, workers=workers, chunk_size=chunk_size, pattern=preset)
+    assert threads.counts == serial.counts
+    assert threads.totals == serial.totals
+    reference = _reference(preset, [p for text in files for p in text.split(ENDOFTEXT)])
+    assert serial.counts == {k.encode().decode("latin-1"): n for k, n in reference.items()}
+    assert not [t for t in threading.enumerate() if t.name.startswith("bpe-studio-count")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=corpora(), chunk_size=st.integers(1, 32))
+def test_threads_count_what_worker_processes_count(
+    tmp_path: Path, backend: str, files: list[str], chunk_size: int
+) -> None:
+    folder = Path(tmp_path) / f"c{abs(hash((tuple(files), chunk_size)))}"
+    folder.mkdir(exist_ok=True)
+    paths = _write(folder, files)
+    with use_backend(backend):
+        threads = _count("threads", paths, workers=2, chunk_size=chunk_size, pattern="gpt2")
+        processes = _count("processes", paths, workers=2, chunk_size=chunk_size, pattern="gpt2")
+    assert threads.counts == processes.counts
+    assert threads.totals == processes.totals
+    assert psutil.Process().children(recursive=True) == []
+
+
+# --- Cancel, errors, no leftovers ------------------------------------------------------------------------
+
+
+def _options(cancelled: Any = lambda: False) -> dict[str, Any]:
+    return {
+        "pattern": "gpt2",
+        "special_tokens": [ENDOFTEXT],
+        "policy": InvalidUtf8Policy.ERROR,
+        "cancelled": cancelled,
+    }
+
+
+def _no_counting_threads() -> bool:
+    return not [t for t in threading.enumerate() if t.name.startswith("bpe-studio-count")]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cancel_stops_between_chunks_and_joins_the_threads(tmp_path: Path, backend: str) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("some words here\n" * 5000, encoding="utf-8")
+    chunks = plan_chunks([corpus], chunk_size=1000, special_tokens=[], newline_cuts=True)
+    flag, never = threading.Event(), threading.Event()
+    taken = 0
+
+    def lazily() -> Any:
+        nonlocal taken
+        for i, chunk in enumerate(chunks):
+            if i == 2:
+                # Holds the threads (the one drawing, and the other waiting to draw) until the run has been
+                # cancelled and is joining them: without it they could count all 80 small chunks first.
+                never.wait(timeout=2)
+            taken += 1
+            yield chunk
+
+    with use_backend(backend):
+        items = []
+        for item in count_threads(lazily(), workers=2, **_options(flag.is_set)):
+            items.append(item)
+            flag.set()  # cancelled after the first update
+    assert items and all(isinstance(i, CountUpdate) for i in items)  # no outcome
+    assert taken < len(chunks)  # the threads stopped taking chunks
+    assert _no_counting_threads()
+
+
+def test_closing_the_generator_joins_the_threads(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("some words here\n" * 2000, encoding="utf-8")
+    chunks = plan_chunks([corpus], chunk_size=500, special_tokens=[], newline_cuts=True)
+    counting = count_threads(chunks, workers=3, **_options())
+    assert isinstance(next(counting), CountUpdate)
+    counting.close()
+    assert _no_counting_threads()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_decode_error_names_the_file_and_offset_as_a_worker_does(tmp_path: Path, backend: str) -> None:
+    corpus = tmp_path / "bad.txt"
+    corpus.write_bytes(b"good text\n" * 300 + b"bad \xff byte\n" + b"more\n" * 300)
+    chunks = plan_chunks([corpus], chunk_size=256, special_tokens=[], newline_cuts=True)
+    with use_backend(backend):
+        with pytest.raises(CorpusDecodeError) as threads:
+            list(count_threads(chunks, workers=2, **_options()))
+        with pytest.raises(CorpusDecodeError) as processes:
+            list(count_parallel(chunks, workers=2, **_options()))
+    assert str(threads.value) == str(processes.value)
+    assert (threads.value.path, threads.value.offset) == (str(corpus), 3004)
+    assert _no_counting_threads() and psutil.Process().children(recursive=True) == []
+
+
+def test_a_file_that_shrinks_underneath_is_reported(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("words and words\n" * 400, encoding="utf-8")
+    chunks = plan_chunks([corpus], chunk_size=512, special_tokens=[], newline_cuts=True)
+    corpus.write_text("words\n", encoding="utf-8")  # cut short after planning
+    with pytest.raises(CorpusChangedError):
+        list(count_threads(chunks, workers=2, **_options()))
+    assert _no_counting_threads()
+
+
+def test_an_unexpected_error_is_reported_as_a_worker_process_reports_it(tmp_path: Path) -> None:
+    missing = Chunk(str(tmp_path / "gone.txt"), 0, 10, False)
+    expected = "a counting worker failed: FileNotFoundError"
+    with pytest.raises(counting_module.WorkerCrashedError, match=expected):
+        list(count_threads([missing, missing], workers=2, **_options()))
+    assert _no_counting_threads()
