@@ -139,6 +139,29 @@ def test_a_frame_that_is_not_what_it_declares_is_refused_and_nothing_added(table
 
 
 @needs_native
+def test_many_keys_long_and_short_survive_the_table_growing() -> None:
+    # Thousands of distinct pre-tokens (the table grows several times), a third longer than the 16 bytes
+    # a slot holds inline, some sharing their first 16 bytes; counted, merged, and read back from a frame.
+    def letters(i: int) -> str:  # 123 -> "bcd": one pre-token under gpt2
+        return "".join(chr(ord("a") + int(d)) for d in str(i))
+
+    words = [f"w{letters(i)}" for i in range(3000)]
+    words += [f"prefixsharedsixteen{letters(i)}" for i in range(1500)]
+    words += ["日本語の長い単語" * (1 + i % 3) + letters(i) for i in range(1500)]
+    first, second = " ".join(words), " ".join(reversed(words[::2]))
+    with use_backend("native"):
+        a, b = _table(), _table()
+        assert _native.count_into(a, "gpt2", [first]) and _native.count_into(b, "gpt2", [second])
+        a.merge(b)
+        c = _table()
+        c.add_frame(a.to_frame())
+    reference = _reference("gpt2", [first])
+    reference.update(_reference("gpt2", [second]))
+    assert len(reference) > 5000
+    assert a.to_frame() == c.to_frame() == encode_table(reference)
+
+
+@needs_native
 def test_a_class_table_too_small_is_grown_and_nothing_counted_twice() -> None:
     parts = ["ab 12", "x é", "𝐀𝐁 𝟏 ab"]
     with use_backend("native"), mock.patch.object(_native, "_classes", [b""]):
