@@ -3,6 +3,11 @@ counts, totals, progress and errors as the Python reference and as worker proces
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 from collections import Counter
 from pathlib import Path
@@ -421,3 +426,37 @@ def test_an_unexpected_error_is_reported_as_a_worker_process_reports_it(tmp_path
     with pytest.raises(counting_module.WorkerCrashedError, match=expected):
         list(count_threads([missing, missing], workers=2, **_options()))
     assert _no_counting_threads()
+
+
+@needs_native
+def test_ctrl_c_while_threads_count_cancels_cleanly(tmp_path: Path) -> None:
+    # The CLI as a user runs it: Ctrl-C during counting in threads exits 130 with one line, no traceback,
+    # no tokenizer written, and no process left (the threads need none).
+    corpus = tmp_path / "big.txt"
+    line = "The quick brown fox jumps over the lazy dog; naïve cafés, 12345 and more words.\n"
+    corpus.write_text("".join(f"doc {i} " + line * 100 + ENDOFTEXT for i in range(4000)), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["train", str(corpus), "--vocab-size", "5000", "--special-token", ENDOFTEXT, "--workers", "2"]
+    args += ["--chunk-size", "65536", "--progress", "json", "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bpe_studio", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "BPE_STUDIO_PURE": "0"},
+    )
+    try:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            if json.loads(raw)["type"] == "count":
+                break
+        assert psutil.Process(proc.pid).children(recursive=True) == []  # threads, not processes
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 130
+    assert "cancelled" in err and "Traceback" not in err
+    assert not (out / "tokenizer.json").exists()
