@@ -429,7 +429,8 @@ def test_an_unexpected_error_is_reported_as_a_worker_process_reports_it(tmp_path
 
 
 @needs_native
-def test_ctrl_c_while_threads_count_cancels_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_threads_count_cancels_cleanly(tmp_path: Path, signum: int) -> None:
     # The CLI as a user runs it: Ctrl-C during counting in threads exits 130 with one line, no traceback,
     # no tokenizer written, and no process left (the threads need none).
     corpus = tmp_path / "big.txt"
@@ -451,12 +452,12 @@ def test_ctrl_c_while_threads_count_cancels_cleanly(tmp_path: Path) -> None:
             if json.loads(raw)["type"] == "count":
                 break
         assert psutil.Process(proc.pid).children(recursive=True) == []  # threads, not processes
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
-    assert proc.returncode == 130
+    assert proc.returncode == 128 + signum
     assert "cancelled" in err and "Traceback" not in err
     assert not (out / "tokenizer.json").exists()
