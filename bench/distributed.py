@@ -91,7 +91,7 @@ points, done, start = [], 0, time.perf_counter()
 for chunk in chunks:
     counter.count_chunk(chunk)
     done += chunk.size
-    points.append([done, len(counter.counts), counter.totals.pretokens])
+    points.append([done, counter.unique, counter.totals.pretokens])
 table = counter.byte_counts()
 keys = sum(sys.getsizeof(k) for k in table)
 values = sum(sys.getsizeof(v) for v in table.values() if v > 256)

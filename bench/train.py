@@ -10,9 +10,11 @@ Usage::
     python bench/train.py --only corpus-en   # one corpus (also natural, synthetic, chinese, identifiers)
     python bench/train.py --synthetic 10 30 100 --vocab-size 10000
     python bench/train.py --backend native   # ours with the native kernel only (default: both engines)
+    python bench/train.py --only natural --backend native --no-theirs --cache-dir ../main/bench/.cache
 
-Columns: wall time of the child process; peak RSS (process tree); pre-tokenization throughput (corpus MB
-over the counting phase: ours from the engine's timings, theirs from a run with no merges); merge-loop time
+Columns: wall time of the child process; peak RSS (process tree); pre-tokenization + counting throughput
+(corpus MB over the counting phase: ours from the engine's timings, theirs from a run with no merges; with
+``--workers 2`` and the native kernel ours counts in 2 threads of one process); merge-loop time
 (ours: the engine's merge phase; theirs: wall time minus that no-merge run); the ours/theirs ratio of wall
 time and of memory; how many leading merges agree (up to the first tie, which ``tokenizers`` breaks the
 other way: we take the greatest pair, as the CS336 reference does), and how many merges both lists hold.
@@ -108,11 +110,16 @@ def _agree(ours: list[tuple[bytes, bytes]], theirs: list[tuple[bytes, bytes]]) -
     return n
 
 
-def bench_one(name: str, path: Path, vocab_size: int, workers: str, backends: list[str]) -> list[dict]:
-    """Measure our trainer (with each of ``backends``) and theirs on one corpus: one row per backend."""
-    theirs = _measure(_THEIRS, [str(path), str(vocab_size), workers])
+def bench_one(
+    name: str, path: Path, vocab_size: int, workers: str, backends: list[str], *, theirs_too: bool = True
+) -> list[dict]:
+    """Measure our trainer (with each of ``backends``) and theirs on one corpus: one row per backend.
+
+    ``theirs_too=False`` skips ``tokenizers`` (its columns are then blank): quicker, for our figures alone.
+    """
+    theirs = _measure(_THEIRS, [str(path), str(vocab_size), workers]) if theirs_too else None
     # Their counting time: the same run with nothing to merge (the vocab is just the specials and bytes).
-    theirs_count = _measure(_THEIRS, [str(path), "257", workers])
+    theirs_count = _measure(_THEIRS, [str(path), "257", workers]) if theirs_too else None
     rows = []
     for backend in backends:
         # BPE_STUDIO_PURE picks our merge loop in the child; the child reports which one ran.
@@ -133,9 +140,14 @@ def bench_one(name: str, path: Path, vocab_size: int, workers: str, backends: li
     return rows
 
 
-def _row(name: str, path: Path, vocab_size: int, ours: Run, *, theirs: Run, theirs_count: Run) -> dict:
+def _row(
+    name: str, path: Path, vocab_size: int, ours: Run, *, theirs: Run | None, theirs_count: Run | None
+) -> dict:
     size = path.stat().st_size
     our_merges = [(bytes(a), bytes(b)) for a, b in ours.output["merges"]]
+    if theirs is None or theirs_count is None:  # not measured: NaN prints as "nan" in their columns
+        theirs = Run(float("nan"), 0, {"merges": []})
+        theirs_count = Run(float("nan"), 0, {})
     their_merges = _their_merges(theirs.output["merges"])
     timings = ours.output["timings"]
     return {
@@ -145,7 +157,7 @@ def _row(name: str, path: Path, vocab_size: int, ours: Run, *, theirs: Run, thei
         "ours_wall": ours.wall,
         "theirs_wall": theirs.wall,
         "ours_rss": ours.peak_rss / 1e6,
-        "theirs_rss": theirs.peak_rss / 1e6,
+        "theirs_rss": theirs.peak_rss / 1e6 or float("nan"),
         "ours_pretok": size / 1e6 / max(timings["counting"], 1e-9),
         "theirs_pretok": size / 1e6 / max(theirs_count.wall, 1e-9),
         "ours_merge": timings.get("merging", 0.0),
@@ -194,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--natural-mb", type=float, default=100, help="size of the natural corpus in MB")
     parser.add_argument(
+        "--cache-dir", type=Path, default=None, help="the natural corpus's cache (default bench/.cache)"
+    )
+    parser.add_argument(
+        "--no-theirs", action="store_true", help="measure only ours (no tokenizers runs; their columns: nan)"
+    )
+    parser.add_argument(
         "--identifiers-vocab-size", type=int, default=5_000, help="vocab size for the identifiers corpus"
     )
     args = parser.parse_args(argv)
@@ -207,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_one("corpus.en", corpus_en(), 500, args.workers, backends)
         print_table(rows[-len(backends) :])
     if "natural" in only:
-        corpus = natural(int(args.natural_mb * 1_000_000))
-        rows += bench_one("natural (Debian docs)", corpus, args.vocab_size, args.workers, backends)
+        corpus = natural(int(args.natural_mb * 1_000_000), cache_dir=args.cache_dir)
+        name, theirs_too = "natural (Debian docs)", not args.no_theirs
+        rows += bench_one(name, corpus, args.vocab_size, args.workers, backends, theirs_too=theirs_too)
         print_table(rows[-len(backends) :])
     if "synthetic" in only:
         for mb in args.synthetic:

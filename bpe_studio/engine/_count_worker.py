@@ -22,7 +22,7 @@ import signal
 import sys
 
 from .config import InvalidUtf8Policy
-from .counting import ChunkCounter, encode_table, failure_message, read_message, write_frame, write_message
+from .counting import ChunkCounter, failure_message, read_message, write_frame, write_message
 
 
 def main() -> None:
@@ -44,8 +44,8 @@ def main() -> None:
     try:
         while (chunk := read_message(inbox)) is not None:
             counter.count_task(chunk)
-            write_message(outbox, ("progress", chunk.size, len(counter.counts)))
-        table = encode_table(counter.counts)
+            write_message(outbox, ("progress", chunk.size, counter.unique))
+        table = counter.frame()
         write_message(outbox, ("done", counter.totals, len(table)))
         write_frame(outbox, table)
     except (EOFError, BrokenPipeError):

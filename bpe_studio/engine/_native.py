@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 Backend = Literal["native", "python"]
 
@@ -147,3 +147,44 @@ def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
         True
     """
     return count_pretokens("gpt2", texts)
+
+
+# Counting into a native table (rust/src/count.rs): pre-token -> count kept in Rust across chunks, so that
+# no Python dict is built per chunk; workers send it as a frame (counting.encode_table's layout).
+
+
+def new_count_table() -> Any | None:
+    """An empty native count table (``bpe_studio._native.CountTable``), or None when the native kernel is
+    off (:func:`backend`).
+
+    Example:
+        >>> table = new_count_table()
+        >>> table is None or len(table) == 0
+        True
+    """
+    if native is None or _forced_pure():
+        return None
+    return native.CountTable()
+
+
+def count_into(table: Any, preset: str, texts: list[str]) -> bool:
+    """Count the pre-tokens of ``texts`` under a preset (:data:`NATIVE_PRESETS`) into a native ``table``
+    (from :func:`new_count_table`), with the GIL released while it counts.
+
+    False, with nothing counted, when the table cannot take the text (a lone surrogate): the caller then
+    counts it with the Python pre-tokenizer.
+
+    Example:
+        >>> table = new_count_table()
+        >>> table is None or (count_into(table, "gpt2", ["a a a"]), len(table), table.total) == (True, 2, 3)
+        True
+    """
+    while True:
+        try:
+            missing = table.add(preset, texts, _classes[0])
+        except UnicodeEncodeError:
+            return False
+        if missing is None:
+            return True
+        # The first code point beyond the class table: extend it and count again (nothing was counted).
+        _classes[0] = _class_table(128 if missing < 128 else 0x10000 if missing < 0x10000 else 0x110000)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import pickle
+import queue
 import selectors
 import signal
 import struct
@@ -22,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, BinaryIO, NoReturn
+from typing import Any, BinaryIO, Literal, NoReturn
 
 from . import _native
 from .config import InvalidUtf8Policy, preset_name
@@ -41,6 +42,8 @@ from .sources import BadRecordError, Documents, LineRange, RecordReader, RowGrou
 
 # How often the parent wakes up to check for cancellation while workers count.
 _POLL_SECONDS = 0.05
+# How long a run that ends early (cancelled, failed) waits for each counting thread to finish its chunk.
+_JOIN_SECONDS = 30.0
 
 
 class WorkerCrashedError(RuntimeError):
@@ -91,21 +94,52 @@ class ChunkCounter:
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
         self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
-        self.counts: Counter[str] = Counter()
+        # With a native preset the counts live in a native table (rust/src/count.rs): no Python dict is
+        # built per chunk. The Counter holds what the Python pre-tokenizer counted: everything without
+        # the native table, and with it only texts it cannot take (a lone surrogate).
+        self.table: Any | None = _native.new_count_table() if self._native_preset is not None else None
+        self._counts: Counter[str] = Counter()
         self.totals = CountTotals()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Pre-token (``str``) -> count. Without the native table this is the live table; with it, a copy
+        built on each call (use :attr:`unique`, :meth:`frame` or :meth:`byte_counts` on a hot path)."""
+        if self.table is None:
+            return self._counts
+        frame = self.table.to_frame()
+        found = {key.encode("latin-1").decode("utf-8"): n for key, n in decode_table(frame).items()}
+        return merge_tables([found, dict(self._counts)]) if self._counts else found
+
+    @property
+    def native_only(self) -> bool:
+        """True when every count is in the native :attr:`table` (the kernel is on, the pattern a preset,
+        and no text needed the Python pre-tokenizer)."""
+        return self.table is not None and not self._counts
+
+    @property
+    def unique(self) -> int:
+        """The number of distinct pre-tokens counted so far."""
+        if self.table is None:
+            return len(self._counts)
+        return len(self.table) if not self._counts else len(self.counts)
+
+    def frame(self) -> bytes:
+        """The counts as one frame of raw bytes (:func:`encode_table`; built natively when it can be)."""
+        if self.native_only:
+            return self.table.to_frame()  # type: ignore[no-any-return, union-attr]
+        return encode_table(self.counts)
 
     def count_text(self, text: str, *, continues_document: bool) -> None:
         """Count the pre-tokens of ``text``, a piece of the corpus that starts at a certain boundary."""
         parts = self._special_re.split(text) if self._special_re is not None else [text]
         self.totals.special_tokens += len(parts) - 1
-        findall, update = self._findall, self.counts.update
-        if self._native_preset is not None:
+        findall, update = self._findall, self._counts.update
+        if self.table is not None and self._native_preset is not None:
             documents_text = [part for part in parts if part]
-            native = _native.count_pretokens(self._native_preset, documents_text)
-            if native is not None:
-                found, pretokens = native
-                self.totals.pretokens += pretokens
-                update(found)
+            before = self.table.total
+            if _native.count_into(self.table, self._native_preset, documents_text):
+                self.totals.pretokens += self.table.total - before
                 self.totals.documents += len(documents_text) - (1 if continues_document else 0)
                 return
         documents = 0
@@ -164,7 +198,9 @@ class ChunkCounter:
 
     def byte_counts(self) -> dict[str, int]:
         """The counts keyed by each pre-token's UTF-8 bytes spelled as latin-1 code points."""
-        return {token.encode("utf-8").decode("latin-1"): n for token, n in self.counts.items()}
+        if self.table is not None:
+            return decode_table(self.frame())
+        return {token.encode("utf-8").decode("latin-1"): n for token, n in self._counts.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +258,7 @@ def count_serial(
             if not isinstance(chunk, Chunk):
                 counter.count_task(chunk)
                 done += chunk.size
-                yield CountUpdate(done, len(counter.counts))
+                yield CountUpdate(done, counter.unique)
                 continue
             if handle is None or chunk.path != current:
                 stack.close()  # the previous file
@@ -230,7 +266,7 @@ def count_serial(
             handle.seek(chunk.start)
             counter.count_chunk(chunk, handle.read(chunk.size))
             done += chunk.size
-            yield CountUpdate(done, len(counter.counts))
+            yield CountUpdate(done, counter.unique)
     yield CountOutcome(counter.byte_counts(), counter.totals)
 
 
@@ -371,7 +407,7 @@ def count_parallel(
                 _feed(worker, todo)
         done_bytes = 0
         unique_by_worker = [0] * workers
-        table: dict[str, int] | None = None  # the tables merged so far, as each worker hands its own in
+        table = _MergedTables()  # the tables merged so far, as each worker hands its own in
         finished = 0
         totals = CountTotals()
         while finished < workers:
@@ -398,20 +434,170 @@ def count_parallel(
                     finished += 1
                     totals.add(message[1])
                     try:
-                        received = decode_table(read_frame(worker.proc.stdout, message[2]))
+                        # Merged now, while the other workers still count their last chunks.
+                        table.add_frame(read_frame(worker.proc.stdout, message[2]))
                     except EOFError:
                         raise WorkerCrashedError(_death_message(worker.proc)) from None
                     except ValueError as exc:
                         raise WorkerCrashedError(f"a counting worker sent a broken table: {exc}") from None
-                    # Merged now, while the other workers still count their last chunks.
-                    table = received if table is None else merge_tables([table, received])
                 else:
                     raise_failure(message, role="counting")
-        yield CountOutcome(table if table is not None else {}, totals)
+        yield CountOutcome(table.result(), totals)
     finally:
         selector.close()
         for worker in pool:
             worker.stop()
+
+
+class _MergedTables:
+    """The workers' tables merged as their frames arrive: natively (``CountTable.add_frame``, checked against
+    the frame's declared sizes) when the kernel is on, else as dicts (:func:`decode_table`)."""
+
+    def __init__(self) -> None:
+        self._native = _native.new_count_table()
+        self._table: dict[str, int] = {}
+
+    def add_frame(self, frame: bytes | bytearray) -> None:
+        """Add one worker's frame.
+
+        Raises:
+            ValueError: The frame is not what its header declares (nothing of it is added).
+        """
+        if self._native is not None:
+            self._native.add_frame(bytes(frame))
+        else:
+            received = decode_table(frame)
+            self._table = merge_tables([self._table, received]) if self._table else received
+
+    def result(self) -> dict[str, int]:
+        """The merged table, keyed by UTF-8 bytes spelled as latin-1 (the merge loop's form)."""
+        return decode_table(self._native.to_frame()) if self._native is not None else self._table
+
+
+CountingPath = Literal["serial", "threads", "processes"]
+
+
+def counting_path(*, workers: int, pattern: str, plain_text_files: bool) -> CountingPath:
+    r"""How to count with ``workers``: in this process (one worker), in threads of this process (the
+    native kernel on, a preset pattern, local plain-text files: its native table counts with the GIL
+    released, so threads need no start-up and send no tables), or else in worker processes (a custom
+    pattern, the Python backend, records to parse in Python, or ``workers`` of a cluster elsewhere).
+
+    Example:
+        >>> counting_path(workers=1, pattern="gpt2", plain_text_files=True)
+        'serial'
+        >>> counting_path(workers=2, pattern=r"\w+", plain_text_files=True)
+        'processes'
+    """
+    if workers <= 1:
+        return "serial"
+    native = _native.backend() == "native" and preset_name(pattern) in _native.NATIVE_PRESETS
+    return "threads" if native and plain_text_files else "processes"
+
+
+def count_threads(
+    chunks: Iterable[Task],
+    *,
+    workers: int,
+    pattern: str,
+    special_tokens: Sequence[str],
+    policy: InvalidUtf8Policy,
+    cancelled: Callable[[], bool],
+    text_field: str = "text",
+    skip_bad_records: bool = False,
+) -> Generator[CountUpdate | CountOutcome, None, None]:
+    """Count chunks in ``workers`` threads of this process; yields progress, then the outcome.
+
+    Each thread takes the next chunk, reads and decodes it and splits it on the special tokens (Python,
+    holding the GIL), then counts it into its own native table with the GIL released; the tables are
+    merged natively at the end. Made for :func:`counting_path`'s ``"threads"`` case; with the Python
+    backend it is correct but no faster than :func:`count_serial`. Errors are those of
+    :func:`count_parallel` (a decode error names the file and offset). When the generator ends early
+    (cancelled, an error, closed by its consumer) the threads stop after their current chunk and are
+    joined (each for at most ``_JOIN_SECONDS``).
+    """
+    todo = iter(chunks)
+    take = threading.Lock()  # one thread at a time draws from `todo` (maybe a generator decompressing)
+    stop = threading.Event()
+    reports: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+    counters = [
+        ChunkCounter(
+            pattern=pattern,
+            special_tokens=special_tokens,
+            policy=policy,
+            text_field=text_field,
+            skip_bad_records=skip_bad_records,
+        )
+        for _ in range(workers)
+    ]
+
+    def run(index: int) -> None:
+        counter = counters[index]
+        try:
+            while not stop.is_set():
+                with take:
+                    task = next(todo, None)
+                if task is None:
+                    break
+                counter.count_task(task)
+                reports.put(("progress", index, task.size, counter.unique))
+        except BaseException as exc:  # raised again in the consumer's thread
+            reports.put(("failed", index, exc))
+            return
+        reports.put(("done", index))
+
+    threads = [
+        threading.Thread(target=run, args=(i,), name=f"bpe-studio-count-{i}", daemon=True)
+        for i in range(workers)
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        done_bytes = 0
+        unique_by_thread = [0] * workers
+        finished = 0
+        while finished < workers:
+            if cancelled():
+                return
+            try:
+                report = reports.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                continue
+            if report[0] == "progress":
+                done_bytes += report[2]
+                unique_by_thread[report[1]] = report[3]
+                # As in count_parallel: the largest table is a lower bound of the union.
+                yield CountUpdate(done_bytes, max(unique_by_thread))
+            elif report[0] == "done":
+                finished += 1
+            else:
+                exc = report[2]
+                if isinstance(exc, Exception):
+                    # The errors a worker process would report (the same types and messages).
+                    raise_failure(failure_message(exc), role="counting")
+                raise exc
+        totals = CountTotals()
+        for counter in counters:
+            totals.add(counter.totals)
+        yield CountOutcome(_merge_counters(counters), totals)
+    finally:
+        stop.set()
+        for thread in threads:
+            if thread.ident is not None:
+                thread.join(timeout=_JOIN_SECONDS)
+
+
+def _merge_counters(counters: list[ChunkCounter]) -> dict[str, int]:
+    """The counters' tables summed, keyed by UTF-8 bytes spelled as latin-1: natively when every counter
+    kept a native table alone, else through dicts."""
+    tables: list[Any] = [counter.table for counter in counters if counter.native_only]
+    if len(tables) < len(counters) or not tables:
+        return merge_tables([counter.byte_counts() for counter in counters])
+    tables.sort(key=len, reverse=True)
+    total = tables[0]  # the largest table takes the others in
+    for table in tables[1:]:
+        total.merge(table)
+    return decode_table(total.to_frame())
 
 
 def _death_message(proc: subprocess.Popen[bytes]) -> str:

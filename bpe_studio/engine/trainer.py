@@ -40,7 +40,7 @@ from .corpus import (
     plan_chunks,
     snapshot,
 )
-from .counting import CountOutcome, CountUpdate, count_parallel, count_serial
+from .counting import CountOutcome, CountUpdate, count_parallel, count_serial, count_threads, counting_path
 from .events import (
     CorpusStats,
     CountProgress,
@@ -55,7 +55,7 @@ from .events import (
 from .merge import Merge, MergeLoop, ReplayError
 from .preflight import preflight
 from .remote import file_size, file_stamp, open_binary
-from .sources import plan_sources
+from .sources import plan_sources, source_kind
 
 #: With ``workers=None``, corpora smaller than this are counted in this process: starting worker
 #: processes costs more than it saves on them.
@@ -249,9 +249,16 @@ def _count_corpus(
             yield PhaseStarted(Phase.COUNTING, now())
             workers = _worker_count(config, total_bytes, known)
             options.update(text_field=config.text_field, skip_bad_records=config.skip_bad_records)
+            how = counting_path(
+                workers=workers,
+                pattern=config.pattern_regex,
+                plain_text_files=all(source_kind(path).format == "text" for path in config.inputs),
+            )
             counting = (
                 count_serial(tasks, **options)
-                if workers == 1
+                if how == "serial"
+                else count_threads(tasks, workers=workers, **options)
+                if how == "threads"
                 else count_parallel(tasks, workers=workers, **options)
             )
         outcome: CountOutcome | None = None

@@ -3,6 +3,7 @@
 //! replay in Python and calls in here for the index, the choice of the next pair and the merge itself.
 
 mod merge;
+mod count;
 mod encode;
 mod pretok;
 mod pretok_cl100k;
@@ -125,6 +126,7 @@ fn count_pretokens<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MergeKernel>()?;
     m.add_class::<encode::Encoder>()?;
+    m.add_class::<count::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_gpt2, m)?)?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     Ok(())

@@ -146,7 +146,8 @@ def test_ctrl_c_cancels_cleanly(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # The Python backend counts in worker processes (the native one in threads: test_count_threads.py).
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "BPE_STUDIO_PURE": "1"},
     )
     assert proc.stdout is not None
     for raw in proc.stdout:

@@ -179,17 +179,18 @@ def test_chunk_counter_counts_the_same_with_either_backend(backend: str, preset:
     text = "it's 2024 <s>  Hello\n\n world<s><s>日本語 'LL x CamelCase'S 1234567 \r\n"
     with use_backend(backend):
         counter = ChunkCounter(pattern=preset, special_tokens=["<s>"], policy=InvalidUtf8Policy.ERROR)
-        returned: list[object] = []
+        returned: list[bool] = []
 
-        def spy(name: str, texts: list[str]) -> tuple[dict[str, int], int] | None:
-            returned.append(real(name, texts))
-            return returned[-1]  # type: ignore[return-value]
+        def spy(table: object, name: str, texts: list[str]) -> bool:
+            returned.append(real(table, name, texts))
+            return returned[-1]
 
-        real = _native.count_pretokens
-        with mock.patch.object(_native, "count_pretokens", spy):
+        real = _native.count_into
+        with mock.patch.object(_native, "count_into", spy):
             counter.count_text(text, continues_document=True)
-    # The native scanner does the counting when the kernel is on; the Python backend declines it.
-    assert len(returned) == 1 and (returned[0] is None) == (backend == "python")
+    # The native scanner counts into the native table when the kernel is on; the Python backend has none.
+    assert returned == ([] if backend == "python" else [True])
+    assert (counter.table is None) == (backend == "python")
     parts = [p for p in text.split("<s>") if p]
     assert dict(counter.counts) == _expected(preset, parts)[0]
     assert counter.totals.pretokens == _expected(preset, parts)[1]

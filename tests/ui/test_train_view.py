@@ -456,7 +456,11 @@ def test_a_file_removed_after_start_is_reported(qtbot, window: MainWindow, tmp_p
     assert str(corpus) in text and ("No such file" in text or "does not exist" in text)
 
 
-def test_a_crashed_counting_worker_is_reported(qtbot, window: MainWindow, big_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_crashed_counting_worker_is_reported(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, big_corpus: Path, monkeypatch
+) -> None:
+    # Worker processes count on the Python backend (the native one counts in threads of this process).
+    monkeypatch.setenv("BPE_STUDIO_PURE", "1")
     view = window.train_view
     _fill(view, big_corpus, 2000, workers=2)
 
