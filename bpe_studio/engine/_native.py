@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 Backend = Literal["native", "python"]
 
@@ -147,3 +148,59 @@ def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
         True
     """
     return count_pretokens("gpt2", texts)
+
+
+# Encoding whole texts for a preset (rust/src/encode.rs): the native scanner and the Encoder's BPE in one
+# call, with the same class table and the same protocol as count_pretokens (a code point beyond the table
+# comes back as an int; the table is extended and the call made again).
+
+
+def _with_classes(call: Callable[[bytes], Any]) -> Any:
+    """``call(table)`` again with a larger class table for as long as it answers with a code point.
+
+    Example:
+        >>> _with_classes(lambda table: len(table) if len(table) >= 128 else 0)
+        128
+    """
+    while True:
+        result = call(_classes[0])
+        if not isinstance(result, int):
+            return result
+        _classes[0] = _class_table(128 if result < 128 else 0x10000 if result < 0x10000 else 0x110000)
+
+
+def encode_text(encoder: Any, preset: str, text: str) -> list[int]:
+    """The ids of ``text`` under a preset's pattern, split and merged natively by ``encoder`` (a
+    ``bpe_studio._native.Encoder``). Raises UnicodeEncodeError for a lone surrogate (the caller fixes the
+    text as its Python path does).
+
+    Example:
+        >>> encode_text(tok._native, "gpt2", "hello world")  # doctest: +SKIP
+        [31373, 995]
+    """
+    return _with_classes(lambda table: encoder.encode_text(preset, text, table))  # type: ignore[no-any-return]
+
+
+def encode_texts(encoder: Any, preset: str, texts: list[str], *, threads: int) -> list[list[int]]:
+    """:func:`encode_text` for each text, on up to ``threads`` native threads; in the texts' order.
+
+    Example:
+        >>> encode_texts(tok._native, "gpt2", ["hello", " world"], threads=2)  # doctest: +SKIP
+        [[31373], [995]]
+    """
+    return _with_classes(  # type: ignore[no-any-return]
+        lambda table: encoder.encode_batch(preset, texts, table, threads=threads)
+    )
+
+
+def encode_join(encoder: Any, preset: str, texts: list[str], *, separator: int | None, width: int) -> bytes:
+    """The ids of the texts one after the other, ``separator`` between two, as little-endian integers of
+    ``width`` bytes (2 or 4): the rows encode-corpus writes.
+
+    Example:
+        >>> encode_join(tok._native, "gpt2", ["a", "b"], separator=50256, width=2)  # doctest: +SKIP
+        b'@\\x00\\x00\\xc4A\\x00'
+    """
+    return _with_classes(  # type: ignore[no-any-return]
+        lambda table: encoder.encode_join(preset, texts, table, separator=separator, width=width)
+    )
