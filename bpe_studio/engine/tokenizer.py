@@ -273,6 +273,12 @@ class Tokenizer:
                 [table.get(i) for i in range(len(self._by_id))],
                 cache_size=cache_size,
             )
+        # With a preset pattern the native encoder also splits the text (rust/src/pretok*.rs, equal to the
+        # `regex` pattern on every input): text to ids in one call. None: Python splits (custom pattern).
+        name = preset_name(self._pattern)
+        self._native_preset: str | None = (
+            name if self._native is not None and name in native_backend.NATIVE_PRESETS else None
+        )
         if template is not None:
             if not isinstance(template, Template):
                 raise ValueError(f"template: expected a Template, got {type(template).__name__}")
@@ -563,11 +569,92 @@ class Tokenizer:
         if self._normalizer is not None:
             text = unicodedata.normalize("NFC", text)
         try:
+            if self._native_preset is not None:
+                return native_backend.encode_text(self._native, self._native_preset, text)
             return self._encode_pieces(self._split(text))
         except UnicodeEncodeError:
             # Lone surrogates have no UTF-8 bytes. As tiktoken does, join the ones that form a pair and
             # make the others U+FFFD; checked only on failure so ordinary text pays nothing.
             return self.encode_ordinary(_fix_surrogates(text))
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in order; with the native kernel and a preset pattern the
+        texts are encoded on up to ``num_threads`` native threads (the GIL released), as tiktoken's
+        ``encode_ordinary_batch`` does. Otherwise they are encoded one after the other.
+
+        Example:
+            >>> tok.encode_ordinary_batch(["hello", " world"])  # doctest: +SKIP
+            [[31373], [995]]
+        """
+        if not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads: {num_threads!r} must be a positive integer")
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"encode_ordinary_batch: expected str texts, got {type(text).__name__}")
+        if self._native_preset is None:
+            return [self.encode_ordinary(text) for text in texts]
+        if self._normalizer is not None:
+            texts = [unicodedata.normalize("NFC", text) for text in texts]
+        try:
+            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(text) for text in texts]
+            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
+    ) -> list[list[int]]:
+        """:meth:`encode` of each text, in order, the ordinary text between special tokens encoded as by
+        :meth:`encode_ordinary_batch` (on up to ``num_threads`` native threads).
+
+        Raises:
+            DisallowedSpecialTokenError: A text holds a disallowed special token.
+
+        Example:
+            >>> tok.encode_batch(["hi<|endoftext|>", "there"])  # doctest: +SKIP
+            [[5303, 50256], [8117]]
+        """
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        matcher, _ = self._special_matcher(allowed)
+        # Each text as its ordinary pieces (indices into `pieces`) and special ids, in order.
+        pieces: list[str] = []
+        layouts: list[list[int | str]] = []
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"encode_batch: expected str texts, got {type(text).__name__}")
+            self._check_disallowed(text, disallowed)
+            layout: list[int | str] = []
+            pos = 0
+            if matcher is not None:
+                for m in matcher.finditer(text):
+                    layout.append(len(pieces))
+                    pieces.append(text[pos : m.start()])
+                    layout.append(m.group())
+                    pos = m.end()
+            layout.append(len(pieces))
+            pieces.append(text[pos:])
+            layouts.append(layout)
+        encoded = self.encode_ordinary_batch(pieces, num_threads=num_threads)
+        template = self._template if add_special_tokens else None
+        out: list[list[int]] = []
+        for layout in layouts:
+            ids: list[int] = [*template.prefix] if template is not None else []
+            for part in layout:
+                if isinstance(part, str):
+                    ids.append(self._specials[part])
+                else:
+                    ids += encoded[part]
+            if template is not None:
+                ids += template.suffix
+            out.append(ids)
+        return out
 
     def _special_matcher(self, allowed: frozenset[str]) -> tuple[re.Pattern[str] | None, int]:
         """A regex for the allowed special tokens (longest first) and the longest one's length; memoised."""
