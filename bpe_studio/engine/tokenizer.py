@@ -602,6 +602,29 @@ class Tokenizer:
             texts = [_fix_surrogates(text) for text in texts]
             return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
 
+    def _encode_joined(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
+        """:meth:`encode_ordinary` of each text one after the other, ``separator`` between two, as
+        little-endian integers of ``width`` bytes (2 or 4) in one native call (encode-corpus's rows); None
+        when this tokenizer has no native text encoder (the caller encodes in Python).
+
+        Example:
+            >>> tok._encode_joined(["a", "b"], separator=50256, width=2)  # doctest: +SKIP
+            b'@\\x00\\xc4\\x00A\\x00'
+        """
+        if self._native_preset is None:
+            return None
+        if self._normalizer is not None:
+            texts = [unicodedata.normalize("NFC", text) for text in texts]
+        try:
+            return native_backend.encode_join(
+                self._native, self._native_preset, texts, separator=separator, width=width
+            )
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(text) for text in texts]
+            return native_backend.encode_join(
+                self._native, self._native_preset, texts, separator=separator, width=width
+            )
+
     def encode_batch(
         self,
         texts: Sequence[str],

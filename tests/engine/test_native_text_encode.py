@@ -1,0 +1,169 @@
+"""Text to ids in one native call (``Encoder.encode_text`` / ``encode_batch`` / ``encode_join`` in
+rust/src/encode.rs): for the preset patterns the native scanner splits the text and the native BPE merges
+it. The ids must equal the pure-Python path (``BPE_STUDIO_PURE=1``: ``regex`` split, Python BPE) on random
+Unicode text with special tokens, for gpt2, cl100k and o200k, also in batches and on threads."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe_studio.engine import Tokenizer, _native
+
+from .backends import needs_native
+from .reference_encoder import SPECIAL
+from .test_native_encode import _pair
+
+pytestmark = needs_native
+
+PRESETS = ("gpt2", "cl100k", "o200k")
+
+# Pieces that decide cuts: contractions in all cases (and the long s), whitespace mixes, digits, marks,
+# CJK, astral characters, lone and paired surrogates, and the special tokens (also cut and doubled).
+_PIECES = [
+    "'s", "'S", "'ſ", "'ll", "'LL", "'ve", "'Re", "'d", "'t", "'m", "'x", " ", "  ", "\n", "\r\n", "\t",
+    "\u00a0", "\u3000", " \n ", "123", "4567", "٣", "Ⅻ", "é", "e\u0301", "ǅ", "ʰ", "中文", "🙃", "𝔘",
+    "\U0010ffff", "\ud83d", "\ude43", "\ud83d\ude43", "ABC", "abc", "Abc", ".", "!?", "_", "$",
+    SPECIAL, SPECIAL + SPECIAL, SPECIAL[:5], SPECIAL[5:],
+]  # fmt: skip
+texts = st.lists(
+    st.one_of(st.sampled_from(_PIECES), st.text(max_size=6), st.characters().map(str)), max_size=30
+).map("".join)
+check = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("native-text-encode")
+
+
+def _tokenizers(kind: str, data: Path, folder: Path) -> tuple[Tokenizer, Tokenizer]:
+    python, native = _pair(kind, data, folder)
+    assert python.backend == "python" and native.backend == "native"
+    assert native.pattern_name == kind and native._native_preset == kind
+    return python, native
+
+
+@check
+@given(text=texts, kind=st.sampled_from(PRESETS))
+def test_text_encode_equals_python(cs336_data: Path, folder: Path, text: str, kind: str) -> None:
+    python, native = _tokenizers(kind, cs336_data, folder)
+    assert native.encode(text) == python.encode(text)
+    assert native.encode_ordinary(text) == python.encode_ordinary(text)
+    plain: dict[str, Any] = {"allowed_special": set(), "disallowed_special": ()}
+    assert native.encode(text, **plain) == python.encode(text, **plain)
+
+
+@check
+@given(batch=st.lists(texts, max_size=8), kind=st.sampled_from(PRESETS), threads=st.integers(1, 4))
+def test_batches_equal_one_text_at_a_time(
+    cs336_data: Path, folder: Path, batch: list[str], kind: str, threads: int
+) -> None:
+    python, native = _tokenizers(kind, cs336_data, folder)
+    expected = [python.encode(text) for text in batch]
+    assert native.encode_batch(batch, num_threads=threads) == expected
+    assert python.encode_batch(batch, num_threads=threads) == expected
+    ordinary = [python.encode_ordinary(text) for text in batch]
+    assert native.encode_ordinary_batch(batch, num_threads=threads) == ordinary
+    assert python.encode_ordinary_batch(batch, num_threads=threads) == ordinary
+
+
+@check
+@given(batch=st.lists(texts, max_size=6), kind=st.sampled_from(PRESETS), wide=st.booleans())
+def test_encode_join_writes_the_ids_and_separators(
+    cs336_data: Path, folder: Path, batch: list[str], kind: str, wide: bool
+) -> None:
+    python, native = _tokenizers(kind, cs336_data, folder)
+    separator = python.special_tokens[SPECIAL]
+    expected: list[int] = []
+    for i, text in enumerate(batch):
+        expected += ([separator] if i else []) + python.encode_ordinary(text)
+    width = 4 if wide else 2
+    assert python._encode_joined(batch, separator=separator, width=width) is None
+    raw = native._encode_joined(batch, separator=separator, width=width)
+    assert raw is not None
+    assert [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)] == expected
+
+
+def test_the_native_path_does_not_split_in_python(cs336_data: Path, folder: Path) -> None:
+    python, native = _tokenizers("o200k", cs336_data, folder)
+    text = "It's 2024: naïve 中文 🙃 code_x = 12345;\r\n\n  end" + SPECIAL + "more"
+
+    def refuse(_: str) -> list[str]:
+        raise AssertionError("split in Python")
+
+    saved = native._split
+    try:
+        native._split = refuse
+        assert native.encode(text) == python.encode(text)
+        assert native.encode_batch([text, text], num_threads=2) == [python.encode(text)] * 2
+    finally:
+        native._split = saved
+
+
+def test_class_table_grows_on_demand(cs336_data: Path, folder: Path) -> None:
+    python, native = _tokenizers("cl100k", cs336_data, folder)
+    assert native._native is not None
+    # A table too short for the text: the native call answers with the first code point beyond it.
+    assert native._native.encode_text("cl100k", "ab é", b"\x02" * 50) == ord("a")
+    assert native._native.encode_text("cl100k", "ab é", _native._class_table(128)) == ord("é")
+    assert native._native.encode_batch(
+        "cl100k", ["ab", "x🙃"], _native._class_table(0x10000), threads=2
+    ) == ord("🙃")
+    saved = _native._classes[0]
+    try:
+        _native._classes[0] = b""
+        text = "Ab 1 é 中 𝔘 🙃"
+        assert native.encode(text) == python.encode(text)
+        assert len(_native._classes[0]) == 0x110000
+    finally:
+        _native._classes[0] = saved
+
+
+def test_unknown_preset_and_width_are_errors(cs336_data: Path, folder: Path) -> None:
+    _, native = _tokenizers("gpt2", cs336_data, folder)
+    assert native._native is not None
+    with pytest.raises(ValueError, match="gpt2, cl100k or o200k"):
+        native._native.encode_text("llama", "x", b"")
+    with pytest.raises(ValueError, match="width must be 2 or 4"):
+        native._native.encode_join("gpt2", ["x"], b"", separator=None, width=3)
+    with pytest.raises(ValueError, match="num_threads"):
+        native.encode_ordinary_batch(["x"], num_threads=0)
+
+
+def test_threads_encode_side_by_side(cs336_data: Path, folder: Path) -> None:
+    python, native = _tokenizers("gpt2", cs336_data, folder)
+    corpus = (cs336_data / "corpus.en").read_text(encoding="utf-8")
+    texts = [corpus[n * 1999 :][:20000] for n in range(6)]
+    expected = [python.encode(t) for t in texts]
+    found: dict[int, list[int]] = {}
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for _ in range(3):
+                found[n] = native.encode_ordinary(texts[n])
+            assert native.encode_ordinary_batch(texts, num_threads=3) == expected
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors and [found[n] for n in range(len(texts))] == expected
+    # Each cache of the pool stays within the limit.
+    assert native._native is not None and 0 < len(native._native) <= native.cache_size
+
+
+def test_custom_pattern_keeps_the_python_split(cs336_data: Path, folder: Path) -> None:
+    _, native = _tokenizers("gpt2", cs336_data, folder)
+    custom = Tokenizer(native.vocab, native.merges, dict(native.special_tokens), pattern=r"\S+|\s+")
+    assert custom.backend == "native" and custom._native_preset is None
+    assert custom.encode_batch(["a b", "c  d"]) == [custom.encode("a b"), custom.encode("c  d")]
