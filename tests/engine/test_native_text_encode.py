@@ -5,18 +5,26 @@ Unicode text with special tokens, for gpt2, cl100k and o200k, also in batches an
 
 from __future__ import annotations
 
+import json
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, _native
+from bpe_studio.engine import Tokenizer, TrainConfig, _native, corpus_encoding, load, train
+from bpe_studio.engine.corpus_encoding import EncodeProgress, encode_corpus, iter_encode_corpus
+from bpe_studio.engine.formats import save_result
+from bpe_studio.engine.sources import BadRecordError
 
-from .backends import needs_native
+from ..processes import assert_no_leftover_processes
+from .backends import needs_native, use_backend
 from .reference_encoder import SPECIAL
+from .test_corpus_formats import FORMATS, documents_strategy, write_as
 from .test_native_encode import _pair
 
 pytestmark = needs_native
@@ -167,3 +175,99 @@ def test_custom_pattern_keeps_the_python_split(cs336_data: Path, folder: Path) -
     custom = Tokenizer(native.vocab, native.merges, dict(native.special_tokens), pattern=r"\S+|\s+")
     assert custom.backend == "native" and custom._native_preset is None
     assert custom.encode_batch(["a b", "c  d"]) == [custom.encode("a b"), custom.encode("c  d")]
+
+
+# encode-corpus on threads: with the native encoder the tasks run on threads of one process (and each
+# task's rows come from encode_join); the result must be what the worker processes give, document by
+# document equal to encode_ordinary.
+
+
+@pytest.fixture(scope="module")
+def corpus_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus-tok")
+    corpus = folder / "c.txt"
+    corpus.write_text(
+        SPECIAL.join(f"doc {i}: the cat sat on the mat, naïvely 日本語 😀 {i * 7}\n" for i in range(200)),
+        encoding="utf-8",
+    )
+    result = train(TrainConfig(inputs=[corpus], vocab_size=400, special_tokens=[SPECIAL]))
+    return save_result(result, folder / "tokenizer.json")
+
+
+def _expected_rows(tokenizer: Tokenizer, documents: list[str]) -> list[int]:
+    ids: list[int] = []
+    for i, document in enumerate(documents):
+        ids += ([tokenizer.special_tokens[SPECIAL]] if i else []) + tokenizer.encode_ordinary(document)
+    return ids
+
+
+def _encode_file(
+    tokenizer_file: Path, documents: list[str], name: str, chunk: int
+) -> tuple[list[int], list[int]]:
+    """(ids encode-corpus writes with 2 workers, ids expected) for ``documents`` written as ``name``."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_as(Path(tmp), documents, name)
+        out = Path(tmp) / "ids.npy"
+        summary = encode_corpus(tokenizer_file, [path], out, separator=SPECIAL, workers=2, chunk_size=chunk)
+        values = np.load(out).tolist()
+        assert summary.ids == len(values)
+        assert sorted(p.name for p in Path(tmp).iterdir()) == sorted([path.name, "ids.npy"])
+    # In a text file a separator inside a document splits it.
+    split = SPECIAL.join(documents).split(SPECIAL) if name.startswith("c.txt") else documents
+    return values, _expected_rows(load(tokenizer_file), split)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents_strategy, st.sampled_from([*FORMATS, "c.txt"]), st.integers(1, 64))
+def test_encode_corpus_on_threads_equals_encode_ordinary(
+    corpus_tokenizer: Path, documents: list[str], name: str, chunk: int
+) -> None:
+    with mock.patch.object(corpus_encoding, "_encode_parallel", side_effect=AssertionError("processes")):
+        values, expected = _encode_file(corpus_tokenizer, documents, name, chunk)
+    assert values == expected
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents_strategy, st.sampled_from([*FORMATS, "c.txt"]), st.integers(1, 32))
+def test_encode_corpus_in_processes_on_the_python_path(
+    corpus_tokenizer: Path, documents: list[str], name: str, chunk: int
+) -> None:
+    no_threads = mock.patch.object(corpus_encoding, "_encode_threaded", side_effect=AssertionError("threads"))
+    with use_backend("python"), no_threads:
+        values, expected = _encode_file(corpus_tokenizer, documents, name, chunk)
+    assert values == expected
+    assert_no_leftover_processes(timeout=10)
+
+
+def test_encode_corpus_threads_report_a_bad_record_as_one_worker_does(
+    corpus_tokenizer: Path, tmp_path: Path
+) -> None:
+    lines = [json.dumps({"text": f"document {i} the cat"}) for i in range(400)]
+    lines[321] = "{not json"
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    messages = []
+    for workers in (1, 2):
+        with pytest.raises(BadRecordError) as caught:
+            encode_corpus(corpus_tokenizer, [path], tmp_path / "ids.npy", workers=workers, chunk_size=256)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1] and "line 322" in messages[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
+def test_encode_corpus_threads_stop_on_cancel(corpus_tokenizer: Path, tmp_path: Path) -> None:
+    path = tmp_path / "c.txt"
+    path.write_text(SPECIAL.join(f"document {i}: the cat sat on the mat " * 20 for i in range(2000)))
+    before = threading.active_count()
+    stop = threading.Event()
+    items = []
+    for item in iter_encode_corpus(
+        corpus_tokenizer, [path], tmp_path / "ids.npy", workers=2, chunk_size=4096, cancel=stop.is_set
+    ):
+        items.append(item)
+        stop.set()
+    assert items and all(isinstance(item, EncodeProgress) for item in items)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
+    assert threading.active_count() == before  # the pool's threads are gone
