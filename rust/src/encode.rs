@@ -191,12 +191,46 @@ impl Encoder {
     }
 
     /// Appends the ids of `text`'s pre-tokens to `out`; returns the first code point beyond the class
-    /// table (then `out` is unchanged: the scanners classify the whole text before they emit anything).
+    /// table (then `out` is left as it was).
+    ///
+    /// A long text is scanned in blocks of about `BLOCK` bytes cut where no preset's pre-token can span
+    /// (see `safe_cut`): the scanners hold about 13 bytes per character, so this bounds their memory and
+    /// keeps it in cache.
     fn scan_into(&self, cache: &mut Cache, scan: Scanner, text: &str, classes: &[u8], out: &mut Vec<u32>) -> Option<u32> {
-        scan(text, classes, &mut |piece: &str| {
-            cache.encode(&self.tables, piece.as_bytes(), out);
-        })
+        let before = out.len();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let cut = safe_cut(rest.as_bytes(), BLOCK);
+            let (block, after) = rest.split_at(cut);
+            let missing = scan(block, classes, &mut |piece: &str| {
+                cache.encode(&self.tables, piece.as_bytes(), out);
+            });
+            if missing.is_some() {
+                out.truncate(before);
+                return missing;
+            }
+            rest = after;
+        }
+        None
     }
+}
+
+/// Long texts are scanned in blocks of about this many bytes.
+const BLOCK: usize = 1 << 20;
+
+/// The first position at or after `at` where the text may be cut without changing any pre-token of the
+/// presets, or the text's length: after a printable ASCII character and a newline, before an ASCII letter
+/// (the boundary that training cuts chunks at, `_NEWLINE_BOUNDARY` in bpe_studio/engine/corpus.py). Such
+/// a position is a character boundary, so the pieces are valid str.
+///
+/// Example: `safe_cut(b"ab.\ncd", 0)` is 4 (between "\n" and "c").
+fn safe_cut(text: &[u8], at: usize) -> usize {
+    if text.len() <= at {
+        return text.len();
+    }
+    (at.max(2)..text.len())
+        .find(|&i| (0x21..=0x7e).contains(&text[i - 2]) && text[i - 1] == b'\n' && text[i].is_ascii_alphabetic())
+        .unwrap_or(text.len())
 }
 
 /// The native scanner of a preset, or a ValueError naming the presets.

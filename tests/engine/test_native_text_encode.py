@@ -133,6 +133,29 @@ def test_class_table_grows_on_demand(cs336_data: Path, folder: Path) -> None:
         _native._classes[0] = saved
 
 
+@pytest.mark.parametrize("kind", PRESETS)
+def test_long_texts_are_scanned_in_blocks_with_the_same_ids(
+    cs336_data: Path, folder: Path, kind: str
+) -> None:
+    # Over 1 MiB a text is scanned in blocks cut after "<printable ASCII>\n" before an ASCII letter; a
+    # character beyond the class table in a late block leaves no ids of the early ones behind.
+    python, native = _tokenizers(kind, cs336_data, folder)
+    corpus = (cs336_data / "corpus.en").read_text(encoding="utf-8")
+    cuts = "x.\nAb it's\n\nIt\n 12\nz\r\nq'S\n'll\n"
+    text = (corpus[:300_000] + cuts) * 9 + "naïve 🙃 𝔘 end"
+    no_cuts = "ab " * 500_000 + "中文"
+    # Newlines just past the first 1 MiB where a cut would change pre-tokens (whitespace runs, "'ll").
+    tricky = "x\n\n b\n\n\nIt\n \n'll\n\r\nA\n\tq\n\u00a0z\n'S"
+    near = ["ab " * ((1 << 20) // 3) + "c" * shift + tricky for shift in range(6)]
+    saved = _native._classes[0]
+    try:
+        for sample in (text, no_cuts, *near):
+            _native._classes[0] = _native._class_table(128)
+            assert native.encode_ordinary(sample) == python.encode_ordinary(sample)
+    finally:
+        _native._classes[0] = saved
+
+
 def test_unknown_preset_and_width_are_errors(cs336_data: Path, folder: Path) -> None:
     _, native = _tokenizers("gpt2", cs336_data, folder)
     assert native._native is not None
