@@ -875,6 +875,18 @@ class Tokenizer:
         if self._normalizer is not None:
             # The rest is normalized again with the next chunk: NFC(NFC(a) + b) == NFC(a + b).
             known = unicodedata.normalize("NFC", known)
+        if self._native_preset is not None:
+            # Text -> ids natively up to the last safe newline boundary (a printable ASCII character and a
+            # newline, then an ASCII letter: no preset's pre-token spans it, and the letter after it is
+            # known); without one, the pre-tokens decide the cut below.
+            cut = _last_safe_cut(known, len(known) - _STREAM_MARGIN)
+            if cut:
+                try:
+                    out += native_backend.encode_text(self._native, self._native_preset, known[:cut])
+                except UnicodeEncodeError:
+                    pass  # a lone surrogate (encode_iterable fixes them; kept as a guard): the path below
+                else:
+                    return out, known[cut:] + later
         pieces = self._split(known)
         # Walk back from the end over the pre-tokens to the last certain cut (a few steps). Pre-tokens tile
         # the text for the presets; a custom pattern may skip characters: then finditer gives the ends.
@@ -1066,6 +1078,27 @@ def _normalized_origins(text: str, normal: str) -> tuple[list[int], list[int]]:
     ):
         return [0] * len(normal), [len(text)] * len(normal)
     return firsts, lasts
+
+
+def _last_safe_cut(text: str, limit: int) -> int:
+    """The last position at most ``limit`` after a printable ASCII character and a newline and before an
+    ASCII letter (where no preset pattern's pre-token is cut: ``corpus._NEWLINE_BOUNDARY``), or 0.
+
+    Example:
+        >>> _last_safe_cut("ab.\\ncd.\\n\\nef", 20)
+        4
+    """
+    j = text.rfind("\n", 0, limit)
+    while j >= 1:
+        if (
+            "!" <= text[j - 1] <= "~"
+            and j + 1 < len(text)
+            and text[j + 1].isascii()
+            and text[j + 1].isalpha()
+        ):
+            return j + 1
+        j = text.rfind("\n", 0, j)
+    return 0
 
 
 def _fix_surrogates(text: str) -> str:

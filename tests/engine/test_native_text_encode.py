@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import Tokenizer, TrainConfig, _native, corpus_encoding, load, train
+from bpe_studio.engine import tokenizer as tokenizer_module
 from bpe_studio.engine.corpus_encoding import EncodeProgress, encode_corpus, iter_encode_corpus
 from bpe_studio.engine.formats import save_result
 from bpe_studio.engine.sources import BadRecordError
@@ -154,6 +155,44 @@ def test_long_texts_are_scanned_in_blocks_with_the_same_ids(
             assert native.encode_ordinary(sample) == python.encode_ordinary(sample)
     finally:
         _native._classes[0] = saved
+
+
+@check
+@given(
+    parts=st.lists(
+        st.one_of(texts, st.sampled_from(["x.\nAb", "1\nz", "?\nQ", "a\n\nb", "\n"])), max_size=12
+    ),
+    kind=st.sampled_from(PRESETS),
+)
+def test_streaming_cuts_at_safe_newlines_natively(
+    cs336_data: Path, folder: Path, parts: list[str], kind: str
+) -> None:
+    # Each part is one chunk and is worked on at once (_STREAM_BLOCK = 1), so the stream cuts often.
+    python, native = _tokenizers(kind, cs336_data, folder)
+    text = "".join(parts)
+    with mock.patch.object(tokenizer_module, "_STREAM_BLOCK", 1):
+        assert list(native.encode_iterable(parts)) == python.encode(text)
+        assert list(python.encode_iterable(parts)) == python.encode(text)
+
+
+def test_streaming_needs_no_python_split_where_lines_start_with_letters(
+    cs336_data: Path, folder: Path
+) -> None:
+    python, native = _tokenizers("gpt2", cs336_data, folder)
+    lines = [f"Line {i}: it's the cat's 2nd mat, naïve 中文.\n" for i in range(5000)]
+    calls: list[int] = []
+    split = native._split
+
+    def counted(text: str) -> list[str]:
+        calls.append(len(text))
+        return split(text)
+
+    native._split = counted
+    try:
+        assert list(native.encode_iterable(lines)) == python.encode("".join(lines))
+    finally:
+        native._split = split
+    assert calls == []
 
 
 def test_unknown_preset_and_width_are_errors(cs336_data: Path, folder: Path) -> None:
