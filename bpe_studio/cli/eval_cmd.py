@@ -8,11 +8,12 @@ import json
 import sys
 from typing import Any
 
-from ..engine.corpus import CorpusDecodeError, UncuttableTextError
-from ..engine.corpus_encoding import corpus_compression
+from ..engine.corpus import CorpusChangedError, CorpusDecodeError, UncuttableTextError
+from ..engine.counting import WorkerCrashedError
+from ..engine.evaluation import evaluate_files
 from ..engine.humanize import error_message
 from ..engine.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
-from .common import CliError, text_arg
+from .common import EXIT_FAILURE, CliError, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -41,6 +42,12 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--invalid-utf8", choices=["error", "replace"], default="error", help="invalid UTF-8: stop or U+FFFD"
     )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default: all cores for corpora of 8 MB or more, else 1)",
+    )
     output = p.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     output.add_argument("--csv", action="store_true", help="print the rows as CSV")
@@ -58,25 +65,31 @@ def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
             check_source(path)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    tokenizers = [(name, load_tokenizer(name)) for name in args.tokenizers]
+    if args.workers is not None and args.workers < 1:
+        raise CliError(f"--workers: {args.workers} must be at least 1")
+    tokenizers = [load_tokenizer(name) for name in args.tokenizers]
+    try:
+        # Every file with every tokenizer; in worker processes when asked (each loads the tokenizers by
+        # name), else here. The figures are the same either way, in the same order.
+        per_file = evaluate_files(
+            tokenizers,
+            corpora,
+            names=args.tokenizers,
+            workers=args.workers,
+            text_field=args.text_field,
+            skip_bad_records=args.skip_bad_records,
+            invalid_utf8=args.invalid_utf8,
+        )
+    except (BadRecordError, CorruptStreamError, CorpusDecodeError, UncuttableTextError) as exc:
+        raise CliError(str(exc)) from None
+    except (WorkerCrashedError, CorpusChangedError) as exc:
+        raise CliError(str(exc), EXIT_FAILURE) from None
+    except OSError as exc:
+        raise CliError(error_message(exc)) from None
     rows: list[dict[str, Any]] = []
-    for path in corpora:
-        first_tokens: int | None = None
-        for name, tokenizer in tokenizers:
-            try:
-                figures = corpus_compression(
-                    tokenizer,
-                    path,
-                    text_field=args.text_field,
-                    skip_bad_records=args.skip_bad_records,
-                    invalid_utf8=args.invalid_utf8,
-                )
-            except (BadRecordError, CorruptStreamError, CorpusDecodeError, UncuttableTextError) as exc:
-                raise CliError(str(exc)) from None
-            except OSError as exc:
-                raise CliError(error_message(exc, path=path)) from None
-            if first_tokens is None:
-                first_tokens = figures.tokens
+    for path, figures_of in zip(corpora, per_file, strict=True):
+        first_tokens = figures_of[0].tokens
+        for name, figures in zip(args.tokenizers, figures_of, strict=True):
             rows.append(
                 {
                     "corpus": str(path),

@@ -1,10 +1,11 @@
 """Counts files and merge-loop checkpoints: reuse a counted corpus, and resume an interrupted run.
 
 A **counts file** holds the table of unique pre-tokens of a corpus with what decided it: the pattern, the
-special tokens, the invalid-UTF-8 policy and the corpus's identity. Training from it skips reading the
-corpus, so several vocab sizes or merge settings can be tried on one counting pass. A **checkpoint** is a
-counts file that also holds the merges made so far and the setting the merges depend on
-(``max_token_length``); resuming replays those merges onto the counts, which puts the merge loop in the
+special tokens, the invalid-UTF-8 policy, the corpus's identity, and for JSON Lines and Parquet files the
+field the text was read from (``text_field``) and how many bad records were skipped. Training from it
+skips reading the corpus, so several vocab sizes or merge settings can be tried on one counting pass. A
+**checkpoint** is a counts file that also holds the merges made so far and the setting the merges depend
+on (``max_token_length``); resuming replays those merges onto the counts, which puts the merge loop in the
 state an uninterrupted run has at that point, then goes on.
 
 Corpus identity is a list of ``(path, size, stamp)``: for local files the absolute path, the size and the
@@ -53,11 +54,14 @@ from typing import Any
 from .counting import CountTotals
 from .formats.atomic import atomic_write
 from .remote import file_size, file_stamp, is_url
+from .sources import source_kind
 
 #: The ``format`` field of the header.
 FORMAT = "bpe-studio-counts"
-#: The newest file version this code reads and the one it writes.
-VERSION = 1
+#: The newest file version this code reads and the one it writes. Version 2 records ``text_field`` and
+#: ``totals.bad_records``; a version 1 reader would ignore them and accept counts of the wrong text, so the
+#: version says it must not read these files.
+VERSION = 2
 MAGIC = b"\x89BPE-STUDIO\r\n\x1a\n"
 _LENGTH = struct.Struct("<II")  # header length, CRC-32 of the header
 _DIGEST_SIZE = 32
@@ -119,6 +123,8 @@ class CountsHeader:
         unique_pretokens: Entries in the counts table.
         training: Checkpoints only: ``vocab_size``, ``min_frequency``, ``max_token_length``, ``merges``
             (how many the file holds) and ``stop_reason`` of the run that wrote it.
+        text_field: The field (column) of JSON Lines and Parquet records that was counted; None in a
+            version 1 file, which did not record it.
     """
 
     kind: str
@@ -130,6 +136,7 @@ class CountsHeader:
     unique_pretokens: int
     training: dict[str, Any] = field(default_factory=dict)
     sections: tuple[tuple[str, int, int], ...] = ()
+    text_field: str | None = None
 
     @property
     def corpus_bytes(self) -> int:
@@ -154,6 +161,20 @@ class CountsData:
     merge_counts: list[int] = field(default_factory=list)
 
 
+def reads_records(corpus: Iterable[CorpusFile]) -> bool:
+    """True if a corpus holds JSON Lines or Parquet files, whose text depends on ``text_field``.
+
+    URLs are read as plain text, whatever their suffix.
+
+    Example:
+        >>> reads_records([CorpusFile("/data/a.jsonl.zst", 10, "1")])
+        True
+        >>> reads_records([CorpusFile("/data/a.txt", 10, "1"), CorpusFile("https://h/b.jsonl", 5, "k")])
+        False
+    """
+    return any(not is_url(f.path) and source_kind(f.path).format != "text" for f in corpus)
+
+
 def mismatch(
     header: CountsHeader,
     *,
@@ -161,10 +182,17 @@ def mismatch(
     special_tokens: Sequence[str],
     invalid_utf8: str,
     corpus: Sequence[CorpusFile] | None,
+    text_field: str,
+    skip_bad_records: bool,
 ) -> str | None:
     """Why counts with this header cannot stand for a run with these settings, or None if they can.
 
     ``corpus`` is None when the run names no corpus (it then trains on the file's corpus).
+
+    The text field matters only when the counted corpus holds JSON Lines or Parquet files. A version 1
+    file of such a corpus did not record its field, and is refused: its counts may be of any field, and
+    training on the wrong text without a word is worse than counting again. Skipped bad records matter
+    only when there were some: a run that does not skip them would have stopped at the first one.
     """
     if header.pattern != pattern:
         return f"it was counted with pattern {header.pattern!r}, and this run uses {pattern!r}"
@@ -175,6 +203,23 @@ def mismatch(
         )
     if header.invalid_utf8 != invalid_utf8:
         return f"it was counted with invalid_utf8={header.invalid_utf8!r}, and this run uses {invalid_utf8!r}"
+    if reads_records(header.corpus):
+        if header.text_field is None:
+            return (
+                "it was written by an older BPE Studio, which did not record the field its JSON Lines or "
+                "Parquet text was read from (text_field, CLI: --text-field), so what it counted is unknown"
+            )
+        if header.text_field != text_field:
+            field_then = header.text_field
+            return (
+                f"it was counted with text_field {field_then!r} (CLI: --text-field {field_then}), and this "
+                f"run uses {text_field!r}"
+            )
+        if header.totals.bad_records and not skip_bad_records:
+            return (
+                f"it was counted skipping {header.totals.bad_records:,} bad records (skip_bad_records, CLI: "
+                "--skip-bad-records), and this run does not skip them"
+            )
     if corpus is None:
         return None
     theirs = {f.path: f for f in header.corpus}
@@ -273,11 +318,13 @@ def _header_json(header: CountsHeader, sections: Sequence[tuple[str, int, bytes]
         "pattern": header.pattern,
         "special_tokens": list(header.special_tokens),
         "invalid_utf8": header.invalid_utf8,
+        "text_field": header.text_field,
         "corpus": [{"path": f.path, "size": f.size, "stamp": f.stamp} for f in header.corpus],
         "totals": {
             "documents": header.totals.documents,
             "special_tokens": header.totals.special_tokens,
             "pretokens": header.totals.pretokens,
+            "bad_records": header.totals.bad_records,
         },
         "unique_pretokens": header.unique_pretokens,
         "training": header.training,
@@ -365,11 +412,15 @@ def _parse_header(path: str | os.PathLike[str], prefix: bytes, total_size: int) 
             invalid_utf8=str(raw["invalid_utf8"]),
             corpus=tuple(CorpusFile(str(f["path"]), int(f["size"]), str(f["stamp"])) for f in raw["corpus"]),
             totals=CountTotals(
-                int(totals["documents"]), int(totals["special_tokens"]), int(totals["pretokens"])
+                int(totals["documents"]),
+                int(totals["special_tokens"]),
+                int(totals["pretokens"]),
+                int(totals.get("bad_records", 0)),  # version 1 did not record it
             ),
             unique_pretokens=int(raw["unique_pretokens"]),
             training=dict(raw.get("training") or {}),
             sections=tuple((str(s["name"]), int(s["raw_size"]), int(s["size"])) for s in raw["sections"]),
+            text_field=None if raw.get("text_field") is None else str(raw["text_field"]),
         )
         _check_header_values(header)
     except CountsFileError:
@@ -389,6 +440,7 @@ def _check_header_values(header: CountsHeader) -> None:
         "documents": header.totals.documents,
         "special_tokens": header.totals.special_tokens,
         "pretokens": header.totals.pretokens,
+        "bad_records": header.totals.bad_records,
         "unique_pretokens": header.unique_pretokens,
     }
     numbers.update({f"size of corpus file {f.path}": f.size for f in header.corpus})

@@ -142,6 +142,8 @@ def _check_reuse(config: TrainConfig) -> None:
         special_tokens=config.special_tokens,
         invalid_utf8=config.invalid_utf8.value,
         corpus=corpus,
+        text_field=config.text_field,
+        skip_bad_records=config.skip_bad_records,
     )
     if problem is not None:
         raise ValueError(

@@ -165,6 +165,7 @@ class _Counts:
             totals=self.outcome.totals,
             unique_pretokens=len(self.outcome.counts),
             training=training or {},
+            text_field=config.text_field,
         )
 
 
@@ -281,6 +282,8 @@ def _load_counts(config: TrainConfig, source: Path) -> CountsData:
         special_tokens=config.special_tokens,
         invalid_utf8=config.invalid_utf8.value,
         corpus=corpus,
+        text_field=config.text_field,
+        skip_bad_records=config.skip_bad_records,
     )
     if problem is not None:
         raise CountsFileError(source, f"cannot be used for this run: {problem}")

@@ -2,8 +2,9 @@
 
 For each corpus file and chosen tokenizer: bytes per token, tokens per word and the token count relative to
 the first tokenizer — the figures of ``bpe-studio eval`` (both call
-:func:`~bpe_studio.engine.corpus_encoding.corpus_compression`). They are computed on the compare tab's
-:class:`~bpe_studio.ui.tasks.TaskRunner` thread, one file and tokenizer at a time (cancellable between them).
+:func:`~bpe_studio.engine.evaluation.evaluate_files`). They are computed on the compare tab's
+:class:`~bpe_studio.ui.tasks.TaskRunner` thread, one file at a time with all the tokenizers (cancellable
+before each document, so also inside a large file).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from PySide6.QtWidgets import (
 
 from .. import __version__
 from ..engine.analysis import Compression
-from ..engine.corpus_encoding import corpus_compression
+from ..engine.evaluation import EvaluationCancelledError, evaluate_files
 from ..engine.formats import atomic_write
 from ..engine.humanize import error_message
 from ..engine.sources import check_source, expand_inputs
@@ -55,7 +56,7 @@ from .charts import render_chart
 from .file_drop import dropped_paths
 from .preview import CORPUS_FILTER
 from .style import LIGHT_THEME, Theme, theme_of
-from .tasks import TaskContext, TaskRunner
+from .tasks import TaskCancelledError, TaskContext, TaskRunner
 from .token_charts import style_plot
 from .tokenizer_info import LoadedTokenizer
 
@@ -93,7 +94,8 @@ def evaluate_corpora(
     ctx: TaskContext | None = None,
 ) -> list[CorpusFigures]:
     """The figures of every corpus file with every tokenizer, file by file; the first tokenizer is the
-    reference of ``ratio``. Reports ``(done, total, corpus name)`` to ``ctx`` and stops when it is cancelled.
+    reference of ``ratio``. Reports ``(done, total, corpus name)`` to ``ctx`` and stops when it is cancelled,
+    also inside a file (before each of its documents).
 
     Example:
         >>> evaluate_corpora([("mine", tok)], [Path("wiki.jsonl.gz")])[0].ratio  # doctest: +SKIP
@@ -103,15 +105,19 @@ def evaluate_corpora(
         check_source(path)  # a format that cannot be read here says so before any work
     rows: list[CorpusFigures] = []
     total = len(tokenizers) * len(corpora)
+    cancelled = (lambda: ctx.cancelled) if ctx is not None else None
     for path in corpora:
-        first_tokens: int | None = None
-        for name, tokenizer in tokenizers:
-            if ctx is not None:
-                ctx.check()
-                ctx.progress((len(rows), total, path.name))
-            figures = corpus_compression(tokenizer, path)
-            if first_tokens is None:
-                first_tokens = figures.tokens
+        if ctx is not None:
+            ctx.check()
+            ctx.progress((len(rows), total, path.name))
+        try:
+            (per_tokenizer,) = evaluate_files(
+                [t for _, t in tokenizers], [path], workers=1, cancelled=cancelled
+            )
+        except EvaluationCancelledError:
+            raise TaskCancelledError from None
+        first_tokens = per_tokenizer[0].tokens if per_tokenizer else None
+        for (name, _), figures in zip(tokenizers, per_tokenizer, strict=True):
             ratio = figures.tokens / first_tokens if first_tokens else None
             rows.append(CorpusFigures(path, name, figures, ratio))
     if ctx is not None:

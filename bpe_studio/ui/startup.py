@@ -6,7 +6,10 @@ abort; no Python code runs in between that could explain. So, before Qt is impor
 would use ``xcb``): is there a display, and does every library of the plugin load? ``ldd`` on the plugin
 lists each missing library (also those of Qt's own libraries, e.g. ``libEGL.so.1``); without ``ldd`` the
 known libraries are tried one by one. Each missing library is printed with its Debian/Ubuntu package, and
-the app exits 1. This module is Qt-free.
+the app exits 1. A display that is named but has no server behind it (``DISPLAY=:99`` with no X server, a
+Wayland socket that is gone) also ends in Qt's abort, so the server is asked too: libxcb's ``xcb_connect``
+(the connection Qt would open, authentication included) in a thread given :data:`CONNECT_TIMEOUT` seconds,
+or a connection to the Wayland compositor's socket. This module is Qt-free.
 
 Example:
     >>> display_problem({"QT_QPA_PLATFORM": "xcb"})
@@ -21,8 +24,10 @@ import importlib.util
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -31,6 +36,9 @@ EXIT_CANNOT_START = 1
 
 #: Seconds ``ldd`` may take.
 LDD_TIMEOUT = 10
+
+#: Seconds the display server may take to accept a connection (a remote X server over TCP may not answer).
+CONNECT_TIMEOUT = 5.0
 
 #: The Debian/Ubuntu package of each library Qt's xcb platform plugin (and Qt's GUI libraries) load.
 DEBIAN_PACKAGES: dict[str, str] = {
@@ -109,6 +117,133 @@ def display_problem(env: Mapping[str, str]) -> str | None:
             "or QT_QPA_PLATFORM=offscreen for screenshots"
         )
     return "no display: set DISPLAY, or use QT_QPA_PLATFORM=offscreen for screenshots"
+
+
+def xcb_connection_error(display: str) -> int | None:
+    """What libxcb's ``xcb_connect`` gives for ``display``: 0 when the X server accepted the connection, an
+    ``XCB_CONN_*`` error code when not, None when libxcb cannot be loaded (the library check says so).
+
+    Example:
+        >>> xcb_connection_error(":12345")  # doctest: +SKIP
+        1
+    """
+    try:
+        xcb = ctypes.CDLL("libxcb.so.1")
+    except OSError:
+        return None
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    xcb.xcb_connection_has_error.restype = ctypes.c_int
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    connection = xcb.xcb_connect(display.encode(), None)
+    try:
+        return int(xcb.xcb_connection_has_error(connection))
+    finally:
+        xcb.xcb_disconnect(connection)  # also frees the error object xcb returns on failure
+
+
+def _within(timeout: float, call: Callable[[], int | None]) -> tuple[bool, int | None]:
+    """``(True, result)`` of ``call()`` if it returns within ``timeout`` s, else ``(False, None)``.
+
+    The call runs in a daemon thread (a ctypes call releases the GIL): a connection that hangs is left
+    behind and cannot keep the process alive.
+
+    Example:
+        >>> _within(1.0, lambda: 7)
+        (True, 7)
+    """
+    result: list[int | None] = []
+    thread = threading.Thread(target=lambda: result.append(call()), name="display check", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return (True, result[0]) if result else (False, None)
+
+
+def x_server_problem(
+    env: Mapping[str, str],
+    *,
+    timeout: float = CONNECT_TIMEOUT,
+    connect: Callable[[str], int | None] = xcb_connection_error,
+) -> str | None:
+    """What is wrong with the X server ``DISPLAY`` names (none answers, or it refuses us), or None.
+
+    Example:
+        >>> x_server_problem({"DISPLAY": ":99"}, connect=lambda display: 1)[:37]
+        'no X server answers on DISPLAY=:99 (n'
+    """
+    display = env.get("DISPLAY", "")
+    if qt_platform(env) != "xcb" or not display:
+        return None
+    finished, error = _within(timeout, lambda: connect(display))
+    fix = "or use QT_QPA_PLATFORM=offscreen for screenshots"
+    if not finished:
+        return f"the X server on DISPLAY={display} did not answer within {timeout:g} s: check DISPLAY, {fix}"
+    if error is None or error == 0:
+        return None
+    if error == 5:  # XCB_CONN_CLOSED_PARSE_ERR
+        return f"DISPLAY={display} is not a display name (e.g. :0 or host:0.0): fix DISPLAY, {fix}"
+    if error == 6:  # XCB_CONN_CLOSED_INVALID_SCREEN
+        return f"the X server on DISPLAY={display} has no such screen: fix DISPLAY, {fix}"
+    return (
+        f"no X server answers on DISPLAY={display} (none runs there, or it refuses this user): start one "
+        f"or fix DISPLAY, {fix}"
+    )
+
+
+def wayland_socket(env: Mapping[str, str]) -> Path | None:
+    """The Wayland compositor's socket Qt would connect to, or None without ``XDG_RUNTIME_DIR`` (needed
+    for a relative name).
+
+    Example:
+        >>> wayland_socket({"XDG_RUNTIME_DIR": "/run/user/1000"})
+        PosixPath('/run/user/1000/wayland-0')
+    """
+    name = env.get("WAYLAND_DISPLAY") or "wayland-0"
+    if os.path.isabs(name):
+        return Path(name)
+    runtime = env.get("XDG_RUNTIME_DIR")
+    return Path(runtime) / name if runtime else None
+
+
+def _unix_connects(path: Path, timeout: float) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(os.fspath(path))
+        except OSError:
+            return False
+    return True
+
+
+def wayland_problem(
+    env: Mapping[str, str],
+    *,
+    timeout: float = CONNECT_TIMEOUT,
+    connects: Callable[[Path, float], bool] = _unix_connects,
+) -> str | None:
+    """What is wrong with the Wayland compositor Qt's ``wayland`` platform would use, or None.
+
+    Example:
+        >>> wayland_problem({"QT_QPA_PLATFORM": "wayland"})[:47]
+        'no Wayland socket: XDG_RUNTIME_DIR is not set; '
+    """
+    if qt_platform(env) != "wayland":
+        return None
+    fix = "QT_QPA_PLATFORM=xcb (X11) or offscreen"
+    path = wayland_socket(env)
+    if path is None:
+        return f"no Wayland socket: XDG_RUNTIME_DIR is not set; log in to a Wayland session, or use {fix}"
+    if not path.exists():
+        return f"no Wayland compositor: {path} does not exist; check WAYLAND_DISPLAY, or use {fix}"
+    if not connects(path, timeout):
+        return f"no Wayland compositor answers on {path}; check WAYLAND_DISPLAY, or use {fix}"
+    return None
+
+
+def server_problem(env: Mapping[str, str]) -> str | None:
+    """What is wrong with the display server Qt would use (X or Wayland), or None."""
+    return x_server_problem(env) or wayland_problem(env)
 
 
 def xcb_plugin(env: Mapping[str, str]) -> Path | None:
@@ -213,6 +348,7 @@ def startup_problems(
     *,
     platform: str = sys.platform,
     missing: Callable[[Mapping[str, str]], list[str]] = library_problems,
+    server: Callable[[Mapping[str, str]], str | None] = server_problem,
 ) -> list[str]:
     """The lines to print when Qt cannot open a window here (empty when it can, or off Linux)."""
     env = os.environ if env is None else env
@@ -222,7 +358,7 @@ def startup_problems(
     libraries = missing(env)
     if libraries:
         lines.extend(describe_missing_libraries(libraries))
-    problem = display_problem(env)
+    problem = display_problem(env) or server(env)
     if problem is not None:
         lines.append(f"bpe-studio: error: {problem}")
     return lines
@@ -258,6 +394,11 @@ __all__ = [
     "missing_by_loading",
     "qt_platform",
     "run_app",
+    "server_problem",
     "startup_problems",
+    "wayland_problem",
+    "wayland_socket",
+    "x_server_problem",
+    "xcb_connection_error",
     "xcb_plugin",
 ]

@@ -14,10 +14,22 @@ colouring only the text before the first edit, so colours never land on the wron
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, Signal, Slot
+from PySide6.QtCore import (
+    QEvent,
+    QMimeData,
+    QPoint,
+    QPointF,
+    QRect,
+    QRectF,
+    Qt,
+    QTextBoundaryFinder,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -52,16 +64,44 @@ UNIT_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
 LABEL_BREAK = "\u200b"
 
 
+#: Put inside a token label where a line could otherwise wrap: a word joiner, which forbids a break. Qt
+#: breaks lines where Unicode allows it, e.g. after the ``|`` of ``<|endoftext|>``, after a hyphen or
+#: between two CJK characters, which would split one token's label over two lines.
+LABEL_JOIN = "\u2060"
+# Labels made only of these never hold a place to wrap (byte labels, most words): no need to ask Qt.
+_NEVER_BREAKS = re.compile(r"[0-9A-Za-z<>·]*")
+
+
+def label_break_points(label: str) -> list[int]:
+    """The places strictly inside a label (in UTF-16 code units) where Qt could wrap a line.
+
+    Example:
+        >>> label_break_points("<|endoftext|>"), label_break_points("<0x8A>")
+        ([2, 12], [])
+    """
+    if _NEVER_BREAKS.fullmatch(label):
+        return []
+    length = len(label.encode("utf-16-le")) // 2
+    finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Line, label)
+    points = []
+    while 0 < (point := finder.toNextBoundary()) < length:
+        points.append(point)
+    return points
+
+
 def with_label_breaks(
     text: str, starts: Sequence[int], ends: Sequence[int]
 ) -> tuple[str, list[int], list[int]]:
-    """Insert :data:`LABEL_BREAK` between adjacent labels; returns the text and the labels' new positions.
+    """Insert :data:`LABEL_BREAK` between adjacent labels and :data:`LABEL_JOIN` where a line could wrap
+    inside one; returns the text and the labels' new positions.
 
     Positions are in UTF-16 code units, as in the document.
 
     Example:
         >>> with_label_breaks("ab<0xE2>", [0, 1, 2], [1, 2, 8])
         ('a\u200bb\u200b<0xE2>', [0, 2, 4], [1, 3, 10])
+        >>> with_label_breaks("a<|eot|>", [0, 1], [1, 8])
+        ('a\u200b<|\u2060eot|\u2060>', [0, 2], [1, 11])
     """
     data = text.encode("utf-16-le")
     parts: list[bytes] = []
@@ -75,9 +115,18 @@ def with_label_breaks(
             done = start
             added += 1
         new_starts.append(start + added)
+        for point in label_break_points(data[2 * start : 2 * end].decode("utf-16-le")):
+            parts += [data[2 * done : 2 * (start + point)], LABEL_JOIN.encode("utf-16-le")]
+            done = start + point
+            added += 1
         new_ends.append(end + added)
     parts.append(data[2 * done :])
     return b"".join(parts).decode("utf-16-le"), new_starts, new_ends
+
+
+def _without_label_marks(text: str) -> str:
+    """Text of a view of labels without the breaks and joiners :func:`with_label_breaks` put in."""
+    return text.replace(LABEL_BREAK, "").replace(LABEL_JOIN, "")
 
 
 def is_dark(widget: QWidget) -> bool:
@@ -173,13 +222,13 @@ class TokenTextEdit(QPlainTextEdit):
         breaks between labels left out, see :meth:`set_labels_and_units`)."""
         raw = self.document().toRawText()
         text = raw.replace("\u2029", "\n").replace("\u2028", "\n")
-        return text.replace(LABEL_BREAK, "") if self._label_breaks else text
+        return _without_label_marks(text) if self._label_breaks else text
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
         """Copy the selected text without the breaks put between labels."""
         mime = super().createMimeDataFromSelection()
         if self._label_breaks:
-            mime.setText(mime.text().replace(LABEL_BREAK, ""))
+            mime.setText(_without_label_marks(mime.text()))
         return mime
 
     # -- formats ----------------------------------------------------------------------------------------
@@ -292,8 +341,9 @@ class TokenTextEdit(QPlainTextEdit):
     ) -> None:
         """Show token labels (one unit each) so that lines wrap between labels, never inside one.
 
-        A :data:`LABEL_BREAK` goes between adjacent labels, so the units' positions in the view
-        (:attr:`unit_starts`) are not those given; :meth:`plain_text` and copying leave the breaks out.
+        A :data:`LABEL_BREAK` goes between adjacent labels and a :data:`LABEL_JOIN` wherever a line could
+        wrap inside one (``<|endoftext|>``), so the units' positions in the view (:attr:`unit_starts`) are
+        not those given; :meth:`plain_text` and copying leave both out.
         """
         text, starts, ends = with_label_breaks(text, starts, ends)
         self._label_breaks = True
@@ -403,11 +453,21 @@ class TokenTextEdit(QPlainTextEdit):
                 self.centerCursor_at(cursor)
 
     def centerCursor_at(self, cursor: QTextCursor) -> None:  # noqa: N802 - matches Qt's centerCursor
-        """Scroll so that a position is in the middle, without moving the text cursor."""
+        """Scroll so that a position is in the middle, without moving the text cursor.
+
+        The cursor's signals are blocked while it visits the position: the playground links this view's
+        cursor to the other view's, and each visit (and return) would scroll that one, whose visit would
+        scroll this one, without end (found with a long line of special tokens and Select All).
+        """
         keep = self.textCursor()
-        self.setTextCursor(cursor)
-        self.centerCursor()
-        self.setTextCursor(keep)
+        blocked = self.blockSignals(True)
+        try:
+            self.setTextCursor(cursor)
+            self.centerCursor()
+            self.setTextCursor(keep)
+        finally:
+            self.blockSignals(blocked)
+        self.colour_visible_blocks()  # updateRequest, blocked above, colours what scrolled into view
 
     # -- whitespace -------------------------------------------------------------------------------------
 
@@ -637,4 +697,12 @@ class TokenTextEdit(QPlainTextEdit):
         return unit
 
 
-__all__ = ["LABEL_BREAK", "UNIT_PROPERTY", "TokenTextEdit", "UnitHighlighter", "is_dark", "with_label_breaks"]
+__all__ = [
+    "LABEL_BREAK",
+    "LABEL_JOIN",
+    "UNIT_PROPERTY",
+    "TokenTextEdit",
+    "UnitHighlighter",
+    "is_dark",
+    "with_label_breaks",
+]

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 
 from bpe_studio.cli import main
 from bpe_studio.engine import Tokenizer, TrainConfig, save, train
-from bpe_studio.engine.corpus_encoding import corpus_compression
+from bpe_studio.engine.evaluation import evaluate_files
 from bpe_studio.ui import compare_corpus
 from bpe_studio.ui.compare import CompareView
 from bpe_studio.ui.compare_corpus import CorpusCompareView, CorpusFiguresModel
@@ -249,21 +249,52 @@ def test_cancel_stops_between_files(
     release = threading.Event()
     calls: list[Path] = []
 
-    def held(tokenizer: Tokenizer, path: Path) -> Any:
-        calls.append(path)
+    def held(tokenizers: Any, paths: list[Path], **options: Any) -> Any:
+        calls.extend(paths)
         release.wait(WAIT_MS / 1000)  # held until the test has asked to cancel
-        return corpus_compression(tokenizer, path)
+        return evaluate_files(tokenizers, paths, **options)
 
-    monkeypatch.setattr("bpe_studio.ui.compare_corpus.corpus_compression", held)
+    monkeypatch.setattr("bpe_studio.ui.compare_corpus.evaluate_files", held)
     with qtbot.waitSignal(view.runner.progress, timeout=WAIT_MS):
         qtbot.mouseClick(view.compute_button, Qt.MouseButton.LeftButton)
     assert view.is_busy() and view.cancel_button.isEnabled() and not view.compute_button.isEnabled()
     with qtbot.waitSignal(view.runner.idle, timeout=WAIT_MS):
         qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
         release.set()
-    assert len(calls) == 1  # stopped after the file being read
+    assert len(calls) == 1  # stopped in the file being read
     assert view.status_label.text() == "Cancelled." and view.rows == [] and not view.is_busy()
     assert view.compute_button.isEnabled() and not view.export_button.isEnabled()
+
+
+def test_cancel_stops_inside_a_large_file(
+    qtbot: Any, corpus_mode: tuple[CompareView, list[Path]], tmp_path: Path, monkeypatch: Any
+) -> None:
+    compare, _ = corpus_mode
+    view = compare.corpus_view
+    records = 4000  # one task (far below the 4 MiB chunk), so no check between tasks can stop it
+    large = tmp_path / "large.jsonl"
+    large.write_text("".join(json.dumps({"text": f"record {i} of the cat"}) + "\n" for i in range(records)))
+    _add_by_dialog(qtbot, view, monkeypatch, [large])
+    reached, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+    encode = Tokenizer.encode_ordinary
+
+    def counted(self: Tokenizer, text: str) -> list[int]:
+        calls.append(text)
+        if len(calls) == 50:  # document 25, second tokenizer: hold until Cancel was pressed
+            reached.set()
+            release.wait(WAIT_MS / 1000)
+        return encode(self, text)
+
+    monkeypatch.setattr(Tokenizer, "encode_ordinary", counted)
+    qtbot.mouseClick(view.compute_button, Qt.MouseButton.LeftButton)
+    assert reached.wait(WAIT_MS / 1000)
+    with qtbot.waitSignal(view.runner.idle, timeout=WAIT_MS):
+        qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+        release.set()
+    # Both tokenizers finished document 25; document 26 was never started, nor any after it.
+    assert len(calls) == 50 and calls[-1] == "record 24 of the cat"
+    assert view.status_label.text() == "Cancelled." and view.rows == [] and not view.is_busy()
 
 
 def test_a_corrupt_file_is_reported(

@@ -41,6 +41,10 @@ LDD_OUTPUT = """\
 """
 
 
+def _server_fine(env: Mapping[str, str]) -> None:
+    """Stands for the display server check: a server answers."""
+
+
 class FakeFinders:
     """Stands for the plugin finder, ``ldd`` and the loader; records what was asked."""
 
@@ -68,7 +72,7 @@ class FakeFinders:
 
 def test_missing_libraries_are_named_with_their_packages_one_line_each() -> None:
     fake = FakeFinders(ldd=["libxcb-icccm.so.4", "libxcb-keysyms.so.1"])
-    lines = startup_problems({"DISPLAY": ":0"}, platform="linux", missing=fake.problems)
+    lines = startup_problems({"DISPLAY": ":0"}, platform="linux", missing=fake.problems, server=_server_fine)
     assert lines == [
         "bpe-studio: error: Qt's X11 platform (xcb) needs libraries that are not installed:",
         "bpe-studio:   libxcb-icccm.so.4: install the Debian/Ubuntu package libxcb-icccm4",
@@ -92,7 +96,10 @@ def test_an_unknown_library_says_how_to_find_its_package() -> None:
 
 def test_all_is_well_when_nothing_is_missing() -> None:
     fake = FakeFinders(ldd=[])
-    assert startup_problems({"DISPLAY": ":0"}, platform="linux", missing=fake.problems) == []
+    assert (
+        startup_problems({"DISPLAY": ":0"}, platform="linux", missing=fake.problems, server=_server_fine)
+        == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -105,22 +112,22 @@ def test_all_is_well_when_nothing_is_missing() -> None:
 )
 def test_other_platforms_are_not_checked(env: dict[str, str]) -> None:
     fake = FakeFinders(ldd=["libxcb-icccm.so.4"])
-    assert startup_problems(env, platform="linux", missing=fake.problems) == []
+    assert startup_problems(env, platform="linux", missing=fake.problems, server=_server_fine) == []
     assert fake.asked == []
 
 
 def test_off_linux_nothing_is_checked() -> None:
     fake = FakeFinders(ldd=["libxcb-icccm.so.4"])
-    assert startup_problems({}, platform="darwin", missing=fake.problems) == []
-    assert startup_problems({}, platform="win32", missing=fake.problems) == []
+    assert startup_problems({}, platform="darwin", missing=fake.problems, server=_server_fine) == []
+    assert startup_problems({}, platform="win32", missing=fake.problems, server=_server_fine) == []
     assert fake.asked == []
 
 
 def test_no_display() -> None:
     fake = FakeFinders(ldd=[])
-    assert startup_problems({}, platform="linux", missing=fake.problems) == [NO_DISPLAY]
+    assert startup_problems({}, platform="linux", missing=fake.problems, server=_server_fine) == [NO_DISPLAY]
     xcb = {"QT_QPA_PLATFORM": "xcb"}
-    assert startup_problems(xcb, platform="linux", missing=fake.problems) == [NO_DISPLAY]
+    assert startup_problems(xcb, platform="linux", missing=fake.problems, server=_server_fine) == [NO_DISPLAY]
     assert display_problem({"DISPLAY": ":1"}) is None
     assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
     # A Wayland session that Qt would not use by itself: say how to use it.
@@ -130,7 +137,7 @@ def test_no_display() -> None:
 
 def test_both_problems_are_told() -> None:
     fake = FakeFinders(ldd=["libxcb-icccm.so.4"])
-    lines = startup_problems({}, platform="linux", missing=fake.problems)
+    lines = startup_problems({}, platform="linux", missing=fake.problems, server=_server_fine)
     assert lines[-1] == NO_DISPLAY
     assert "libxcb-icccm4" in lines[1]
 
@@ -228,4 +235,109 @@ def test_missing_xcb_libraries_are_told_before_qt_aborts(tmp_path: Path) -> None
         "bpe-studio:   libxcb-icccm.so.4: install the Debian/Ubuntu package libxcb-icccm4",
         "bpe-studio:   libxcb-keysyms.so.1: install the Debian/Ubuntu package libxcb-keysyms1",
         "bpe-studio: e.g. sudo apt-get install libxcb-icccm4 libxcb-keysyms1",
+        *([] if _x_server_on(99) else [NO_SERVER_99]),
+    ]
+
+
+# ---- a display that is named but has no server behind it -------------------------------------------------
+
+NO_SERVER_99 = (
+    "bpe-studio: error: no X server answers on DISPLAY=:99 (none runs there, or it refuses this user): start "
+    "one or fix DISPLAY, or use QT_QPA_PLATFORM=offscreen for screenshots"
+)
+
+
+def _x_server_on(number: int) -> bool:
+    return Path(f"/tmp/.X11-unix/X{number}").exists()
+
+
+def test_x_server_problems_are_told_in_words() -> None:
+    asked: list[str] = []
+
+    def connect(display: str) -> int:
+        asked.append(display)
+        return {":99": 1, "nonsense": 5, ":0.7": 6}.get(display, 0)
+
+    assert startup.x_server_problem({"DISPLAY": ":99"}, connect=connect) == NO_SERVER_99.split("error: ")[1]
+    assert "is not a display name" in (
+        startup.x_server_problem({"DISPLAY": "nonsense"}, connect=connect) or ""
+    )
+    assert "has no such screen" in (startup.x_server_problem({"DISPLAY": ":0.7"}, connect=connect) or "")
+    assert startup.x_server_problem({"DISPLAY": ":0"}, connect=connect) is None
+    assert (
+        startup.x_server_problem({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}, connect=connect) is None
+    )
+    assert asked == [":99", "nonsense", ":0.7", ":0"]
+    # No libxcb to ask: the library check names it; no second guess here.
+    assert startup.x_server_problem({"DISPLAY": ":99"}, connect=lambda display: None) is None
+
+
+def test_an_x_server_that_never_answers_is_given_up_on() -> None:
+    import threading
+
+    release = threading.Event()
+
+    def hangs(display: str) -> int:
+        release.wait(30)
+        return 0
+
+    try:
+        problem = startup.x_server_problem({"DISPLAY": "far:0"}, connect=hangs, timeout=0.05)
+    finally:
+        release.set()
+    assert problem == (
+        "the X server on DISPLAY=far:0 did not answer within 0.05 s: check DISPLAY, or use "
+        "QT_QPA_PLATFORM=offscreen for screenshots"
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="libxcb on Linux")
+def test_libxcb_reports_a_display_without_server() -> None:
+    if _x_server_on(99):
+        pytest.skip("an X server runs on :99")
+    assert startup.xcb_connection_error(":99") in (None, 1)  # None: no libxcb on this machine
+
+
+def test_wayland_socket_is_checked(tmp_path: Path) -> None:
+    import socket
+
+    env = {"QT_QPA_PLATFORM": "wayland", "XDG_RUNTIME_DIR": str(tmp_path), "WAYLAND_DISPLAY": "wayland-5"}
+    assert startup.wayland_problem(env) == (
+        f"no Wayland compositor: {tmp_path / 'wayland-5'} does not exist; check WAYLAND_DISPLAY, or use "
+        "QT_QPA_PLATFORM=xcb (X11) or offscreen"
+    )
+    assert "XDG_RUNTIME_DIR is not set" in (startup.wayland_problem({"QT_QPA_PLATFORM": "wayland"}) or "")
+    stale = tmp_path / "wayland-5"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(stale))
+        assert "no Wayland compositor answers on" in (startup.wayland_problem(env) or "")  # not listening
+        server.listen()
+        assert startup.wayland_problem(env) is None
+        # An absolute WAYLAND_DISPLAY needs no XDG_RUNTIME_DIR.
+        assert startup.wayland_problem({"QT_QPA_PLATFORM": "wayland", "WAYLAND_DISPLAY": str(stale)}) is None
+    assert startup.wayland_problem({"DISPLAY": ":0"}) is None  # xcb: not asked
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the check runs on Linux")
+def test_a_display_without_a_server_exits_1_in_words(tmp_path: Path) -> None:
+    if _x_server_on(99):
+        pytest.skip("an X server runs on :99")
+    env = _base_env()
+    # Every library is there (a fake ldd finds them all): without the server check, Qt would abort.
+    fake_bin = _fake_ldd(tmp_path / "bin", "\tlibxcb.so.1 => /lib/x86_64-linux-gnu/libxcb.so.1 (0x7f)\n")
+    env.update(DISPLAY=":99", PATH=f"{fake_bin.parent}{os.pathsep}{env.get('PATH', '')}")
+    done = _run_app(env)
+    assert done.returncode == 1, done.stderr  # Qt's abort would be -6 (134 in a shell)
+    assert done.stderr.splitlines() == [NO_SERVER_99]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the check runs on Linux")
+def test_a_wayland_display_without_a_compositor_exits_1_in_words(tmp_path: Path) -> None:
+    env = _base_env()
+    env.update(QT_QPA_PLATFORM="wayland", WAYLAND_DISPLAY="wayland-9", XDG_RUNTIME_DIR=str(tmp_path))
+    done = _run_app(env)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        f"bpe-studio: error: no Wayland compositor: {tmp_path / 'wayland-9'} does not exist; check "
+        "WAYLAND_DISPLAY, or use QT_QPA_PLATFORM=xcb (X11) or offscreen"
     ]
