@@ -121,12 +121,12 @@ def task_figures(
 
 def combine(parts: Iterable[TaskFigures], tokenizers: int) -> list[Compression]:
     """Add up a file's task figures, in order, into one :class:`Compression` per tokenizer; a word cut
-    between two tasks is counted once.
+    between two tasks is counted once (tokens are the encoders' counts of each piece, as encoded).
 
     Example:
         >>> a = task_figures([str.split], ["ab c"], True)
-        >>> b = task_figures([str.split], ["d e"], False)
-        >>> combine([a, b], 1) == [compression("ab cd e", 3)]
+        >>> b = task_figures([str.split], ["d e"], False)  # "c" + "d": one word, two tokens here
+        >>> combine([a, b], 1) == [compression("ab cd e", 4)]
         True
     """
     characters = size = words = 0

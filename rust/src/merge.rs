@@ -110,8 +110,19 @@ impl Kernel {
         if lengths.len() != freqs.len() {
             return Err("lengths and freqs differ in length".into());
         }
-        if lengths.iter().sum::<u64>() != n as u64 {
+        // Checked: lengths near 2**64 must not wrap around to the right total (hostile callers).
+        if lengths.iter().try_fold(0u64, |total, &len| total.checked_add(len)) != Some(n as u64) {
             return Err("the lengths do not add up to the number of symbols".into());
+        }
+        // Every pair count is a sum of some of the words' |count| x (length - 1): when their total fits in
+        // an i64, no count overflows, however merges move them (hostile or absurd counts are refused).
+        let bound = lengths.iter().zip(freqs).try_fold(0u128, |total, (&len, &f)| {
+            total.checked_add(len.saturating_sub(1) as u128 * f.unsigned_abs() as u128)
+        });
+        if bound.map_or(true, |b| b > i64::MAX as u128) {
+            return Err("the counts are too large for the native merge loop (their total passes 2**63 - 1); \
+                        use backend='python'"
+                .into());
         }
         if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {
             return Err(format!("token id {bad} is not in the vocabulary of {} tokens", tokens.len()));

@@ -54,7 +54,9 @@ impl<'a> Chars<'a> {
             };
             offsets.push(offset);
             chars.push(c);
-            cls.push(class);
+            // A class no scanner knows counts as OTHER: each scanner then advances on every character
+            // whatever table it is given (with an unknown class, cl100k's looped on an empty pre-token).
+            cls.push(if class > SPACE { OTHER } else { class });
         }
         offsets.push(text.len());
         Ok(Chars { text, offsets, chars, cls })
