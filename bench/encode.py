@@ -10,6 +10,8 @@ What is measured, on the same text in one run:
 * encode throughput (MB of UTF-8 per second, single thread): ours with a cold cache (a new tokenizer) and
   warm (the same text again), tiktoken's ``encode_ordinary``, and tokenizers' ``encode_batch`` over the
   text's lines with one Rayon thread (its single-string ``encode`` is slower still);
+* with the native kernel, ``encode_ordinary_batch`` over the text's lines on 2 threads, ours against
+  tiktoken's (the warm cache; a load figure more than a single-thread one);
 * decode throughput of the ids each produced (the ids are checked to be equal first);
 * the peak memory ``encode_iterable`` adds over a file's lines, for files of increasing size, each in a fresh
   process: the peak RSS while streaming minus the RSS before (tokenizer loaded). It must not grow with size.
@@ -257,6 +259,12 @@ def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float,
         assert tok.encode_ordinary(text) == ids, f"the {backend} encoder disagrees"
         actions[f"{backend} warm"] = lambda tok=tok: tok.encode_ordinary(text)  # type: ignore[misc]
         actions[f"{backend} decode"] = lambda tok=tok: tok.decode(ids)  # type: ignore[misc]
+    # Batches over the text's lines on 2 threads: ours (native threads, GIL released) and tiktoken's.
+    if "native" in toks:
+        native = toks["native"]
+        assert native.encode_ordinary_batch(lines, num_threads=2) == enc.encode_ordinary_batch(lines)
+        actions["native batch"] = lambda: native.encode_ordinary_batch(lines, num_threads=2)
+        actions["tiktoken batch"] = lambda: enc.encode_ordinary_batch(lines, num_threads=2)
     actions |= {
         "tiktoken": lambda: enc.encode_ordinary(text),
         "tiktoken decode": lambda: enc.decode(ids),
@@ -276,6 +284,17 @@ def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float,
                 size / best[f"{backend} warm"],
                 size / best[f"{backend} decode"],
             )
+        )
+    if "native batch" in best:
+        rows.append(
+            (
+                "BPE Studio native, encode_ordinary_batch over lines, 2 threads",
+                size / best["native batch"],
+                None,
+            )
+        )
+        rows.append(
+            ("tiktoken encode_ordinary_batch over lines, 2 threads", size / best["tiktoken batch"], None)
         )
     return [
         *rows,

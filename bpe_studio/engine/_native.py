@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Literal
 
@@ -115,6 +116,25 @@ def _class_table(size: int) -> bytes:
     return bytes(table)
 
 
+def _with_classes(call: Callable[[bytes], Any]) -> Any:
+    """``call(table)`` again with a larger class table for as long as it answers with a code point.
+
+    Example:
+        >>> _with_classes(lambda table: ord("中") if len(table) <= ord("中") else "中 fits")
+        '中 fits'
+    """
+    while True:
+        table = _classes[0]
+        result = call(table)
+        if not isinstance(result, int):
+            return result
+        if result < len(table) or len(table) >= 0x110000:  # (a kernel bug: never loop on it)
+            raise RuntimeError(
+                f"the native kernel asked for code point {result:#x} with a table of {len(table)}"
+            )
+        _classes[0] = _class_table(128 if result < 128 else 0x10000 if result < 0x10000 else 0x110000)
+
+
 def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int] | None:
     """Pre-tokens of ``texts`` under a preset (:data:`NATIVE_PRESETS`), counted natively:
     (pre-token -> count, how many).
@@ -129,14 +149,12 @@ def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int]
     """
     if native is None or _forced_pure():
         return None
-    while True:
-        try:
-            result = native.count_pretokens(preset, texts, _classes[0])
-        except UnicodeEncodeError:
-            return None
-        if not isinstance(result, int):
-            return result  # type: ignore[no-any-return]
-        _classes[0] = _class_table(128 if result < 128 else 0x10000 if result < 0x10000 else 0x110000)
+    try:
+        return _with_classes(  # type: ignore[no-any-return]
+            lambda classes: native.count_pretokens(preset, texts, classes)
+        )
+    except UnicodeEncodeError:
+        return None
 
 
 def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
@@ -179,12 +197,51 @@ def count_into(table: Any, preset: str, texts: list[str]) -> bool:
         >>> table is None or (count_into(table, "gpt2", ["a a a"]), len(table), table.total) == (True, 2, 3)
         True
     """
-    while True:
-        try:
-            missing = table.add(preset, texts, _classes[0])
-        except UnicodeEncodeError:
-            return False
-        if missing is None:
-            return True
-        # The first code point beyond the class table: extend it and count again (nothing was counted).
-        _classes[0] = _class_table(128 if missing < 128 else 0x10000 if missing < 0x10000 else 0x110000)
+    try:
+        # A code point beyond the class table comes back before anything is counted (see _with_classes).
+        _with_classes(lambda classes: table.add(preset, texts, classes))
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# Encoding whole texts for a preset (rust/src/encode.rs): the native scanner and the Encoder's BPE in one
+# call, with the same class table and the same protocol as count_pretokens (a code point beyond the table
+# comes back as an int; the table is extended and the call made again).
+
+
+def encode_text(encoder: Any, preset: str, text: str) -> list[int]:
+    """The ids of ``text`` under a preset's pattern, split and merged natively by ``encoder`` (a
+    ``bpe_studio._native.Encoder``). Raises UnicodeEncodeError for a lone surrogate (the caller fixes the
+    text as its Python path does).
+
+    Example:
+        >>> encode_text(tok._native, "gpt2", "hello world")  # doctest: +SKIP
+        [31373, 995]
+    """
+    return _with_classes(lambda table: encoder.encode_text(preset, text, table))  # type: ignore[no-any-return]
+
+
+def encode_texts(encoder: Any, preset: str, texts: list[str], *, threads: int) -> list[list[int]]:
+    """:func:`encode_text` for each text, on up to ``threads`` native threads; in the texts' order.
+
+    Example:
+        >>> encode_texts(tok._native, "gpt2", ["hello", " world"], threads=2)  # doctest: +SKIP
+        [[31373], [995]]
+    """
+    return _with_classes(  # type: ignore[no-any-return]
+        lambda table: encoder.encode_batch(preset, texts, table, threads=threads)
+    )
+
+
+def encode_join(encoder: Any, preset: str, texts: list[str], *, separator: int | None, width: int) -> bytes:
+    """The ids of the texts one after the other, ``separator`` between two, as little-endian integers of
+    ``width`` bytes (2 or 4): the rows encode-corpus writes.
+
+    Example:
+        >>> encode_join(tok._native, "gpt2", ["a", "b"], separator=50256, width=2)  # doctest: +SKIP
+        b'@\\x00\\x00\\xc4A\\x00'
+    """
+    return _with_classes(  # type: ignore[no-any-return]
+        lambda table: encoder.encode_join(preset, texts, table, separator=separator, width=width)
+    )

@@ -7,7 +7,8 @@ document). So the array equals, document by document, what ``encode_ordinary`` g
 
 The files are cut into the same tasks as for training (text at certain boundaries of the tokenizer's
 pattern or at the separator, JSON Lines by line ranges, Parquet by row groups, compressed files in
-decompressed blocks); worker processes encode them and the parent writes the results in order, holding at
+decompressed blocks); threads of this process (with the native kernel and a preset pattern: its encoder
+releases the GIL) or else worker processes encode them, and the results are written in order, holding at
 most a few tasks' ids at a time, so memory stays flat in the corpus size. The output is written to a
 temporary file beside it and renamed once complete: an interrupted run leaves nothing behind.
 
@@ -31,7 +32,9 @@ import selectors
 import sys
 import threading
 from array import array
+from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,9 @@ class TaskEncoder:
         skip_bad_records: bool = False,
     ) -> None:
         self._encode = tokenizer.encode_ordinary
+        # With the native kernel and a preset pattern, a task's documents become its rows in one native
+        # call (None otherwise: the ids are joined here).
+        self._joined = tokenizer._encode_joined
         self._separator = separator
         self._split = re.compile(re.escape(separator)) if separator else None
         self._sep_ids = [tokenizer.special_tokens[separator]] if separator else []
@@ -157,6 +163,11 @@ class TaskEncoder:
     def encode(self, task: Task) -> tuple[bytes, int, bool]:
         """``(ids as little-endian bytes, documents begun, starts a document)`` of one task."""
         documents, starts = self.documents(task)
+        begun = len(documents) if starts else len(documents) - 1
+        separator = self._sep_ids[0] if self._sep_ids else None
+        rows = self._joined(documents, separator=separator, width=array(self._code).itemsize)
+        if rows is not None:
+            return rows, begun, starts
         ids = array(self._code)
         for i, document in enumerate(documents):
             if i:
@@ -164,7 +175,7 @@ class TaskEncoder:
             ids.extend(self._encode(document))
         if sys.byteorder == "big":
             ids.byteswap()
-        return ids.tobytes(), len(documents) if starts else len(documents) - 1, starts
+        return ids.tobytes(), begun, starts
 
 
 def npy_header(dtype: str, count: int) -> bytes:
@@ -248,11 +259,14 @@ def iter_encode_corpus(
             ids = documents = bad = done = 0
             first = True
             sep = (chosen, tokenizer.special_tokens[separator]) if separator else None
-            results = (
-                _encode_serial(tokenizer, tasks, options)
-                if count == 1
-                else _encode_parallel(str(tokenizer_path), tasks, count, options, cancelled)
-            )
+            if count == 1:
+                results = _encode_serial(tokenizer, tasks, options)
+            elif tokenizer._native_preset is not None:
+                # The native encoder releases the GIL: threads of this process share one tokenizer, with
+                # no worker start-up and no ids piped back.
+                results = _encode_threaded(tokenizer, tasks, count, options, cancelled)
+            else:
+                results = _encode_parallel(str(tokenizer_path), tasks, count, options, cancelled)
             with contextlib.closing(results):
                 for data, docs, starts, size, skipped in results:
                     if cancelled():
@@ -319,6 +333,52 @@ def _encode_serial(
         before = encoder.records.bad_records
         data, docs, starts = encoder.encode(task)
         yield data, docs, starts, task.size, encoder.records.bad_records - before
+
+
+def _encode_threaded(
+    tokenizer: Tokenizer,
+    tasks: Iterator[Task],
+    workers: int,
+    options: dict[str, Any],
+    cancelled: Callable[[], bool],
+) -> Generator[Result, None, None]:
+    """Encode tasks on ``workers`` threads of this process (the native encoder runs without the GIL),
+    yielding their results in task order.
+
+    At most two tasks per thread are in flight, so memory stays bounded. On cancel, Ctrl-C or an error the
+    tasks not started are dropped and the running ones (one task each, well under a second) are waited for,
+    so no thread outlives the call.
+    """
+    local = threading.local()
+
+    def run(task: Task) -> Result:
+        encoder: TaskEncoder | None = getattr(local, "encoder", None)
+        if encoder is None:  # one per thread: each counts its own bad records
+            encoder = local.encoder = TaskEncoder(tokenizer, **options)
+        before = encoder.records.bad_records
+        data, docs, starts = encoder.encode(task)
+        return data, docs, starts, task.size, encoder.records.bad_records - before
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="encode-corpus")
+    pending: deque[Future[Result]] = deque()
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(pending) < 2 * workers:
+                task = next(tasks, None)
+                if task is None:
+                    exhausted = True
+                else:
+                    pending.append(pool.submit(run, task))
+            if not pending:
+                return
+            # A timed wait, so that cancel is seen and Ctrl-C reaches this (the main) thread promptly.
+            while not wait([pending[0]], timeout=_POLL_SECONDS).done:
+                if cancelled():
+                    return
+            yield pending.popleft().result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _EncodeWorker:

@@ -273,6 +273,12 @@ class Tokenizer:
                 [table.get(i) for i in range(len(self._by_id))],
                 cache_size=cache_size,
             )
+        # With a preset pattern the native encoder also splits the text (rust/src/pretok*.rs, equal to the
+        # `regex` pattern on every input): text to ids in one call. None: Python splits (custom pattern).
+        name = preset_name(self._pattern)
+        self._native_preset: str | None = (
+            name if self._native is not None and name in native_backend.NATIVE_PRESETS else None
+        )
         if template is not None:
             if not isinstance(template, Template):
                 raise ValueError(f"template: expected a Template, got {type(template).__name__}")
@@ -563,11 +569,115 @@ class Tokenizer:
         if self._normalizer is not None:
             text = unicodedata.normalize("NFC", text)
         try:
+            if self._native_preset is not None:
+                return native_backend.encode_text(self._native, self._native_preset, text)
             return self._encode_pieces(self._split(text))
         except UnicodeEncodeError:
             # Lone surrogates have no UTF-8 bytes. As tiktoken does, join the ones that form a pair and
             # make the others U+FFFD; checked only on failure so ordinary text pays nothing.
             return self.encode_ordinary(_fix_surrogates(text))
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in order; with the native kernel and a preset pattern the
+        texts are encoded on up to ``num_threads`` native threads (the GIL released), as tiktoken's
+        ``encode_ordinary_batch`` does. Otherwise they are encoded one after the other.
+
+        Example:
+            >>> tok.encode_ordinary_batch(["hello", " world"])  # doctest: +SKIP
+            [[31373], [995]]
+        """
+        if not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads: {num_threads!r} must be a positive integer")
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"encode_ordinary_batch: expected str texts, got {type(text).__name__}")
+        if self._native_preset is None:
+            return [self.encode_ordinary(text) for text in texts]
+        if self._normalizer is not None:
+            texts = [unicodedata.normalize("NFC", text) for text in texts]
+        try:
+            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(text) for text in texts]
+            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+
+    def _encode_joined(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
+        """:meth:`encode_ordinary` of each text one after the other, ``separator`` between two, as
+        little-endian integers of ``width`` bytes (2 or 4) in one native call (encode-corpus's rows); None
+        when this tokenizer has no native text encoder (the caller encodes in Python).
+
+        Example:
+            >>> tok._encode_joined(["a", "b"], separator=50256, width=2)  # doctest: +SKIP
+            b'@\\x00\\xc4\\x00A\\x00'
+        """
+        if self._native_preset is None:
+            return None
+        if self._normalizer is not None:
+            texts = [unicodedata.normalize("NFC", text) for text in texts]
+        try:
+            return native_backend.encode_join(
+                self._native, self._native_preset, texts, separator=separator, width=width
+            )
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(text) for text in texts]
+            return native_backend.encode_join(
+                self._native, self._native_preset, texts, separator=separator, width=width
+            )
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
+    ) -> list[list[int]]:
+        """:meth:`encode` of each text, in order, the ordinary text between special tokens encoded as by
+        :meth:`encode_ordinary_batch` (on up to ``num_threads`` native threads).
+
+        Raises:
+            DisallowedSpecialTokenError: A text holds a disallowed special token.
+
+        Example:
+            >>> tok.encode_batch(["hi<|endoftext|>", "there"])  # doctest: +SKIP
+            [[5303, 50256], [8117]]
+        """
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        matcher, _ = self._special_matcher(allowed)
+        # Each text as its ordinary pieces (indices into `pieces`) and special ids, in order.
+        pieces: list[str] = []
+        layouts: list[list[int | str]] = []
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"encode_batch: expected str texts, got {type(text).__name__}")
+            self._check_disallowed(text, disallowed)
+            layout: list[int | str] = []
+            pos = 0
+            if matcher is not None:
+                for m in matcher.finditer(text):
+                    layout.append(len(pieces))
+                    pieces.append(text[pos : m.start()])
+                    layout.append(m.group())
+                    pos = m.end()
+            layout.append(len(pieces))
+            pieces.append(text[pos:])
+            layouts.append(layout)
+        encoded = self.encode_ordinary_batch(pieces, num_threads=num_threads)
+        template = self._template if add_special_tokens else None
+        out: list[list[int]] = []
+        for layout in layouts:
+            ids: list[int] = [*template.prefix] if template is not None else []
+            for part in layout:
+                if isinstance(part, str):
+                    ids.append(self._specials[part])
+                else:
+                    ids += encoded[part]
+            if template is not None:
+                ids += template.suffix
+            out.append(ids)
+        return out
 
     def _special_matcher(self, allowed: frozenset[str]) -> tuple[re.Pattern[str] | None, int]:
         """A regex for the allowed special tokens (longest first) and the longest one's length; memoised."""
@@ -765,6 +875,18 @@ class Tokenizer:
         if self._normalizer is not None:
             # The rest is normalized again with the next chunk: NFC(NFC(a) + b) == NFC(a + b).
             known = unicodedata.normalize("NFC", known)
+        if self._native_preset is not None:
+            # Text -> ids natively up to the last safe newline boundary (a printable ASCII character and a
+            # newline, then an ASCII letter: no preset's pre-token spans it, and the letter after it is
+            # known); without one, the pre-tokens decide the cut below.
+            cut = _last_safe_cut(known, len(known) - _STREAM_MARGIN)
+            if cut:
+                try:
+                    out += native_backend.encode_text(self._native, self._native_preset, known[:cut])
+                except UnicodeEncodeError:
+                    pass  # a lone surrogate (encode_iterable fixes them; kept as a guard): the path below
+                else:
+                    return out, known[cut:] + later
         pieces = self._split(known)
         # Walk back from the end over the pre-tokens to the last certain cut (a few steps). Pre-tokens tile
         # the text for the presets; a custom pattern may skip characters: then finditer gives the ends.
@@ -956,6 +1078,27 @@ def _normalized_origins(text: str, normal: str) -> tuple[list[int], list[int]]:
     ):
         return [0] * len(normal), [len(text)] * len(normal)
     return firsts, lasts
+
+
+def _last_safe_cut(text: str, limit: int) -> int:
+    """The last position at most ``limit`` after a printable ASCII character and a newline and before an
+    ASCII letter (where no preset pattern's pre-token is cut: ``corpus._NEWLINE_BOUNDARY``), or 0.
+
+    Example:
+        >>> _last_safe_cut("ab.\\ncd.\\n\\nef", 20)
+        4
+    """
+    j = text.rfind("\n", 0, limit)
+    while j >= 1:
+        if (
+            "!" <= text[j - 1] <= "~"
+            and j + 1 < len(text)
+            and text[j + 1].isascii()
+            and text[j + 1].isalpha()
+        ):
+            return j + 1
+        j = text.rfind("\n", 0, j)
+    return 0
 
 
 def _fix_surrogates(text: str) -> str:

@@ -1,7 +1,9 @@
 //! Native encoding and decoding for `Tokenizer` (bpe_studio/engine/tokenizer.py): the per-pre-token BPE,
-//! its cache and the joining of token bytes. Python keeps pre-tokenization, special tokens and
-//! normalization, and passes the pre-tokens in; the Python `_bpe` stays the reference, with the same
-//! semantics: repeatedly merge the adjacent pair of lowest rank, leftmost first.
+//! its cache and the joining of token bytes. Python keeps special tokens and normalization. For a custom
+//! pattern Python also pre-tokenizes and passes the pre-tokens in (`encode`); for a preset pattern the
+//! native scanners (pretok*.rs) split the text here, so that text becomes ids in one call (`encode_text`,
+//! `encode_batch`, `encode_join`). The Python `_bpe` stays the reference, with the same semantics:
+//! repeatedly merge the adjacent pair of lowest rank, leftmost first.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -11,6 +13,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use rustc_hash::FxHashMap;
+
+use crate::pretok::{self, Scanner};
 
 /// "No such pair": larger than any rank.
 const NO_RANK: u32 = u32::MAX;
@@ -160,13 +164,102 @@ impl Cache {
 #[pyclass(module = "bpe_studio._native", frozen)]
 pub struct Encoder {
     tables: Tables,
-    // A lock, not a borrow flag, so that two Python threads encoding with one tokenizer wait for each
-    // other instead of failing.
-    cache: Mutex<Cache>,
+    // A pool of caches: a call takes one (or makes a new one when all are in use) and puts it back, so
+    // that Python threads encoding with one tokenizer at the same time neither fail nor wait for each
+    // other (encode-corpus runs its tasks on threads), and each keeps a warm cache.
+    caches: Mutex<Vec<Cache>>,
+    cache_size: usize,
     /// All tokens' bytes one after the other; token i is bytes[starts[i]..starts[i + 1]].
     bytes: Vec<u8>,
     starts: Vec<usize>,
     present: Vec<bool>,
+}
+
+impl Encoder {
+    /// The cache pool, also after a panic in another thread (a cache is always in a usable state).
+    fn pool(&self) -> std::sync::MutexGuard<'_, Vec<Cache>> {
+        self.caches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` with a cache of the pool to itself, then puts the cache back.
+    fn with_cache<R>(&self, f: impl FnOnce(&mut Cache) -> R) -> R {
+        let taken = self.pool().pop();
+        let mut cache = taken.unwrap_or_else(|| Cache { map: FxHashMap::default(), limit: self.cache_size });
+        let result = f(&mut cache);
+        self.pool().push(cache);
+        result
+    }
+
+    /// Appends the ids of `text`'s pre-tokens to `out`; returns the first code point beyond the class
+    /// table (then `out` is left as it was).
+    ///
+    /// A long text is scanned in blocks of about `BLOCK` bytes cut where no preset's pre-token can span
+    /// (see `safe_cut`): the scanners hold about 13 bytes per character, so this bounds their memory and
+    /// keeps it in cache.
+    fn scan_into(&self, cache: &mut Cache, scan: Scanner, text: &str, classes: &[u8], out: &mut Vec<u32>) -> Option<u32> {
+        let before = out.len();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let cut = safe_cut(rest.as_bytes(), BLOCK);
+            let (block, after) = rest.split_at(cut);
+            let missing = scan(block, classes, &mut |piece: &str| {
+                cache.encode(&self.tables, piece.as_bytes(), out);
+            });
+            if missing.is_some() {
+                out.truncate(before);
+                return missing;
+            }
+            rest = after;
+        }
+        None
+    }
+}
+
+/// Long texts are scanned in blocks of about this many bytes.
+const BLOCK: usize = 1 << 20;
+
+/// The first position at or after `at` where the text may be cut without changing any pre-token of the
+/// presets, or the text's length: after a printable ASCII character and a newline, before an ASCII letter
+/// (the boundary that training cuts chunks at, `_NEWLINE_BOUNDARY` in bpe_studio/engine/corpus.py). Such
+/// a position is a character boundary, so the pieces are valid str.
+///
+/// Example: `safe_cut(b"ab.\ncd", 0)` is 4 (between "\n" and "c").
+fn safe_cut(text: &[u8], at: usize) -> usize {
+    if text.len() <= at {
+        return text.len();
+    }
+    (at.max(2)..text.len())
+        .find(|&i| (0x21..=0x7e).contains(&text[i - 2]) && text[i - 1] == b'\n' && text[i].is_ascii_alphabetic())
+        .unwrap_or(text.len())
+}
+
+/// The native scanner of a preset, or a ValueError naming the presets.
+fn scanner(preset: &str) -> PyResult<Scanner> {
+    pretok::scanner(preset).ok_or_else(|| {
+        PyValueError::new_err(format!("no native pre-tokenizer for {preset:?}; use gpt2, cl100k or o200k"))
+    })
+}
+
+/// Cuts `texts` into at most `parts` contiguous runs of about equal byte size (no empty run).
+///
+/// Example: sizes [5, 1, 1, 5] in 2 parts -> [5, 1] and [1, 5].
+fn split_runs<'s, 'a>(texts: &'s [&'a str], parts: usize) -> Vec<&'s [&'a str]> {
+    let total: usize = texts.iter().map(|t| t.len()).sum();
+    let share = total / parts.max(1) + 1;
+    let mut runs = Vec::new();
+    let (mut start, mut size) = (0, 0);
+    for (i, text) in texts.iter().enumerate() {
+        size += text.len();
+        if size >= share && runs.len() + 1 < parts {
+            runs.push(&texts[start..=i]);
+            start = i + 1;
+            size = 0;
+        }
+    }
+    if start < texts.len() {
+        runs.push(&texts[start..]);
+    }
+    runs
 }
 
 /// UTF-8 views of the pre-tokens (no copy for ASCII ones); a str with a lone surrogate raises
@@ -203,7 +296,8 @@ impl Encoder {
         }
         Ok(Encoder {
             tables: Tables { byte_ids, merges: table, whole },
-            cache: Mutex::new(Cache { map: FxHashMap::default(), limit: cache_size.max(1) }),
+            caches: Mutex::new(Vec::new()),
+            cache_size: cache_size.max(1),
             bytes,
             starts,
             present,
@@ -215,12 +309,13 @@ impl Encoder {
         let owned = views(pieces)?;
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
         Ok(py.allow_threads(|| {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            let mut out = Vec::with_capacity(strs.iter().map(|s| s.len()).sum::<usize>() / 3 + 1);
-            for s in &strs {
-                cache.encode(&self.tables, s.as_bytes(), &mut out);
-            }
-            out
+            self.with_cache(|cache| {
+                let mut out = Vec::with_capacity(strs.iter().map(|s| s.len()).sum::<usize>() / 3 + 1);
+                for s in &strs {
+                    cache.encode(&self.tables, s.as_bytes(), &mut out);
+                }
+                out
+            })
         }))
     }
 
@@ -229,21 +324,153 @@ impl Encoder {
         let owned = views(pieces)?;
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
         Ok(py.allow_threads(|| {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            let mut out = Vec::new();
-            let counts = strs.iter().map(|s| cache.encode(&self.tables, s.as_bytes(), &mut out)).collect();
-            (out, counts)
+            self.with_cache(|cache| {
+                let mut out = Vec::new();
+                let counts = strs.iter().map(|s| cache.encode(&self.tables, s.as_bytes(), &mut out)).collect();
+                (out, counts)
+            })
         }))
     }
 
-    /// The number of cached pre-tokens.
+    /// The ids of a whole text under a preset pattern (`gpt2`, `cl100k`, `o200k`): the native scanner
+    /// splits it and each pre-token goes through the cache, all without the GIL.
+    ///
+    /// `classes` is the class table of bpe_studio/engine/_native.py. Returns the ids, or the first code
+    /// point beyond the table as an int (the caller extends the table and calls again). A str with a lone
+    /// surrogate raises UnicodeEncodeError.
+    fn encode_text(&self, py: Python<'_>, preset: &str, text: &Bound<'_, PyString>, classes: &[u8]) -> PyResult<PyObject> {
+        let scan = scanner(preset)?;
+        let text = text.to_str()?;
+        let found = py.allow_threads(|| {
+            self.with_cache(|cache| {
+                let mut out = Vec::with_capacity(text.len() / 4 + 1);
+                match self.scan_into(cache, scan, text, classes, &mut out) {
+                    Some(code_point) => Err(code_point),
+                    None => Ok(out),
+                }
+            })
+        });
+        match found {
+            Ok(ids) => Ok(PyList::new(py, ids)?.into_any().unbind()),
+            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+        }
+    }
+
+    /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
+    /// (in contiguous runs of about equal size, each thread with its own cache): a list of lists in the
+    /// texts' order, or the first code point beyond the table as an int.
+    #[pyo3(signature = (preset, texts, classes, *, threads))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        preset: &str,
+        texts: &Bound<'_, PyList>,
+        classes: &[u8],
+        threads: usize,
+    ) -> PyResult<PyObject> {
+        let scan = scanner(preset)?;
+        let owned = views(texts)?;
+        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let found = py.allow_threads(|| -> Result<Vec<Vec<u32>>, u32> {
+            let runs = split_runs(&strs, threads.max(1));
+            let encode_run = |run: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
+                self.with_cache(|cache| {
+                    run.iter()
+                        .map(|text| {
+                            let mut out = Vec::with_capacity(text.len() / 4 + 1);
+                            match self.scan_into(cache, scan, text, classes, &mut out) {
+                                Some(code_point) => Err(code_point),
+                                None => Ok(out),
+                            }
+                        })
+                        .collect()
+                })
+            };
+            if runs.len() <= 1 {
+                return encode_run(&strs);
+            }
+            let results: Vec<Result<Vec<Vec<u32>>, u32>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = runs.iter().map(|run| scope.spawn(move || encode_run(run))).collect();
+                // A panic in a thread (a bug) is raised again here, which PyO3 turns into an exception.
+                handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+            });
+            let mut all = Vec::with_capacity(strs.len());
+            for result in results {
+                all.extend(result?);
+            }
+            Ok(all)
+        });
+        match found {
+            Ok(all) => {
+                let lists = PyList::empty(py);
+                for ids in all {
+                    lists.append(PyList::new(py, ids)?)?;
+                }
+                Ok(lists.into_any().unbind())
+            }
+            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+        }
+    }
+
+    /// The ids of the texts one after the other, `separator` (an id, if given) between two texts, as
+    /// little-endian integers of `width` bytes (2 or 4) — the `.npy`/`.bin` rows of encode-corpus — or the
+    /// first code point beyond the table as an int. One thread; the GIL is released, so Python threads can
+    /// call it side by side.
+    #[pyo3(signature = (preset, texts, classes, *, separator, width))]
+    fn encode_join(
+        &self,
+        py: Python<'_>,
+        preset: &str,
+        texts: &Bound<'_, PyList>,
+        classes: &[u8],
+        separator: Option<u32>,
+        width: usize,
+    ) -> PyResult<PyObject> {
+        let scan = scanner(preset)?;
+        if width != 2 && width != 4 {
+            return Err(PyValueError::new_err(format!("width must be 2 or 4 bytes, not {width}")));
+        }
+        let owned = views(texts)?;
+        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let found = py.allow_threads(|| -> Result<Vec<u8>, u32> {
+            let ids = self.with_cache(|cache| {
+                let total: usize = strs.iter().map(|s| s.len()).sum();
+                let mut out = Vec::with_capacity(total / 4 + strs.len());
+                for (i, text) in strs.iter().enumerate() {
+                    if i > 0 {
+                        out.extend(separator);
+                    }
+                    if let Some(code_point) = self.scan_into(cache, scan, text, classes, &mut out) {
+                        return Err(code_point);
+                    }
+                }
+                Ok(out)
+            })?;
+            let mut raw = Vec::with_capacity(ids.len() * width);
+            if width == 2 {
+                // choose_dtype (corpus_encoding.py) picks uint16 only when every id fits.
+                raw.extend(ids.iter().flat_map(|&id| (id as u16).to_le_bytes()));
+            } else {
+                raw.extend(ids.iter().flat_map(|&id| id.to_le_bytes()));
+            }
+            Ok(raw)
+        });
+        match found {
+            Ok(raw) => Ok(PyBytes::new(py, &raw).into_any().unbind()),
+            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+        }
+    }
+
+    /// The number of pre-tokens in the fullest of the encoder's caches (one unless threads encoded at
+    /// the same time).
     fn __len__(&self) -> usize {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).map.len()
+        self.pool().iter().map(|c| c.map.len()).max().unwrap_or(0)
     }
 
     /// Forgets the cached pre-token encodings.
     fn clear_cache(&self) {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).map.clear();
+        // Dropping the caches (not only emptying them) also gives their memory back.
+        self.pool().clear();
     }
 
     /// The concatenated bytes of the tokens, or the first id that is not in the vocabulary (an int).
