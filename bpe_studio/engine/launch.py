@@ -15,9 +15,11 @@ that folder's neighbours ever becoming importable, and without anything put befo
 other module of a checkout importable.) ``USER_SITE`` is the user's site-packages when the parent uses it
 (``pip install --user``), appended so that the dependencies installed there are found; otherwise empty.
 
-SIGINT and SIGHUP are ignored from the bootstrap's first line on: Ctrl-C and a closed terminal reach the
-whole process group, and it is the parent that decides what happens and stops its children (a child
-killed by them would make the parent report a crash, and a child interrupted would print a traceback).
+Children start in a process group of their own, so Ctrl-C at a terminal (sent to the foreground group)
+never reaches them: it is the parent that decides what happens and stops its children (a child killed by
+it would make the parent report a crash, and a child interrupted would print a traceback, or, during the
+interpreter's start-up, die with "Fatal Python error: init_import_site"). SIGINT and SIGHUP are also
+ignored from the bootstrap's first line on, for a signal sent to a child's group on purpose.
 
 The child leaves quietly when its parent is gone (killed, or crashed): it checks the parent's pid a few
 times a second, and on Linux it can also ask the kernel to kill it at once (see :func:`start_child`).
@@ -153,6 +155,7 @@ def start_child(
         stderr=stderr,
         bufsize=0,
         env=env,
+        process_group=0,  # out of the terminal's foreground group: Ctrl-C is the parent's (see above)
     )
 
 
