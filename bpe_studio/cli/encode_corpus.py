@@ -46,7 +46,13 @@ def register(subparsers: Any) -> None:
         help="a special token of the tokenizer put between documents (and splitting text files), e.g. "
         "'<|endoftext|>'; none by default",
     )
-    p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="threads with the native kernel and a preset pattern, else worker processes "
+        "(default: all cores)",
+    )
     p.add_argument(
         "--chunk-size", type=int, default=4 << 20, help="bytes per task given to a worker (default: 4 MiB)"
     )

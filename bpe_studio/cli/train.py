@@ -84,7 +84,11 @@ def register(subparsers: Any) -> None:
         help=f"pre-tokenization preset ({', '.join(PATTERNS)}) or a regex (default: gpt2)",
     )
     p.add_argument(
-        "--workers", type=int, default=None, help="worker processes (default: all cores for big corpora)"
+        "--workers",
+        type=int,
+        default=None,
+        help="counting threads with the native kernel and a preset pattern, else worker processes "
+        "(default: all cores for big corpora)",
     )
     p.add_argument("--min-frequency", type=int, default=1, help="stop when the best pair occurs fewer times")
     p.add_argument("--max-token-length", type=int, default=None, help="never make tokens longer (bytes)")
