@@ -99,6 +99,25 @@ _classes = [b""]  # the current table, in a list so that count_pretokens can rep
 NATIVE_PRESETS = ("gpt2", "cl100k", "o200k")
 
 
+def _code_points(size: int) -> str:
+    """Every code point below ``size``, in order, surrogates included (``size``: 128 or a multiple of 65,536).
+
+    Built as UTF-32 with slice assignments in C, byte by byte: ``"".join(map(chr, range(size)))`` took 9 ms
+    for the BMP and 150 ms for all of Unicode, a good part of a small training run's time in a fresh process.
+
+    Example:
+        >>> _code_points(0x10000) == "".join(map(chr, range(0x10000)))
+        True
+    """
+    if size % 0x10000:
+        return "".join(map(chr, range(size)))
+    utf32 = bytearray(4 * size)
+    utf32[0::4] = bytes(range(256)) * (size // 256)  # lowest byte: 0..255, again and again
+    utf32[1::4] = b"".join(bytes([i]) * 256 for i in range(256)) * (size // 0x10000)
+    utf32[2::4] = b"".join(bytes([i]) * 0x10000 for i in range(size // 0x10000))
+    return utf32.decode("utf-32-le", "surrogatepass")
+
+
 def _class_table(size: int) -> bytes:
     """Each code point's class below ``size`` (see above).
 
@@ -109,7 +128,7 @@ def _class_table(size: int) -> bytes:
     import regex
 
     table = bytearray(size)
-    chars = "".join(map(chr, range(size)))
+    chars = _code_points(size)
     for value, pattern in _CLASSES:
         for m in regex.finditer(pattern, chars):
             table[m.start() : m.end()] = bytes([value]) * (m.end() - m.start())
