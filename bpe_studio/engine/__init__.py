@@ -4,30 +4,60 @@ Example:
     >>> from bpe_studio.engine import TrainConfig, train
     >>> result = train(TrainConfig(inputs=["corpus.txt"], vocab_size=1000,
     ...                            special_tokens=("<|endoftext|>",)))  # doctest: +SKIP
+
+The names below are imported when first used (PEP 562): ``from bpe_studio.engine import TrainConfig,
+train`` then loads only what training needs, not the tokenizer, the file formats or Dask support, which
+keeps a small training run in a fresh process short (issue 12: ``corpus.en`` in <= 0.15 s).
 """
 
-from ._native import backend
-from .checkpoint import CountsFileError
-from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
-from .corpus import CorpusChangedError, CorpusDecodeError, UncuttableTextError
-from .counting import WorkerCrashedError
-from .distributed import ClusterError
-from .events import (
-    CorpusStats,
-    CountProgress,
-    Finished,
-    MergeMade,
-    Phase,
-    PhaseStarted,
-    StopReason,
-    TrainEvent,
-    TrainResult,
-)
-from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
-from .from_iterator import iter_train_from_iterator, train_from_iterator
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Eager, because the function has its submodule's name: importing the submodule (as the trainer does) sets
+# this package's attribute to the module, and only an import here sets it back to the function for good.
 from .preflight import preflight
-from .tokenizer import DisallowedSpecialTokenError, Template, Tokenizer, TokenSpan, UnknownTokenIdError
-from .trainer import iter_train, train, train_bpe
+
+#: Public name -> the module (under ``bpe_studio.engine``) that defines it.
+_WHERE = {
+    "backend": "_native",
+    "CountsFileError": "checkpoint",
+    "PATTERNS": "config",
+    "InvalidUtf8Policy": "config",
+    "TrainConfig": "config",
+    "compile_pattern": "config",
+    "CorpusChangedError": "corpus",
+    "CorpusDecodeError": "corpus",
+    "UncuttableTextError": "corpus",
+    "WorkerCrashedError": "counting",
+    "ClusterError": "distributed",
+    "CorpusStats": "events",
+    "CountProgress": "events",
+    "Finished": "events",
+    "MergeMade": "events",
+    "Phase": "events",
+    "PhaseStarted": "events",
+    "StopReason": "events",
+    "TrainEvent": "events",
+    "TrainResult": "events",
+    "FORMATS": "formats",
+    "FormatError": "formats",
+    "FormatWarning": "formats",
+    "detect_format": "formats",
+    "load": "formats",
+    "save": "formats",
+    "iter_train_from_iterator": "from_iterator",
+    "train_from_iterator": "from_iterator",
+    "DisallowedSpecialTokenError": "tokenizer",
+    "Template": "tokenizer",
+    "Tokenizer": "tokenizer",
+    "TokenSpan": "tokenizer",
+    "UnknownTokenIdError": "tokenizer",
+    "iter_train": "trainer",
+    "train": "trainer",
+    "train_bpe": "trainer",
+}
 
 __all__ = [
     "FORMATS",
@@ -68,3 +98,41 @@ __all__ = [
     "train_bpe",
     "train_from_iterator",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (and keep the name here for the next time)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bpe_studio.engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
+
+
+if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from ._native import backend
+    from .checkpoint import CountsFileError
+    from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
+    from .corpus import CorpusChangedError, CorpusDecodeError, UncuttableTextError
+    from .counting import WorkerCrashedError
+    from .distributed import ClusterError
+    from .events import (
+        CorpusStats,
+        CountProgress,
+        Finished,
+        MergeMade,
+        Phase,
+        PhaseStarted,
+        StopReason,
+        TrainEvent,
+        TrainResult,
+    )
+    from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
+    from .from_iterator import iter_train_from_iterator, train_from_iterator
+    from .tokenizer import DisallowedSpecialTokenError, Template, Tokenizer, TokenSpan, UnknownTokenIdError
+    from .trainer import iter_train, train, train_bpe
