@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -110,23 +111,39 @@ def _agree(ours: list[tuple[bytes, bytes]], theirs: list[tuple[bytes, bytes]]) -
     return n
 
 
+def _median_run(code: str, args: list[str], env_extra: dict[str, str] | None, repeat: int) -> Run:
+    """``repeat`` fresh runs: the median wall time, the highest peak RSS, the output of the last run."""
+    runs = [_measure(code, args, env_extra) for _ in range(repeat)]
+    return Run(statistics.median(r.wall for r in runs), max(r.peak_rss for r in runs), runs[-1].output)
+
+
 def bench_one(
-    name: str, path: Path, vocab_size: int, workers: str, backends: list[str], *, theirs_too: bool = True
+    name: str,
+    path: Path,
+    vocab_size: int,
+    workers: str,
+    backends: list[str],
+    *,
+    theirs_too: bool = True,
+    repeat: int = 1,
 ) -> list[dict]:
     """Measure our trainer (with each of ``backends``) and theirs on one corpus: one row per backend.
 
     ``theirs_too=False`` skips ``tokenizers`` (its columns are then blank): quicker, for our figures alone.
+    ``repeat`` runs each side that many times and reports the median wall time (for runs of a fraction of a
+    second, where one run says more about the machine's mood than about the trainer).
     """
-    theirs = _measure(_THEIRS, [str(path), str(vocab_size), workers]) if theirs_too else None
+    theirs = _median_run(_THEIRS, [str(path), str(vocab_size), workers], None, repeat) if theirs_too else None
     # Their counting time: the same run with nothing to merge (the vocab is just the specials and bytes).
-    theirs_count = _measure(_THEIRS, [str(path), "257", workers]) if theirs_too else None
+    theirs_count = _median_run(_THEIRS, [str(path), "257", workers], None, repeat) if theirs_too else None
     rows = []
     for backend in backends:
         # BPE_STUDIO_PURE picks our merge loop in the child; the child reports which one ran.
-        ours = _measure(
+        ours = _median_run(
             _OURS,
             [str(path), str(vocab_size), workers],
             {"BPE_STUDIO_PURE": "1" if backend == "python" else "0"},
+            repeat,
         )
         if ours.output["backend"] != backend:
             raise SystemExit(f"asked for our {backend} engine, but the child ran {ours.output['backend']}")
@@ -222,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     rows = []
     if "corpus-en" in only:
-        rows += bench_one("corpus.en", corpus_en(), 500, args.workers, backends)
+        rows += bench_one("corpus.en", corpus_en(), 500, args.workers, backends, repeat=9)  # median of 9
         print_table(rows[-len(backends) :])
     if "natural" in only:
         corpus = natural(int(args.natural_mb * 1_000_000), cache_dir=args.cache_dir)
