@@ -125,7 +125,7 @@ class LearnView(QWidget):
         title = QLabel("<b>Watch BPE learn</b>", self)
         self.count_label = QLabel("", self)
         self.count_label.setObjectName("learn_count")
-        # The count may be cut short rather than widen the window (the buttons need the room).
+        # On a line of its own under the buttons: beside them it was cut short ("1.21 chars/toke").
         self.count_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.back_button = QPushButton("◀ Step", self)
         self.back_button.setToolTip("Undo the last merge (replay)")
@@ -153,8 +153,7 @@ class LearnView(QWidget):
         self.edit_button.setCheckable(True)
         self.edit_button.setToolTip("Type your own sample text")
         self.edit_button.toggled.connect(self._on_edit_toggled)
-        header.addWidget(title)
-        header.addWidget(self.count_label, 1)
+        header.addWidget(title, 1)
         for widget in (
             self.back_button,
             self.play_button,
@@ -167,6 +166,7 @@ class LearnView(QWidget):
             header.addWidget(widget)
         self.slider.setMinimumWidth(100)
         layout.addLayout(header)
+        layout.addWidget(self.count_label)
 
         body = QHBoxLayout()
         self.stack = QStackedWidget(self)
@@ -355,7 +355,8 @@ class LearnView(QWidget):
 
     @Slot(bool)
     def _on_play_toggled(self, checked: bool) -> None:
-        self.play_button.setText("⏸ Pause" if checked else "▶ Replay")
+        # No ⏸ (U+23F8): fonts without it (many Linux desktops' defaults) show an empty box.
+        self.play_button.setText("■ Pause" if checked else "▶ Replay")
         if checked:
             start = self._replay.merges_applied
             if start >= len(self._merges):
@@ -420,7 +421,7 @@ class LearnView(QWidget):
         self._shown = key
         self._due = now + LIVE_INTERVAL
         per = len(replay.text) / replay.token_count if replay.token_count else 0.0
-        text = f"  {replay.token_count:,} tokens · {per:.2f} chars/token · {replay.merges_applied:,} merges"
+        text = f"{replay.token_count:,} tokens · {per:.2f} chars/token · {replay.merges_applied:,} merges"
         self.count_label.setText(text)
         self.count_label.setToolTip(text.strip())
         history = self._full_history if self._full_history is not None else replay.history
