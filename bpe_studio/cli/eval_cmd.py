@@ -46,7 +46,8 @@ def register(subparsers: Any) -> None:
         "--workers",
         type=int,
         default=None,
-        help="worker processes (default: all cores for corpora of 8 MB or more, else 1)",
+        help="threads with the native kernel and preset patterns, else worker processes "
+        "(default: all cores for corpora of 8 MB or more, else 1)",
     )
     output = p.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the rows as a JSON list")

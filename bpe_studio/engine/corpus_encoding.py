@@ -32,9 +32,7 @@ import selectors
 import sys
 import threading
 from array import array
-from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +50,7 @@ from .counting import (
 )
 from .launch import start_child
 from .sources import RecordReader, Task, plan_sources
+from .threaded import ordered_map
 from .tokenizer import Tokenizer
 
 #: Typecodes of ``array`` for each output dtype.
@@ -343,11 +342,8 @@ def _encode_threaded(
     cancelled: Callable[[], bool],
 ) -> Generator[Result, None, None]:
     """Encode tasks on ``workers`` threads of this process (the native encoder runs without the GIL),
-    yielding their results in task order.
-
-    At most two tasks per thread are in flight, so memory stays bounded. On cancel, Ctrl-C or an error the
-    tasks not started are dropped and the running ones (one task each, well under a second) are waited for,
-    so no thread outlives the call.
+    yielding their results in task order (see :func:`~bpe_studio.engine.threaded.ordered_map`: bounded,
+    and no thread outlives the call).
     """
     local = threading.local()
 
@@ -359,26 +355,7 @@ def _encode_threaded(
         data, docs, starts = encoder.encode(task)
         return data, docs, starts, task.size, encoder.records.bad_records - before
 
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="encode-corpus")
-    pending: deque[Future[Result]] = deque()
-    exhausted = False
-    try:
-        while True:
-            while not exhausted and len(pending) < 2 * workers:
-                task = next(tasks, None)
-                if task is None:
-                    exhausted = True
-                else:
-                    pending.append(pool.submit(run, task))
-            if not pending:
-                return
-            # A timed wait, so that cancel is seen and Ctrl-C reaches this (the main) thread promptly.
-            while not wait([pending[0]], timeout=_POLL_SECONDS).done:
-                if cancelled():
-                    return
-            yield pending.popleft().result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    return ordered_map(run, tasks, workers=workers, cancelled=cancelled, name="encode-corpus")
 
 
 class _EncodeWorker:

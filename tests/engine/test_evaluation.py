@@ -3,14 +3,16 @@ format and cut, with every tokenizer at once; cancel stops inside a file; 1 and 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, TrainConfig, load, train
+from bpe_studio.engine import Tokenizer, TrainConfig, backend, evaluation, load, train
 from bpe_studio.engine.corpus_encoding import corpus_compression
 from bpe_studio.engine.evaluation import EvaluationCancelledError, evaluate_files
 from bpe_studio.engine.formats import save_result
@@ -108,12 +110,59 @@ def test_cancel_with_workers_stops_them(tokenizers: list[Path], tmp_path: Path) 
         asked.append(1)
         return len(asked) > 3
 
-    with pytest.raises(EvaluationCancelledError):
-        evaluate_files([str(tokenizers[0])], [path], workers=2, chunk_size=256, cancelled=cancelled)
+    with pytest.raises(EvaluationCancelledError):  # a custom pattern: worker processes
+        evaluate_files([str(tokenizers[2])], [path], workers=2, chunk_size=256, cancelled=cancelled)
     assert _children() == before
 
 
-def test_tokenizer_objects_need_one_worker(tokenizers: list[Path], tmp_path: Path) -> None:
+def test_tokenizer_objects_need_one_worker_process(tokenizers: list[Path], tmp_path: Path) -> None:
     path = write_as(tmp_path, _documents(5), "c.txt")
+    # A custom pattern: worker processes, which load tokenizers by name.
     with pytest.raises(ValueError, match="workers: worker processes load tokenizers by name"):
-        evaluate_files([load(tokenizers[0])], [path], workers=2)
+        evaluate_files([load(tokenizers[2])], [path], workers=2)
+
+
+needs_native = pytest.mark.skipif(backend() != "native", reason="threads need the native kernel")
+
+
+@needs_native
+@pytest.mark.parametrize("name", ["c.jsonl", "c.txt", "c.jsonl.gz", "c.parquet"])
+def test_native_presets_evaluate_on_threads_with_the_same_figures(
+    tokenizers: list[Path], tmp_path: Path, name: str
+) -> None:
+    documents = _documents(400)
+    paths = [write_as(tmp_path, documents, name, row_group=37), write_as(tmp_path, documents[:50], "d.txt")]
+    loaded = [load(t) for t in tokenizers[:2]]  # gpt2 and cl100k patterns: objects are fine on threads
+    before, threads = _children(), threading.active_count()
+    serial = evaluate_files(loaded, paths, workers=1, chunk_size=512)
+    started: list[str] = []
+    real = evaluation.ordered_map
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        started.append(kwargs["name"])
+        return real(*args, **kwargs)
+
+    evaluation.ordered_map = spy  # type: ignore[assignment]
+    try:
+        threaded = evaluate_files(loaded, paths, workers=2, chunk_size=512)
+    finally:
+        evaluation.ordered_map = real  # type: ignore[assignment]
+    assert started == ["eval"]  # on threads, not worker processes
+    assert threaded == serial
+    assert serial[0] == [corpus_compression(t, paths[0]) for t in loaded]
+    assert _children() == before and threading.active_count() == threads  # nothing left running
+
+
+@needs_native
+def test_cancel_on_threads_stops_them(tokenizers: list[Path], tmp_path: Path) -> None:
+    path = write_as(tmp_path, _documents(2000), "c.jsonl")
+    threads = threading.active_count()
+    asked: list[int] = []
+
+    def cancelled() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    with pytest.raises(EvaluationCancelledError):
+        evaluate_files([str(tokenizers[0])], [path], workers=2, chunk_size=256, cancelled=cancelled)
+    assert threading.active_count() == threads

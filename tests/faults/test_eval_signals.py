@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from bpe_studio.engine import backend
+
 from ..processes import alive, assert_no_leftover_processes
 
 psutil = pytest.importorskip("psutil")
@@ -67,7 +69,8 @@ def test_a_signal_stops_eval_and_its_workers(
     corpus: Path, tmp_path: Path, signum: int, to_group: bool, message: str
 ) -> None:
     command = [sys.executable, "-m", "bpe_studio", "eval", "-t", "gpt2", "--workers", "2", str(corpus)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # The Python engine: worker processes (the native kernel evaluates presets on threads, tested below).
+    env = {**os.environ, "PYTHONPATH": str(REPO), "BPE_STUDIO_PURE": "1"}
     proc = subprocess.Popen(
         command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
@@ -92,7 +95,8 @@ def test_a_signal_stops_eval_and_its_workers(
 
 def test_a_worker_killed_fails_the_run_in_one_line(corpus: Path, tmp_path: Path) -> None:
     command = [sys.executable, "-m", "bpe_studio", "eval", "-t", "gpt2", "--workers", "2", str(corpus)]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # The Python engine: worker processes (the native kernel evaluates presets on threads, tested below).
+    env = {**os.environ, "PYTHONPATH": str(REPO), "BPE_STUDIO_PURE": "1"}
     proc = subprocess.Popen(
         command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
@@ -110,3 +114,34 @@ def test_a_worker_killed_fails_the_run_in_one_line(corpus: Path, tmp_path: Path)
     assert len(text.strip().splitlines()) == 1 and out == b""
     _, left = psutil.wait_procs(alive(children), timeout=TIMEOUT)
     assert left == []
+
+
+@pytest.mark.skipif(backend() != "native", reason="threads need the native kernel")
+@pytest.mark.parametrize(
+    ("signum", "message"),
+    [(signal.SIGINT, "bpe-studio: cancelled"), (signal.SIGTERM, "bpe-studio: cancelled by SIGTERM")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signal_stops_eval_on_threads(corpus: Path, tmp_path: Path, signum: int, message: str) -> None:
+    command = [sys.executable, "-m", "bpe_studio", "eval", "-t", "gpt2", "--workers", "2", str(corpus)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        process = psutil.Process(proc.pid)
+        deadline = time.monotonic() + TIMEOUT
+        while process.num_threads() < 3:  # the main thread and the two evaluating ones
+            assert time.monotonic() < deadline and proc.poll() is None, "no evaluating threads"
+            time.sleep(0.01)
+        assert alive(process.children(recursive=True)) == []  # threads, not worker processes
+        os.killpg(proc.pid, signum)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(TIMEOUT)
+    text = err.decode("utf-8", "replace")
+    assert proc.returncode == 128 + signum, text
+    assert text.strip() == message and "Traceback" not in text
+    assert out == b""
