@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import time
 from collections.abc import Generator
@@ -18,6 +19,9 @@ from ..engine.preflight import check_outputs
 from ..engine.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
 from .common import EXIT_FAILURE, CliError, text_arg
 from .signals import stoppable
+
+#: errno values of an OSError without a file name that come from writing the output (a full disk, a quota).
+_OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def register(subparsers: Any) -> None:
@@ -139,6 +143,11 @@ def run(args: argparse.Namespace) -> int:
     except (WorkerCrashedError, CorpusChangedError) as exc:
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:
+        if exc.filename is None and exc.errno in _OUTPUT_FAILURES:  # writing the output: say which file
+            raise CliError(
+                f"--out: cannot write {args.out} ({exc.strerror}); free some space or choose another --out",
+                EXIT_FAILURE,
+            ) from None
         raise CliError(error_message(exc), EXIT_FAILURE) from None
     finally:
         if isinstance(events, Generator):

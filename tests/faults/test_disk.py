@@ -463,3 +463,19 @@ def test_a_full_disk_while_writing_a_checkpoint_or_counts_is_a_failed_run(
     assert "No space left on device" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not target.exists() and list(side.iterdir()) == []
     assert not (out / "tokenizer.json").exists()
+
+
+def test_encode_corpus_on_a_full_disk_names_its_output_and_leaves_nothing(
+    tmp_path: Path, small_tmpfs: Path
+) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"w{i} x{i * 31 % 977} " for i in range(40_000)), encoding="utf-8")
+    out = small_tmpfs / "ids.npy"
+    command = [sys.executable, "-m", "bpe_studio", "encode-corpus", "--tokenizer", "gpt2", str(big)]
+    proc = subprocess.run(
+        [*command, "--out", str(out)], check=False, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith(f"bpe-studio: error: --out: cannot write {out} (No space left on device)")
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert list(small_tmpfs.iterdir()) == []  # no partial or temporary file
