@@ -446,6 +446,15 @@ class TrainCharts(QWidget):
             plot.vb.disableAutoRange()  # ranges are set by refresh(), in coarse steps
         self.merge_rate_box.disableAutoRange()
 
+        # Where Watch BPE learn's replay is, on both merge charts (hidden while a run trains): the charts
+        # of a finished run then follow its replay, merge by merge.
+        self.replay_marks = [
+            pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#D55E00", width=1)) for _ in range(2)
+        ]
+        for plot, mark in zip((self.count_plot, self.length_plot), self.replay_marks, strict=True):
+            plot.addItem(mark, ignoreBounds=True)
+            mark.hide()
+
         self._counts = GrowingArray()
         self._lengths = GrowingArray()
         self._bytes_t = GrowingArray(64)
@@ -496,6 +505,17 @@ class TrainCharts(QWidget):
             axis.setPen(pg.mkPen(colour, width=1))
         self.bytes_rate_curve.setPen(pg.mkPen(theme.chart_bytes_rate, width=2))
         self.merge_rate_curve.setPen(pg.mkPen(theme.chart_merge_rate, width=2))
+        for mark in self.replay_marks:
+            mark.setPen(pg.mkPen(theme.chart_current, width=1))
+
+    def show_replay_position(self, merges: int | None) -> None:
+        """Mark the last of the first ``merges`` merges on the merge charts; None hides the marks."""
+        for mark in self.replay_marks:
+            if merges is None:
+                mark.hide()
+            else:
+                mark.setValue(max(merges - 1, 0))  # (the charts put merge k at x = k - 1)
+                mark.show()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         """Follow a change of theme (the app's palette)."""
@@ -528,6 +548,7 @@ class TrainCharts(QWidget):
         self._shown = 0
         self._ranges.clear()
         self.length_image.clear()  # else the last run's tokens stay drawn until the new run's first merge
+        self.show_replay_position(None)
         self._dirty = True
         self.set_total_merges(total_merges)
         self.refresh()

@@ -45,6 +45,7 @@ def describe_error(exc: BaseException) -> str:
 #: Merges per second at which the demo's run is replayed in Watch BPE learn once training is done.
 DEMO_REPLAY_SPEED = 100
 
+
 class TrainView(QWidget):
     """The training tab.
 
@@ -114,6 +115,7 @@ class TrainView(QWidget):
         vertical.setStretchFactor(0, 5)
         vertical.setStretchFactor(1, 6)
         self.learn_view = LearnView(self, vertical)  # watch BPE learn: follows this view's runs
+        self.learn_view.advanced.connect(self._on_learn_view_advanced)
         vertical.insertWidget(1, self.learn_view)
         right_layout.addWidget(vertical, 1)
 
@@ -354,6 +356,11 @@ class TrainView(QWidget):
     def _on_runner_errored(self, exc: BaseException) -> None:
         self.progress.show_failed()
         self.show_error("Training failed", describe_error(exc))
+
+    @Slot(int)
+    def _on_learn_view_advanced(self, merges: int) -> None:
+        # After a run, the charts show where the replay (or the slider) is; while training, nothing.
+        self.progress.charts.show_replay_position(None if self.is_running() else merges)
 
     @Slot()
     def _on_runner_idle(self) -> None:

@@ -6,6 +6,7 @@ cut to those merges, replays the run after it, and follows the Train view's runs
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QSize
 
@@ -181,3 +182,22 @@ def test_the_demo_replays_its_run_at_a_pace_to_follow(  # type: ignore[no-untype
     with qtbot.waitSignal(view.training_ended, timeout=WAIT_MS):
         assert view.start_training()
     assert not learn.play_button.isChecked()
+
+
+def test_the_training_charts_follow_the_replay(qtbot, settings: Any, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    window = MainWindow(settings, persist=False)
+    qtbot.addWidget(window)
+    view = window.train_view
+    charts = view.progress.charts
+    view.set_corpus_files([small_corpus])
+    view.vocab_spin.setValue(400)
+    with qtbot.waitSignal(view.training_ended, timeout=60_000):
+        assert view.start_training()
+        assert not any(mark.isVisible() for mark in charts.replay_marks)  # hidden while training
+    learn = view.learn_view
+    learn.go_to(10)  # as the slider or Step does
+    assert all(mark.isVisible() and mark.value() == 9 for mark in charts.replay_marks)
+    with qtbot.waitSignal(view.training_started, timeout=60_000):
+        assert view.start_training()
+    assert not any(mark.isVisible() for mark in charts.replay_marks)  # a new run: gone again
+    view.shutdown()
