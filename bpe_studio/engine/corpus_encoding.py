@@ -28,7 +28,6 @@ import json
 import os
 import re
 import secrets
-import selectors
 import sys
 import threading
 from array import array
@@ -40,16 +39,8 @@ from typing import Any
 from .analysis import Compression, compression
 from .config import InvalidUtf8Policy, preset_name
 from .corpus import Chunk, check_read, decode, plan_chunks
-from .counting import (
-    WorkerCrashedError,
-    _death_message,
-    raise_failure,
-    read_message,
-    stop_process,
-    write_message,
-)
-from .launch import start_child
 from .sources import RecordReader, Task, plan_sources
+from .task_pool import ordered_worker_map
 from .threaded import ordered_map
 from .tokenizer import Tokenizer
 
@@ -358,19 +349,6 @@ def _encode_threaded(
     return ordered_map(run, tasks, workers=workers, cancelled=cancelled, name="encode-corpus")
 
 
-class _EncodeWorker:
-    def __init__(self, setup: tuple[Any, ...]) -> None:
-        self.proc = start_child(
-            "bpe_studio.engine._encode_worker:main",
-            die_with_thread=threading.current_thread() is threading.main_thread(),
-        )
-        self.pending: list[int] = []
-        write_message(self.proc.stdin, setup)
-
-    def stop(self) -> None:
-        stop_process(self.proc)
-
-
 def _encode_parallel(
     tokenizer_path: str,
     tasks: Iterator[Task],
@@ -378,10 +356,9 @@ def _encode_parallel(
     options: dict[str, Any],
     cancelled: Callable[[], bool],
 ) -> Generator[Result, None, None]:
-    """Encode tasks in worker processes, yielding their results in task order.
-
-    Each worker holds at most two tasks; a finished result waits in ``ready`` until the ones before it are
-    out, and no task is handed out while ``ready`` holds more than a few, so memory stays bounded.
+    """Encode tasks in worker processes (:mod:`~bpe_studio.engine._encode_worker`), yielding their results
+    in task order (see :func:`~bpe_studio.engine.task_pool.ordered_worker_map`: bounded, and every worker
+    stopped on leaving).
     """
     setup = (
         # A file by its absolute path (the workers may not share our folder's meaning); a name such as
@@ -393,59 +370,16 @@ def _encode_parallel(
         options["text_field"],
         options["skip_bad_records"],
     )
-    pool: list[_EncodeWorker] = []
-    selector = selectors.DefaultSelector()
-    ready: dict[int, Result] = {}
-    sizes: dict[int, int] = {}
-    next_task, next_out = 0, 0
-    exhausted = False
-
-    def feed(worker: _EncodeWorker) -> None:
-        nonlocal next_task, exhausted
-        while not exhausted and len(worker.pending) < 2 and len(ready) < 4 * workers:
-            task = next(tasks, None)
-            if task is None:
-                exhausted = True
-                return
-            write_message(worker.proc.stdin, task)
-            worker.pending.append(next_task)
-            sizes[next_task] = task.size
-            next_task += 1
-
-    try:
-        for _ in range(workers):
-            worker = _EncodeWorker(setup)
-            pool.append(worker)
-            selector.register(worker.proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
-            feed(worker)
-        while not (exhausted and next_out == next_task):
-            if cancelled():
-                return
-            for key, _ in selector.select(timeout=_POLL_SECONDS):
-                worker = key.data
-                try:
-                    message = read_message(worker.proc.stdout)
-                except EOFError:
-                    raise WorkerCrashedError(
-                        _death_message(worker.proc).replace("counting", "encoding")
-                    ) from None
-                kind = message[0]
-                if kind == "ids":
-                    index = worker.pending.pop(0)
-                    ready[index] = (message[1], message[2], message[3], sizes.pop(index), message[4])
-                else:
-                    raise_failure(message, role="encoding")
-            while next_out in ready:
-                yield ready.pop(next_out)
-                next_out += 1
-            for worker in pool:
-                feed(worker)
-    finally:
-        selector.close()
-        for worker in pool:
-            with contextlib.suppress(OSError, ValueError):
-                write_message(worker.proc.stdin, None)
-            worker.stop()
+    return ordered_worker_map(
+        "bpe_studio.engine._encode_worker:main",
+        setup,
+        tasks,
+        workers=workers,
+        cancelled=cancelled,
+        send=lambda task: task,
+        receive=lambda task, answer: (answer[0], answer[1], answer[2], task.size, answer[3]),
+        role="encoding",
+    )
 
 
 def corpus_compression(

@@ -301,7 +301,6 @@ def read_message(stream: Any) -> Any:
     return pickle.loads(_read_exact(stream, size))
 
 
-
 def failure_message(exc: Exception) -> tuple[Any, ...]:
     """What a worker sends its parent when a task fails (:func:`raise_failure` raises it again there).
 
@@ -346,6 +345,7 @@ def stop_process(proc: subprocess.Popen[bytes]) -> None:
         if pipe is not None:
             with contextlib.suppress(OSError):
                 pipe.close()
+
 
 class _Worker:
     """A counting worker process and what the parent knows of it."""

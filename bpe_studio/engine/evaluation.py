@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import selectors
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,16 +34,8 @@ from .analysis import Compression, compression
 from .config import InvalidUtf8Policy, preset_name
 from .corpus import plan_chunks
 from .corpus_encoding import TaskEncoder
-from .counting import (
-    WorkerCrashedError,
-    _death_message,
-    raise_failure,
-    read_message,
-    stop_process,
-    write_message,
-)
-from .launch import start_child
 from .sources import Task, plan_sources
+from .task_pool import ordered_worker_map
 from .threaded import ordered_map
 from .tokenizer import Tokenizer
 
@@ -216,9 +207,7 @@ def evaluate_files(
         # A file by its absolute path (the workers may not share our folder's meaning); "gpt2" as it is.
         named = [os.fspath(t) for t in given]  # type: ignore[arg-type]
         absolute = [os.path.abspath(t) if os.path.exists(t) else t for t in named]
-        results = _evaluate_parallel(
-            absolute, tasks, workers, options, cancelled or (lambda: False)
-        )
+        results = _evaluate_parallel(absolute, tasks, workers, options, cancelled or (lambda: False))
     else:
         results = _evaluate_serial(loaded, tasks, options, cancelled)
     parts: list[list[TaskFigures]] = [[] for _ in paths]
@@ -279,16 +268,6 @@ def _evaluate_serial(
         yield index, task_figures(encoders, documents, starts, cancelled)
 
 
-class _Worker:
-    def __init__(self, setup: tuple[Any, ...]) -> None:
-        self.proc = start_child(
-            "bpe_studio.engine._eval_worker:main",
-            die_with_thread=threading.current_thread() is threading.main_thread(),
-        )
-        self.pending: list[int] = []
-        write_message(self.proc.stdin, setup)
-
-
 def _evaluate_parallel(
     names: list[str],
     tasks: Iterator[tuple[int, Task]],
@@ -296,61 +275,20 @@ def _evaluate_parallel(
     options: dict[str, Any],
     cancelled: Cancel,
 ) -> Generator[tuple[int, TaskFigures], None, None]:
-    """Evaluate tasks in worker processes, yielding their figures in task order.
-
-    As in ``corpus_encoding._encode_parallel``: at most two tasks per worker, and no new task while more
-    than a few finished ones wait for an earlier one, so memory stays bounded. Leaving (done, cancelled,
-    failed, or closed by the consumer after Ctrl-C) stops every worker.
+    """Evaluate tasks in worker processes (:mod:`~bpe_studio.engine._eval_worker`), yielding their figures
+    in task order (see :func:`~bpe_studio.engine.task_pool.ordered_worker_map`: bounded, and every worker
+    stopped on leaving, also after Ctrl-C).
     """
     setup = (names, options["invalid_utf8"], options["text_field"], options["skip_bad_records"])
-    pool: list[_Worker] = []
-    selector = selectors.DefaultSelector()
-    ready: dict[int, tuple[int, TaskFigures]] = {}
-    files: dict[int, int] = {}
-    next_task, next_out = 0, 0
-    exhausted = False
-
-    def feed(worker: _Worker) -> None:
-        nonlocal next_task, exhausted
-        while not exhausted and len(worker.pending) < 2 and len(ready) < 4 * workers:
-            item = next(tasks, None)
-            if item is None:
-                exhausted = True
-                return
-            write_message(worker.proc.stdin, item[1])
-            worker.pending.append(next_task)
-            files[next_task] = item[0]
-            next_task += 1
-
-    try:
-        for _ in range(workers):
-            worker = _Worker(setup)
-            pool.append(worker)
-            selector.register(worker.proc.stdout, selectors.EVENT_READ, worker)  # type: ignore[arg-type]
-            feed(worker)
-        while not (exhausted and next_out == next_task):
-            if cancelled():
-                raise EvaluationCancelledError
-            for key, _ in selector.select(timeout=_POLL_SECONDS):
-                worker = key.data
-                try:
-                    message = read_message(worker.proc.stdout)
-                except EOFError:
-                    death = _death_message(worker.proc).replace("a counting", "an evaluation")
-                    raise WorkerCrashedError(death) from None
-                if message[0] == "figures":
-                    index = worker.pending.pop(0)
-                    ready[index] = (files.pop(index), TaskFigures(*message[1:]))
-                else:
-                    raise_failure(message, role="evaluation")
-            while next_out in ready:
-                yield ready.pop(next_out)
-                next_out += 1
-            for worker in pool:
-                feed(worker)
-    finally:
-        selector.close()
-        for worker in pool:
-            with contextlib.suppress(OSError, ValueError):
-                write_message(worker.proc.stdin, None)
-            stop_process(worker.proc)
+    yield from ordered_worker_map(
+        "bpe_studio.engine._eval_worker:main",
+        setup,
+        tasks,
+        workers=workers,
+        cancelled=cancelled,
+        send=lambda item: item[1],
+        receive=lambda item, answer: (item[0], TaskFigures(*answer)),
+        role="evaluation",
+    )
+    if cancelled():
+        raise EvaluationCancelledError

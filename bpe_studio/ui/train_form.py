@@ -225,7 +225,7 @@ class TrainForm(QWidget):
         self.cluster_edit.setPlaceholderText("this machine (or local:N, tcp://host:8786)")
         self.cluster_edit.setToolTip(
             "Advanced: count pre-tokens on a Dask cluster. local:N starts N worker processes here; "
-            "tcp://HOST:PORT uses a running scheduler. Needs pip install \"bpe-studio[distributed]\"."
+            'tcp://HOST:PORT uses a running scheduler. Needs pip install "bpe-studio[distributed]".'
         )
         self.cluster_error = QLabel(cluster)
         self.cluster_error.setObjectName("error")
@@ -325,9 +325,7 @@ class TrainForm(QWidget):
     def choose_corpus_files(self) -> None:
         """Ask for corpus files with a file dialog."""
         start = os.path.dirname(self.files_model.stringList()[-1]) if self.files_model.rowCount() else ""
-        paths, _ = QFileDialog.getOpenFileNames(
-            self, "Add corpus files", start, CORPUS_FILTER
-        )
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add corpus files", start, CORPUS_FILTER)
         if paths:
             self.add_corpus_files([Path(p) for p in paths])
 
