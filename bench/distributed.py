@@ -81,8 +81,8 @@ json.dump({"count_wall": counted, "save": saved, "unique": unique, "timings": la
 _GROWTH = """
 import json, sys, time
 from bpe_studio.engine.config import InvalidUtf8Policy, resolve_pattern
-from bpe_studio.engine.corpus import plan_chunks
-from bpe_studio.engine.counting import ChunkCounter
+from bpe_studio.engine.corpus.plan import plan_chunks
+from bpe_studio.engine.training.counting import ChunkCounter
 path, out = sys.argv[1:3]
 chunks = plan_chunks([path], chunk_size=4 << 20, special_tokens=["<|endoftext|>"], newline_cuts=True)
 counter = ChunkCounter(pattern=resolve_pattern("gpt2"), special_tokens=["<|endoftext|>"],
@@ -142,7 +142,7 @@ def _child(code: str, *args: str) -> dict[str, Any]:
 
 
 def _load_counts(path: Path) -> dict[str, int]:
-    from bpe_studio.engine.checkpoint import load
+    from bpe_studio.engine.training.checkpoint import load
 
     return load(path).counts
 
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         f"load {os.getloadavg()[0]:.2f}; corpus {corpus.name}, {size / 1e6:.1f} MB; {n} workers\n",
         flush=True,
     )
-    from bpe_studio.engine import distributed as dist
+    from bpe_studio.engine.corpus import distributed as dist
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

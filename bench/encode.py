@@ -215,7 +215,8 @@ def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float,
     from tokenizers import decoders, models, pre_tokenizers
 
     sys.path.insert(0, str(REPO_ROOT))
-    from bpe_studio.engine import Tokenizer, _native
+    from bpe_studio.engine import Tokenizer
+    from bpe_studio.engine import native as _native
 
     size = len(text.encode("utf-8")) / MB
     # One tokenizer per encoder: the backend is chosen when a Tokenizer is made (BPE_STUDIO_PURE).

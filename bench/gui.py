@@ -55,7 +55,7 @@ def engine_run(config: TrainConfig) -> dict[str, Any]:
     """Train with the engine alone; wall seconds, and CPU seconds of this process and of its children.
 
     With Python's automatic garbage collection on, as in a fresh interpreter: once a main window exists,
-    the app collects on the GUI thread's timer instead (see ``bpe_studio.ui.tasks``), and ``train()`` run
+    the app collects on the GUI thread's timer instead (see ``bpe_studio.ui.app.tasks``), and ``train()`` run
     here outside an event loop would then never collect, which makes the merge loop some 15% faster.
     """
     was_enabled = gc.isenabled()
@@ -102,9 +102,9 @@ def fresh_engine_run(config: TrainConfig) -> dict[str, Any]:
 
 def gui_run(config: TrainConfig) -> dict[str, Any]:
     """Train through the main window; wall seconds and the event-loop gaps while training."""
-    from bpe_studio.ui.app import create_application
-    from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
-    from bpe_studio.ui.settings import Settings, TrainSettings
+    from bpe_studio.ui.app.app import create_application
+    from bpe_studio.ui.app.main_window import DEFAULT_SIZE, MainWindow
+    from bpe_studio.ui.app.settings import Settings, TrainSettings
 
     create_application()
     window = MainWindow(Settings(), persist=False)
@@ -194,9 +194,9 @@ def cancel_run(config: TrainConfig, phase: str, delay: float) -> dict[str, Any]:
     """Start a run through the window and press Cancel ``delay`` seconds after ``phase`` began; returns
     how long Cancel took to end the run and how many counting processes were left."""
     from bpe_studio.engine import PhaseStarted
-    from bpe_studio.ui.app import create_application
-    from bpe_studio.ui.main_window import MainWindow
-    from bpe_studio.ui.settings import Settings, TrainSettings
+    from bpe_studio.ui.app.app import create_application
+    from bpe_studio.ui.app.main_window import MainWindow
+    from bpe_studio.ui.app.settings import Settings, TrainSettings
 
     create_application()
     window = MainWindow(Settings(), persist=False)

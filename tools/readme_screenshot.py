@@ -16,9 +16,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer
 
-from bpe_studio.ui.app import create_application
-from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
-from bpe_studio.ui.settings import Settings
+from bpe_studio.ui.app.app import create_application
+from bpe_studio.ui.app.main_window import DEFAULT_SIZE, MainWindow
+from bpe_studio.ui.app.settings import Settings
 
 #: Seconds to wait for the demo run to get there before giving up.
 TIMEOUT_S = 300

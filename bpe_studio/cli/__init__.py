@@ -54,7 +54,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def _register_app(subparsers: Any) -> Parser:
-    """Add the ``app`` command: the desktop app's options (see :mod:`bpe_studio.ui.app`)."""
+    """Add the ``app`` command: the desktop app's options (see :mod:`bpe_studio.ui.app.app`)."""
     p: Parser = subparsers.add_parser(
         APP_COMMAND,
         help="open the desktop app (the default when no command is given)",
@@ -144,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bpe-studio`` console script; returns the exit code."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == APP_COMMAND:
-        from ..ui.startup import run_app as gui_main  # checks that Qt can start, then imports it
+        from ..ui.app.startup import run_app as gui_main  # checks that Qt can start, then imports it
 
         return gui_main(args)
     try:

@@ -127,7 +127,7 @@ def cluster_arg(value: str) -> str:
         >>> cluster_arg("tcp://10.0.0.5:8786")
         'tcp://10.0.0.5:8786'
     """
-    from ..engine.distributed import ClusterError, connect_timeout, parse_cluster
+    from ..engine.corpus.distributed import ClusterError, connect_timeout, parse_cluster
 
     try:
         spec = parse_cluster(value)

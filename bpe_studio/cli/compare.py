@@ -3,7 +3,7 @@
 Both tokenizers encode the text (special tokens recognised, as in the Compare tab); the command prints each
 one's token count and compression, which uses fewer tokens, how many of A's tokens cover the same bytes as one
 of B's, and the first merge where the two merge lists differ. The figures come from
-:mod:`bpe_studio.engine.analysis`, as the app's do.
+:mod:`bpe_studio.engine.encoding.analysis`, as the app's do.
 """
 
 from __future__ import annotations
@@ -13,7 +13,14 @@ import json
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.analysis import Comparison, Compression, compare, plain_token, same_tokenizer, shared_vocab
+from ..engine.encoding.analysis import (
+    Comparison,
+    Compression,
+    compare,
+    plain_token,
+    same_tokenizer,
+    shared_vocab,
+)
 from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
 from .encode import load_tokenizer
 from .signals import stoppable

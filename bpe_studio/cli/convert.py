@@ -11,7 +11,7 @@ from typing import Any
 from ..engine import FORMATS, FormatError, detect_format
 from ..engine.formats import sample_texts, save_targets, save_tokenizer, source_files
 from ..engine.formats.hf import not_carried_over
-from ..engine.preflight import check_outputs
+from ..engine.training.preflight import check_outputs
 from .common import EXIT_FAILURE, CliError, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable

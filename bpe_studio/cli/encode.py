@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
-from ..engine.analysis import compression
+from ..engine.encoding.analysis import compression
 from ..engine.formats.named import download_encoding, encoding_of, tokenizer_names
 from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
 from ..engine.humanize import error_message

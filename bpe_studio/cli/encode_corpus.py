@@ -10,13 +10,18 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from ..engine.corpus import CorpusChangedError, CorpusDecodeError, NotRegularFileError, UncuttableTextError
-from ..engine.corpus_encoding import EncodeProgress, EncodeSummary, iter_encode_corpus
-from ..engine.counting import WorkerCrashedError
+from ..engine.corpus.plan import (
+    CorpusChangedError,
+    CorpusDecodeError,
+    NotRegularFileError,
+    UncuttableTextError,
+)
+from ..engine.corpus.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
+from ..engine.encoding.corpus_encoding import EncodeProgress, EncodeSummary, iter_encode_corpus
 from ..engine.formats import FormatError
 from ..engine.humanize import bytes_rate, error_message, human_bytes, human_seconds
-from ..engine.preflight import check_outputs
-from ..engine.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
+from ..engine.training.counting import WorkerCrashedError
+from ..engine.training.preflight import check_outputs
 from .common import EXIT_FAILURE, CliError, text_arg
 from .signals import stoppable
 

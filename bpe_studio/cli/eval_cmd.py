@@ -8,11 +8,11 @@ import json
 import sys
 from typing import Any
 
-from ..engine.corpus import CorpusChangedError, CorpusDecodeError, UncuttableTextError
-from ..engine.counting import WorkerCrashedError
-from ..engine.evaluation import evaluate_files
+from ..engine.corpus.plan import CorpusChangedError, CorpusDecodeError, UncuttableTextError
+from ..engine.corpus.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
+from ..engine.encoding.evaluation import evaluate_files
 from ..engine.humanize import error_message
-from ..engine.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
+from ..engine.training.counting import WorkerCrashedError
 from .common import EXIT_FAILURE, CliError, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable

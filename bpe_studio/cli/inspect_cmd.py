@@ -1,6 +1,6 @@
 """``bpe-studio inspect``: what a tokenizer file holds: sizes, special tokens, pattern, longest tokens, and
 with ``--text``/``--file`` its compression of that text and the token count at smaller vocab sizes (the
-figures of :mod:`bpe_studio.engine.analysis`, which the app shows too)."""
+figures of :mod:`bpe_studio.engine.encoding.analysis`, which the app shows too)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.analysis import MergeIndex, compression, token_count_curve
+from ..engine.encoding.analysis import MergeIndex, compression, token_count_curve
 from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
 from .encode import load_tokenizer
 

@@ -28,9 +28,10 @@ from ..engine import (
     iter_train,
     preflight,
 )
-from ..engine.checkpoint import CountsFileError
-from ..engine.corpus import CorpusChangedError, NotRegularFileError, UncuttableTextError
-from ..engine.distributed import ClusterError
+from ..engine.corpus.distributed import ClusterError
+from ..engine.corpus.plan import CorpusChangedError, NotRegularFileError, UncuttableTextError
+from ..engine.corpus.remote import is_url
+from ..engine.corpus.sources import BadRecordError, CorruptStreamError, expand_inputs
 from ..engine.formats import save_result, save_targets
 from ..engine.formats.fallback import save_fallback
 from ..engine.humanize import (
@@ -43,8 +44,7 @@ from ..engine.humanize import (
     merge_rate,
     stop_reason_text,
 )
-from ..engine.remote import is_url
-from ..engine.sources import BadRecordError, CorruptStreamError, expand_inputs
+from ..engine.training.checkpoint import CountsFileError
 from .common import EXIT_FAILURE, EXIT_USAGE, CliError, cluster_arg, text_arg
 from .signals import stoppable
 

@@ -17,21 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 # Eager, because the function has its submodule's name: importing the submodule (as the trainer does) sets
 # this package's attribute to the module, and only an import here sets it back to the function for good.
-from .preflight import preflight
+from .training.preflight import preflight
 
 #: Public name -> the module (under ``bpe_studio.engine``) that defines it.
 _WHERE = {
-    "backend": "_native",
-    "CountsFileError": "checkpoint",
+    "backend": "native",
+    "CountsFileError": "training.checkpoint",
     "PATTERNS": "config",
     "InvalidUtf8Policy": "config",
     "TrainConfig": "config",
     "compile_pattern": "config",
-    "CorpusChangedError": "corpus",
-    "CorpusDecodeError": "corpus",
-    "UncuttableTextError": "corpus",
-    "WorkerCrashedError": "counting",
-    "ClusterError": "distributed",
+    "CorpusChangedError": "corpus.plan",
+    "CorpusDecodeError": "corpus.plan",
+    "UncuttableTextError": "corpus.plan",
+    "WorkerCrashedError": "training.counting",
+    "ClusterError": "corpus.distributed",
     "CorpusStats": "events",
     "CountProgress": "events",
     "Finished": "events",
@@ -47,16 +47,16 @@ _WHERE = {
     "detect_format": "formats",
     "load": "formats",
     "save": "formats",
-    "iter_train_from_iterator": "from_iterator",
-    "train_from_iterator": "from_iterator",
-    "DisallowedSpecialTokenError": "tokenizer",
-    "Template": "tokenizer",
-    "Tokenizer": "tokenizer",
-    "TokenSpan": "tokenizer",
-    "UnknownTokenIdError": "tokenizer",
-    "iter_train": "trainer",
-    "train": "trainer",
-    "train_bpe": "trainer",
+    "iter_train_from_iterator": "training.from_iterator",
+    "train_from_iterator": "training.from_iterator",
+    "DisallowedSpecialTokenError": "encoding.tokenizer",
+    "Template": "encoding.tokenizer",
+    "Tokenizer": "encoding.tokenizer",
+    "TokenSpan": "encoding.tokenizer",
+    "UnknownTokenIdError": "encoding.tokenizer",
+    "iter_train": "training.trainer",
+    "train": "training.trainer",
+    "train_bpe": "training.trainer",
 }
 
 __all__ = [
@@ -115,12 +115,16 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
-    from ._native import backend
-    from .checkpoint import CountsFileError
     from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
-    from .corpus import CorpusChangedError, CorpusDecodeError, UncuttableTextError
-    from .counting import WorkerCrashedError
-    from .distributed import ClusterError
+    from .corpus.distributed import ClusterError
+    from .corpus.plan import CorpusChangedError, CorpusDecodeError, UncuttableTextError
+    from .encoding.tokenizer import (
+        DisallowedSpecialTokenError,
+        Template,
+        Tokenizer,
+        TokenSpan,
+        UnknownTokenIdError,
+    )
     from .events import (
         CorpusStats,
         CountProgress,
@@ -133,6 +137,8 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         TrainResult,
     )
     from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
-    from .from_iterator import iter_train_from_iterator, train_from_iterator
-    from .tokenizer import DisallowedSpecialTokenError, Template, Tokenizer, TokenSpan, UnknownTokenIdError
-    from .trainer import iter_train, train, train_bpe
+    from .native import backend
+    from .training.checkpoint import CountsFileError
+    from .training.counting import WorkerCrashedError
+    from .training.from_iterator import iter_train_from_iterator, train_from_iterator
+    from .training.trainer import iter_train, train, train_bpe

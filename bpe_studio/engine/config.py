@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import regex
 
-from .remote import is_url
+from .corpus.remote import is_url
 
 #: Pre-tokenization patterns by preset name.
 #:
@@ -195,8 +195,9 @@ class TrainConfig:
 
     Construction reads no file and touches no network: what needs the file system (do the inputs exist,
     do a counts file and a checkpoint fit this run, is Dask installed, may the outputs be written) is
-    checked by :func:`bpe_studio.engine.preflight.preflight`, which :func:`~bpe_studio.engine.iter_train`
-    calls first. So ``replace()`` is cheap and a config can be built for files that do not exist yet.
+    checked by :func:`bpe_studio.engine.training.preflight.preflight`, which
+    :func:`~bpe_studio.engine.iter_train` calls first. So ``replace()`` is cheap and a config can be built
+    for files that do not exist yet.
 
     Args:
         inputs: One or more corpus files. Each file ends a document, as a special token does.

@@ -3,7 +3,7 @@
 //!
 //! Keys are the pre-tokens' UTF-8 bytes. The table remembers the order in which keys first appeared,
 //! as a Python dict does: `to_frame()` then gives exactly the bytes that
-//! `bpe_studio.engine.counting.encode_table` gives for a dict counted from the same texts in the same
+//! `bpe_studio.engine.training.counting.encode_table` gives for a dict counted from the same texts in the same
 //! order (so `decode_table` and every other reader of frames stay valid).
 
 use pyo3::exceptions::PyValueError;
@@ -192,7 +192,7 @@ impl Table {
             .collect()
     }
 
-    /// The table as a frame (the layout of `encode_table` in bpe_studio/engine/counting.py).
+    /// The table as a frame (the layout of `encode_table` in bpe_studio/engine/training/counting.py).
     pub fn to_frame(&self) -> Vec<u8> {
         let entries = self.entries();
         let n = entries.len();

@@ -1,4 +1,4 @@
-//! Native encoding and decoding for `Tokenizer` (bpe_studio/engine/tokenizer.py): the per-pre-token BPE,
+//! Native encoding and decoding for `Tokenizer` (bpe_studio/engine/encoding/tokenizer.py): the per-pre-token BPE,
 //! its cache and the joining of token bytes. Python keeps special tokens and normalization. For a custom
 //! pattern Python also pre-tokenizes and passes the pre-tokens in (`encode`); for a preset pattern the
 //! native scanners (pretok*.rs) split the text here, so that text becomes ids in one call (`encode_text`,
@@ -220,7 +220,7 @@ const BLOCK: usize = 1 << 20;
 
 /// The first position at or after `at` where the text may be cut without changing any pre-token of the
 /// presets, or the text's length: after a printable ASCII character and a newline, before an ASCII letter
-/// (the boundary that training cuts chunks at, `_NEWLINE_BOUNDARY` in bpe_studio/engine/corpus.py). Such
+/// (the boundary that training cuts chunks at, `_NEWLINE_BOUNDARY` in bpe_studio/engine/corpus/plan.py). Such
 /// a position is a character boundary, so the pieces are valid str.
 ///
 /// Example: `safe_cut(b"ab.\ncd", 0)` is 4 (between "\n" and "c").
@@ -335,7 +335,7 @@ impl Encoder {
     /// The ids of a whole text under a preset pattern (`gpt2`, `cl100k`, `o200k`): the native scanner
     /// splits it and each pre-token goes through the cache, all without the GIL.
     ///
-    /// `classes` is the class table of bpe_studio/engine/_native.py. Returns the ids, or the first code
+    /// `classes` is the class table of bpe_studio/engine/native.py. Returns the ids, or the first code
     /// point beyond the table as an int (the caller extends the table and calls again). A str with a lone
     /// surrogate raises UnicodeEncodeError.
     fn encode_text(&self, py: Python<'_>, preset: &str, text: &Bound<'_, PyString>, classes: &[u8]) -> PyResult<PyObject> {

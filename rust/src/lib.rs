@@ -1,5 +1,5 @@
 //! `bpe_studio._native`: BPE Studio's native kernel. Python drives it through
-//! `bpe_studio/engine/merge.py` (`NativeMergeLoop`), which keeps the loop's API, events, cancelling and
+//! `bpe_studio/engine/training/merge.py` (`NativeMergeLoop`), which keeps the loop's API, events, cancelling and
 //! replay in Python and calls in here for the index, the choice of the next pair and the merge itself.
 
 mod merge;
@@ -92,7 +92,7 @@ fn count_gpt2<'py>(
 
 /// Pre-tokenizes `texts` with a preset's pattern (`gpt2`, `cl100k`, `o200k`) and counts the pre-tokens.
 ///
-/// `classes` gives each code point's class (see rust/src/pretok.rs and bpe_studio/engine/_native.py).
+/// `classes` gives each code point's class (see rust/src/pretok.rs and bpe_studio/engine/native.py).
 /// Returns (pre-token -> count, number of pre-tokens), or the first code point beyond the table as an
 /// int, so that the caller extends the table and calls again.
 #[pyfunction]

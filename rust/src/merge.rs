@@ -1,5 +1,5 @@
 //! The BPE merge loop over a table of unique pre-tokens, with the semantics of the Python `MergeLoop`
-//! (bpe_studio/engine/merge.py): the most frequent pair is merged, ties going to the greatest
+//! (bpe_studio/engine/training/merge.py): the most frequent pair is merged, ties going to the greatest
 //! `(left bytes, right bytes)`; a merge whose bytes are already a token reuses that token's id; pairs whose
 //! merged token would be longer than `max_token_length` bytes are never merged.
 //!

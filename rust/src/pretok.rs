@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-/// Classes in the table (bpe_studio/engine/_native.py builds it): anything else.
+/// Classes in the table (bpe_studio/engine/native.py builds it): anything else.
 pub const OTHER: u8 = 0;
 /// `\p{Lu}` and `\p{Lt}`: letters only o200k's upper-case class takes.
 pub const UPPER: u8 = 1;

@@ -16,7 +16,8 @@ from unittest import mock
 
 import pytest
 
-from bpe_studio.engine import _native, backend
+from bpe_studio.engine import backend
+from bpe_studio.engine import native as _native
 
 # Off CI, a checkout where the kernel is not built skips the native half; in CI (CI=true) it must be built,
 # so the native half runs and fails in use_backend() if the kernel is missing.

@@ -27,13 +27,14 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from bpe_studio.engine import Tokenizer, UnknownTokenIdError, _native
+from bpe_studio.engine import Tokenizer, UnknownTokenIdError
+from bpe_studio.engine import native as _native
 from bpe_studio.engine.bytes_unicode import byte_to_char
 from bpe_studio.engine.config import compile_pattern
-from bpe_studio.engine.counting import decode_table, encode_table
 from bpe_studio.engine.formats import FormatError, load
-from bpe_studio.engine.merge import MergeLoop
-from bpe_studio.engine.pretokenize import pretoken_matches
+from bpe_studio.engine.pretokenize.split import pretoken_matches
+from bpe_studio.engine.training.counting import decode_table, encode_table
+from bpe_studio.engine.training.merge import MergeLoop
 
 #: The harnesses, by the name of their folder under tests/engine/fuzz_cases/.
 HARNESSES = ("pretokenize", "encode", "decode", "merge", "kernel", "frames", "formats")  # see CHECKS

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import DisallowedSpecialTokenError, Tokenizer, TrainConfig, train
-from bpe_studio.engine.analysis import (
+from bpe_studio.engine.encoding.analysis import (
     MergeIndex,
     compare,
     compare_merges,

@@ -28,9 +28,9 @@ from bpe_studio.engine import (
     preflight,
     train,
 )
-from bpe_studio.engine import checkpoint as ck
 from bpe_studio.engine.formats import load_studio
-from bpe_studio.engine.merge import MergeLoop, ReplayError
+from bpe_studio.engine.training import checkpoint as ck
+from bpe_studio.engine.training.merge import MergeLoop, ReplayError
 
 from .reference import reference_train
 

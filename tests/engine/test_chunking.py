@@ -1,6 +1,6 @@
 """Chunk boundaries: cutting text where the planner may cut never changes its pre-tokens or its counts.
 
-The proof in the docstring of :mod:`bpe_studio.engine.corpus` is checked here on random text: for each
+The proof in the docstring of :mod:`bpe_studio.engine.corpus.plan` is checked here on random text: for each
 preset, the pre-tokens of the whole equal the pre-tokens of the pieces cut at *every* candidate boundary;
 decoding is unchanged by the cuts (also with invalid UTF-8 and ``errors="replace"``); and training text on
 one line (no newline at all) with tiny chunks, in this process or two workers, equals the reference.
@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 
 from bpe_studio.cli import main
 from bpe_studio.engine import TrainConfig, compile_pattern, train
-from bpe_studio.engine.corpus import (
+from bpe_studio.engine.corpus.plan import (
     _PRESET_BOUNDARIES,
     NotRegularFileError,
     UncuttableTextError,
     plan_chunks,
 )
-from bpe_studio.engine.pretokenize import Pretokenizer
+from bpe_studio.engine.pretokenize.split import Pretokenizer
 
 from .reference import reference_train
 

@@ -17,9 +17,9 @@ import pytest
 
 from bpe_studio.cli import main
 from bpe_studio.engine import CorpusChangedError, TrainConfig, train
-from bpe_studio.engine import trainer as trainer_module
-from bpe_studio.engine.corpus import Chunk, plan_chunks
-from bpe_studio.engine.distributed import count_range
+from bpe_studio.engine.corpus.distributed import count_range
+from bpe_studio.engine.corpus.plan import Chunk, plan_chunks
+from bpe_studio.engine.training import trainer as trainer_module
 
 ENDOFTEXT = "<|endoftext|>"
 

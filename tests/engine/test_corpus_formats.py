@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import TrainConfig, preflight, train
-from bpe_studio.engine.sources import (
+from bpe_studio.engine.corpus.sources import (
     BadRecordError,
     CorruptStreamError,
     SourceKind,
@@ -276,7 +276,7 @@ def test_a_missing_optional_package_is_named_with_the_install_command(
 def test_a_line_too_long_to_hold_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
-    from bpe_studio.engine import sources
+    from bpe_studio.engine.corpus import sources
 
     monkeypatch.setattr(sources, "MAX_RECORD_BYTES", 1 << 16)
     raw = b'{"text": "a"}\n' * 3 + b'{"text": "' + b"x" * (3 << 20) + b'"}\n'

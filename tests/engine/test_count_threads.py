@@ -20,11 +20,12 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import TrainConfig, _native, train
-from bpe_studio.engine import counting as counting_module
+from bpe_studio.engine import TrainConfig, train
+from bpe_studio.engine import native as _native
 from bpe_studio.engine.config import InvalidUtf8Policy, resolve_pattern
-from bpe_studio.engine.corpus import Chunk, CorpusChangedError, CorpusDecodeError, plan_chunks
-from bpe_studio.engine.counting import (
+from bpe_studio.engine.corpus.plan import Chunk, CorpusChangedError, CorpusDecodeError, plan_chunks
+from bpe_studio.engine.training import counting as counting_module
+from bpe_studio.engine.training.counting import (
     ChunkCounter,
     CountOutcome,
     CountUpdate,
@@ -240,7 +241,7 @@ def test_training_counts_plain_text_in_threads_and_records_in_processes(tmp_path
     base = TrainConfig(
         inputs=[corpus], vocab_size=300, special_tokens=(ENDOFTEXT,), workers=2, chunk_size=500
     )
-    trainer = "bpe_studio.engine.trainer"
+    trainer = "bpe_studio.engine.training.trainer"
     with (
         use_backend("native"),
         mock.patch(f"{trainer}.count_threads", spy("threads", count_threads)),

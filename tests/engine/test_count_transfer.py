@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpe_studio.engine.config import InvalidUtf8Policy
-from bpe_studio.engine.corpus import plan_chunks
-from bpe_studio.engine.counting import (
+from bpe_studio.engine.corpus.plan import plan_chunks
+from bpe_studio.engine.training.counting import (
     CountOutcome,
     count_parallel,
     count_serial,

@@ -11,7 +11,7 @@ import pytest
 
 from bpe_studio.cli import main
 from bpe_studio.engine import TrainConfig, preflight, train
-from bpe_studio.engine import checkpoint as ck
+from bpe_studio.engine.training import checkpoint as ck
 
 
 def _jsonl(path: Path, *, bad: int = 0) -> Path:

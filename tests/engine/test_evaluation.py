@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, TrainConfig, backend, evaluation, load, train
-from bpe_studio.engine.corpus_encoding import corpus_compression
-from bpe_studio.engine.evaluation import EvaluationCancelledError, evaluate_files
+from bpe_studio.engine import Tokenizer, TrainConfig, backend, load, train
+from bpe_studio.engine.encoding import evaluation
+from bpe_studio.engine.encoding.corpus_encoding import corpus_compression
+from bpe_studio.engine.encoding.evaluation import EvaluationCancelledError, evaluate_files
 from bpe_studio.engine.formats import save_result
 
 from .test_corpus_formats import ENDOFTEXT, FORMATS, FRAGMENTS, write_as

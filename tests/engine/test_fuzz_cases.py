@@ -54,7 +54,7 @@ def test_fuzz_harnesses_import_without_atheris() -> None:
 def test_merge_kernel_refuses_lengths_that_wrap_around() -> None:
     """Found by fuzz_kernel: lengths whose sum wraps past 2**64 to the number of symbols passed the check
     and indexed past the symbols (a Rust panic); the sum is now checked."""
-    from bpe_studio.engine import _native
+    from bpe_studio.engine import native as _native
 
     assert _native.native is not None
     tokens = [bytes([i]) for i in range(256)]
@@ -65,7 +65,7 @@ def test_merge_kernel_refuses_lengths_that_wrap_around() -> None:
 def test_merge_kernel_refuses_counts_that_would_overflow() -> None:
     """Found by the cargo fuzz target rust/fuzz merge: pair counts summed past 2**63 - 1 (a panic in a debug
     build, a wrapped negative count in a release one, so the pair was silently never merged)."""
-    from bpe_studio.engine import _native
+    from bpe_studio.engine import native as _native
 
     assert _native.native is not None
     tokens = [bytes([i]) for i in range(256)]
@@ -81,7 +81,7 @@ def test_scanners_advance_with_any_class_table(tmp_path: Path) -> None:
     the cl100k scanner loop for ever on an empty pre-token. Run in a child with a deadline, since without
     the fix it never returns."""
     code = (
-        "from bpe_studio.engine import _native\n"
+        "from bpe_studio.engine import native as _native\n"
         "for preset in _native.NATIVE_PRESETS:\n"
         "    print(_native.native.count_pretokens(preset, ['\\x01a \\x01'], bytes([0, 23] + [0] * 126)))\n"
     )

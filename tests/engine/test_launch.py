@@ -16,11 +16,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from bpe_studio.engine import TrainConfig, launch, train
-from bpe_studio.engine.corpus import Chunk
-from bpe_studio.engine.counting import read_message, write_message
-from bpe_studio.engine.launch import child_command, package_dir, start_child
-from bpe_studio.ui.train_process import TrainingProcess
+from bpe_studio.engine import TrainConfig, train
+from bpe_studio.engine.corpus.plan import Chunk
+from bpe_studio.engine.training.counting import read_message, write_message
+from bpe_studio.engine.workers import launch
+from bpe_studio.engine.workers.launch import child_command, package_dir, start_child
+from bpe_studio.ui.train.process import TrainingProcess
 
 from ..processes import assert_no_leftover_processes
 
@@ -55,7 +56,7 @@ def _no_leftover_processes() -> object:
 
 
 def test_command_is_isolated_and_names_this_copy() -> None:
-    command = child_command("bpe_studio.engine._count_worker:main")
+    command = child_command("bpe_studio.engine.workers.count_worker:main")
     assert command[:3] == [sys.executable, "-I", "-c"]
     assert "-m" not in command
     assert Path(package_dir()) == Path(__file__).resolve().parents[2] / "bpe_studio"
@@ -141,11 +142,11 @@ def _copy_of_the_package(root: Path) -> Path:
     shutil.copytree(package_dir(), root / "bpe_studio", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "bpe_studio" / "_probe.py").write_text(
         "import json, os, sys\n"
-        "import bpe_studio, bpe_studio.engine.counting\n"
+        "import bpe_studio, bpe_studio.engine.training.counting\n"
         "def main():\n"
         "    regex = sys.modules['regex'].__file__ if 'regex' in sys.modules else None\n"
         "    print(json.dumps({'package': bpe_studio.__file__, 'path': sys.path, 'regex': regex,\n"
-        "                      'counting': bpe_studio.engine.counting.__file__,\n"
+        "                      'counting': bpe_studio.engine.training.counting.__file__,\n"
         "                      'isolated': sys.flags.isolated, 'argv': sys.argv}))\n"
         "    return 7\n",
         "utf-8",
@@ -164,7 +165,7 @@ def test_child_runs_the_parents_copy_of_bpe_studio_and_nothing_from_cwd_or_pytho
     parent = (
         "import subprocess, sys\n"
         f"sys.path[:] = [{str(copy)!r}] + [p for p in sys.path if p not in ('', {str(evil)!r})]\n"
-        "from bpe_studio.engine.launch import start_child\n"
+        "from bpe_studio.engine.workers.launch import start_child\n"
         "child = start_child('bpe_studio._probe:main', stdin=subprocess.DEVNULL)\n"
         "out, _ = child.communicate(timeout=60)\n"
         "print(child.returncode)\n"
@@ -185,7 +186,7 @@ def test_child_runs_the_parents_copy_of_bpe_studio_and_nothing_from_cwd_or_pytho
     assert code == "7"
     seen = json.loads(report)
     assert Path(seen["package"]) == copy / "bpe_studio" / "__init__.py"
-    assert Path(seen["counting"]) == copy / "bpe_studio" / "engine" / "counting.py"
+    assert Path(seen["counting"]) == copy / "bpe_studio" / "engine" / "training" / "counting.py"
     assert seen["isolated"] == 1
     assert seen["argv"] == ["-c"]
     for entry in seen["path"]:
@@ -231,8 +232,8 @@ def test_a_child_whose_parent_is_killed_leaves_quietly(
     pipes = f", stdin={in_read}, stdout={out_write}" if stdin == "held-open" else ""
     parent = (
         "import time\n"
-        "from bpe_studio.engine.launch import start_child\n"
-        "child = start_child('bpe_studio.engine._count_worker:main',\n"
+        "from bpe_studio.engine.workers.launch import start_child\n"
+        "child = start_child('bpe_studio.engine.workers.count_worker:main',\n"
         f"                    die_with_thread={die_with_thread}{pipes})\n"
         "print(child.pid, flush=True)\n"
         "time.sleep(120)\n"

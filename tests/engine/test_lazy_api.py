@@ -33,8 +33,9 @@ def test_training_does_not_import_the_tokenizer_or_dask_support() -> None:
     code = (
         "import sys\n"
         "from bpe_studio.engine import TrainConfig, train, preflight\n"
-        "print(sorted(m for m in ('bpe_studio.engine.tokenizer', 'bpe_studio.engine.distributed',"
-        " 'bpe_studio.engine.from_iterator', 'socket') if m in sys.modules))\n"
+        "print(sorted(m for m in ('bpe_studio.engine.encoding.tokenizer',"
+        " 'bpe_studio.engine.corpus.distributed',"
+        " 'bpe_studio.engine.training.from_iterator', 'socket') if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=True

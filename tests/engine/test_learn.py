@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import Tokenizer, TrainConfig, train
-from bpe_studio.engine.analysis import cut_to_merges
-from bpe_studio.engine.learn import MergeReplay, replay_to, sample_passage
+from bpe_studio.engine.encoding.analysis import cut_to_merges
+from bpe_studio.engine.training.learn import MergeReplay, replay_to, sample_passage
 
 SPECIAL = "<|endoftext|>"
 

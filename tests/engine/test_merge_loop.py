@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import merge
-from bpe_studio.engine.merge import MergeLoop, descending_key
+from bpe_studio.engine.training import merge
+from bpe_studio.engine.training.merge import MergeLoop, descending_key
 
 from .backends import BACKENDS, use_backend
 

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, UnknownTokenIdError, _native, load
+from bpe_studio.engine import Tokenizer, UnknownTokenIdError, load
+from bpe_studio.engine import native as _native
 
 from .backends import needs_native, use_backend
 from .reference_encoder import SAMPLE_TEXTS, gpt2_tokenizer, reference_encode, trained_tokenizer

@@ -19,9 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import _native, backend
+from bpe_studio.engine import backend
+from bpe_studio.engine import native as _native
 from bpe_studio.engine.events import StopReason
-from bpe_studio.engine.merge import MergeLoop, NativeMergeLoop, ReplayError
+from bpe_studio.engine.training.merge import MergeLoop, NativeMergeLoop, ReplayError
 
 from .backends import BACKENDS, needs_native
 
@@ -163,7 +164,7 @@ def _stderr_of_a_child_without_the_kernel(pure: str, *, terminal: bool) -> str:
     """stderr of a child where importing the extension fails (as on a machine without Rust)."""
     code = (
         "import sys; sys.modules['bpe_studio._native'] = None\n"
-        "import bpe_studio.engine, bpe_studio.engine.merge, bpe_studio.cli\n"
+        "import bpe_studio.engine, bpe_studio.engine.training.merge, bpe_studio.cli\n"
         "print(bpe_studio.engine.backend())"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), _native.PURE_ENV: pure}

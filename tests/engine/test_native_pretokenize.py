@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import _native
+from bpe_studio.engine import native as _native
 from bpe_studio.engine.config import InvalidUtf8Policy, compile_pattern
-from bpe_studio.engine.counting import ChunkCounter
+from bpe_studio.engine.training.counting import ChunkCounter
 
 from .backends import BACKENDS, needs_native, use_backend
 

@@ -16,11 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, TrainConfig, _native, corpus_encoding, load, train
-from bpe_studio.engine import tokenizer as tokenizer_module
-from bpe_studio.engine.corpus_encoding import EncodeProgress, encode_corpus, iter_encode_corpus
+from bpe_studio.engine import Tokenizer, TrainConfig, load, train
+from bpe_studio.engine import native as _native
+from bpe_studio.engine.corpus.sources import BadRecordError
+from bpe_studio.engine.encoding import corpus_encoding
+from bpe_studio.engine.encoding import tokenizer as tokenizer_module
+from bpe_studio.engine.encoding.corpus_encoding import EncodeProgress, encode_corpus, iter_encode_corpus
 from bpe_studio.engine.formats import save_result
-from bpe_studio.engine.sources import BadRecordError
 
 from ..processes import assert_no_leftover_processes
 from .backends import needs_native, use_backend

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine.config import ASCII_PATTERNS, PATTERNS
-from bpe_studio.engine.pretokenize import Pretokenizer
+from bpe_studio.engine.pretokenize.split import Pretokenizer
 
 # Characters that decide pre-token boundaries: letters of both cases, digits, apostrophes and contraction
 # letters, punctuation, every ASCII whitespace character (and the ASCII controls \x1c-\x1f, which str.isspace

@@ -1,6 +1,7 @@
 """One way to cut text into pre-tokens (issue 9 item 10): whole non-empty matches, for every caller.
 
-Counting, the Tokenizer and the app all use :mod:`bpe_studio.engine.pretokenize`. A pattern with capturing
+Counting, the Tokenizer and the app all use :mod:`bpe_studio.engine.pretokenize.split`. A pattern with
+capturing
 groups trains and encodes exactly as the same pattern without them; a pattern that matches the empty string
 in some contexts never makes an empty pre-token; a pattern that matches nothing useful is refused up front.
 """
@@ -17,8 +18,8 @@ from hypothesis import strategies as st
 from bpe_studio.cli import main
 from bpe_studio.engine import Tokenizer, TrainConfig, compile_pattern, train, train_bpe
 from bpe_studio.engine.config import InvalidUtf8Policy
-from bpe_studio.engine.counting import ChunkCounter
-from bpe_studio.engine.pretokenize import Pretokenizer, pretoken_matches
+from bpe_studio.engine.pretokenize.split import Pretokenizer, pretoken_matches
+from bpe_studio.engine.training.counting import ChunkCounter
 
 from .reference import reference_train
 from .reference_encoder import reference_encode

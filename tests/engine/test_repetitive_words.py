@@ -16,8 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import TrainConfig, merge, train
-from bpe_studio.engine.merge import MergeLoop
+from bpe_studio.engine import TrainConfig, train
+from bpe_studio.engine.training import merge
+from bpe_studio.engine.training.merge import MergeLoop
 
 from .backends import BACKENDS, use_backend
 from .reference import merge_word, reference_train

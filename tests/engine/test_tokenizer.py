@@ -19,7 +19,7 @@ from bpe_studio.engine import (
     TokenSpan,
     UnknownTokenIdError,
 )
-from bpe_studio.engine import tokenizer as tokenizer_module
+from bpe_studio.engine.encoding import tokenizer as tokenizer_module
 
 from .backends import BACKENDS, use_backend
 from .reference_encoder import (

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from bpe_studio.engine import distributed as dist
-from bpe_studio.engine.distributed import ClusterError, parse_cluster, probe_address
+from bpe_studio.engine.corpus import distributed as dist
+from bpe_studio.engine.corpus.distributed import ClusterError, parse_cluster, probe_address
 
 from ..conftest import REPO_ROOT
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from bpe_studio.cli import main
 from bpe_studio.engine import TrainConfig, preflight, save, train
-from bpe_studio.engine.preflight import same_file
+from bpe_studio.engine.training.preflight import same_file
 
 TEXT = "".join(f"doc {i}: the cat sat on the mat.\n" for i in range(200))
 

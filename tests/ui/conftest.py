@@ -16,7 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 psutil = pytest.importorskip("psutil")
 
 from bpe_studio.demo import CACHE_DIR_ENV, DEMO_SPECIAL_TOKEN  # noqa: E402
-from bpe_studio.ui.settings import CONFIG_DIR_ENV, Settings  # noqa: E402
+from bpe_studio.ui.app.settings import CONFIG_DIR_ENV, Settings  # noqa: E402
 
 #: Qt messages that say nothing about the app: the offscreen platform cannot resize native windows.
 IGNORED_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _collect_on_the_gui_thread(qapp) -> Iterator[None]:  # type: ignore[no-untyped-def]
     """Collect garbage as the app does (``create_application`` installs this collector): on the GUI thread
     only, so that a worker thread never destroys Qt objects; put back as it was after the session."""
-    from bpe_studio.ui.tasks import install_main_thread_gc
+    from bpe_studio.ui.app.tasks import install_main_thread_gc
 
     was_enabled = gc.isenabled()
     collector = install_main_thread_gc()
@@ -134,7 +134,7 @@ def settings() -> Settings:
 @pytest.fixture
 def window(qtbot, settings: Settings) -> Iterator:  # type: ignore[no-untyped-def]
     """The main window, shown; at the end its training is stopped and its thread must be gone."""
-    from bpe_studio.ui.main_window import MainWindow
+    from bpe_studio.ui.app.main_window import MainWindow
 
     win = MainWindow(settings, persist=False)
     qtbot.addWidget(win)

@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtGui import QImage
 
 from bpe_studio.cli import parse_args
-from bpe_studio.ui import app as app_module
-from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
-from bpe_studio.ui.settings import Settings, load_settings, save_settings, settings_path
+from bpe_studio.ui.app import app as app_module
+from bpe_studio.ui.app.main_window import DEFAULT_SIZE, MainWindow
+from bpe_studio.ui.app.settings import Settings, load_settings, save_settings, settings_path
 
 REPO = Path(__file__).resolve().parents[2]
 

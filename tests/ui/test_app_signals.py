@@ -16,8 +16,8 @@ from PySide6.QtCore import QThread, QTimer
 
 from bpe_studio.cli import parse_args
 from bpe_studio.cli.signals import STOP_SIGNALS, cancelled_message
-from bpe_studio.ui import app as app_module
-from bpe_studio.ui.settings import load_settings
+from bpe_studio.ui.app import app as app_module
+from bpe_studio.ui.app.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,12 +17,12 @@ from PySide6.QtCore import QByteArray, QSize
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-from bpe_studio.ui import export_dialog as export_module
-from bpe_studio.ui.charts import LogAxis, TrainCharts, render_chart, short_number
-from bpe_studio.ui.export_dialog import render_charts
-from bpe_studio.ui.export_job import ExportOptions, prepare_job
-from bpe_studio.ui.token_charts import VocabCurvePlot
-from bpe_studio.ui.tokenizer_info import load_file
+from bpe_studio.ui.export import dialog as export_module
+from bpe_studio.ui.export.dialog import render_charts
+from bpe_studio.ui.export.job import ExportOptions, prepare_job
+from bpe_studio.ui.present.tokenizer_info import load_file
+from bpe_studio.ui.train.charts import LogAxis, TrainCharts, render_chart, short_number
+from bpe_studio.ui.widgets.token_charts import VocabCurvePlot
 
 from .tokenizer_helpers import tiny_corpus, tiny_file, tiny_result  # noqa: F401 - fixtures
 

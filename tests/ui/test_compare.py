@@ -8,12 +8,13 @@ from pathlib import Path
 
 from PySide6.QtGui import QColor
 
-from bpe_studio.engine import Tokenizer, TrainConfig, analysis, save, train
-from bpe_studio.engine.analysis import compare_merges, cut_difference, shared_tokens
-from bpe_studio.ui.compare import describe_merges, utf16_ranges
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.style import theme_of
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.engine import Tokenizer, TrainConfig, save, train
+from bpe_studio.engine.encoding import analysis
+from bpe_studio.engine.encoding.analysis import compare_merges, cut_difference, shared_tokens
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.style import theme_of
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.compare.view import describe_merges, utf16_ranges
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,

@@ -18,14 +18,14 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 
 from bpe_studio.cli import main
 from bpe_studio.engine import Tokenizer, TrainConfig, save, train
-from bpe_studio.engine.evaluation import evaluate_files
-from bpe_studio.ui import compare_corpus
-from bpe_studio.ui.compare import CompareView
-from bpe_studio.ui.compare_corpus import CorpusCompareView, CorpusFiguresModel
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.preview import CORPUS_FILTER
-from bpe_studio.ui.style import DARK_THEME, LIGHT_THEME, apply_style, theme_of
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.engine.encoding.evaluation import evaluate_files
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.style import DARK_THEME, LIGHT_THEME, apply_style, theme_of
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.compare import corpus as compare_corpus
+from bpe_studio.ui.compare.corpus import CorpusCompareView, CorpusFiguresModel
+from bpe_studio.ui.compare.view import CompareView
+from bpe_studio.ui.train.preview import CORPUS_FILTER
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,
@@ -254,7 +254,7 @@ def test_cancel_stops_between_files(
         release.wait(WAIT_MS / 1000)  # held until the test has asked to cancel
         return evaluate_files(tokenizers, paths, **options)
 
-    monkeypatch.setattr("bpe_studio.ui.compare_corpus.evaluate_files", held)
+    monkeypatch.setattr("bpe_studio.ui.compare.corpus.evaluate_files", held)
     with qtbot.waitSignal(view.runner.progress, timeout=WAIT_MS):
         qtbot.mouseClick(view.compute_button, Qt.MouseButton.LeftButton)
     assert view.is_busy() and view.cancel_button.isEnabled() and not view.compute_button.isEnabled()

@@ -14,12 +14,12 @@ from PySide6.QtGui import QImage
 
 from bpe_studio.engine import FORMATS, Tokenizer, TrainResult, load
 from bpe_studio.engine.formats import saving
-from bpe_studio.ui import export_job as export_module
-from bpe_studio.ui.export_dialog import ExportDialog
-from bpe_studio.ui.export_job import DEFAULT_SAMPLE, ExportItem, tokenizer_path
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tokenizer_info import load_file
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.export import job as export_module
+from bpe_studio.ui.export.dialog import ExportDialog
+from bpe_studio.ui.export.job import DEFAULT_SAMPLE, ExportItem, tokenizer_path
+from bpe_studio.ui.present.tokenizer_info import load_file
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,
@@ -163,7 +163,7 @@ def test_a_file_that_does_not_load_back_identically_is_a_failure(
 
 
 def test_a_format_that_cannot_hold_the_tokenizer_is_reported(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from bpe_studio.ui.tokenizer_info import LoadedTokenizer
+    from bpe_studio.ui.present.tokenizer_info import LoadedTokenizer
 
     # Ids that do not follow the merge order: tiktoken ranks merges by id, so it cannot hold this one.
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"bc", 257: b"ab"}

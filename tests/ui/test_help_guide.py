@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication
 
-from bpe_studio.ui.help_guide import GUIDE, HelpGuide
-from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.app.help_guide import GUIDE, HelpGuide
+from bpe_studio.ui.app.main_window import MainWindow
 
 from .test_menu_actions import find_action
 

@@ -11,10 +11,10 @@ from typing import Any
 from PySide6.QtCore import QSize
 
 from bpe_studio.engine import Tokenizer, TrainConfig, TrainResult
-from bpe_studio.engine.analysis import cut_to_merges
-from bpe_studio.ui.charts import render_chart
-from bpe_studio.ui.learn_view import SPEEDS, LearnView
-from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.engine.encoding.analysis import cut_to_merges
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.train.charts import render_chart
+from bpe_studio.ui.train.learn_view import SPEEDS, LearnView
 
 from .tokenizer_helpers import SPECIAL, WAIT_MS, tiny_corpus, tiny_result  # noqa: F401 - fixtures
 
@@ -131,8 +131,8 @@ def test_it_follows_the_train_views_runs(
 
 
 def test_it_follows_the_theme(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from bpe_studio.ui.style import DARK_THEME, qt_palette
-    from bpe_studio.ui.token_format import DARK_PALETTE, LIGHT_PALETTE
+    from bpe_studio.ui.app.style import DARK_THEME, qt_palette
+    from bpe_studio.ui.present.token_format import DARK_PALETTE, LIGHT_PALETTE
 
     view = LearnView()
     qtbot.addWidget(view)

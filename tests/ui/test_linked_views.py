@@ -14,9 +14,9 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
 
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.token_format import hex_bytes
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.present.token_format import hex_bytes
 
 from .tokenizer_helpers import open_and_wait, tiny_corpus, tiny_file, tiny_result, views  # noqa: F401
 

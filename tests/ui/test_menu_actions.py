@@ -16,8 +16,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox
 
 from bpe_studio.engine import TrainConfig
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.train_view import save_result
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.train.view import save_result
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,
@@ -232,7 +232,10 @@ def test_no_checked_bool_can_land_in_a_slot_parameter() -> None:
     import bpe_studio.ui
 
     folder = Path(bpe_studio.ui.__file__).parent
-    trees = {path.name: ast.parse(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.py"))}
+    trees = {
+        str(path.relative_to(folder)): ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(folder.rglob("*.py"))
+    }
     methods: dict[str, list[tuple[str, ast.FunctionDef]]] = {}
     for name, tree in trees.items():
         for node in ast.walk(tree):

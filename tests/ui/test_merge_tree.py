@@ -12,9 +12,9 @@ from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics
 
 from bpe_studio.engine import TrainConfig, train
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.merge_tree import DEFAULT_LEVELS
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.widgets.merge_tree import DEFAULT_LEVELS
 
 from .tokenizer_helpers import WAIT_MS, views  # noqa: F401 - fixtures
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, Qt
 
 from bpe_studio.engine import MergeMade
-from bpe_studio.ui.models import MergesFilterModel, MergesTableModel
-from bpe_studio.ui.token_format import search_key, token_label
+from bpe_studio.ui.present.token_format import search_key, token_label
+from bpe_studio.ui.train.merges_model import MergesFilterModel, MergesTableModel
 
 
 def _merges(pairs: list[tuple[bytes, bytes]], start: int = 0) -> list[MergeMade]:

@@ -16,11 +16,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 
 from bpe_studio.engine.humanize import MERGE_NUMBERING
-from bpe_studio.ui.export_job import merges_csv
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.models import MergesTableModel
-from bpe_studio.ui.tokenizer_views import TokenizerViews
-from bpe_studio.ui.vocab_model import VocabTableModel
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.export.job import merges_csv
+from bpe_studio.ui.train.merges_model import MergesTableModel
+from bpe_studio.ui.vocabulary.model import VocabTableModel
 
 from .tokenizer_helpers import WAIT_MS, views, wait_playground  # noqa: F401 - fixtures
 
@@ -132,8 +132,9 @@ def test_the_spelling_helpers_import_no_qt() -> None:
     """token_format (the one place tokens are spelled), token_copy, the export job and the modules that hold
     a loaded tokenizer and lay text out in tokens run without Qt (they run on worker threads)."""
     code = (
-        "import sys; import bpe_studio.ui.token_format, bpe_studio.ui.token_copy, bpe_studio.ui.export_job; "
-        "import bpe_studio.ui.tokenizer_info, bpe_studio.ui.token_layout; "
+        "import sys; import bpe_studio.ui.present.token_format, bpe_studio.ui.present.token_copy; "
+        "import bpe_studio.ui.export.job; "
+        "import bpe_studio.ui.present.tokenizer_info, bpe_studio.ui.present.token_layout; "
         "sys.exit(any(m.split('.')[0] in ('PySide6', 'shiboken6') for m in sys.modules))"
     )
     root = str(Path(__file__).resolve().parents[2])

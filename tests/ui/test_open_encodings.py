@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QMessageBox
 from bpe_studio.engine import load, save
 from bpe_studio.engine.formats import named
 from bpe_studio.engine.formats.named import GPT2_FOLDER
-from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.app.main_window import MainWindow
 
 from .test_menu_actions import find_action
 from .tokenizer_helpers import WAIT_MS, views, wait_playground  # noqa: F401 - fixtures
@@ -57,7 +57,7 @@ def test_a_missing_encoding_is_not_downloaded_unasked(  # type: ignore[no-untype
     qtbot, window: MainWindow, views, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fetched: list[str] = []
-    views_module = "bpe_studio.ui.tokenizer_views"
+    views_module = "bpe_studio.ui.app.tokenizer_views"
     monkeypatch.setattr(f"{views_module}.download_encoding", lambda name, **_: fetched.append(name))
     asked = _answer(monkeypatch, QMessageBox.StandardButton.Cancel)
     find_action(window, "Tokenizer", "Open OpenAI encoding", "cl100k_base (GPT-3.5, GPT-4)").trigger()
@@ -78,7 +78,7 @@ def test_download_on_request_then_open(  # type: ignore[no-untyped-def]
         target.write_bytes(r50k_file.read_bytes())
         return target
 
-    monkeypatch.setattr("bpe_studio.ui.tokenizer_views.download_encoding", download)
+    monkeypatch.setattr("bpe_studio.ui.app.tokenizer_views.download_encoding", download)
     asked = _answer(monkeypatch, QMessageBox.StandardButton.Yes)
     with qtbot.waitSignal(views.current_changed, timeout=WAIT_MS):
         find_action(window, "Tokenizer", "Open OpenAI encoding", "r50k_base (GPT-3)").trigger()
@@ -98,7 +98,7 @@ def test_a_failed_download_is_reported_in_the_apps_words(  # type: ignore[no-unt
     def download(name: str, **_options: Any) -> Path:
         raise named.FormatError(f"{name}: no answer from the server within 60 s; try again later")
 
-    monkeypatch.setattr("bpe_studio.ui.tokenizer_views.download_encoding", download)
+    monkeypatch.setattr("bpe_studio.ui.app.tokenizer_views.download_encoding", download)
     _answer(monkeypatch, QMessageBox.StandardButton.Yes)
     with qtbot.waitSignal(views.error_shown, timeout=WAIT_MS) as shown:
         find_action(window, "Tokenizer", "Open OpenAI encoding", "o200k_base (GPT-4o)").trigger()

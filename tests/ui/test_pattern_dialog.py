@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from bpe_studio.engine import Tokenizer, save
 from bpe_studio.engine.formats.tiktoken_format import sidecar_path
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.pattern_dialog import PatternDialog
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.widgets.pattern_dialog import PatternDialog
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     WAIT_MS,

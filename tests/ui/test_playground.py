@@ -13,15 +13,15 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor
 
 from bpe_studio.engine import Tokenizer, TrainResult
-from bpe_studio.ui.decode_box import parse_ids
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.playground import PlaygroundView
-from bpe_studio.ui.token_copy import format_ids
-from bpe_studio.ui.token_format import DARK_PALETTE, LIGHT_PALETTE, contrast_ratio, relative_luminance
-from bpe_studio.ui.token_layout import SpecialMode, encode_options, token_count_curve
-from bpe_studio.ui.token_text import UNIT_PROPERTY, TokenTextEdit
-from bpe_studio.ui.tokenizer_info import LoadedTokenizer, from_result
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.playground.decode_box import parse_ids
+from bpe_studio.ui.playground.view import PlaygroundView
+from bpe_studio.ui.present.token_copy import format_ids
+from bpe_studio.ui.present.token_format import DARK_PALETTE, LIGHT_PALETTE, contrast_ratio, relative_luminance
+from bpe_studio.ui.present.token_layout import SpecialMode, encode_options, token_count_curve
+from bpe_studio.ui.present.tokenizer_info import LoadedTokenizer, from_result
+from bpe_studio.ui.widgets.token_text import UNIT_PROPERTY, TokenTextEdit
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,

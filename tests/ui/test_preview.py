@@ -7,8 +7,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.ui.charts import GrowingArray, StepRate
-from bpe_studio.ui.preview import CorpusScanner, SpecialTokenCounter, read_head
+from bpe_studio.ui.train.charts import GrowingArray, StepRate
+from bpe_studio.ui.train.preview import CorpusScanner, SpecialTokenCounter, read_head
 
 SPECIALS = ["<|endoftext|>", "<|end|>", "<|endoftext|><|end|>"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bpe_studio.ui.preview import CORPUS_FILTER, read_head
+from bpe_studio.ui.train.preview import CORPUS_FILTER, read_head
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -14,9 +14,9 @@ from typing import Any
 from PySide6.QtWidgets import QApplication
 
 import bpe_studio
-from bpe_studio.ui.app import create_application
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tasks import MainThreadGarbageCollector
+from bpe_studio.ui.app.app import create_application
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tasks import MainThreadGarbageCollector
 
 UI_DIR = Path(bpe_studio.__file__).parent / "ui"
 RUN_TIMEOUT = 60_000
@@ -97,8 +97,8 @@ import gc, sys
 sys.path.insert(0, {os.fspath(root)!r})
 from PySide6.QtWidgets import QApplication
 app = QApplication(["test"])
-from bpe_studio.ui.tasks import TaskRunner
-from bpe_studio.ui.train_view import TrainView
+from bpe_studio.ui.app.tasks import TaskRunner
+from bpe_studio.ui.train.view import TrainView
 runner = TaskRunner("t")
 view = TrainView()
 runner.start(lambda ctx: 1)

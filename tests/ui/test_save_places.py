@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QFileDialog
 
 from bpe_studio.cli import main
 from bpe_studio.demo import cache_dir
-from bpe_studio.ui.export_dialog import ExportDialog
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tokenizer_views import TokenizerViews
-from bpe_studio.ui.train_view import SAVE_FILTERS
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.export.dialog import ExportDialog
+from bpe_studio.ui.train.view import SAVE_FILTERS
 
 from .tokenizer_helpers import WAIT_MS, open_and_wait, views  # noqa: F401 - fixtures
 

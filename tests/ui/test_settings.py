@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bpe_studio.ui.settings import (
+from bpe_studio.ui.app.settings import (
     MAX_RECENT,
     Settings,
     TrainSettings,

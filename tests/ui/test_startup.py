@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bpe_studio.ui import startup
-from bpe_studio.ui.startup import (
+from bpe_studio.ui.app import startup
+from bpe_studio.ui.app.startup import (
     DEBIAN_PACKAGES,
     describe_missing_libraries,
     display_problem,
@@ -179,13 +179,13 @@ def test_a_library_qt_itself_lacks_is_told_too(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Importing QtGui on a minimal system: "libEGL.so.1: cannot open shared object file: ...".
-    broken = types.ModuleType("bpe_studio.ui.app")
+    broken = types.ModuleType("bpe_studio.ui.app.app")
 
     def missing_library(name: str) -> object:
         raise ImportError("libEGL.so.1: cannot open shared object file: No such file or directory")
 
     broken.__getattr__ = missing_library  # type: ignore[method-assign]
-    monkeypatch.setitem(sys.modules, "bpe_studio.ui.app", broken)
+    monkeypatch.setitem(sys.modules, "bpe_studio.ui.app.app", broken)
     monkeypatch.setattr(startup, "startup_problems", lambda: [])
     assert startup.run_app(argparse.Namespace()) == 1
     err = capsys.readouterr().err.splitlines()

@@ -1,4 +1,4 @@
-"""The one worker abstraction (bpe_studio.ui.tasks): plain and generator tasks, cancelling, errors."""
+"""The one worker abstraction (bpe_studio.ui.app.tasks): plain and generator tasks, cancelling, errors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bpe_studio.ui.tasks import TaskCancelledError, TaskContext, TaskRunner
+from bpe_studio.ui.app.tasks import TaskCancelledError, TaskContext, TaskRunner
 
 WAIT_MS = 10_000
 

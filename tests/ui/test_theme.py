@@ -13,11 +13,11 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from bpe_studio.cli import parse_args
-from bpe_studio.ui import app as app_module
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.settings import Settings, load_settings, save_settings
-from bpe_studio.ui.style import DARK_THEME, LIGHT_THEME, Theme, apply_style, is_dark_palette, theme_for
-from bpe_studio.ui.token_format import DARK_PALETTE, LIGHT_PALETTE, contrast_ratio
+from bpe_studio.ui.app import app as app_module
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.settings import Settings, load_settings, save_settings
+from bpe_studio.ui.app.style import DARK_THEME, LIGHT_THEME, Theme, apply_style, is_dark_palette, theme_for
+from bpe_studio.ui.present.token_format import DARK_PALETTE, LIGHT_PALETTE, contrast_ratio
 
 from .test_menu_actions import find_action
 from .tokenizer_helpers import open_and_wait, tiny_corpus, tiny_file, tiny_result, views  # noqa: F401

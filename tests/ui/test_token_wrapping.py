@@ -11,10 +11,10 @@ from pathlib import Path
 from PySide6.QtGui import QTextCursor
 
 from bpe_studio.engine import TrainResult
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.token_layout import SPECIAL as SPECIAL_KIND
-from bpe_studio.ui.token_text import LABEL_JOIN, TokenTextEdit, label_break_points
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.present.token_layout import SPECIAL as SPECIAL_KIND
+from bpe_studio.ui.widgets.token_text import LABEL_JOIN, TokenTextEdit, label_break_points
 
 from .tokenizer_helpers import (  # noqa: F401
     SPECIAL,

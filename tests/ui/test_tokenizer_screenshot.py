@@ -16,10 +16,10 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QImage
 
 from bpe_studio.cli import parse_args
-from bpe_studio.ui import app as app_module
-from bpe_studio.ui.main_window import DEFAULT_SIZE, MainWindow
-from bpe_studio.ui.settings import settings_path
-from bpe_studio.ui.token_format import LIGHT_PALETTE
+from bpe_studio.ui.app import app as app_module
+from bpe_studio.ui.app.main_window import DEFAULT_SIZE, MainWindow
+from bpe_studio.ui.app.settings import settings_path
+from bpe_studio.ui.present.token_format import LIGHT_PALETTE
 
 from .tokenizer_helpers import TRICKY_TEXT, tiny_corpus, tiny_file, tiny_result  # noqa: F401 - fixtures
 

@@ -1,4 +1,4 @@
-"""The app's training child process (bpe_studio.ui.train_process), without the GUI."""
+"""The app's training child process (bpe_studio.ui.train.process), without the GUI."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bpe_studio.engine import TrainConfig
-from bpe_studio.ui.train_process import TrainingProcess
+from bpe_studio.ui.train.process import TrainingProcess
 
 
 def test_the_child_exits_cleanly_after_each_run(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

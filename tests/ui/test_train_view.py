@@ -17,11 +17,11 @@ from bpe_studio.engine import (
     TrainConfig,
     train,
 )
+from bpe_studio.engine.encoding.tokenizer import Tokenizer
 from bpe_studio.engine.formats import load, load_studio
-from bpe_studio.engine.tokenizer import Tokenizer
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.settings import Settings, TrainSettings, load_settings
-from bpe_studio.ui.train_view import TrainView
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.settings import Settings, TrainSettings, load_settings
+from bpe_studio.ui.train.view import TrainView
 
 from .conftest import worker_processes
 
@@ -346,7 +346,7 @@ def test_settings_are_saved_on_close_and_restored(qtbot, small_corpus: Path) -> 
 def test_corrupt_settings_file_still_opens_the_window(
     qtbot, content: str, caplog: pytest.LogCaptureFixture
 ) -> None:  # type: ignore[no-untyped-def]
-    from bpe_studio.ui.settings import settings_path
+    from bpe_studio.ui.app.settings import settings_path
 
     path = settings_path()
     path.parent.mkdir(parents=True)
@@ -364,7 +364,7 @@ def test_save_menu_uses_the_dialogs_format(
     from PySide6.QtWidgets import QFileDialog
 
     from bpe_studio.engine.formats import detect_format
-    from bpe_studio.ui.train_view import SAVE_FILTERS
+    from bpe_studio.ui.train.view import SAVE_FILTERS
 
     view = window.train_view
     _fill(view, small_corpus, 400)
@@ -434,7 +434,7 @@ def test_a_killed_child_is_reported(  # type: ignore[no-untyped-def]
 
     with qtbot.waitSignal(view.runner.progress, timeout=RUN_TIMEOUT, check_params_cb=merging):
         _start(qtbot, view)
-    (child,) = [p for p in worker_processes() if "train_process" in " ".join(p.cmdline())]
+    (child,) = [p for p in worker_processes() if "ui.train.process" in " ".join(p.cmdline())]
     _title, text = _wait_error(qtbot, view, child.kill)
     assert text.startswith("the training process died (exit code -9)")
     qtbot.waitUntil(lambda: not view.runner.is_busy(), timeout=RUN_TIMEOUT)
@@ -465,7 +465,7 @@ def test_a_crashed_counting_worker_is_reported(  # type: ignore[no-untyped-def]
     _fill(view, big_corpus, 2000, workers=2)
 
     def counting_workers() -> list[Any]:
-        return [p for p in worker_processes() if "_count_worker" in " ".join(p.cmdline())]
+        return [p for p in worker_processes() if "workers.count_worker" in " ".join(p.cmdline())]
 
     with qtbot.waitSignal(view.runner.progress, timeout=RUN_TIMEOUT):
         _start(qtbot, view)
@@ -486,7 +486,7 @@ def test_cluster_address_is_an_advanced_setting(qtbot, window: MainWindow, small
     assert view.cluster_error.isVisibleTo(view)
     assert "tcp://HOST:8786" in view.cluster_error.text()
     view.cluster_edit.setText("local:2")
-    from bpe_studio.engine.distributed import dask_missing
+    from bpe_studio.engine.corpus.distributed import dask_missing
 
     assert view.cluster_error.text() == (dask_missing() or "")
     if dask_missing() is None:

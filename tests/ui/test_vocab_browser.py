@@ -9,11 +9,11 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex, Qt
 
 from bpe_studio.engine import TrainConfig, TrainResult, train
-from bpe_studio.engine.analysis import MergeNode
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tokenizer_info import from_result
-from bpe_studio.ui.tokenizer_views import TokenizerViews
-from bpe_studio.ui.vocab_model import VocabTableModel
+from bpe_studio.engine.encoding.analysis import MergeNode
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.present.tokenizer_info import from_result
+from bpe_studio.ui.vocabulary.model import VocabTableModel
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,

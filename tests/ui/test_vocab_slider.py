@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from PySide6.QtCore import Qt
 
 from bpe_studio.engine import Tokenizer
-from bpe_studio.ui.tokenizer_info import LoadedTokenizer
-from bpe_studio.ui.vocab_size_box import VocabSizeBox, position_of, size_at, slider_steps
+from bpe_studio.ui.playground.vocab_size_box import VocabSizeBox, position_of, size_at, slider_steps
+from bpe_studio.ui.present.tokenizer_info import LoadedTokenizer
 
 from .tokenizer_helpers import duplicate_merge_tokenizer
 

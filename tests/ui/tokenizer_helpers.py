@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from bpe_studio.engine import Tokenizer, TokenSpan, TrainConfig, TrainResult, train
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.playground import PlaygroundView
-from bpe_studio.ui.token_text import UNIT_PROPERTY, TokenTextEdit
-from bpe_studio.ui.tokenizer_views import TokenizerViews
-from bpe_studio.ui.train_view import save_result
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.playground.view import PlaygroundView
+from bpe_studio.ui.train.view import save_result
+from bpe_studio.ui.widgets.token_text import UNIT_PROPERTY, TokenTextEdit
 
 WAIT_MS = 30_000
 SPECIAL = "<|endoftext|>"

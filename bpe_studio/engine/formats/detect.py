@@ -35,7 +35,7 @@ from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
 from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer
 
 FormatName = Literal["studio", "gpt2", "tiktoken", "hf"]
 """A tokenizer file format's name."""
@@ -170,7 +170,7 @@ def load(
     Example:
         >>> tok = load("out/tokenizer.json")  # doctest: +SKIP
     """
-    from ..tokenizer import Template, Tokenizer
+    from ..encoding.tokenizer import Template, Tokenizer
 
     kind, target = _locate(path)
     if kind == "gpt2":

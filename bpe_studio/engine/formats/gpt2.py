@@ -27,7 +27,7 @@ from .atomic import atomic_write_set
 from .studio import FormatError, content_digest, read_json, utf8
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer
 
 VOCAB_FILE = "vocab.json"
 MERGES_FILE = "merges.txt"
@@ -280,7 +280,7 @@ def load_gpt2(folder: str | os.PathLike[str], *, pattern: str | None = None) -> 
     Example:
         >>> tok = load_gpt2("out/gpt2")  # doctest: +SKIP
     """
-    from ..tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer
 
     root = Path(folder)
     files = find_gpt2_files(root)

@@ -41,7 +41,7 @@ from .atomic import atomic_write
 from .studio import FormatError, FormatWarning, read_json, utf8
 
 if TYPE_CHECKING:
-    from ..tokenizer import Template, Tokenizer
+    from ..encoding.tokenizer import Template, Tokenizer
 
 FILE_NAME = "tokenizer.json"
 
@@ -290,7 +290,7 @@ def _template_of(path: Path, processor: object) -> Template | None:
     One that cannot be reproduced is not applied, with a :class:`FormatWarning` (refusing it would make
     the file unusable even for looking at the text's own ids, which stay exact).
     """
-    from ..tokenizer import Template
+    from ..encoding.tokenizer import Template
 
     if processor is None:
         return None
@@ -372,7 +372,7 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     Example:
         >>> tok = load_hf("tokenizer.json")  # doctest: +SKIP
     """
-    from ..tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer
 
     source = Path(path)
     if document is None:

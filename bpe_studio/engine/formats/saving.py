@@ -31,8 +31,8 @@ from .studio import FormatError
 
 if TYPE_CHECKING:
     from ..config import TrainConfig
+    from ..encoding.tokenizer import Tokenizer
     from ..events import TrainResult
-    from ..tokenizer import Tokenizer
 
 #: Text a saved tokenizer must encode exactly as the original: contractions, whitespace runs, digits,
 #: punctuation, accents, several scripts, emoji and control characters (see :func:`sample_texts`).
@@ -195,7 +195,7 @@ def save_result(
         >>> save_result(train(config), "out/", config=config)  # doctest: +SKIP
         PosixPath('out/tokenizer.json')
     """
-    from ..tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer
 
     training = training_record(result, config) if format == "studio" else None
     return save_tokenizer(

@@ -31,7 +31,7 @@ from .gpt2 import check_sidecar_files, dumps_sidecar, read_sidecar
 from .studio import FormatError
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer
 
 SUFFIX = ".tiktoken"
 
@@ -262,7 +262,7 @@ def load_tiktoken(
     Example:
         >>> tok = load_tiktoken("my.tiktoken", pattern="cl100k")  # doctest: +SKIP
     """
-    from ..tokenizer import Tokenizer
+    from ..encoding.tokenizer import Tokenizer
 
     try:
         with open(path, "rb") as handle:

@@ -10,10 +10,10 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from bpe_studio.engine import TrainConfig
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.settings import Settings
-from bpe_studio.ui.tokenizer_views import TokenizerViews
-from bpe_studio.ui.train_view import save_result
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.settings import Settings
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+from bpe_studio.ui.train.view import save_result
 
 from ..conftest import worker_processes
 from ..tokenizer_helpers import SPECIAL, WAIT_MS, tiny_corpus, train_tiny, views, wait_playground  # noqa: F401

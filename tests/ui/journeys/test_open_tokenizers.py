@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from bpe_studio.engine import FORMATS, TrainResult, save
 from bpe_studio.engine.formats.detect import save_targets
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
 
 from ..tokenizer_helpers import (  # noqa: F401 - fixtures
     TRICKY_TEXT,

@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from bpe_studio.ui.main_window import MainWindow
+from bpe_studio.ui.app.main_window import MainWindow
 
 from ..test_menu_actions import find_action
 from .conftest import ScriptedDialogs, click, trigger

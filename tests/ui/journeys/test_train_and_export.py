@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from bpe_studio.engine import FORMATS, Tokenizer
-from bpe_studio.ui.main_window import MainWindow
-from bpe_studio.ui.tokenizer_views import TokenizerViews
+from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.tokenizer_views import TokenizerViews
 
 from ..tokenizer_helpers import WAIT_MS, views, wait_playground  # noqa: F401 - fixtures
 from .conftest import ScriptedDialogs, click, shoot, trigger

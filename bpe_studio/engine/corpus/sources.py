@@ -1,0 +1,690 @@
+"""Corpus formats beyond plain text: JSON Lines, Parquet, and compressed files, read as documents.
+
+A file's format is told by its suffixes (:func:`source_kind`): ``.jsonl``/``.ndjson`` (one JSON object per
+line, the text in a field), ``.parquet`` (the text in a column), anything else is UTF-8 text; a last
+suffix ``.gz``, ``.bz2``, ``.xz`` or ``.zst`` says it is compressed. Each JSON record and Parquet row is one
+document, exactly as if the texts were written to a text file joined by a special token (special tokens
+inside a text still split it).
+
+Counting is cut into *tasks* that a worker process counts on its own, as the plain-text chunks of
+:mod:`~bpe_studio.engine.corpus.plan` are:
+
+* an uncompressed JSON Lines file is cut into byte ranges ending at line ends (:class:`LineRange`), which
+  the workers read themselves;
+* a Parquet file is cut into its row groups (:class:`RowGroup`);
+* a compressed file is decompressed once, here, into :class:`Block` s of at most about
+  ``chunk_size`` bytes (JSON Lines cut at line ends, text at a certain boundary as in
+  :func:`~bpe_studio.engine.corpus.plan.plan_chunks`) handed to the workers in turn;
+* documents given in memory (``train_from_iterator``) go in :class:`Documents` batches.
+
+Memory stays bounded: a block is never larger than ``chunk_size`` plus the longest uncut stretch
+(``MAX_UNCUT_BYTES`` for text; :data:`MAX_RECORD_BYTES` for one JSON line), and decompression reads a fixed
+amount at a time, so a small file that inflates enormously (a "zip bomb") costs time, not memory.
+
+Example:
+    >>> source_kind("shard-0001.jsonl.zst")
+    SourceKind(format='jsonl', compression='zstd')
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+import os
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..config import InvalidUtf8Policy
+from .plan import MAX_UNCUT_BYTES, Chunk, UncuttableTextError, _BoundaryFinder, decode
+
+#: Compression suffixes and the codec each names.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+#: Format suffixes (after any compression suffix); every other file is read as UTF-8 text.
+FORMAT_SUFFIXES = {".txt": "text", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+#: The suffixes a folder is searched for (every format, plain or compressed).
+CORPUS_SUFFIXES = tuple(
+    sorted(list(FORMAT_SUFFIXES) + [f + c for f in FORMAT_SUFFIXES if f != ".parquet" for c in COMPRESSIONS])
+)
+#: The longest JSON line read (a line longer than this is an error): bounds one record's memory.
+MAX_RECORD_BYTES = 64 << 20
+#: How much decompressed data is read at a time.
+_READ = 1 << 20
+#: How much compressed zstd data is decompressed at a time (see _ZstdStream).
+_ZSTD_FEED = 1 << 10
+#: The largest zstd window accepted (128 MiB, the library's default limit): a frame asking for more
+#: would make the decompressor allocate it, so it is refused as corrupt.
+_ZSTD_MAX_WINDOW = 1 << 27
+
+
+class MissingPackageError(ValueError):
+    """An optional package that a corpus format needs is not installed."""
+
+
+class BadRecordError(ValueError):
+    """A JSON line or Parquet row holds no usable text.
+
+    Attributes:
+        path: The file.
+        where: ``"line 12"`` or ``"row 12"`` (1-based).
+        reason: What is wrong, e.g. ``'no field "text"'``.
+    """
+
+    def __init__(self, path: str, where: str, reason: str, fix: str) -> None:
+        self.path, self.where, self.reason, self.fix = path, where, reason, fix
+        super().__init__(
+            f"{path}, {where}: {reason}; {fix}, or skip such records with skip_bad_records=True "
+            "(CLI: --skip-bad-records)"
+        )
+
+    def __reduce__(self) -> tuple[type[BadRecordError], tuple[str, str, str, str]]:
+        return (type(self), (self.path, self.where, self.reason, self.fix))
+
+
+class CorruptStreamError(ValueError):
+    """A compressed file cannot be decompressed (truncated or damaged)."""
+
+    def __init__(self, path: str, offset: int, detail: str) -> None:
+        self.path, self.offset, self.detail = path, offset, detail
+        super().__init__(
+            f"{path}: the compressed data is damaged or truncated after {offset:,} decompressed bytes "
+            f"({detail}); download or compress the file again"
+        )
+
+    def __reduce__(self) -> tuple[type[CorruptStreamError], tuple[str, int, str]]:
+        return (type(self), (self.path, self.offset, self.detail))
+
+
+@dataclass(frozen=True, slots=True)
+class SourceKind:
+    """A corpus file's format (``text``, ``jsonl``, ``parquet``) and compression (None or a codec)."""
+
+    format: str
+    compression: str | None
+
+
+def source_kind(path: str | os.PathLike[str]) -> SourceKind:
+    """The format and compression of a corpus file, from its suffixes (case-insensitive).
+
+    Example:
+        >>> source_kind("corpus.txt.gz"), source_kind("data.en")
+        (SourceKind(format='text', compression='gzip'), SourceKind(format='text', compression=None))
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    compression = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    if compression is not None:
+        suffixes.pop()
+    fmt = FORMAT_SUFFIXES.get(suffixes[-1], "text") if suffixes else "text"
+    return SourceKind(fmt, compression)
+
+
+def is_plain_text(path: str | os.PathLike[str]) -> bool:
+    """True for an uncompressed text file, which :func:`~bpe_studio.engine.corpus.plan.plan_chunks` reads."""
+    return source_kind(path) == SourceKind("text", None)
+
+
+def expand_inputs(names: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Expand folders (every corpus file under them, by suffix, sorted) and glob patterns into files.
+
+    A name that exists is kept as it is (a file of any suffix is read as text); a folder gives its files
+    with a :data:`CORPUS_SUFFIXES` suffix, recursively, in sorted order; a name with ``*``, ``?`` or ``[``
+    that does not exist is a glob (``**`` crosses folders). Nothing matching is an error.
+
+    Example:
+        >>> expand_inputs(["shards/", "extra/*.jsonl.gz"])  # doctest: +SKIP
+        [PosixPath('shards/a.parquet'), PosixPath('shards/b.parquet'), PosixPath('extra/x.jsonl.gz')]
+    """
+    out: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(CORPUS_SUFFIXES)
+            )
+            if not found:
+                raise ValueError(
+                    f"inputs: the folder {path} holds no corpus file ({', '.join(CORPUS_SUFFIXES)}); "
+                    "name the files instead"
+                )
+            out += found
+        elif not path.exists() and any(c in str(name) for c in "*?["):
+            anchor = Path(path.anchor) if path.is_absolute() else Path()
+            pattern = str(path.relative_to(anchor)) if path.is_absolute() else str(name)
+            found = sorted(p for p in anchor.glob(pattern) if p.is_file())
+            if not found:
+                raise ValueError(f"inputs: no file matches {name}; check the pattern")
+            out += found
+        else:
+            out.append(path)
+    return out
+
+
+def missing_package(kind: SourceKind) -> str | None:
+    """Why files of this kind cannot be read here (an optional package is missing), or None.
+
+    Example:
+        >>> missing_package(SourceKind("text", "gzip")) is None
+        True
+    """
+    needs = []
+    if kind.format == "parquet":
+        needs.append(("pyarrow", "parquet", "Parquet files"))
+    if kind.compression == "zstd":
+        needs.append(("zstandard", "zstd", ".zst files"))
+    for module, extra, what in needs:
+        try:
+            __import__(module)
+        except ImportError:
+            return (
+                f'reading {what} needs {module}: pip install "bpe-studio[{extra}]" (or: pip install {module})'
+            )
+    return None
+
+
+def check_source(path: str | os.PathLike[str]) -> None:
+    """Raise ``ValueError`` (with the fix) if this file's format cannot be read here."""
+    kind = source_kind(path)
+    if kind.format == "parquet" and kind.compression is not None:
+        raise ValueError(
+            f"inputs: {path} is a compressed Parquet file; Parquet compresses inside the file and is read "
+            "by row groups, which needs the file itself: decompress it first"
+        )
+    problem = missing_package(kind)
+    if problem is not None:
+        raise MissingPackageError(f"inputs: {path}: {problem}")
+
+
+def open_decompressed(raw: BinaryIO, compression: str) -> gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile:
+    """The decompressed stream of a file opened for binary reading (gzip, bz2 or xz)."""
+    if compression == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if compression == "bz2":
+        return bz2.BZ2File(raw, "rb")
+    return lzma.LZMAFile(raw, "rb")
+
+
+class _ZstdStream:
+    """Decompress a zstd file frame by frame, noticing a last frame that ends early.
+
+    zstandard's ``stream_reader`` returns the data it has and then ``b""`` when a file is cut short, which
+    would count a truncated download as a shorter corpus; a ``decompressobj`` says whether its frame
+    ended. It is fed ``_ZSTD_FEED`` bytes at a time: zstd inflates at most a few ten thousand times, so one
+    piece of output stays within tens of MiB whatever the file.
+    """
+
+    def __init__(self, raw: BinaryIO) -> None:
+        import zstandard  # optional: checked by check_source before a run
+
+        self._raw = raw
+        self._dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW)
+
+    def pieces(self) -> Iterator[bytes]:
+        dobj = self._dctx.decompressobj()
+        started = False
+        while piece := self._raw.read(_ZSTD_FEED):
+            while piece:
+                out = dobj.decompress(piece)
+                started = True
+                if out:
+                    yield out
+                if not dobj.eof:
+                    break
+                # A frame ended; what follows it starts the next one.
+                piece, dobj, started = dobj.unused_data, self._dctx.decompressobj(), False
+        if started:
+            raise EOFError("the last zstd frame ends early")
+
+
+def _corrupt_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [EOFError, OSError, lzma.LZMAError, zlib.error]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def read_decompressed(path: str, compression: str) -> Iterator[tuple[bytes, int]]:
+    """Yield the decompressed data of a file in pieces of at most 1 MiB, each with the number of
+    compressed bytes read meanwhile.
+
+    Raises:
+        CorruptStreamError: The data is damaged or ends early.
+    """
+    errors = _corrupt_errors()
+    with open(path, "rb") as raw:
+        if compression == "zstd":
+            pieces = _ZstdStream(raw).pieces()
+        else:
+            stream = open_decompressed(raw, compression)
+            pieces = iter(lambda: stream.read(_READ), b"")
+        done, consumed = 0, 0
+        while True:
+            try:
+                data = next(pieces, b"")
+            except errors as exc:
+                if isinstance(exc, FileNotFoundError | PermissionError):
+                    raise
+                raise CorruptStreamError(path, done, str(exc) or type(exc).__name__) from None
+            position = raw.tell()
+            if not data:
+                return
+            done += len(data)
+            yield data, position - consumed
+            consumed = position
+
+
+# ---- tasks --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LineRange:
+    """Lines ``[start, end)`` (byte offsets at line starts) of an uncompressed JSON Lines file."""
+
+    path: str
+    start: int
+    end: int
+
+    @property
+    def size(self) -> int:
+        """Bytes of the file this task covers (for progress)."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True, slots=True)
+class RowGroup:
+    """One row group of a Parquet file; ``first_row`` is the 0-based index of its first row in the file."""
+
+    path: str
+    index: int
+    first_row: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A piece of a decompressed file: JSON lines (cut at line ends) or text (cut at a certain boundary).
+
+    Attributes:
+        path: The file.
+        format: ``"jsonl"`` or ``"text"``.
+        offset: Decompressed byte offset of ``data`` in the file (for error messages).
+        line: 1-based number of its first line (JSON Lines).
+        data: The bytes.
+        continues_document: Text only: it starts inside a document begun in the previous block.
+        size: Compressed bytes read for it (for progress).
+    """
+
+    path: str
+    format: str
+    offset: int
+    line: int
+    data: bytes
+    continues_document: bool
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Documents:
+    """A batch of documents given in memory; ``size`` is their length in UTF-8 bytes (for progress)."""
+
+    texts: list[str]
+    size: int
+
+
+Task = Chunk | LineRange | RowGroup | Block | Documents
+"""One piece of counting work: a plain-text chunk, or a piece of another format."""
+
+
+# ---- planning -----------------------------------------------------------------------------------------
+
+
+def plan_line_ranges(path: str, *, chunk_size: int) -> list[LineRange]:
+    """Cut an uncompressed JSON Lines file into ranges of about ``chunk_size`` bytes ending at line ends.
+
+    Raises:
+        BadRecordError: A line is longer than :data:`MAX_RECORD_BYTES` (a range holding it could not be
+            read in bounded memory).
+
+    Example:
+        >>> plan_line_ranges("a.jsonl", chunk_size=1 << 22)  # doctest: +SKIP
+        [LineRange(path='a.jsonl', start=0, end=52311)]
+    """
+    size = os.path.getsize(path)
+    ranges: list[LineRange] = []
+    start = 0
+    with open(path, "rb") as handle:
+        while start < size:
+            pos = start + chunk_size
+            end = size
+            while pos < size:
+                handle.seek(pos)
+                window = handle.read(1 << 16)
+                newline = window.find(b"\n")
+                if newline != -1:
+                    end = pos + newline + 1
+                    break
+                pos += len(window)
+                if pos - (start + chunk_size) > MAX_RECORD_BYTES:
+                    handle.seek(0)
+                    before = handle.read(start + chunk_size).count(b"\n")  # an error only
+                    raise BadRecordError(
+                        path,
+                        f"line {before + 1:,}",
+                        f"the line is longer than {MAX_RECORD_BYTES >> 20} MiB",
+                        "split the record",
+                    )
+            ranges.append(LineRange(path, start, end))
+            start = end
+    return ranges
+
+
+def plan_row_groups(path: str) -> list[RowGroup]:
+    """One task per row group of a Parquet file (their sizes share the file's size, for progress)."""
+    import pyarrow.parquet as pq  # optional: checked by check_source before a run
+
+    size = os.path.getsize(path)
+    meta = pq.ParquetFile(path).metadata
+    total = max(1, meta.num_rows)
+    groups: list[RowGroup] = []
+    first = 0
+    for i in range(meta.num_row_groups):
+        rows = meta.row_group(i).num_rows
+        groups.append(RowGroup(path, i, first, size * (first + rows) // total - size * first // total))
+        first += rows
+    return groups
+
+
+def plan_blocks(
+    path: str,
+    fmt: str,
+    compression: str,
+    *,
+    chunk_size: int,
+    special_tokens: Sequence[str],
+    newline_cuts: bool,
+) -> Iterator[Block]:
+    """Decompress a file once, yielding blocks of about ``chunk_size`` bytes that can be counted alone.
+
+    Raises:
+        CorruptStreamError: The compressed data is damaged or truncated.
+        UncuttableTextError: Text with no certain boundary for ``MAX_UNCUT_BYTES`` past ``chunk_size``.
+        BadRecordError: A JSON line longer than :data:`MAX_RECORD_BYTES` (raised whatever the policy: its
+            end cannot be found within bounded memory).
+    """
+    buf = b""
+    offset, line, continues, pending = 0, 1, False, 0
+    # Leave the longest special token and a few bytes after a text candidate unread, so that the finder
+    # sees what follows it as it would in the whole text.
+    margin = max((len(s.encode()) for s in special_tokens), default=0) + 8
+    for data, consumed in read_decompressed(path, compression):
+        buf += data
+        pending += consumed
+        finder = _BoundaryFinder(io.BytesIO(buf), len(buf), special_tokens, newline_cuts)
+        start = 0
+        while len(buf) - start >= chunk_size:
+            if fmt == "jsonl":
+                newline = buf.find(b"\n", start + chunk_size - 1)
+                if newline == -1:
+                    start_of_line = buf.rfind(b"\n", start) + 1
+                    if len(buf) - start_of_line > MAX_RECORD_BYTES:
+                        lines_before = buf.count(b"\n", start, start_of_line)
+                        raise BadRecordError(
+                            path,
+                            f"line {line + lines_before:,}",
+                            f"the line is longer than {MAX_RECORD_BYTES >> 20} MiB",
+                            "split the record",
+                        )
+                    break
+                cut, at_special = newline + 1, True
+            else:
+                until = len(buf) - margin
+                target = start + chunk_size
+                found = finder.find(target, until=until) if until > target else None
+                if found is None:
+                    if len(buf) - start > chunk_size + MAX_UNCUT_BYTES + margin:
+                        raise UncuttableTextError(path, offset, chunk_size + MAX_UNCUT_BYTES, newline_cuts)
+                    break
+                cut, at_special = found
+            piece = buf[start:cut]
+            start = cut
+            yield Block(path, fmt, offset, line, piece, continues, pending)
+            pending = 0
+            offset += len(piece)
+            if fmt == "jsonl":
+                line += piece.count(b"\n")
+            continues = not at_special
+        buf = buf[start:]
+    if buf or pending:
+        yield Block(path, fmt, offset, line, buf, continues, pending)
+
+
+def plan_sources(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    chunk_size: int,
+    special_tokens: Sequence[str],
+    newline_cuts: bool,
+    plan_text: Callable[[list[str]], Sequence[Chunk]],
+) -> tuple[Iterator[Task], int]:
+    """All counting tasks of the files, in file order, and how many are known in advance.
+
+    Plain text files go through ``plan_text`` (the chunks of
+    :func:`~bpe_studio.engine.corpus.plan.plan_chunks`);
+    compressed files are decompressed lazily, as the tasks are taken.
+    """
+    known: list[Sequence[Task] | Callable[[], Iterator[Block]]] = []
+    count = 0
+    for p in paths:
+        name = str(p)
+        kind = source_kind(name)
+        if kind.compression is not None:
+            known.append(
+                lambda name=name, kind=kind: plan_blocks(  # type: ignore[misc]
+                    name,
+                    kind.format,
+                    kind.compression,
+                    chunk_size=chunk_size,
+                    special_tokens=special_tokens,
+                    newline_cuts=newline_cuts,
+                )
+            )
+            count += max(1, os.path.getsize(name) // max(1, chunk_size // 4))
+            continue
+        if kind.format == "jsonl":
+            tasks: Sequence[Task] = plan_line_ranges(name, chunk_size=chunk_size)
+        elif kind.format == "parquet":
+            tasks = plan_row_groups(name)
+        else:
+            tasks = plan_text([name])
+        known.append(tasks)
+        count += len(tasks)
+
+    def tasks_in_order() -> Iterator[Task]:
+        for item in known:
+            yield from item() if callable(item) else item
+
+    return tasks_in_order(), count
+
+
+# ---- reading records ----------------------------------------------------------------------------------
+
+
+def _field(record: object, field: str) -> object:
+    """The value at ``field`` in a JSON record: the key itself, or a dotted path through objects."""
+    if not isinstance(record, dict):
+        raise LookupError(f"the line is a JSON {type(record).__name__}, not an object")
+    if field in record:
+        return record[field]
+    value: object = record
+    for part in field.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise LookupError(f'no field "{field}"')
+        value = value[part]
+    return value
+
+
+class RecordReader:
+    """Turns JSON lines and Parquet row groups into document texts, checking each record.
+
+    Example:
+        >>> reader = RecordReader(text_field="meta.body", policy=InvalidUtf8Policy.ERROR, skip_bad=False)
+        >>> list(reader.json_lines(b'{"meta": {"body": "hi"}}\\n', path="a.jsonl", offset=0, line=1))
+        ['hi']
+    """
+
+    def __init__(self, *, text_field: str, policy: InvalidUtf8Policy, skip_bad: bool) -> None:
+        self.text_field = text_field
+        self.policy = policy
+        self.skip_bad = skip_bad
+        self.bad_records = 0
+
+    def _bad(self, path: str, where: Callable[[], str], reason: str, fix: str) -> None:
+        if not self.skip_bad:
+            raise BadRecordError(path, where(), reason, fix)
+        self.bad_records += 1
+
+    def json_lines(self, data: bytes, *, path: str, offset: int, line: int | None) -> Iterator[str]:
+        """The texts of the JSON lines in ``data`` (blank lines are skipped).
+
+        ``line`` is the number of the first line, or None when unknown (a byte range of a file: it is then
+        counted from the file, only if an error needs it).
+        """
+        field = self.text_field
+        position = 0
+        for index, raw in enumerate(data.split(b"\n")):
+            here = position
+            position += len(raw) + 1
+            if not raw.strip():
+                continue
+
+            def where(index: int = index, here: int = here) -> str:
+                if line is not None:
+                    return f"line {line + index:,}"
+                with open(path, "rb") as handle:  # an error only: count the lines before it
+                    before = handle.read(offset + here).count(b"\n")
+                return f"line {before + 1:,}"
+
+            text = decode(raw, self.policy, path=path, offset=offset + here)
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                self._bad(path, where, f"not JSON ({exc.msg} at column {exc.colno})", "fix the line")
+                continue
+            try:
+                value = _field(record, field)
+            except LookupError as exc:
+                fix = f"give the field that holds the text with text_field (CLI: --text-field; now {field!r})"
+                self._bad(path, where, str(exc), fix)
+                continue
+            if not isinstance(value, str):
+                self._bad(
+                    path,
+                    where,
+                    f'the field "{field}" is {type(value).__name__}, not a string',
+                    "fix the record",
+                )
+                continue
+            yield value
+
+    def row_group(self, task: RowGroup) -> Iterator[str]:
+        """The texts of one Parquet row group (the column ``text_field``; a dotted path enters structs)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(task.path)
+        field = self.text_field
+        names = parquet.schema_arrow.names
+        top = field if field in names else field.split(".")[0]
+        if top not in names:
+            raise BadRecordError(
+                task.path,
+                "schema",
+                f'no column "{field}" (columns: {", ".join(names)})',
+                "give the column that holds the text with text_field (CLI: --text-field)",
+            )
+        column = parquet.read_row_group(task.index, columns=[top]).column(0)
+        if top != field:
+            for part in field.split(".")[1:]:
+                if not pa.types.is_struct(column.type) or column.type.get_field_index(part) < 0:
+                    raise BadRecordError(task.path, "schema", f'no column "{field}"', "give a column of text")
+                column = pc.struct_field(column, part)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+                values: Iterable[Any] = (
+                    None if v is None else decode(v, self.policy, path=task.path, offset=0)
+                    for v in column.to_pylist()
+                )
+            else:
+                raise BadRecordError(
+                    task.path,
+                    "schema",
+                    f'the column "{field}" holds {column.type}, not strings',
+                    "give a column of text with text_field (CLI: --text-field)",
+                )
+        else:
+            values = column.to_pylist()
+        for i, value in enumerate(values):
+            if value is None:
+                self._bad(
+                    task.path,
+                    lambda i=i: f"row {task.first_row + i + 1:,}",  # type: ignore[misc]
+                    f'"{field}" is null',
+                    "fill in the text or drop the row",
+                )
+                continue
+            yield value
+
+
+def head_documents(
+    path: str | os.PathLike[str], *, text_field: str = "text", count: int = 3, max_bytes: int = 1 << 16
+) -> list[str]:
+    """The first few documents of a corpus file of any format, reading little of it (for previews).
+
+    Reads at most ``max_bytes`` of (decompressed) JSON Lines or text, or the first rows of a Parquet
+    file; records without a text are passed over. Raises what reading the file raises (``OSError``,
+    :class:`CorruptStreamError`, :class:`MissingPackageError`, ``UnicodeDecodeError``...).
+
+    Example:
+        >>> head_documents("shard.jsonl.gz", count=1)  # doctest: +SKIP
+        ['The first document ...']
+    """
+    name = str(path)
+    kind = source_kind(name)
+    check_source(name)
+    if kind.format == "parquet":
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(name)
+        top = text_field if text_field in parquet.schema_arrow.names else text_field.split(".", maxsplit=1)[0]
+        batch = next(parquet.iter_batches(batch_size=count, columns=[top]), None)
+        if batch is None:
+            return []
+        values = batch.column(0).to_pylist()
+        if top != text_field:
+            for part in text_field.split(".")[1:]:
+                values = [v.get(part) if isinstance(v, dict) else None for v in values]
+        return [v for v in values if isinstance(v, str)][:count]
+    if kind.compression is None:
+        with open(name, "rb") as handle:
+            data = handle.read(max_bytes)
+    else:
+        data = b""
+        for piece, _ in read_decompressed(name, kind.compression):
+            data += piece
+            if len(data) >= max_bytes:
+                break
+        data = data[:max_bytes]
+    if kind.format == "text":
+        return [data.decode("utf-8", errors="replace")] if data else []
+    complete = data[: data.rfind(b"\n") + 1] if len(data) == max_bytes else data
+    reader = RecordReader(text_field=text_field, policy=InvalidUtf8Policy.REPLACE, skip_bad=True)
+    return list(reader.json_lines(complete, path=name, offset=0, line=1))[:count]

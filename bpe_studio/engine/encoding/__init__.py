@@ -1,0 +1,1 @@
+"""Encoding: a trained tokenizer at work (the Tokenizer, whole corpora, evaluation, analysis)."""

@@ -1,0 +1,1118 @@
+"""Encoding and decoding text with a byte-level BPE tokenizer, exactly as the reference implementations do.
+
+A text is split at the allowed special tokens (longest match first), each piece in between is split into
+pre-tokens by the pattern, and each pre-token's UTF-8 bytes are merged: repeatedly the adjacent pair with
+the lowest *rank* (its index in the merges list) is merged, leftmost first, until no pair is a merge. This
+is the semantics of GPT-2's ``encoder.py``, Hugging Face ``tokenizers`` and the CS336 handout; for GPT-2's
+files it gives the ids of tiktoken.
+
+Why it is fast in pure Python:
+
+* A pre-token's result is cached (pre-token -> tuple of ids) in a dict whose ``__missing__`` runs BPE, so a
+  warm encode is the pattern's ``findall`` plus one C-level dict lookup per pre-token.
+* A cache miss works on a ``str`` whose code points are token ids: a pair of tokens is a 2-character slice,
+  looked up in one dict ``pair -> rank``; the list of the pair ranks of the word is updated in place after
+  each merge, so a merge costs one C-level ``min`` over it.
+
+Example:
+    >>> tok = Tokenizer.from_files("vocab.json", "merges.txt", ["<|endoftext|>"])  # doctest: +SKIP
+    >>> tok.encode("Hello world<|endoftext|>")  # doctest: +SKIP
+    [15496, 995, 50256]
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+import unicodedata
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, islice, pairwise
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+import regex
+
+from .. import native as native_backend
+from ..config import MAX_VOCAB_SIZE, compile_pattern, preset_name, resolve_pattern
+from ..corpus.plan import special_token_regex
+from ..pretokenize.split import Pretokenizer, pretoken_matches
+
+if TYPE_CHECKING:
+    from ..._native import Encoder as NativeEncoder
+    from ..events import TrainResult
+
+#: Default number of pre-tokens whose ids are cached; the cache is emptied when it is full.
+DEFAULT_CACHE_SIZE = 100_000
+
+# Above this many bytes a pre-token is merged with a heap (O(n log n)) instead of rescanning the list of
+# pair ranks after each merge (O(n^2), but in C and faster for the short words of ordinary text).
+_LONG_WORD = 256
+
+# encode_iterable() works on at least this many characters at a time (or on the held-back tail's length,
+# whichever is larger, which keeps the total work linear even for a pre-token that spans many chunks).
+_STREAM_BLOCK = 1 << 16
+
+# A streaming cut needs this many characters of the known text after it: the preset patterns decide where
+# a pre-token ends by looking at most this far past it (o200k's "'ll" suffix after a word: 3 characters).
+_STREAM_MARGIN = 3
+
+# "No such pair": larger than any rank.
+_NO_RANK = MAX_VOCAB_SIZE * 64
+
+_WHITESPACE = regex.compile(r"\s")
+
+AllowedSpecial = Literal["all"] | Collection[str]
+"""Which special tokens to recognise: ``"all"`` or a set of them (tiktoken's ``allowed_special``)."""
+DisallowedSpecial = Literal["all"] | Collection[str]
+"""Which special tokens make encoding fail: ``"all"`` (every one not allowed) or a collection."""
+
+
+class UnknownTokenIdError(KeyError, ValueError):
+    """A token id is not in the tokenizer's vocabulary (both a ``KeyError`` and a ``ValueError``)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown token id"
+
+
+class DisallowedSpecialTokenError(ValueError):
+    """The text holds a special token that the call did not allow.
+
+    Attributes:
+        token: The special token found.
+        position: Its character offset in the text (within the buffered chunk for ``encode_iterable``).
+    """
+
+    def __init__(self, token: str, position: int) -> None:
+        self.token = token
+        self.position = position
+        super().__init__(
+            f"the text holds the special token {token!r} (at character {position}), which is not "
+            f"allowed. To encode it as the special token, pass allowed_special={{{token!r}}} (or "
+            "allowed_special='all'); to encode it as ordinary text, pass disallowed_special=() (or leave "
+            f"{token!r} out of disallowed_special)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSpan:
+    """One token of :meth:`Tokenizer.encode_with_offsets` and the characters it covers.
+
+    Attributes:
+        id: The token id.
+        start: Offset of the first character the token's bytes belong to.
+        end: One past the last such character.
+        partial: True when the token holds only part of a character's UTF-8 bytes (at its start or end):
+            e.g. each of the three tokens of ``"🙃"`` in GPT-2 spans the same character and is partial.
+    """
+
+    id: int
+    start: int
+    end: int
+    partial: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """Token ids that :meth:`Tokenizer.encode` adds around every text, e.g. a BOS and an EOS token.
+
+    This is the single-text part of a Hugging Face ``TemplateProcessing`` post-processor (Llama-3 files add
+    ``<|begin_of_text|>`` before every text); ``encode(text, add_special_tokens=False)`` leaves them out, as
+    in ``tokenizers``.
+
+    Attributes:
+        prefix: Ids put before the text's ids.
+        suffix: Ids put after them.
+
+    Example:
+        >>> Template(prefix=(1,), suffix=(2,))
+        Template(prefix=(1,), suffix=(2,))
+    """
+
+    prefix: tuple[int, ...] = ()
+    suffix: tuple[int, ...] = ()
+
+
+class _PieceCache(dict[str, tuple[int, ...]]):
+    """Pre-token -> ids; a miss runs BPE. Emptied when full, which bounds memory whatever the input."""
+
+    __slots__ = ("_bpe", "limit")
+
+    def __init__(self, bpe: Any, limit: int) -> None:
+        super().__init__()
+        self._bpe = bpe
+        self.limit = limit
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        ids: tuple[int, ...] = self._bpe(piece)
+        if len(self) >= self.limit:
+            self.clear()
+        self[piece] = ids
+        return ids
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: vocabulary, ranked merges, special tokens and a pre-tokenization pattern.
+
+    Args:
+        vocab: Token id -> bytes. It must hold all 256 single bytes (under any ids).
+        merges: Pairs of tokens (as bytes) in rank order; a merge's result is the token with the
+            concatenated bytes, which must be in ``vocab``. A pair listed twice keeps its first rank.
+        special_tokens: Strings that are never split: a sequence (each gets the id of a vocab entry with
+            its UTF-8 bytes, or a new id after the largest) or a mapping token -> id.
+        pattern: A preset name (``gpt2``, ``cl100k``, ``o200k``) or a regex for the ``regex`` module.
+        cache_size: How many pre-tokens' ids to remember.
+        template: Ids that :meth:`encode` adds around every text (BOS/EOS); each must be a vocab id.
+        ignore_merges: A pre-token whose bytes are an ordinary token becomes that token without merging, as
+            tiktoken does and as ``tokenizers`` does with ``ignore_merges`` (Llama 3's files).
+        normalizer: ``"NFC"`` to encode the text between special tokens in Unicode normalization form C
+            (Qwen's files), or None to take it as it is.
+
+    Raises:
+        ValueError: Something in the arguments is inconsistent; the message says what and how to fix it.
+
+    Example:
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"hi"}, [(b"h", b"i")])
+        >>> tok.encode("hi!")
+        [256, 33]
+    """
+
+    def __init__(
+        self,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Iterable[str] | Mapping[str, int] | None = None,
+        *,
+        pattern: str = "gpt2",
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        template: Template | None = None,
+        ignore_merges: bool = False,
+        normalizer: str | None = None,
+    ) -> None:
+        if not isinstance(cache_size, int) or cache_size < 1:
+            raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
+        if normalizer not in (None, "NFC"):
+            raise ValueError(f"normalizer: {normalizer!r} is not supported; give 'NFC' or None")
+        self._normalizer = normalizer
+        self._ignore_merges = bool(ignore_merges)
+        self._pattern = resolve_pattern(pattern)
+        self._regex = compile_pattern(pattern)
+        # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
+        self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
+
+        table: dict[int, bytes] = {}
+        for i, token in vocab.items():
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_VOCAB_SIZE:
+                raise ValueError(f"vocab: id {i!r} must be an integer in 0..{MAX_VOCAB_SIZE - 1}")
+            if not isinstance(token, bytes):
+                raise ValueError(f"vocab: token {i} is {type(token).__name__}, expected bytes")
+            table[i] = token
+        specials = self._place_specials(table, special_tokens)
+        self._vocab = table
+        self._specials = specials
+        special_ids = set(specials.values())
+
+        # bytes -> id over the ordinary tokens; with duplicate bytes the smallest id wins.
+        ids_of: dict[bytes, int] = {}
+        for i in sorted(table):
+            if i not in special_ids:
+                ids_of.setdefault(table[i], i)
+        # ignore_merges: a pre-token (as a latin-1 str of its bytes) that is an ordinary token -> its id.
+        self._whole: dict[str, int] = (
+            {token.decode("latin-1"): i for token, i in ids_of.items()} if self._ignore_merges else {}
+        )
+        for special, i in specials.items():
+            ids_of.setdefault(special.encode("utf-8"), i)
+        self._ids_of = ids_of
+        missing = [b for b in range(256) if bytes([b]) not in ids_of]
+        if missing:
+            raise ValueError(
+                f"vocab: {len(missing)} single byte(s) have no token (first: 0x{missing[0]:02x}); a "
+                "byte-level BPE vocabulary needs all 256 single bytes"
+            )
+        # latin-1 decoding turns bytes into code points 0-255; translate() then maps them to token ids.
+        self._byte_chars = {b: chr(ids_of[bytes([b])]) for b in range(256)}
+
+        self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
+        ranks: dict[str, int] = {}
+        new_chars: list[str] = []
+        triples: list[tuple[int, int, int]] = []  # (left id, right id, merged id) by rank, for native code
+        for rank, (left, right) in enumerate(self._merges):
+            try:
+                key = chr(ids_of[left]) + chr(ids_of[right])
+                merged = chr(ids_of[left + right])
+            except KeyError:
+                absent = next(t for t in (left, right, left + right) if t not in ids_of)
+                raise ValueError(
+                    f"merges: merge {rank} ({left!r}, {right!r}) uses or makes {absent!r}, which is not in "
+                    "the vocabulary; every merge's two tokens and their concatenation must be vocab entries"
+                ) from None
+            ranks.setdefault(key, rank)
+            new_chars.append(merged)
+            triples.append((ord(key[0]), ord(key[1]), ord(merged)))
+        self._ranks = ranks
+        self._new_chars = new_chars
+
+        self._decoder: dict[int, bytes] = dict(table)
+        # For decoding: id -> the token's bytes as a latin-1 str (one code point per byte). Joining strs is
+        # about twice as fast as joining bytes objects. None for unused ids makes the join raise TypeError.
+        self._by_id: list[Any] = [None] * (max(table) + 1)
+        for i, token in table.items():
+            self._by_id[i] = token.decode("latin-1")
+        self._cache = _PieceCache(self._bpe, cache_size)
+        # The native encoder (rust/src/encode.rs) does the same BPE and caching as _bpe and _cache for the
+        # pre-tokens that Python finds; None when the kernel is not built or BPE_STUDIO_PURE=1.
+        self._native: NativeEncoder | None = None
+        if native_backend.backend() == "native":
+            assert native_backend.native is not None
+            self._native = native_backend.native.Encoder(
+                [ord(self._byte_chars[b]) for b in range(256)],
+                triples,
+                {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
+                [table.get(i) for i in range(len(self._by_id))],
+                cache_size=cache_size,
+            )
+        # With a preset pattern the native encoder also splits the text (rust/src/pretok*.rs, equal to the
+        # `regex` pattern on every input): text to ids in one call. None: Python splits (custom pattern).
+        name = preset_name(self._pattern)
+        self._native_preset: str | None = (
+            name if self._native is not None and name in native_backend.NATIVE_PRESETS else None
+        )
+        if template is not None:
+            if not isinstance(template, Template):
+                raise ValueError(f"template: expected a Template, got {type(template).__name__}")
+            unknown = [i for i in (*template.prefix, *template.suffix) if i not in table]
+            if unknown:
+                raise ValueError(f"template: id {unknown[0]!r} is not in the vocabulary; use a token's id")
+        self._template = template
+        self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
+
+    # ------------------------------------------------------------------ construction helpers
+
+    @staticmethod
+    def _place_specials(
+        table: dict[int, bytes], special_tokens: Iterable[str] | Mapping[str, int] | None
+    ) -> dict[str, int]:
+        """Give each special token its id, adding it to ``table`` when it is not there yet."""
+        if special_tokens is None:
+            return {}
+        if isinstance(special_tokens, str):
+            raise ValueError(
+                "special_tokens: give a sequence of strings, e.g. ['<|endoftext|>'], not a single string"
+            )
+        specials: dict[str, int] = {}
+        if isinstance(special_tokens, Mapping):
+            for token, i in special_tokens.items():
+                Tokenizer._check_special(token, specials)
+                if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_VOCAB_SIZE:
+                    raise ValueError(f"special_tokens: id {i!r} of {token!r} must be an integer in 0..")
+                encoded = token.encode("utf-8")
+                if table.setdefault(i, encoded) != encoded:
+                    raise ValueError(
+                        f"special_tokens: {token!r} has id {i}, which the vocab gives to {table[i]!r}; use a "
+                        "free id or that token's own id"
+                    )
+                specials[token] = i
+            return specials
+        by_bytes: dict[bytes, int] = {}
+        for i in sorted(table, reverse=True):
+            by_bytes[table[i]] = i  # descending order, so the smallest id of repeated bytes wins
+        for token in special_tokens:
+            Tokenizer._check_special(token, specials)
+            encoded = token.encode("utf-8")
+            i = by_bytes.get(encoded)
+            if i is None:
+                i = max(table, default=-1) + 1
+                table[i] = encoded
+                by_bytes[encoded] = i
+            specials[token] = i
+        return specials
+
+    @staticmethod
+    def _check_special(token: object, seen: Mapping[str, int]) -> None:
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special_tokens: {token!r} is not a non-empty string")
+        if token in seen:
+            raise ValueError(f"special_tokens: {token!r} is listed twice; list each special token once")
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_path: str | os.PathLike[str],
+        merges_path: str | os.PathLike[str],
+        special_tokens: Iterable[str] | None = None,
+        *,
+        pattern: str = "gpt2",
+    ) -> Tokenizer:
+        """Load GPT-2 style ``vocab.json`` + ``merges.txt`` (the ``#version`` header line is optional).
+
+        Raises:
+            FormatError: A file is malformed; the message names the file and the line or key.
+
+        Example:
+            >>> tok = Tokenizer.from_files("vocab.json", "merges.txt", ["<|endoftext|>"])  # doctest: +SKIP
+        """
+        from ..formats.gpt2 import read_merges_txt, read_vocab_json
+
+        specials = list(special_tokens or ())
+        vocab = read_vocab_json(vocab_path, raw_tokens=specials)
+        merges = read_merges_txt(merges_path)
+        return cls(vocab, merges, specials, pattern=pattern)
+
+    @classmethod
+    def from_result(cls, result: TrainResult, *, cache_size: int = DEFAULT_CACHE_SIZE) -> Tokenizer:
+        """The tokenizer a training run produced.
+
+        Example:
+            >>> tok = Tokenizer.from_result(train(config))  # doctest: +SKIP
+        """
+        return cls(
+            result.vocab,
+            result.merges,
+            result.special_token_ids,
+            pattern=result.pattern,
+            cache_size=cache_size,
+        )
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def vocab(self) -> Mapping[int, bytes]:
+        """Token id -> bytes (read-only), special tokens included."""
+        return MappingProxyType(self._vocab)
+
+    @property
+    def merges(self) -> tuple[tuple[bytes, bytes], ...]:
+        """The merges in rank order."""
+        return self._merges
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """Special token -> id (read-only)."""
+        return MappingProxyType(self._specials)
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenization regex (preset names are expanded)."""
+        return self._pattern
+
+    @property
+    def pattern_name(self) -> str | None:
+        """The preset name of the pattern (``gpt2``, ``cl100k``, ``o200k``), or None for a custom regex."""
+        return preset_name(self._pattern)
+
+    @property
+    def template(self) -> Template | None:
+        """The ids :meth:`encode` adds around every text (BOS/EOS), or None."""
+        return self._template
+
+    @property
+    def ignore_merges(self) -> bool:
+        """Whether a pre-token that is an ordinary token is taken whole, without merging (tiktoken's rule)."""
+        return self._ignore_merges
+
+    @property
+    def normalizer(self) -> str | None:
+        """``"NFC"`` when ordinary text is normalized before encoding, else None."""
+        return self._normalizer
+
+    @property
+    def vocab_size(self) -> int:
+        """The number of tokens, special tokens included."""
+        return len(self._vocab)
+
+    @property
+    def cache_size(self) -> int:
+        """How many pre-tokens the encoding cache holds at most."""
+        return self._cache.limit
+
+    def clear_cache(self) -> None:
+        """Forget the cached pre-token encodings (e.g. to measure a cold encode)."""
+        self._cache.clear()
+        if self._native is not None:
+            self._native.clear_cache()
+
+    @property
+    def backend(self) -> native_backend.Backend:
+        """The BPE that encodes pre-tokens: ``"native"`` (rust/src/encode.rs) or ``"python"`` (:meth:`_bpe`),
+        chosen when the tokenizer is made (see :func:`bpe_studio.engine.backend`)."""
+        return "python" if self._native is None else "native"
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token.
+
+        Raises:
+            UnknownTokenIdError: ``token_id`` is not in the vocabulary (the message says the valid range).
+
+        Example:
+            >>> tok.token_bytes(256)  # doctest: +SKIP
+            b'hi'
+        """
+        try:
+            return self._decoder[token_id]
+        except (KeyError, TypeError):
+            raise UnknownTokenIdError(self._unknown_id_message(token_id)) from None
+
+    def token_id(self, token: bytes | str) -> int | None:
+        """The id of the token with these bytes (a ``str`` is UTF-8 encoded), or None.
+
+        Example:
+            >>> tok.token_id(b"hi")  # doctest: +SKIP
+            256
+        """
+        key = token.encode("utf-8") if isinstance(token, str) else bytes(token)
+        return self._ids_of.get(key)
+
+    def __repr__(self) -> str:
+        name = self.pattern_name or "custom pattern"
+        sizes = f"{self.vocab_size} tokens, {len(self._merges)} merges, {len(self._specials)} special"
+        return f"<Tokenizer {sizes}, {name}>"
+
+    # ------------------------------------------------------------------ BPE on one pre-token
+
+    def _bpe(self, piece: str) -> tuple[int, ...]:
+        """Merge one pre-token's bytes by rank; returns the token ids."""
+        raw = piece.encode("utf-8").decode("latin-1")
+        if self._ignore_merges:
+            whole = self._whole.get(raw)
+            if whole is not None:
+                return (whole,)
+        word = raw.translate(self._byte_chars)
+        n = len(word)
+        if n < 2:
+            return (ord(word),) if n else ()
+        if n > _LONG_WORD:
+            return self._bpe_long(word)
+        get = self._ranks.get
+        new_chars = self._new_chars
+        ranks = [get(word[i : i + 2], _NO_RANK) for i in range(n - 1)]
+        while ranks:
+            best = min(ranks)
+            if best == _NO_RANK:
+                break
+            i = ranks.index(best)  # leftmost of the lowest rank
+            word = word[:i] + new_chars[best] + word[i + 2 :]
+            # The pair at i is gone; the pairs on either side of the new token change.
+            del ranks[i]
+            if i:
+                ranks[i - 1] = get(word[i - 1 : i + 1], _NO_RANK)
+            if i < len(ranks):
+                ranks[i] = get(word[i : i + 2], _NO_RANK)
+        return tuple(map(ord, word))
+
+    def _bpe_long(self, word: str) -> tuple[int, ...]:
+        """The same merges as :meth:`_bpe` for a long pre-token: a linked list and a heap of (rank, position).
+
+        Node positions never change, so the smallest position among the lowest-rank pairs is the leftmost,
+        as in the short-word loop. Heap entries can go stale; an entry is used only if its pair still has
+        that rank (a rank belongs to one pair, so that means the pair is still there).
+        """
+        get = self._ranks.get
+        new_chars = self._new_chars
+        tokens = list(word)
+        n = len(tokens)
+        following = list(range(1, n + 1))
+        following[-1] = -1
+        previous = list(range(-1, n - 1))
+        heap = [(r, i) for i in range(n - 1) if (r := get(word[i : i + 2])) is not None]
+        heapq.heapify(heap)
+        while heap:
+            rank, i = heapq.heappop(heap)
+            j = following[i]
+            if j < 0 or not tokens[i] or get(tokens[i] + tokens[j]) != rank:
+                continue
+            tokens[i] = new_chars[rank]
+            tokens[j] = ""
+            k = following[j]
+            following[i] = k
+            if k >= 0:
+                previous[k] = i
+                r = get(tokens[i] + tokens[k])
+                if r is not None:
+                    heapq.heappush(heap, (r, i))
+            h = previous[i]
+            if h >= 0:
+                r = get(tokens[h] + tokens[i])
+                if r is not None:
+                    heapq.heappush(heap, (r, h))
+        return tuple(ord(t) for t in tokens if t)
+
+    # ------------------------------------------------------------------ encoding
+
+    def _encode_pieces(self, pieces: list[str]) -> list[int]:
+        """The ids of pre-tokens, one after the other, through the cache."""
+        if self._native is not None:
+            return self._native.encode(pieces)
+        return list(chain.from_iterable(map(self._cache.__getitem__, pieces)))
+
+    def _encode_each(self, pieces: list[str]) -> Iterable[Sequence[int]]:
+        """Each pre-token's ids, through the cache.
+
+        Example:
+            >>> list(tok._encode_each(["hi", "!"]))  # doctest: +SKIP
+            [(256,), (33,)]
+        """
+        if self._native is None:
+            return map(self._cache.__getitem__, pieces)
+        ids, counts = self._native.encode_counts(pieces)
+        flat = iter(ids)
+        return (tuple(islice(flat, n)) for n in counts)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode text, treating special tokens as ordinary text (and adding no :attr:`template` ids).
+
+        Example:
+            >>> tok.encode_ordinary("<|endoftext|>")  # doctest: +SKIP
+            [27, 91, 437, 1659, 5239, 91, 29]
+        """
+        if self._normalizer is not None:
+            text = unicodedata.normalize("NFC", text)
+        try:
+            if self._native_preset is not None:
+                return native_backend.encode_text(self._native, self._native_preset, text)
+            return self._encode_pieces(self._split(text))
+        except UnicodeEncodeError:
+            # Lone surrogates have no UTF-8 bytes. As tiktoken does, join the ones that form a pair and
+            # make the others U+FFFD; checked only on failure so ordinary text pays nothing.
+            return self.encode_ordinary(_fix_surrogates(text))
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """:meth:`encode_ordinary` of each text, in order; with the native kernel and a preset pattern the
+        texts are encoded on up to ``num_threads`` native threads (the GIL released), as tiktoken's
+        ``encode_ordinary_batch`` does. Otherwise they are encoded one after the other.
+
+        Example:
+            >>> tok.encode_ordinary_batch(["hello", " world"])  # doctest: +SKIP
+            [[31373], [995]]
+        """
+        if not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads: {num_threads!r} must be a positive integer")
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"encode_ordinary_batch: expected str texts, got {type(text).__name__}")
+        if self._native_preset is None:
+            return [self.encode_ordinary(text) for text in texts]
+        if self._normalizer is not None:
+            texts = [unicodedata.normalize("NFC", text) for text in texts]
+        try:
+            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(text) for text in texts]
+            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+
+    def _encode_joined(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
+        """:meth:`encode_ordinary` of each text one after the other, ``separator`` between two, as
+        little-endian integers of ``width`` bytes (2 or 4) in one native call (encode-corpus's rows); None
+        when this tokenizer has no native text encoder (the caller encodes in Python).
+
+        Example:
+            >>> tok._encode_joined(["a", "b"], separator=50256, width=2)  # doctest: +SKIP
+            b'@\\x00\\xc4\\x00A\\x00'
+        """
+        if self._native_preset is None:
+            return None
+        if self._normalizer is not None:
+            texts = [unicodedata.normalize("NFC", text) for text in texts]
+        try:
+            return native_backend.encode_join(
+                self._native, self._native_preset, texts, separator=separator, width=width
+            )
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(text) for text in texts]
+            return native_backend.encode_join(
+                self._native, self._native_preset, texts, separator=separator, width=width
+            )
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
+    ) -> list[list[int]]:
+        """:meth:`encode` of each text, in order, the ordinary text between special tokens encoded as by
+        :meth:`encode_ordinary_batch` (on up to ``num_threads`` native threads).
+
+        Raises:
+            DisallowedSpecialTokenError: A text holds a disallowed special token.
+
+        Example:
+            >>> tok.encode_batch(["hi<|endoftext|>", "there"])  # doctest: +SKIP
+            [[5303, 50256], [8117]]
+        """
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        matcher, _ = self._special_matcher(allowed)
+        # Each text as its ordinary pieces (indices into `pieces`) and special ids, in order.
+        pieces: list[str] = []
+        layouts: list[list[int | str]] = []
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"encode_batch: expected str texts, got {type(text).__name__}")
+            self._check_disallowed(text, disallowed)
+            layout: list[int | str] = []
+            pos = 0
+            if matcher is not None:
+                for m in matcher.finditer(text):
+                    layout.append(len(pieces))
+                    pieces.append(text[pos : m.start()])
+                    layout.append(m.group())
+                    pos = m.end()
+            layout.append(len(pieces))
+            pieces.append(text[pos:])
+            layouts.append(layout)
+        encoded = self.encode_ordinary_batch(pieces, num_threads=num_threads)
+        template = self._template if add_special_tokens else None
+        out: list[list[int]] = []
+        for layout in layouts:
+            ids: list[int] = [*template.prefix] if template is not None else []
+            for part in layout:
+                if isinstance(part, str):
+                    ids.append(self._specials[part])
+                else:
+                    ids += encoded[part]
+            if template is not None:
+                ids += template.suffix
+            out.append(ids)
+        return out
+
+    def _special_matcher(self, allowed: frozenset[str]) -> tuple[re.Pattern[str] | None, int]:
+        """A regex for the allowed special tokens (longest first) and the longest one's length; memoised."""
+        found = self._special_matchers.get(allowed)
+        if found is None:
+            tokens = sorted(allowed)
+            found = (special_token_regex(tokens), max((len(t) for t in tokens), default=0))
+            self._special_matchers[allowed] = found
+        return found
+
+    def _resolve_specials(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """tiktoken's semantics: ``"all"`` allows every special; disallowed ``"all"``: all not allowed."""
+        registered = frozenset(self._specials)
+        if allowed_special == "all":
+            allowed = registered
+        elif isinstance(allowed_special, str):
+            raise ValueError("allowed_special: give 'all' or a set of special tokens, e.g. {'<|endoftext|>'}")
+        else:
+            # As in tiktoken, strings that are not special tokens of this tokenizer are ignored.
+            allowed = registered & frozenset(allowed_special)
+        if disallowed_special == "all":
+            disallowed = registered - allowed
+        elif isinstance(disallowed_special, str):
+            raise ValueError("disallowed_special: give 'all' or a collection of strings, e.g. ()")
+        else:
+            disallowed = frozenset(disallowed_special)
+        return allowed, disallowed
+
+    def _check_disallowed(self, text: str, disallowed: frozenset[str]) -> None:
+        if disallowed:
+            matcher, _ = self._special_matcher(disallowed)
+            assert matcher is not None
+            found = matcher.search(text)
+            if found is not None:
+                raise DisallowedSpecialTokenError(found.group(), found.start())
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
+    ) -> list[int]:
+        """Encode text to token ids.
+
+        Args:
+            text: The text.
+            allowed_special: Special tokens recognised in the text (longest match first); by default all
+                registered ones. Other occurrences are encoded as ordinary text.
+            disallowed_special: Strings whose presence raises :class:`DisallowedSpecialTokenError`; ``"all"``
+                (the default) means every registered special token that is not allowed.
+            add_special_tokens: Add the :attr:`template`'s ids (BOS/EOS) around the text, as ``tokenizers``
+                does by default; False leaves them out. Nothing changes for a tokenizer without a template.
+
+        Raises:
+            DisallowedSpecialTokenError: The text holds a disallowed special token.
+
+        Example:
+            >>> tok.encode("hi<|endoftext|>")  # doctest: +SKIP
+            [5303, 50256]
+        """
+        if add_special_tokens and self._template is not None:
+            ids = self.encode(
+                text,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=False,
+            )
+            return [*self._template.prefix, *ids, *self._template.suffix]
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        matcher, _ = self._special_matcher(allowed)
+        if matcher is None:
+            return self.encode_ordinary(text)
+        out: list[int] = []
+        specials = self._specials
+        pos = 0
+        for m in matcher.finditer(text):
+            out += self.encode_ordinary(text[pos : m.start()])
+            out.append(specials[m.group()])
+            pos = m.end()
+        out += self.encode_ordinary(text[pos:])
+        return out
+
+    def encode_iterable(
+        self,
+        iterable: Iterable[str],
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
+    ) -> Iterator[int]:
+        """Encode a stream of text chunks lazily, with memory bounded whatever the stream's length.
+
+        The ids equal ``encode("".join(chunks))`` however the text is cut into chunks (even inside a
+        whitespace run or a special token): only the pre-tokens that later text cannot change are encoded;
+        the rest waits for the next chunk. Memory is bounded by the chunk size and the longest pre-token.
+        This holds for the preset patterns, and for any pattern that decides where a pre-token ending in a
+        non-space character ends by looking at most 3 characters past it.
+
+        Args:
+            iterable: Text chunks, e.g. an open text file (its lines) or a list of strings.
+            allowed_special: As for :meth:`encode`.
+            disallowed_special: As for :meth:`encode`; the error is raised when the token is reached.
+            add_special_tokens: As for :meth:`encode`.
+
+        Example:
+            >>> with open("big.txt", encoding="utf-8", newline="") as f:  # doctest: +SKIP
+            ...     total = sum(1 for _ in tok.encode_iterable(f))
+        """
+        if add_special_tokens and self._template is not None:
+            yield from self._template.prefix
+            yield from self.encode_iterable(
+                iterable,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=False,
+            )
+            yield from self._template.suffix
+            return
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        if isinstance(iterable, str):
+            iterable = (iterable,)
+        matcher, longest = self._special_matcher(allowed)
+        pending: list[str] = []
+        pending_size = 0
+        tail = ""
+        for chunk in iterable:
+            if not isinstance(chunk, str):
+                raise TypeError(f"encode_iterable: expected str chunks, got {type(chunk).__name__}")
+            pending.append(chunk)
+            pending_size += len(chunk)
+            if pending_size >= _STREAM_BLOCK and pending_size >= len(tail):
+                buffer = tail + "".join(pending)
+                pending.clear()
+                pending_size = 0
+                carry = ""
+                if _SURROGATE.search(buffer) is not None:
+                    # A high surrogate at the end may pair with the next chunk's first character.
+                    if "\ud800" <= buffer[-1] <= "\udbff":
+                        buffer, carry = buffer[:-1], buffer[-1]
+                    buffer = _fix_surrogates(buffer)
+                self._check_disallowed(buffer, disallowed)
+                ids, rest = self._encode_certain(buffer, matcher, longest)
+                tail = rest + carry
+                del buffer
+                yield from ids
+        buffer = _fix_surrogates(tail + "".join(pending))
+        self._check_disallowed(buffer, disallowed)
+        yield from self._encode_specials(buffer, matcher)
+
+    def _encode_specials(self, text: str, matcher: re.Pattern[str] | None) -> list[int]:
+        if matcher is None:
+            return self.encode_ordinary(text)
+        out: list[int] = []
+        pos = 0
+        for m in matcher.finditer(text):
+            out += self.encode_ordinary(text[pos : m.start()])
+            out.append(self._specials[m.group()])
+            pos = m.end()
+        out += self.encode_ordinary(text[pos:])
+        return out
+
+    def _encode_certain(
+        self, buffer: str, matcher: re.Pattern[str] | None, longest: int
+    ) -> tuple[list[int], str]:
+        """Encode the start of ``buffer`` that no continuation can change; return the ids and the rest.
+
+        Special tokens: the scan (leftmost, longest first) decides at position ``q`` by reading at most
+        ``longest`` characters, so every decision at ``q <= len - longest`` is final: matches starting there
+        are certain, and the text before them is certainly ordinary.
+
+        Pre-tokens: a cut at ``c`` is certain when ``c`` is a pre-token boundary of the known ordinary text,
+        the character before it is not whitespace, and the text runs at least ``_STREAM_MARGIN`` characters
+        past it. The preset patterns end a pre-token whose last character is not whitespace by looking at most
+        that far ahead, and every earlier decision looked at most at the whitespace or same-class run it was
+        in, which ends before ``c``; so nothing the matcher read before ``c`` depends on later text.
+        """
+        n = len(buffer)
+        decided = n - longest + 1 if longest else n
+        out: list[int] = []
+        pos = 0
+        if matcher is not None:
+            for m in matcher.finditer(buffer):
+                if m.start() >= decided:
+                    break
+                out += self.encode_ordinary(buffer[pos : m.start()])
+                out.append(self._specials[m.group()])
+                pos = m.end()
+        known = buffer[pos:decided] if decided > pos else ""
+        later = buffer[max(pos, decided) :]
+        if self._normalizer is not None:
+            # The rest is normalized again with the next chunk: NFC(NFC(a) + b) == NFC(a + b).
+            known = unicodedata.normalize("NFC", known)
+        if self._native_preset is not None:
+            # Text -> ids natively up to the last safe newline boundary (a printable ASCII character and a
+            # newline, then an ASCII letter: no preset's pre-token spans it, and the letter after it is
+            # known); without one, the pre-tokens decide the cut below.
+            cut = _last_safe_cut(known, len(known) - _STREAM_MARGIN)
+            if cut:
+                try:
+                    out += native_backend.encode_text(self._native, self._native_preset, known[:cut])
+                except UnicodeEncodeError:
+                    pass  # a lone surrogate (encode_iterable fixes them; kept as a guard): the path below
+                else:
+                    return out, known[cut:] + later
+        pieces = self._split(known)
+        # Walk back from the end over the pre-tokens to the last certain cut (a few steps). Pre-tokens tile
+        # the text for the presets; a custom pattern may skip characters: then finditer gives the ends.
+        limit = len(known) - _STREAM_MARGIN
+        count = len(pieces)
+        if sum(map(len, pieces)) == len(known):
+            cut = len(known)
+            while count and (cut > limit or _is_space(known[cut - 1])):
+                cut -= len(pieces[count - 1])
+                count -= 1
+        else:
+            ends = [m.end() for m in pretoken_matches(self._regex, known)]
+            while count and (ends[count - 1] > limit or _is_space(known[ends[count - 1] - 1])):
+                count -= 1
+            cut = ends[count - 1] if count else 0
+        if not count:
+            return out, known + later
+        out += self._encode_pieces(pieces[:count])
+        return out, known[cut:] + later
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = "all",
+        disallowed_special: DisallowedSpecial = "all",
+        add_special_tokens: bool = True,
+    ) -> list[TokenSpan]:
+        """Encode text and give each token the span of characters its bytes come from.
+
+        The ids are those of :meth:`encode` with the same arguments (a template's ids get empty spans at the
+        start and the end). A token that holds only some of a character's bytes spans that whole character and
+        is marked ``partial``.
+
+        Example:
+            >>> [(s.id, s.start, s.end, s.partial) for s in tok.encode_with_offsets("a🙃")]  # doctest: +SKIP
+            [(64, 0, 1, False), (8582, 1, 2, True), (247, 1, 2, True), (225, 1, 2, True)]
+        """
+        if add_special_tokens and self._template is not None:
+            # The template's tokens cover no text: empty spans at the start and the end.
+            inner = self.encode_with_offsets(
+                text,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+                add_special_tokens=False,
+            )
+            end = len(text)
+            return [
+                *(TokenSpan(i, 0, 0) for i in self._template.prefix),
+                *inner,
+                *(TokenSpan(i, end, end) for i in self._template.suffix),
+            ]
+        allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
+        self._check_disallowed(text, disallowed)
+        matcher, _ = self._special_matcher(allowed)
+        # Each lone surrogate is encoded as U+FFFD here (one character for one, so offsets stay right).
+        text = _SURROGATE.sub("\ufffd", text)
+        spans: list[TokenSpan] = []
+        pos = 0
+        if matcher is not None:
+            for m in matcher.finditer(text):
+                self._offsets_ordinary(text, pos, m.start(), spans)
+                spans.append(TokenSpan(self._specials[m.group()], m.start(), m.end()))
+                pos = m.end()
+        self._offsets_ordinary(text, pos, len(text), spans)
+        return spans
+
+    def _offsets_ordinary(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        if self._normalizer is not None:
+            piece = text[start:end]
+            normal = unicodedata.normalize("NFC", piece)
+            if normal != piece:
+                # Encode the normalized text, then give each token the original characters it came from.
+                found: list[TokenSpan] = []
+                self._offsets_plain(normal, 0, len(normal), found)
+                firsts, lasts = _normalized_origins(piece, normal)
+                spans.extend(
+                    TokenSpan(s.id, start + firsts[s.start], start + lasts[s.end - 1], s.partial)
+                    for s in found
+                )
+                return
+        self._offsets_plain(text, start, end, spans)
+
+    def _offsets_plain(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        decoder = self._decoder
+        matches = list(pretoken_matches(self._regex, text[start:end]))
+        pieces = [m.group() for m in matches]
+        for m, piece, ids in zip(matches, pieces, self._encode_each(pieces), strict=True):
+            base = start + m.start()
+            if piece.isascii():
+                for i in ids:
+                    size = len(decoder[i])
+                    spans.append(TokenSpan(i, base, base + size))
+                    base += size
+                continue
+            # char_at[b] = index in the piece of the character that byte b belongs to; starts marks
+            # the bytes that begin a character.
+            char_at: list[int] = []
+            starts: list[bool] = []
+            for index, ch in enumerate(piece):
+                width = len(ch.encode("utf-8", errors="surrogatepass"))
+                char_at += [index] * width
+                starts += [True] + [False] * (width - 1)
+            starts.append(True)
+            b = 0
+            for i in ids:
+                e = b + len(decoder[i])
+                partial = not (starts[b] and starts[e])
+                spans.append(TokenSpan(i, base + char_at[b], base + char_at[e - 1] + 1, partial))
+                b = e
+
+    # ------------------------------------------------------------------ decoding
+
+    def _unknown_id_message(self, token_id: object) -> str:
+        return (
+            f"token id {token_id!r} is not in this tokenizer's vocabulary (it has {len(self._vocab)} tokens, "
+            f"ids {min(self._vocab)}..{max(self._vocab)}); check that the ids come from this tokenizer"
+        )
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The concatenated bytes of the tokens.
+
+        Raises:
+            UnknownTokenIdError: An id is not in the vocabulary.
+
+        Example:
+            >>> tok.decode_bytes([8582, 247])  # doctest: +SKIP
+            b'\\xf0\\x9f\\x99'
+        """
+        if not isinstance(ids, (list, tuple)):
+            ids = list(ids)  # so that the offending id can be found again after a failure
+        if self._native is not None:
+            try:
+                found = self._native.decode_bytes(ids)
+            except (TypeError, OverflowError):
+                found = None  # not all ints, or a huge one: the Python path below names it
+            if isinstance(found, bytes):
+                return found
+            if found is not None:
+                raise UnknownTokenIdError(self._unknown_id_message(found))
+        table = self._by_id
+        try:
+            # A list comprehension over a list indexed by id is the fastest lookup in CPython; negative ids
+            # would index from the end, hence the min() check (one C-level pass).
+            if ids and min(ids) < 0:
+                raise IndexError
+            return "".join([table[i] for i in ids]).encode("latin-1")
+        except (IndexError, TypeError):
+            bad = next((i for i in ids if not isinstance(i, int) or i not in self._decoder), None)
+            raise UnknownTokenIdError(self._unknown_id_message(bad)) from None
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Decode token ids to text; bytes that are not valid UTF-8 become U+FFFD.
+
+        Raises:
+            UnknownTokenIdError: An id is not in the vocabulary.
+
+        Example:
+            >>> tok.decode(tok.encode("Hello"))  # doctest: +SKIP
+            'Hello'
+        """
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _normalized_origins(text: str, normal: str) -> tuple[list[int], list[int]]:
+    """For each character of ``normal`` (``text`` normalized), where its source starts and ends in ``text``.
+
+    The text is cut before each character of combining class 0 and each cut is normalized alone; when that
+    gives ``normal`` (it does unless two such characters compose, as Hangul jamo do), each character maps to
+    its cut, otherwise every character maps to the whole text.
+
+    Example:
+        >>> _normalized_origins("e\u0301x", "\u00e9x")
+        ([0, 2], [2, 3])
+    """
+    cuts = [i for i, ch in enumerate(text) if i == 0 or unicodedata.combining(ch) == 0] + [len(text)]
+    firsts: list[int] = []
+    lasts: list[int] = []
+    for a, b in pairwise(cuts):
+        size = len(unicodedata.normalize("NFC", text[a:b]))
+        firsts += [a] * size
+        lasts += [b] * size
+    if (
+        len(firsts) != len(normal)
+        or "".join(unicodedata.normalize("NFC", text[a:b]) for a, b in pairwise(cuts)) != normal
+    ):
+        return [0] * len(normal), [len(text)] * len(normal)
+    return firsts, lasts
+
+
+def _last_safe_cut(text: str, limit: int) -> int:
+    """The last position at most ``limit`` after a printable ASCII character and a newline and before an
+    ASCII letter (where no preset pattern's pre-token is cut: ``corpus._NEWLINE_BOUNDARY``), or 0.
+
+    Example:
+        >>> _last_safe_cut("ab.\\ncd.\\n\\nef", 20)
+        4
+    """
+    j = text.rfind("\n", 0, limit)
+    while j >= 1:
+        if (
+            "!" <= text[j - 1] <= "~"
+            and j + 1 < len(text)
+            and text[j + 1].isascii()
+            and text[j + 1].isalpha()
+        ):
+            return j + 1
+        j = text.rfind("\n", 0, j)
+    return 0
+
+
+def _fix_surrogates(text: str) -> str:
+    """Join surrogate pairs and replace lone surrogates by U+FFFD, as tiktoken does before encoding.
+
+    Example:
+        >>> _fix_surrogates("a\\ud83d\\ude43\\udc00") == "a🙃\\ufffd"
+        True
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _is_space(ch: str) -> bool:
+    """Whitespace for either Python or the ``regex`` module's ``\\s`` (they differ on a few characters)."""
+    return ch.isspace() or _WHITESPACE.match(ch) is not None

@@ -1,0 +1,1 @@
+"""Pre-tokenization: how text is cut into pre-tokens (presets, patterns, the boundary rule)."""

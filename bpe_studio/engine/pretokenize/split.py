@@ -1,0 +1,85 @@
+"""Pre-tokenization: split text into pre-tokens with a pattern, fast for the presets.
+
+A pre-token is the whole text of a non-empty match of the pattern, in order (:func:`pretoken_matches`).
+Everything that cuts text into pre-tokens goes through this module (counting, the Tokenizer, the app), so
+they agree on every pattern: capturing groups change nothing (the whole match counts, not the groups, as
+``findall`` would give), and a pattern that matches the empty string in some context (``(?<=Z)|\\w+``)
+never makes an empty pre-token.
+
+For a preset, ASCII text is matched by its ASCII twin (``config.ASCII_PATTERNS``) with the standard
+library's ``re``, which is faster there than ``regex`` with Unicode properties; text that is not all ASCII
+is cut at newline-before-letter positions that are certain pre-token boundaries for every preset (see
+:mod:`bpe_studio.engine.corpus.plan`), and each ASCII piece still takes the fast path.
+
+Example:
+    >>> Pretokenizer("gpt2").findall("Hello world's 2024 café!")
+    ['Hello', ' world', "'s", ' 2024', ' café', '!']
+    >>> Pretokenizer(r"(?<=Z)|(\\w+)").findall("aZ b")
+    ['aZ', 'b']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..config import ASCII_PATTERNS, compile_pattern, preset_name
+
+# The str form of corpus._NEWLINE_BOUNDARY: a split here changes no pre-token of any preset.
+_SAFE_SPLIT = re.compile(r"(?<=[!-~]\n)(?=[A-Za-z])").split
+
+
+def pretoken_matches(compiled: Any, text: str) -> Iterator[Any]:
+    """The matches of a compiled pattern that are pre-tokens: every non-empty one, in order.
+
+    Example:
+        >>> [m.span() for m in pretoken_matches(compile_pattern(r"(?<=Z)|\\w+"), "aZ b")]
+        [(0, 2), (3, 4)]
+    """
+    return (m for m in compiled.finditer(text) if m.end() > m.start())
+
+
+def pretoken_splitter(compiled: Any) -> Callable[[str], list[str]]:
+    """A function giving the pre-tokens of a text: the whole text of each of :func:`pretoken_matches`.
+
+    Example:
+        >>> pretoken_splitter(compile_pattern(r"(\\w)\\w*"))("ab c")
+        ['ab', 'c']
+    """
+    finditer = compiled.finditer
+
+    def split(text: str) -> list[str]:
+        return [token for m in finditer(text) if (token := m.group())]
+
+    return split
+
+
+class Pretokenizer:
+    """Finds the pre-tokens of text for a preset name or a custom regex (see :func:`pretoken_matches`)."""
+
+    def __init__(self, pattern: str) -> None:
+        compiled = compile_pattern(pattern)
+        name = preset_name(pattern)
+        # The presets have no capturing groups and every alternative consumes a character, so findall
+        # (faster than finditer) gives exactly the non-empty whole matches; tests/engine/test_patterns.py
+        # checks it. A custom pattern takes the general path.
+        self._slow: Callable[[str], list[str]] = (
+            compiled.findall if name is not None else pretoken_splitter(compiled)
+        )
+        self._fast: Callable[[str], list[str]] | None = (
+            re.compile(ASCII_PATTERNS[name]).findall if name is not None else None
+        )
+
+    def findall(self, text: str) -> list[str]:
+        """All pre-tokens of ``text``, in order: the whole text of every non-empty match of the pattern."""
+        fast = self._fast
+        if fast is None:
+            return self._slow(text)
+        if text.isascii():
+            return fast(text)
+        slow = self._slow
+        tokens: list[str] = []
+        for piece in _SAFE_SPLIT(text):
+            tokens += fast(piece) if piece.isascii() else slow(piece)
+        return tokens

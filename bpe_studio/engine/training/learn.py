@@ -1,0 +1,172 @@
+"""Watch BPE learn: the tokens of a sample text under the first ``k`` merges of a run, kept up to date
+merge by merge as a run makes them (or as a replay steps through them). Pure Python, Qt-free.
+
+A text is cut into pre-tokens once (with the run's pattern and special tokens); each distinct pre-token is a
+"word", a list of tokens (bytes) that starts as its single bytes. Applying a merge ``(a, b)`` rewrites
+only the words that hold that pair, found through an index from pair to words, and lowers the token count
+by how often the pair occurred: a merge that does not touch the text costs one dictionary look-up. So a
+run's tens of thousands of merges follow along at no noticeable cost, and :meth:`MergeReplay.tokens`
+gives the text's tokens at any point.
+
+Applying a run's merges one after the other, each to every occurrence left to right, gives the same tokens
+as encoding with the tokenizer of those merges (lowest rank first): ``tests/engine/test_learn.py`` checks
+it against :func:`~bpe_studio.engine.encoding.analysis.cut_to_merges`.
+
+Example:
+    >>> replay = MergeReplay("abab ab", pattern="gpt2")
+    >>> replay.token_count
+    7
+    >>> replay.apply([(b"a", b"b")])
+    >>> replay.token_count, replay.tokens()
+    (4, [b'ab', b'ab', b' ', b'ab'])
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Sequence
+
+from ..pretokenize.split import Pretokenizer
+
+Pair = tuple[bytes, bytes]
+
+
+class MergeReplay:
+    """The tokens of one text under a growing list of merges.
+
+    Args:
+        text: The sample text.
+        pattern: The run's pre-tokenization pattern (a preset name or a regex).
+        special_tokens: The run's special tokens: each is one token, never merged.
+
+    Attributes:
+        merges_applied: How many merges were applied (in the order given).
+        token_count: How many tokens the text has now.
+        history: ``(merges_applied, token_count)`` at the start and after every merge that changed the
+            count (a step curve: the count stays the same between two entries).
+    """
+
+    def __init__(self, text: str, *, pattern: str, special_tokens: Sequence[str] = ()) -> None:
+        self.text = text
+        pretokenize = Pretokenizer(pattern).findall
+        specials = sorted((s for s in special_tokens if s), key=len, reverse=True)
+        pieces = re.split(f"({'|'.join(map(re.escape, specials))})", text) if specials else [text]
+        self._words: list[list[bytes]] = []
+        self._weights: list[int] = []  # how often each word occurs in the text
+        word_index: dict[str, int] = {}
+        #: The text as word indexes, or special tokens (as bytes) where they stand.
+        self._order: list[int | bytes] = []
+        for number, piece in enumerate(pieces):
+            if number % 2:  # a special token (re.split puts the separators at the odd places)
+                self._order.append(piece.encode("utf-8"))
+                continue
+            for pretoken in pretokenize(piece):
+                index = word_index.get(pretoken)
+                if index is None:
+                    index = word_index[pretoken] = len(self._words)
+                    data = pretoken.encode("utf-8", "replace")
+                    self._words.append([data[i : i + 1] for i in range(len(data))])
+                    self._weights.append(0)
+                self._weights[index] += 1
+                self._order.append(index)
+        #: pair -> the words that hold it (a word may be listed after it lost the pair: checked on use).
+        self._where: dict[Pair, set[int]] = {}
+        for index, word in enumerate(self._words):
+            self._index_word(index, word)
+        self.merges_applied = 0
+        self.token_count = sum(len(w) * n for w, n in zip(self._words, self._weights, strict=True)) + sum(
+            1 for item in self._order if isinstance(item, bytes)
+        )
+        self.history: list[tuple[int, int]] = [(0, self.token_count)]
+
+    def _index_word(self, index: int, word: list[bytes]) -> None:
+        where = self._where
+        for pair in itertools.pairwise(word):
+            holders = where.get(pair)
+            if holders is None:
+                where[pair] = {index}
+            else:
+                holders.add(index)
+
+    def apply(self, pairs: Iterable[Pair]) -> None:
+        """Apply merges, in order, after those applied so far."""
+        where, words, weights = self._where, self._words, self._weights
+        for pair in pairs:
+            self.merges_applied += 1
+            holders = where.pop(pair, None)
+            if not holders:
+                continue
+            left, right = pair
+            joined = left + right
+            removed = 0
+            for index in holders:
+                word = words[index]
+                merged: list[bytes] = []
+                i, n = 0, len(word)
+                while i < n:
+                    if i + 1 < n and word[i] == left and word[i + 1] == right:
+                        merged.append(joined)
+                        i += 2
+                    else:
+                        merged.append(word[i])
+                        i += 1
+                if len(merged) == n:  # listed, but the pair had gone from this word
+                    continue
+                removed += (n - len(merged)) * weights[index]
+                words[index] = merged
+                self._index_word(index, merged)
+            if removed:
+                self.token_count -= removed
+                self.history.append((self.merges_applied, self.token_count))
+
+    def tokens(self) -> list[bytes]:
+        """The text's tokens now, in order (special tokens as their UTF-8 bytes)."""
+        words = self._words
+        out: list[bytes] = []
+        for item in self._order:
+            if isinstance(item, bytes):
+                out.append(item)
+            else:
+                out.extend(words[item])
+        return out
+
+
+def replay_to(
+    text: str, merges: Sequence[Pair], k: int, *, pattern: str, special_tokens: Sequence[str] = ()
+) -> MergeReplay:
+    """A :class:`MergeReplay` of ``text`` with the first ``k`` of ``merges`` applied (e.g. to step back).
+
+    Example:
+        >>> replay_to("abab", [(b"a", b"b"), (b"ab", b"ab")], 1, pattern="gpt2").tokens()
+        [b'ab', b'ab']
+    """
+    replay = MergeReplay(text, pattern=pattern, special_tokens=special_tokens)
+    replay.apply(merges[: max(0, k)])
+    return replay
+
+
+def sample_passage(
+    data: str, *, special_tokens: Sequence[str] = (), length: int = 1200, pick: int = 0
+) -> str:
+    """A passage of a corpus to watch: one of its documents (the parts between special tokens) that has at
+    least a few lines, cut to about ``length`` characters at a line end. ``pick`` chooses among them.
+
+    Example:
+        >>> sample_passage("tiny<s>" + "A line of text.\\n" * 40, special_tokens=["<s>"], length=40)
+        'A line of text.\\nA line of text.\\n'
+    """
+    specials = [s for s in special_tokens if s]
+    documents = re.split("|".join(map(re.escape, specials)), data) if specials else [data]
+    documents = [d.strip("\n") for d in documents if d.strip()]
+    if not documents:
+        return ""
+    long_enough = [d for d in documents if len(d) >= min(length // 2, 400)] or documents
+    document = long_enough[pick % len(long_enough)]
+    if len(document) <= length:
+        return document
+    cut = document.rfind("\n", 0, length)
+    return document[: cut + 1] if cut > length // 3 else document[:length]
+
+
+__all__ = ["MergeReplay", "Pair", "replay_to", "sample_passage"]

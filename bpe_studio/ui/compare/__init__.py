@@ -1,0 +1,1 @@
+"""The Compare tab: tokenizers side by side on a text, and their compression on a corpus."""

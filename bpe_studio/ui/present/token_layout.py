@@ -1,0 +1,325 @@
+"""How a text is laid out in a tokenizer's tokens, for the token views. Qt-free.
+
+* :class:`SpecialMode`: how the playground treats special tokens in its text.
+* :func:`encode_text`: an :class:`Encoding` of a text, with the token spans grouped into display units
+  (a character whose bytes are split across tokens is one unit) and positions in UTF-16 code units, which
+  is how ``QTextDocument`` counts.
+* :func:`token_count_curve`: the engine's token count at every cut, as arrays for the chart, with the
+  special-token mode of the playground.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ...engine import DisallowedSpecialTokenError, Tokenizer, TokenSpan
+from ...engine.encoding import analysis
+from .token_format import text_label, token_label
+from .tokenizer_info import LoadedTokenizer
+
+Check = Callable[[], None]
+"""Called now and then by long computations; raises to stop them (see ``TaskContext.check``)."""
+
+
+def _no_check() -> None:
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Special tokens
+# ----------------------------------------------------------------------------------------------------------
+
+
+class SpecialMode(StrEnum):
+    """How the playground treats special tokens in its text."""
+
+    RECOGNISED = "recognised"
+    """Each special token is one token (``allowed_special="all"``)."""
+    ORDINARY = "ordinary"
+    """Special tokens are encoded as ordinary text (``encode_ordinary``)."""
+    DISALLOWED = "disallowed"
+    """A special token in the text is an error (tiktoken's default)."""
+
+
+def encode_options(mode: SpecialMode) -> dict[str, Any]:
+    """The keyword arguments of ``Tokenizer.encode`` for a mode.
+
+    Example:
+        >>> encode_options(SpecialMode.ORDINARY)
+        {'allowed_special': (), 'disallowed_special': ()}
+    """
+    if mode is SpecialMode.RECOGNISED:
+        return {"allowed_special": "all", "disallowed_special": ()}
+    if mode is SpecialMode.ORDINARY:
+        return {"allowed_special": (), "disallowed_special": ()}
+    return {"allowed_special": (), "disallowed_special": "all"}
+
+
+def disallowed_message(exc: DisallowedSpecialTokenError) -> str:
+    """A short message for a disallowed special token (shown instead of an exception)."""
+    return (
+        f"The text holds the special token {exc.token} at character {exc.position:,}, and special tokens "
+        "are disallowed. Choose “Recognised” to encode it as one token, or “Ordinary text”."
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Encodings grouped into display units
+# ----------------------------------------------------------------------------------------------------------
+
+#: Unit kinds.
+NORMAL, SPECIAL, SPLIT = 0, 1, 2
+
+
+def utf16_positions(text: str) -> list[int] | None:
+    """UTF-16 offset of each code point offset 0..len(text), or None when the two agree (no astral chars).
+
+    Example:
+        >>> utf16_positions("a🙃b")
+        [0, 1, 3, 4]
+    """
+    if text.isascii() or all(ord(ch) <= 0xFFFF for ch in text):
+        return None
+    wide = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) > 0xFFFF
+    return [0, *np.cumsum(1 + wide.astype(np.int64)).tolist()]
+
+
+@dataclass
+class Encoding:
+    """A text encoded by one tokenizer, laid out for display.
+
+    Token spans (code point offsets, from ``encode_with_offsets``) are grouped into *units*: a token, or the
+    tokens that share a character whose bytes they split (e.g. the three GPT-2 tokens of ``"🙃"``). Units
+    never overlap and each character of the text belongs to at most one.
+
+    Attributes:
+        text: The encoded text.
+        tokenizer: The tokenizer that encoded it (a cut of the loaded one when the slider is not at the end).
+        merges: How many merges that tokenizer has.
+        spans: The tokens and their character spans.
+        error: A message instead of tokens (a disallowed special token), or empty.
+        error_span: The characters the error is about, if any.
+        unit_start, unit_end: Each unit's characters, in UTF-16 positions of the text.
+        unit_first: Index of each unit's first token; ``unit_first[u + 1]`` is one past its last.
+        unit_kind: ``NORMAL``, ``SPECIAL`` or ``SPLIT`` per unit.
+        labels: Each token spelled for the decoded-bytes view.
+        strip_text: The decoded-bytes view's text: the labels in order, with a line break after each token
+            that ends with a newline.
+        label_start, label_end: Each token's label in UTF-16 positions of ``strip_text``.
+        byte_count: UTF-8 bytes of the text.
+    """
+
+    text: str
+    tokenizer: Tokenizer | None
+    merges: int = 0
+    spans: list[TokenSpan] = field(default_factory=list)
+    error: str = ""
+    error_span: tuple[int, int] | None = None
+    unit_start: list[int] = field(default_factory=list)
+    unit_end: list[int] = field(default_factory=list)
+    unit_first: list[int] = field(default_factory=lambda: [0])
+    unit_kind: list[int] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    strip_text: str = ""
+    label_start: list[int] = field(default_factory=list)
+    label_end: list[int] = field(default_factory=list)
+    byte_count: int = 0
+
+    @property
+    def ids(self) -> list[int]:
+        """The token ids."""
+        return [span.id for span in self.spans]
+
+    @property
+    def unit_count(self) -> int:
+        """The number of display units."""
+        return len(self.unit_start)
+
+    def unit_colours(self, colours: int) -> list[int]:
+        """A colour number per unit that matches its first token's (token ``t`` has ``t % colours``), so the
+        text and the decoded-bytes view agree, except that neighbouring units never share a colour."""
+        numbers: list[int] = []
+        previous = -1
+        for first in self.unit_first[:-1]:
+            number = first % colours
+            if number == previous:
+                number = (number + 1) % colours
+            numbers.append(number)
+            previous = number
+        return numbers
+
+    def unit_tokens(self, unit: int) -> range:
+        """The token indices of a unit."""
+        return range(self.unit_first[unit], self.unit_first[unit + 1])
+
+    def unit_of_token(self, token: int) -> int:
+        """The unit a token belongs to."""
+        from bisect import bisect_right
+
+        return bisect_right(self.unit_first, token) - 1
+
+    def unit_at(self, position: int) -> int:
+        """The unit holding the character at a UTF-16 position of the text, or -1."""
+        from bisect import bisect_right
+
+        unit = bisect_right(self.unit_start, position) - 1
+        if unit >= 0 and position < self.unit_end[unit]:
+            return unit
+        return -1
+
+    def token_at_label(self, position: int) -> int:
+        """The token whose label holds a UTF-16 position of ``strip_text``, or -1."""
+        from bisect import bisect_right
+
+        token = bisect_right(self.label_start, position) - 1
+        if token >= 0 and position < self.label_end[token]:
+            return token
+        return -1
+
+
+def _len16(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def encode_text(
+    tokenizer: Tokenizer | None,
+    text: str,
+    mode: SpecialMode = SpecialMode.RECOGNISED,
+    *,
+    merges: int = 0,
+    check: Check = _no_check,
+) -> Encoding:
+    """Encode a text and lay it out for display (see :class:`Encoding`).
+
+    A disallowed special token gives an encoding with ``error`` set, not an exception.
+    """
+    encoding = Encoding(text, tokenizer, merges=merges, byte_count=len(text.encode("utf-8", "replace")))
+    if tokenizer is None:
+        return encoding
+    try:
+        spans = tokenizer.encode_with_offsets(text, **encode_options(mode))
+    except DisallowedSpecialTokenError as exc:
+        encoding.error = disallowed_message(exc)
+        encoding.error_span = (exc.position, exc.position + len(exc.token))
+        return encoding
+    check()
+    encoding.spans = spans
+    special_ids = (
+        frozenset(tokenizer.special_tokens.values()) if mode is SpecialMode.RECOGNISED else frozenset()
+    )
+    pos16 = utf16_positions(text)
+
+    def at16(offset: int) -> int:
+        return offset if pos16 is None else pos16[offset]
+
+    starts, ends, firsts, kinds = (
+        encoding.unit_start,
+        encoding.unit_end,
+        encoding.unit_first,
+        encoding.unit_kind,
+    )
+    firsts.clear()
+    end = -1
+    for index, span in enumerate(spans):
+        if span.start < end:  # shares a character with the unit before: a split character
+            if span.end > end:
+                end = span.end
+                ends[-1] = at16(end)
+            kinds[-1] = SPLIT
+            continue
+        starts.append(at16(span.start))
+        end = span.end
+        ends.append(at16(end))
+        firsts.append(index)
+        kinds.append(SPECIAL if span.id in special_ids and span.end - span.start > 0 else NORMAL)
+    firsts.append(len(spans))
+    check()
+
+    token_bytes = tokenizer.token_bytes
+    labels = encoding.labels
+    parts: list[str] = []
+    label_start, label_end = encoding.label_start, encoding.label_end
+    position = 0
+    for span in spans:
+        if span.id in special_ids:
+            label = text_label(text[span.start : span.end])
+            ends_line = False
+        else:
+            data = token_bytes(span.id)
+            label = token_label(data)
+            ends_line = data.endswith(b"\n")
+        labels.append(label)
+        parts.append(label)
+        label_start.append(position)
+        position += _len16(label)
+        label_end.append(position)
+        if ends_line:
+            parts.append("\n")
+            position += 1
+    encoding.strip_text = "".join(parts)
+    return encoding
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Token count at every vocab size
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The number of tokens of a text at every cut of a tokenizer, as arrays for the chart.
+
+    Attributes:
+        vocab_sizes: The vocab size of the cut after ``k`` merges, for ``k`` = 0..merge count.
+        counts: The number of tokens of the text with that cut.
+        error: Why there is no curve (a disallowed special token), or empty.
+    """
+
+    vocab_sizes: NDArray[np.int64]
+    counts: NDArray[np.int64]
+    error: str = ""
+
+
+def token_count_curve(
+    loaded: LoadedTokenizer,
+    text: str,
+    mode: SpecialMode = SpecialMode.RECOGNISED,
+    *,
+    check: Check = _no_check,
+) -> Curve:
+    """How many tokens ``text`` has with each cut of the tokenizer: the engine's
+    :func:`~bpe_studio.engine.encoding.analysis.token_count_curve`, with a disallowed special token reported
+    in
+    ``error`` instead of raised."""
+    index = loaded.index
+    try:
+        found = analysis.token_count_curve(
+            loaded.tokenizer, text, index=index, check=check, **encode_options(mode)
+        )
+    except DisallowedSpecialTokenError as exc:
+        sizes = np.asarray(index.vocab_sizes(), dtype=np.int64)
+        return Curve(sizes, np.zeros_like(sizes), disallowed_message(exc))
+    return Curve(np.asarray(found.vocab_sizes, dtype=np.int64), np.asarray(found.counts, dtype=np.int64))
+
+
+__all__ = [
+    "NORMAL",
+    "SPECIAL",
+    "SPLIT",
+    "Curve",
+    "Encoding",
+    "SpecialMode",
+    "disallowed_message",
+    "encode_options",
+    "encode_text",
+    "token_count_curve",
+    "utf16_positions",
+]

@@ -1,0 +1,168 @@
+"""A tokenizer as the tokenizer views hold it, loaded off the GUI thread. Qt-free.
+
+* :class:`LoadedTokenizer`: a tokenizer with where it came from and how it was trained (when known), its
+  :class:`~bpe_studio.engine.encoding.analysis.MergeIndex` (built once) and its cuts to the first ``k``
+  merges.
+* :func:`load_file`, :func:`from_result`: make one from a file or a training result.
+
+How a text is laid out in tokens (special-token modes, display units, the token-count curve) is in
+:mod:`bpe_studio.ui.present.token_layout`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...engine import Tokenizer, TrainConfig, TrainResult, detect_format, load
+from ...engine.encoding import analysis
+from ...engine.encoding.analysis import MergeIndex
+from ...engine.formats import training_record
+
+#: How the views name the engine's file formats.
+FORMAT_NAMES = {"studio": "BPE Studio", "gpt2": "GPT-2", "tiktoken": "tiktoken", "hf": "Hugging Face"}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# A loaded tokenizer
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class LoadedTokenizer:
+    """A tokenizer shown by the views.
+
+    Attributes:
+        tokenizer: The tokenizer.
+        name: A short name for menus and titles.
+        path: The file or folder it was loaded from, if any.
+        format: The file's format name (``studio``, ``gpt2``, ``tiktoken``, ``hf``), if loaded from a file.
+        result: The training result, for a tokenizer trained in this session.
+        training: How it was trained, when known: a studio file's ``training`` object, the engine's
+            :func:`~bpe_studio.engine.formats.training_record` (``inputs``, ``vocab_size``,
+            ``special_tokens``, ``pattern``, ``min_frequency``, ``max_token_length``, ``stop_reason``,
+            ``stats``, ``merge_counts``; files of older versions also have ``timings``).
+    """
+
+    tokenizer: Tokenizer
+    name: str
+    path: Path | None = None
+    format: str | None = None
+    result: TrainResult | None = None
+    training: dict[str, Any] = field(default_factory=dict)
+    _index: MergeIndex | None = field(default=None, repr=False)
+    _cuts: dict[int, Tokenizer] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def merge_counts(self) -> list[int] | None:
+        """Each merge's pair count when it was merged, when known."""
+        if self.result is not None:
+            return list(self.result.merge_counts)
+        counts = self.training.get("merge_counts")
+        if isinstance(counts, list) and all(isinstance(c, int) for c in counts):
+            return counts
+        return None
+
+    @property
+    def index(self) -> MergeIndex:
+        """The merges by token id (built on first use)."""
+        with self._lock:
+            if self._index is None:
+                self._index = MergeIndex(self.tokenizer, self.merge_counts)
+            return self._index
+
+    @property
+    def source_text(self) -> str:
+        """Where the tokenizer came from, for titles and tooltips."""
+        if self.path is not None:
+            return os.fspath(self.path)
+        return "trained in this session" if self.result is not None else "built in memory"
+
+    def summary(self) -> str:
+        """One line: tokens, merges, special tokens and pattern."""
+        tok = self.tokenizer
+        pattern = tok.pattern_name or "custom"
+        specials = len(tok.special_tokens)
+        text = (
+            f"{tok.vocab_size:,} tokens · {len(tok.merges):,} merges · {specials} special "
+            f"token{'s' if specials != 1 else ''} · {pattern} pattern"
+        )
+        if self.format is not None:
+            text += f" · {FORMAT_NAMES.get(self.format, self.format)} file"
+        elif self.result is not None:
+            text += " · trained in this session"
+        return text
+
+    def cut(self, merges: int) -> Tokenizer:
+        """The tokenizer of the first ``merges`` merges (the tokenizer itself for all of them).
+
+        The vocabulary is the 256 single bytes and the tokens those merges make, with their ids, then the
+        special tokens numbered right after the largest of those ids. For a tokenizer trained by the engine
+        this equals training the same corpus to ``index.vocab_size_at(merges)`` tokens whenever the last
+        kept merge made a new token.
+        """
+        if merges >= self.index.merge_count:
+            return self.tokenizer
+        merges = max(merges, 0)
+        with self._lock:
+            found = self._cuts.get(merges)
+        if found is not None:
+            return found
+        cut = analysis.cut_to_merges(self.tokenizer, merges, index=self.index)
+        with self._lock:
+            if len(self._cuts) >= 4:
+                self._cuts.pop(next(iter(self._cuts)))
+            self._cuts[merges] = cut
+        return cut
+
+
+def from_result(result: TrainResult, config: TrainConfig | None = None) -> LoadedTokenizer:
+    """A tokenizer trained in this session."""
+    name = "Trained tokenizer"
+    if config is not None and config.inputs:
+        first = Path(config.inputs[0]).name
+        more = f" +{len(config.inputs) - 1}" if len(config.inputs) > 1 else ""
+        name = f"Trained on {first}{more}"
+    return LoadedTokenizer(
+        Tokenizer.from_result(result),
+        name,
+        result=result,
+        training=training_record(result, config),
+    )
+
+
+def load_file(path: Path, *, pattern: str | None = None) -> LoadedTokenizer:
+    """Load a tokenizer file or folder (any format the engine reads), with a studio file's training record.
+
+    Args:
+        path: The file or folder.
+        pattern: The pattern of a file that states none (a bare ``.tiktoken``), as the user chose it.
+
+    Raises:
+        FormatError: The file is malformed or not a tokenizer (the engine's message);
+            ``PatternRequiredError`` when it needs ``pattern``.
+        OSError: The file cannot be read.
+    """
+    path = Path(path)
+    kind = detect_format(path)
+    tokenizer = load(path, pattern=pattern)
+    training: dict[str, Any] = {}
+    if kind == "studio" and path.is_file():
+        try:
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
+            found = document.get("training") if isinstance(document, dict) else None
+            if isinstance(found, dict):
+                training = found
+        except (OSError, ValueError):  # pragma: no cover - load() above read the same file
+            training = {}
+    name = path.name or os.fspath(path)
+    return LoadedTokenizer(tokenizer, name, path=path, format=kind, training=training)
+
+
+__all__ = ["FORMAT_NAMES", "LoadedTokenizer", "from_result", "load_file"]

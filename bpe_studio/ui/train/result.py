@@ -1,0 +1,144 @@
+"""The Train tab's result: a trained tokenizer's summary, and saving it in one of the engine's formats.
+
+:class:`TrainResultBox` shows what a run made (vocabulary, merges, why it stopped, time, corpus) and holds
+the "Save tokenizer…" and "Open in Playground" buttons; :func:`ask_save_path` is the save dialog and
+:func:`save_result` writes the file.
+
+Example:
+    >>> box = TrainResultBox()  # doctest: +SKIP
+    >>> box.show_summary(result, min_frequency=2)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...engine import TrainConfig, TrainResult
+from ...engine.humanize import human_bytes, human_seconds, stop_reason_text
+from ..widgets.common import Caption
+
+#: The save dialog's filters and the engine format each one writes.
+SAVE_FILTERS = {
+    "BPE Studio tokenizer (*.json)": "studio",
+    "Hugging Face tokenizer.json (*.json)": "hf",
+    "tiktoken ranks (*.tiktoken)": "tiktoken",
+    "GPT-2 vocab.json + merges.txt (a folder)": "gpt2",
+}
+
+
+class TrainResultBox(QGroupBox):
+    """The "Result" box: a run's summary, and the buttons to save or open the trained tokenizer."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Result", parent)
+        result_layout = QVBoxLayout(self)
+        self.summary_form = QFormLayout()
+        self.summary_form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        self.summary_labels: dict[str, QLabel] = {}
+        for key, caption in (
+            ("tokens", "Vocabulary"),
+            ("merges", "Merges made"),
+            ("stopped", "Stopped because"),
+            ("time", "Time"),
+            ("corpus", "Corpus"),
+            ("documents", "Documents"),
+            ("pretokens", "Pre-tokens"),
+        ):
+            value = QLabel("–", self)
+            value.setWordWrap(True)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            value.setObjectName(f"summary_{key}")
+            self.summary_form.addRow(Caption(caption, self), value)
+            self.summary_labels[key] = value
+        result_layout.addLayout(self.summary_form)
+        result_layout.addSpacing(6)
+        result_buttons = QHBoxLayout()
+        self.save_button = QPushButton("Save tokenizer…", self)
+        self.open_button = QPushButton("Open in Playground", self)
+        self.open_button.setToolTip("Show the trained tokenizer in the tokenizer views")
+        result_buttons.addWidget(self.save_button)
+        result_buttons.addWidget(self.open_button)
+        result_layout.addLayout(result_buttons)
+        result_layout.addStretch(1)
+        self.setMinimumWidth(300)
+
+    def set_result(self, result: TrainResult | None, config: TrainConfig | None) -> None:
+        """Show a finished run's result (saving and opening it become possible), or nothing (None)."""
+        self.save_button.setEnabled(result is not None)
+        self.open_button.setEnabled(result is not None)
+        if result is None:
+            for label in self.summary_labels.values():
+                label.setText("–")
+        else:
+            self.show_summary(result, config)
+
+    def show_summary(self, result: TrainResult, config: TrainConfig | None) -> None:
+        """Show what a run made (also a cancelled run's, which cannot be saved)."""
+        s = result.stats
+        labels = self.summary_labels
+        learned = len(result.vocab) - 256 - len(result.special_tokens)
+        specials = len(result.special_tokens)
+        labels["tokens"].setText(
+            f"{len(result.vocab):,} tokens (256 bytes, {learned:,} learned, {specials} special)"
+        )
+        labels["merges"].setText(f"{len(result.merges):,}")
+        labels["stopped"].setText(
+            stop_reason_text(result.stop_reason, min_frequency=config.min_frequency if config else None)
+        )
+        phases = [f"{name} {human_seconds(sec)}" for name, sec in result.timings.items() if name != "total"]
+        total = result.timings.get("total")
+        labels["time"].setText(
+            (f"{human_seconds(total)} in all: " if total is not None else "") + ", ".join(phases)
+        )
+        labels["corpus"].setText(
+            f"{human_bytes(s.bytes)} in {s.files} file{'s' if s.files != 1 else ''}"
+            + (f", {s.special_tokens:,} special tokens" if s.special_tokens else "")
+        )
+        labels["documents"].setText(f"{s.documents:,}")
+        labels["pretokens"].setText(f"{s.pretokens:,} ({s.unique_pretokens:,} unique)")
+
+
+def ask_save_path(parent: QWidget, config: TrainConfig) -> tuple[Path, str] | None:
+    """Ask where, and in which format (one filter per format), to save a tokenizer trained on ``config``.
+
+    Returns the path and the engine's format name, or None when the dialog was cancelled.
+    """
+    from ..export.job import default_folder  # not the demo's hidden cache folder (a visible one instead)
+
+    first = config.inputs[0]
+    start = default_folder(near=[first.parent]) / f"{first.stem}-bpe{config.vocab_size}.json"
+    chosen, chosen_filter = QFileDialog.getSaveFileName(
+        parent, "Save tokenizer", os.fspath(start), ";;".join(SAVE_FILTERS)
+    )
+    if not chosen:
+        return None
+    return Path(chosen), SAVE_FILTERS.get(chosen_filter, "studio")
+
+
+def save_result(result: TrainResult, config: TrainConfig, path: Path, fmt: str = "studio") -> Path:
+    """Write a trained tokenizer in one of the engine's formats and return what to load it from.
+
+    ``studio`` files also keep how the tokenizer was trained. ``gpt2`` writes a folder (a file name's
+    suffix is dropped, as the save dialog offers file names). Every file is written atomically.
+    """
+    from ...engine.formats import save_result as save_trained
+
+    if fmt == "gpt2" and path.suffix:
+        path = path.with_suffix("")
+    return save_trained(result, path, format=fmt, config=config)
+
+
+__all__ = ["SAVE_FILTERS", "TrainResultBox", "ask_save_path", "save_result"]

@@ -1,0 +1,1 @@
+"""The Vocabulary tab: every token in a searchable table, with its details and merge tree."""

@@ -1,0 +1,1 @@
+"""Widgets shared by several views: token text, token details, merge trees, charts, file drops, dialogs."""

@@ -1,0 +1,708 @@
+"""Text views with colour-coded token boundaries.
+
+:class:`TokenTextEdit` is a ``QPlainTextEdit`` (editable for the playground, read-only for the decoded-bytes
+view and the compare tab) that colours *units* (see :class:`~bpe_studio.ui.present.token_layout.Encoding`): a
+:class:`UnitHighlighter` sets each unit's character format (alternating backgrounds; every format carries
+the unit's index as the property :data:`UNIT_PROPERTY`, which the tests read back), and ``paintEvent``
+draws what formats cannot: outlines around special tokens and the current token, and with visible
+whitespace a coloured ``↵`` where a line ends inside a token. Spaces and tabs are made visible by Qt
+(``QTextOption.ShowTabsAndSpaces`` draws ``·`` and ``→``).
+
+While the user types, the units are stale until the next encoding arrives; the highlighter then keeps
+colouring only the text before the first edit, so colours never land on the wrong characters.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+
+from PySide6.QtCore import (
+    QEvent,
+    QMimeData,
+    QPoint,
+    QPointF,
+    QRect,
+    QRectF,
+    Qt,
+    QTextBoundaryFinder,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import (
+    QColor,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QFontDatabase,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QPen,
+    QSyntaxHighlighter,
+    QTextBlock,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+    QTextLine,
+    QTextOption,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
+
+from ..app.style import theme_of
+from ..present.token_format import TokenPalette, palette_for
+from ..present.token_layout import SPECIAL, SPLIT
+from .file_drop import dropped_paths
+
+#: The character-format property holding a unit's index.
+UNIT_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
+
+#: Put between two token labels in a view of labels: a zero-width space, where a line may wrap. Without it
+#: the labels form one long "word" that Qt breaks anywhere, e.g. between ``<0x8A`` and ``>``.
+LABEL_BREAK = "\u200b"
+
+
+#: Put inside a token label where a line could otherwise wrap: a word joiner, which forbids a break. Qt
+#: breaks lines where Unicode allows it, e.g. after the ``|`` of ``<|endoftext|>``, after a hyphen or
+#: between two CJK characters, which would split one token's label over two lines.
+LABEL_JOIN = "\u2060"
+# Labels made only of these never hold a place to wrap (byte labels, most words): no need to ask Qt.
+_NEVER_BREAKS = re.compile(r"[0-9A-Za-z<>·]*")
+
+
+def label_break_points(label: str) -> list[int]:
+    """The places strictly inside a label (in UTF-16 code units) where Qt could wrap a line.
+
+    Example:
+        >>> label_break_points("<|endoftext|>"), label_break_points("<0x8A>")
+        ([2, 12], [])
+    """
+    if _NEVER_BREAKS.fullmatch(label):
+        return []
+    length = len(label.encode("utf-16-le")) // 2
+    finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Line, label)
+    points = []
+    while 0 < (point := finder.toNextBoundary()) < length:
+        points.append(point)
+    return points
+
+
+def with_label_breaks(
+    text: str, starts: Sequence[int], ends: Sequence[int]
+) -> tuple[str, list[int], list[int]]:
+    """Insert :data:`LABEL_BREAK` between adjacent labels and :data:`LABEL_JOIN` where a line could wrap
+    inside one; returns the text and the labels' new positions.
+
+    Positions are in UTF-16 code units, as in the document.
+
+    Example:
+        >>> with_label_breaks("ab<0xE2>", [0, 1, 2], [1, 2, 8])
+        ('a\u200bb\u200b<0xE2>', [0, 2, 4], [1, 3, 10])
+        >>> with_label_breaks("a<|eot|>", [0, 1], [1, 8])
+        ('a\u200b<|\u2060eot|\u2060>', [0, 2], [1, 11])
+    """
+    data = text.encode("utf-16-le")
+    parts: list[bytes] = []
+    new_starts: list[int] = []
+    new_ends: list[int] = []
+    done = 0  # UTF-16 units of the text copied so far
+    added = 0
+    for i, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        if i and start == ends[i - 1]:
+            parts += [data[2 * done : 2 * start], LABEL_BREAK.encode("utf-16-le")]
+            done = start
+            added += 1
+        new_starts.append(start + added)
+        for point in label_break_points(data[2 * start : 2 * end].decode("utf-16-le")):
+            parts += [data[2 * done : 2 * (start + point)], LABEL_JOIN.encode("utf-16-le")]
+            done = start + point
+            added += 1
+        new_ends.append(end + added)
+    parts.append(data[2 * done :])
+    return b"".join(parts).decode("utf-16-le"), new_starts, new_ends
+
+
+def _without_label_marks(text: str) -> str:
+    """Text of a view of labels without the breaks and joiners :func:`with_label_breaks` put in."""
+    return text.replace(LABEL_BREAK, "").replace(LABEL_JOIN, "")
+
+
+def is_dark(widget: QWidget) -> bool:
+    """Whether a widget is drawn in a dark theme (its base colour is dark)."""
+    return widget.palette().color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def _line_x(line: QTextLine, position: int) -> float:
+    """The x of a cursor position in a line (PySide6 returns ``(x, position)``)."""
+    found: tuple[float, int] = line.cursorToX(position)  # type: ignore[assignment]
+    return float(found[0])
+
+
+class UnitHighlighter(QSyntaxHighlighter):
+    """Colours the units of a :class:`TokenTextEdit` (positions in UTF-16 code units of the document).
+
+    Only the blocks (paragraphs) in view, and some around them, are coloured; the edit colours the others
+    when they scroll into view. So a long text costs little more than a short one.
+    """
+
+    def __init__(self, edit: TokenTextEdit) -> None:
+        super().__init__(edit.document())
+        self._edit = edit
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """Set the format of each unit (part) in the block, if the block is near the view."""
+        edit = self._edit
+        block = self.currentBlock()
+        if not edit.unit_starts or not edit.block_wanted(block):
+            edit.coloured_blocks.discard(block.blockNumber())
+            return
+        edit.coloured_blocks.add(block.blockNumber())
+        starts, ends = edit.unit_starts, edit.unit_ends
+        first = block.position()
+        last = first + block.length() - 1  # the block's text, without its separator
+        limit = last if edit.valid_until is None else min(last, edit.valid_until)
+        unit = bisect_right(ends, first)
+        count = len(starts)
+        while unit < count and starts[unit] < limit:
+            begin = max(starts[unit], first)
+            end = min(ends[unit], limit)
+            if end > begin:
+                self.setFormat(begin - first, end - begin, edit.unit_format(unit))
+            unit += 1
+
+
+class TokenTextEdit(QPlainTextEdit):
+    """A text view whose token units are coloured; reports the unit under the mouse.
+
+    Signals:
+        unit_hovered(int): The unit under the mouse changed (-1: none).
+        text_edited(): The text changed (other than through :meth:`set_text_and_units`).
+        files_dropped(list): Local files or folders were dropped on the view (a list of ``Path``); dropped
+            text is inserted as usual.
+    """
+
+    unit_hovered = Signal(int)
+    text_edited = Signal()
+    files_dropped = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None, *, read_only: bool = False) -> None:
+        super().__init__(parent)
+        self.setReadOnly(read_only)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.viewport().setMouseTracking(True)
+        self.unit_starts: list[int] = []
+        self.unit_ends: list[int] = []
+        self.unit_kinds: list[int] = []
+        self.unit_colours: list[int] | None = None
+        self.valid_until: int | None = None
+        self._label_breaks = False
+        self._hovered = -1
+        self._current = range(0)
+        self._show_whitespace = False
+        self._palette = palette_for(is_dark(self))
+        self._formats: list[QTextCharFormat] = []
+        self._special_format = QTextCharFormat()
+        self._split_formats: list[QTextCharFormat] = []
+        self._make_formats()
+        self._updating = False
+        self._revision = self.document().revision()
+        # Connected before the highlighter exists, so that an edit is seen before Qt re-highlights the block.
+        self.document().contentsChange.connect(self._on_document_contents_change)
+        self.coloured_blocks: set[int] = set()
+        self._wanted = range(0)
+        self.highlighter = UnitHighlighter(self)
+        self.updateRequest.connect(self._on_update_request)
+
+    def plain_text(self) -> str:
+        """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``; the
+        breaks between labels left out, see :meth:`set_labels_and_units`)."""
+        raw = self.document().toRawText()
+        text = raw.replace("\u2029", "\n").replace("\u2028", "\n")
+        return _without_label_marks(text) if self._label_breaks else text
+
+    def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
+        """Copy the selected text without the breaks put between labels."""
+        mime = super().createMimeDataFromSelection()
+        if self._label_breaks:
+            mime.setText(_without_label_marks(mime.text()))
+        return mime
+
+    # -- formats ----------------------------------------------------------------------------------------
+
+    @property
+    def token_palette(self) -> TokenPalette:
+        """The colours in use."""
+        return self._palette
+
+    def _make_formats(self) -> None:
+        palette = self._palette
+        text = QColor(palette.text)
+        self._formats = []
+        self._split_formats = []
+        for colour in palette.backgrounds:
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(colour))
+            fmt.setForeground(text)
+            self._formats.append(fmt)
+            split = QTextCharFormat(fmt)
+            split.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
+            split.setUnderlineColor(QColor(palette.partial_underline))
+            self._split_formats.append(split)
+        special = QTextCharFormat()
+        special.setBackground(QColor(palette.special_background))
+        special.setForeground(QColor(palette.special_text))
+        special.setFontWeight(700)
+        self._special_format = special
+
+    def _colour_number(self, unit: int) -> int:
+        return unit if self.unit_colours is None else self.unit_colours[unit]
+
+    def unit_colour(self, unit: int) -> str:
+        """The background colour of a unit."""
+        if self.unit_kinds[unit] == SPECIAL:
+            return self._palette.special_background
+        return self._palette.backgrounds[self._colour_number(unit) % len(self._palette.backgrounds)]
+
+    def unit_format(self, unit: int) -> QTextCharFormat:
+        """The character format of a unit (with its index as :data:`UNIT_PROPERTY`)."""
+        kind = self.unit_kinds[unit]
+        number = self._colour_number(unit)
+        if kind == SPECIAL:
+            fmt = QTextCharFormat(self._special_format)
+        elif kind == SPLIT:
+            fmt = QTextCharFormat(self._split_formats[number % len(self._split_formats)])
+        else:
+            fmt = QTextCharFormat(self._formats[number % len(self._formats)])
+        fmt.setProperty(UNIT_PROPERTY, unit)
+        return fmt
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """Follow a change between light and dark themes."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            palette = palette_for(is_dark(self))
+            if palette != self._palette:
+                self._palette = palette
+                self._make_formats()
+                self._rehighlight()
+
+    # -- units ------------------------------------------------------------------------------------------
+
+    def set_units(
+        self,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """Colour these units (UTF-16 positions of the current text) and forget any edits.
+
+        ``colours`` gives each unit's colour number (by default its index), so that two views of the same
+        tokens can agree on colours.
+        """
+        self.unit_starts = list(starts)
+        self.unit_ends = list(ends)
+        self.unit_kinds = list(kinds)
+        self.unit_colours = list(colours) if colours is not None else None
+        self.valid_until = None
+        self._current = range(0)
+        self._hovered = -1
+        self._revision = self.document().revision()
+        self._rehighlight()
+
+    def clear_units(self) -> None:
+        """Remove every colour."""
+        self.set_units([], [], [])
+
+    def set_text_and_units(
+        self,
+        text: str,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """Replace the text and colour its units (for the read-only views)."""
+        self._label_breaks = False
+        self._set_text(text)
+        self.set_units(starts, ends, kinds, colours)
+
+    def set_labels_and_units(
+        self,
+        text: str,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """Show token labels (one unit each) so that lines wrap between labels, never inside one.
+
+        A :data:`LABEL_BREAK` goes between adjacent labels and a :data:`LABEL_JOIN` wherever a line could
+        wrap inside one (``<|endoftext|>``), so the units' positions in the view (:attr:`unit_starts`) are
+        not those given; :meth:`plain_text` and copying leave both out.
+        """
+        text, starts, ends = with_label_breaks(text, starts, ends)
+        self._label_breaks = True
+        self._set_text(text)
+        self.set_units(starts, ends, kinds, colours)
+
+    def _set_text(self, text: str) -> None:
+        self.unit_starts, self.unit_ends, self.unit_kinds = [], [], []
+        self._updating = True
+        try:
+            self.setPlainText(text)
+        finally:
+            self._updating = False
+
+    def _rehighlight(self) -> None:
+        self._updating = True
+        try:
+            self.coloured_blocks.clear()
+            self._wanted = self._wanted_blocks()
+            self.highlighter.rehighlight()
+        finally:
+            self._updating = False
+        self.viewport().update()
+
+    def _wanted_blocks(self) -> range:
+        """Block numbers to colour: those in view and a screenful around them."""
+        first = self.firstVisibleBlock()
+        number = first.blockNumber() if first.isValid() else 0
+        line = max(self.fontMetrics().lineSpacing(), 1)
+        lines = max(self.viewport().height() // line, 10)
+        return range(max(number - lines, 0), number + 3 * lines)
+
+    def block_wanted(self, block: QTextBlock) -> bool:
+        """Whether a block is near enough to the view to be coloured now."""
+        return block.blockNumber() in self._wanted
+
+    @Slot()
+    def colour_visible_blocks(self) -> None:
+        """Colour the blocks that came into view (after scrolling or resizing)."""
+        if self._updating or not self.unit_starts:
+            return
+        wanted = self._wanted_blocks()
+        missing = [n for n in wanted if n not in self.coloured_blocks]
+        if not missing:
+            return
+        self._updating = True
+        try:
+            self._wanted = wanted
+            doc = self.document()
+            for number in missing:
+                block = doc.findBlockByNumber(number)
+                if not block.isValid():
+                    break
+                self.highlighter.rehighlightBlock(block)
+        finally:
+            self._updating = False
+
+    def colour_all_blocks(self) -> None:
+        """Colour every block now (e.g. before grabbing or exporting the whole text)."""
+        self._updating = True
+        try:
+            self._wanted = range(self.document().blockCount())
+            self.coloured_blocks.clear()
+            self.highlighter.rehighlight()
+        finally:
+            self._updating = False
+
+    @Slot(QRect, int)
+    def _on_update_request(self, _rect: QRect, _dy: int) -> None:
+        self.colour_visible_blocks()
+
+    @Slot(int, int, int)
+    def _on_document_contents_change(self, position: int, _removed: int, _added: int) -> None:
+        revision = self.document().revision()
+        if self._updating or revision == self._revision:
+            return  # set from code, or only formats changed
+        self._revision = revision
+        # The units after the first edit are stale until the next set_units().
+        self.valid_until = position if self.valid_until is None else min(self.valid_until, position)
+        self._current = range(0)
+        if not self.isReadOnly():
+            self.text_edited.emit()
+
+    def unit_at_position(self, position: int) -> int:
+        """The unit holding the character at a document position, or -1 (also while it is stale)."""
+        if self.valid_until is not None and position >= self.valid_until:
+            return -1
+        unit = bisect_right(self.unit_starts, position) - 1
+        if unit >= 0 and position < self.unit_ends[unit]:
+            return unit
+        return -1
+
+    @property
+    def current_units(self) -> range:
+        """The units outlined as current (empty: none)."""
+        return self._current
+
+    def set_current_units(self, units: range, *, scroll: bool = False) -> None:
+        """Outline units as the current ones (an empty range: none); ``scroll`` brings them into view."""
+        if units != self._current:
+            self._current = units
+            self.viewport().update()
+        if scroll and len(units) and 0 <= units[0] < len(self.unit_starts):
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(self.unit_starts[units[0]])
+            if not self.viewport().rect().contains(self.cursorRect(cursor)):
+                self.centerCursor_at(cursor)
+
+    def centerCursor_at(self, cursor: QTextCursor) -> None:  # noqa: N802 - matches Qt's centerCursor
+        """Scroll so that a position is in the middle, without moving the text cursor.
+
+        The cursor's signals are blocked while it visits the position: the playground links this view's
+        cursor to the other view's, and each visit (and return) would scroll that one, whose visit would
+        scroll this one, without end (found with a long line of special tokens and Select All).
+        """
+        keep = self.textCursor()
+        blocked = self.blockSignals(True)
+        try:
+            self.setTextCursor(cursor)
+            self.centerCursor()
+            self.setTextCursor(keep)
+        finally:
+            self.blockSignals(blocked)
+        self.colour_visible_blocks()  # updateRequest, blocked above, colours what scrolled into view
+
+    # -- whitespace -------------------------------------------------------------------------------------
+
+    @property
+    def whitespace_visible(self) -> bool:
+        """Whether spaces, tabs and line ends are drawn."""
+        return self._show_whitespace
+
+    def set_whitespace_visible(self, visible: bool) -> None:
+        """Draw spaces as ``·``, tabs as ``→`` and line ends inside tokens as ``↵`` (or not)."""
+        self._show_whitespace = visible
+        option = self.document().defaultTextOption()
+        flags = option.flags()
+        if visible:
+            flags |= QTextOption.Flag.ShowTabsAndSpaces
+        else:
+            flags &= ~QTextOption.Flag.ShowTabsAndSpaces
+        option.setFlags(flags)
+        self._updating = True
+        try:
+            self.document().setDefaultTextOption(option)
+        finally:
+            self._updating = False
+        self.viewport().update()
+
+    # -- errors -----------------------------------------------------------------------------------------
+
+    def mark_error(self, start: int | None, end: int | None) -> None:
+        """Give characters (UTF-16 positions) the error background, or clear it with None."""
+        if start is None or end is None:
+            self.setExtraSelections([])
+            return
+        selection = QTextEdit.ExtraSelection()
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor(self._palette.error_background))
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        fmt.setUnderlineColor(QColor(theme_of(self).error_underline))
+        selection.format = fmt
+        self.setExtraSelections([selection])
+
+    # -- geometry ---------------------------------------------------------------------------------------
+
+    def range_rects(self, start: int, end: int) -> list[QRectF]:
+        """Viewport rectangles covering document positions ``start..end`` (one per line)."""
+        rects: list[QRectF] = []
+        doc = self.document()
+        offset = self.contentOffset()
+        block = doc.findBlock(start)
+        height = self.viewport().height()
+        while block.isValid() and block.position() < end:
+            top = self.blockBoundingGeometry(block).translated(offset).top()
+            if top > height:
+                break
+            layout = block.layout()
+            base = block.position()
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                a = max(start - base, line.textStart())
+                b = min(end - base, line.textStart() + line.textLength())
+                if b <= a:
+                    continue
+                x1 = _line_x(line, a)
+                x2 = _line_x(line, b)
+                rects.append(QRectF(x1 + offset.x(), top + line.y(), x2 - x1, line.height()))
+            block = block.next()
+        return rects
+
+    def _visible_range(self) -> tuple[int, int]:
+        block = self.firstVisibleBlock()
+        first = block.position() if block.isValid() else 0
+        offset = self.contentOffset()
+        height = self.viewport().height()
+        last = first
+        while block.isValid():
+            last = block.position() + block.length()
+            if self.blockBoundingGeometry(block).translated(offset).bottom() > height:
+                break
+            block = block.next()
+        return first, last
+
+    def _line_end_box(self, block: QTextBlock) -> QRectF | None:
+        layout = block.layout()
+        if layout.lineCount() == 0:
+            return None
+        line = layout.lineAt(layout.lineCount() - 1)
+        top = self.blockBoundingGeometry(block).translated(self.contentOffset()).top()
+        x = _line_x(line, block.length() - 1) + self.contentOffset().x()
+        width = self.fontMetrics().horizontalAdvance("↵") + 2
+        return QRectF(x, top + line.y(), width, line.height())
+
+    # -- painting ---------------------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        """Draw the text, then outlines and line-end markers."""
+        super().paintEvent(event)
+        if not self.unit_starts:
+            return
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        try:
+            self._paint_overlay(painter)
+        finally:
+            painter.end()
+
+    def _paint_overlay(self, painter: QPainter) -> None:
+        palette = self._palette
+        first, last = self._visible_range()
+        limit = (
+            len(self.unit_starts)
+            if self.valid_until is None
+            else bisect_left(self.unit_ends, self.valid_until + 1)
+        )
+        lo = bisect_right(self.unit_ends, first)
+        hi = min(bisect_left(self.unit_starts, last), limit)
+        if self._show_whitespace:
+            block = self.document().findBlock(first)
+            text_pen = QPen(QColor(palette.text))
+            while block.isValid() and block.position() < last:
+                separator = block.position() + block.length() - 1
+                if block.next().isValid():
+                    unit = self.unit_at_position(separator)
+                    box = self._line_end_box(block)
+                    if unit >= 0 and box is not None:
+                        painter.fillRect(box, QColor(self.unit_colour(unit)))
+                        painter.setPen(text_pen)
+                        painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), "↵")
+                block = block.next()
+        special_pen = QPen(QColor(palette.special_outline), 1.5)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        for unit in range(lo, hi):
+            if self.unit_kinds[unit] == SPECIAL:
+                painter.setPen(special_pen)
+                for rect in self.range_rects(self.unit_starts[unit], self.unit_ends[unit]):
+                    painter.drawRoundedRect(rect.adjusted(0.75, 0.75, -0.75, -0.75), 3, 3)
+        painter.setPen(QPen(QColor(palette.current_outline), 2))
+        for unit in self._current:
+            if not 0 <= unit < limit:
+                continue
+            rects = self.range_rects(self.unit_starts[unit], self.unit_ends[unit])
+            end = self.unit_ends[unit]
+            block = self.document().findBlock(end - 1)
+            if self._show_whitespace and end == block.position() + block.length() and block.next().isValid():
+                box = self._line_end_box(block)
+                if box is not None:
+                    rects.append(box)
+            for rect in rects:
+                painter.drawRect(rect.adjusted(1, 1, -1, -1))
+
+    # -- mouse ------------------------------------------------------------------------------------------
+
+    def position_at(self, point: QPoint | QPointF) -> int:
+        """The document position of the character under a viewport point, or -1 (line ends included when
+        whitespace is visible)."""
+        p = QPointF(point)
+        cursor = self.cursorForPosition(p.toPoint())
+        doc = self.document()
+        # The character after the nearest cursor position, or before it (two before: a surrogate pair).
+        for candidate in (cursor.position(), cursor.position() - 1, cursor.position() - 2):
+            if candidate < 0:
+                continue
+            block = doc.findBlock(candidate)
+            if not block.isValid():
+                continue
+            separator = block.position() + block.length() - 1
+            if candidate == separator:
+                if self._show_whitespace and block.next().isValid():
+                    box = self._line_end_box(block)
+                    if box is not None and box.contains(p):
+                        return candidate
+                continue
+            for rect in self.range_rects(candidate, candidate + 1):
+                if rect.left() <= p.x() < rect.right() and rect.top() <= p.y() < rect.bottom():
+                    return candidate
+        return -1
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
+        """Report the unit under the mouse."""
+        super().mouseMoveEvent(event)
+        position = self.position_at(event.position())
+        unit = self.unit_at_position(position) if position >= 0 else -1
+        if unit != self._hovered:
+            self._hovered = unit
+            self.unit_hovered.emit(unit)
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        """Report that the mouse left."""
+        if event.type() == QEvent.Type.Leave and self._hovered != -1:
+            self._hovered = -1
+            self.unit_hovered.emit(-1)
+        return super().viewportEvent(event)
+
+    # -- drag and drop --------------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
+        """Accept files (reported by ``files_dropped``) as well as text."""
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802 - Qt's name
+        """Keep accepting files wherever they are over the view."""
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+        """Report dropped files instead of inserting their names."""
+        paths = dropped_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.files_dropped.emit(paths)
+        else:
+            super().dropEvent(event)
+
+    def unit_at_cursor(self) -> int:
+        """The unit at the text cursor (the character after it, or before it at a unit's end)."""
+        position = self.textCursor().position()
+        unit = self.unit_at_position(position)
+        if unit < 0 and position > 0:
+            unit = self.unit_at_position(position - 1)
+        return unit
+
+
+__all__ = [
+    "LABEL_BREAK",
+    "LABEL_JOIN",
+    "UNIT_PROPERTY",
+    "TokenTextEdit",
+    "UnitHighlighter",
+    "is_dark",
+    "with_label_breaks",
+]
