@@ -14,7 +14,7 @@ from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
 from ..engine.analysis import Comparison, Compression, compare, plain_token, same_tokenizer, shared_vocab
-from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
+from .common import CliError, add_download_option, add_pattern_option, add_text_options, no_writes, read_text
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -35,7 +35,7 @@ def register(subparsers: Any) -> None:
     add_pattern_option(p, "--pattern-a", of=" of A")
     add_pattern_option(p, "--pattern-b", of=" of B")
     add_download_option(p)
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
 
 def _format_of(path: str) -> str:

@@ -16,7 +16,7 @@ from ..engine.analysis import compression
 from ..engine.formats.named import download_encoding, encoding_of, tokenizer_names
 from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
 from ..engine.humanize import error_message
-from .common import EXIT_FAILURE, CliError, add_download_option, add_pattern_option, text_arg
+from .common import EXIT_FAILURE, CliError, add_download_option, add_pattern_option, no_writes, text_arg
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -111,7 +111,7 @@ def register(subparsers: Any) -> None:
     )
     add_pattern_option(p)
     add_download_option(p)
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
 
 def _source(args: argparse.Namespace) -> Iterable[str]:

@@ -13,7 +13,7 @@ from ..engine.counting import WorkerCrashedError
 from ..engine.evaluation import evaluate_files
 from ..engine.humanize import error_message
 from ..engine.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
-from .common import EXIT_FAILURE, CliError, text_arg
+from .common import EXIT_FAILURE, CliError, no_writes, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
     output = p.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     output.add_argument("--csv", action="store_true", help="print the rows as CSV")
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
 
 def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:

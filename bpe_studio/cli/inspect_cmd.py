@@ -12,7 +12,7 @@ from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
 from ..engine.analysis import MergeIndex, compression, token_count_curve
-from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
+from .common import CliError, add_download_option, add_pattern_option, add_text_options, no_writes, read_text
 from .encode import load_tokenizer
 
 # Token lengths above this are counted together in the length summary.
@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
     add_text_options(
         p, required=False, purpose="also show how the tokenizer compresses this text, at several vocab sizes"
     )
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, plan=no_writes)  # prints only: writes no file
 
 
 def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
