@@ -182,8 +182,7 @@ WRITERS: dict[str, str] = {
     "bpe_studio.ui.settings:save_settings": "none: the app's settings file, in its own config folder",
     "bpe_studio.ui.compare_corpus:CorpusCompareView.export_chart": "none: a chart image named in a Save "
     "dialog, which asks before it replaces a file",
-    "bpe_studio.ui.app:Screenshotter.take": "none: the --screenshot PNG (its folder is checked at start-up; "
-    "not yet checked against --tokenizer, issue 18)",
+    "bpe_studio.ui.app:Screenshotter.take": "bpe_studio.ui.app:screenshot_plan",
 }
 
 
