@@ -180,8 +180,7 @@ WRITERS: dict[str, str] = {
     "under the name tiktoken gives it",
     "bpe_studio.demo:demo_corpus": "none: the demo corpus, in BPE Studio's own cache folder",
     "bpe_studio.ui.settings:save_settings": "none: the app's settings file, in its own config folder",
-    "bpe_studio.ui.compare_corpus:CorpusCompareView.export_chart": "none: a chart image named in a Save "
-    "dialog, which asks before it replaces a file",
+    "bpe_studio.ui.compare_corpus:CorpusCompareView.export_chart": "bpe_studio.ui.compare_corpus:chart_plan",
     "bpe_studio.ui.app:Screenshotter.take": "bpe_studio.ui.app:screenshot_plan",
 }
 
