@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .. import __version__
+from ..engine.notation import control_label
 from . import compare as compare_command
 from . import convert as convert_command
 from . import decode as decode_command
@@ -52,7 +53,7 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {control_label(message, keep='')}\n")
 
 
 def _register_app(subparsers: Any) -> Parser:
@@ -154,7 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
         return code
     except CliError as exc:
-        print(f"bpe-studio: error: {exc}", file=sys.stderr)
+        # One line, whatever it quotes (a file name, a special token): control characters as codes.
+        print(f"bpe-studio: error: {control_label(str(exc), keep='')}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("\nbpe-studio: cancelled", file=sys.stderr)

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import codecs
+import json
 
 _HEX_ERRORS = "bpe_studio_hex_bytes"
 
@@ -42,6 +43,10 @@ _CONTROL_TABLE = (
     | {c: f"<U+{c:04X}>" for c in FORMAT_CONTROLS}
 )
 
+# DEL, C1 and format controls as their \u escape (only JSON strings can hold them; json.dumps escapes C0
+# controls in strings itself, and the newlines of its indentation are layout).
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in _CONTROL_TABLE if c >= 0x7F}
+
 # Whitespace made visible, and every other control character written as its code.
 _VISIBLE_TABLE = _CONTROL_TABLE | {ord(c): sign for c, sign in WHITESPACE_SIGNS.items()}
 
@@ -66,6 +71,18 @@ def text_label(text: str) -> str:
     return text.translate(_VISIBLE_TABLE)
 
 
+def json_text(value: object, *, indent: int | None = 1) -> str:
+    r"""``value`` as JSON for a terminal: characters as they are (``ensure_ascii=False``), except every
+    control character, escaped as ``\uXXXX`` (``json.dumps`` escapes C0 controls only; C1 controls, DEL
+    and bidi overrides would reach the terminal raw). The JSON means exactly the same values.
+
+    Example:
+        >>> print(json_text(["\x1b", "\u202e", "é"], indent=None))
+        ["\u001b", "\u202e", "é"]
+    """
+    return json.dumps(value, ensure_ascii=False, indent=indent).translate(_JSON_ESCAPES)
+
+
 def control_label(text: str, *, keep: str = "\n\t") -> str:
     r"""Text with its control characters written as codes, except those in ``keep`` (layout a terminal
     needs); for text printed as it is, such as ``bpe-studio encode --show``.
@@ -78,4 +95,4 @@ def control_label(text: str, *, keep: str = "\n\t") -> str:
     return text.translate(table)
 
 
-__all__ = ["FORMAT_CONTROLS", "WHITESPACE_SIGNS", "control_label", "text_label", "token_label"]
+__all__ = ["FORMAT_CONTROLS", "WHITESPACE_SIGNS", "control_label", "json_text", "text_label", "token_label"]
