@@ -1,7 +1,9 @@
 """The ``bpe-studio`` command: subcommands on the engine, or the desktop app (the default command).
 
 Each subcommand lives in a module of this package with a ``register(subparsers)`` function that adds its
-parser and sets ``handler`` to a function taking the parsed arguments and returning an exit code. The app's
+parser and sets ``handler`` to a function taking the parsed arguments and returning an exit code, and
+``plan`` to a function returning its :class:`~bpe_studio.engine.write_plan.WritePlan` (every file it will
+write, against every file it reads), which :func:`main` checks before the handler runs. The app's
 options are defined here too (the ``app`` command), so ``--help`` shows them and one parser reads every
 command line; Qt is imported only when the app runs.
 """
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .. import __version__
+from ..engine.notation import control_label
 from . import compare as compare_command
 from . import convert as convert_command
 from . import decode as decode_command
@@ -25,7 +28,7 @@ from . import encode_corpus as encode_corpus_command
 from . import eval_cmd as eval_command
 from . import inspect_cmd as inspect_command
 from . import train as train_command
-from .common import EXIT_CANCELLED, EXIT_USAGE, CliError, text_arg
+from .common import EXIT_CANCELLED, EXIT_USAGE, CliError, check_plan, text_arg
 
 # Subcommand modules, in the order `--help` lists them.
 COMMANDS = [
@@ -50,7 +53,7 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {control_label(message, keep='')}\n")
 
 
 def _register_app(subparsers: Any) -> Parser:
@@ -148,10 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return gui_main(args)
     try:
+        check_plan(args)  # before any work: no file the command writes is one it reads
         code: int = args.handler(args)
         return code
     except CliError as exc:
-        print(f"bpe-studio: error: {exc}", file=sys.stderr)
+        # One line, whatever it quotes (a file name, a special token): control characters as codes.
+        print(f"bpe-studio: error: {control_label(str(exc), keep='')}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("\nbpe-studio: cancelled", file=sys.stderr)

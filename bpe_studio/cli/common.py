@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ..engine.humanize import error_message
+from ..engine.write_plan import WritePlan
 
 #: A user mistake (bad option, missing file, invalid input).
 EXIT_USAGE = 2
@@ -22,6 +23,24 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def no_writes(args: argparse.Namespace) -> WritePlan:
+    """The write plan of a command that writes no file (it prints to standard output only)."""
+    return WritePlan()
+
+
+def check_plan(args: argparse.Namespace) -> None:
+    """Check the command's write plan (its ``plan`` default, set by ``register``) before it runs: every file
+    it will write, sidecars and temporary files included, against every file it reads.
+
+    Raises:
+        CliError: One line naming the files (exit 2); nothing was written.
+    """
+    try:
+        args.plan(args).check()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def add_text_options(parser: argparse.ArgumentParser, *, required: bool, purpose: str) -> None:

@@ -9,7 +9,6 @@ of B's, and the first merge where the two merge lists differ. The figures come f
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
@@ -21,7 +20,8 @@ from ..engine.encoding.analysis import (
     same_tokenizer,
     shared_vocab,
 )
-from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
+from ..engine.notation import control_label, json_text
+from .common import CliError, add_download_option, add_pattern_option, add_text_options, no_writes, read_text
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
     add_pattern_option(p, "--pattern-a", of=" of A")
     add_pattern_option(p, "--pattern-b", of=" of B")
     add_download_option(p)
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
 
 def _format_of(path: str) -> str:
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     found = compare(a[2], b[2], text)
     same = same_tokenizer(a[2], b[2])
     if args.json:
-        print(json.dumps(to_json(found, a, b, same=same), ensure_ascii=False, indent=1))
+        print(json_text(to_json(found, a, b, same=same)))  # control characters escaped
     else:
-        print(to_text(found, a, b, same=same))
+        print(control_label(to_text(found, a, b, same=same)))  # names and tokens must not drive the terminal
     return 0

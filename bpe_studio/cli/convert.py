@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..engine import FORMATS, FormatError, detect_format
-from ..engine.formats import sample_texts, save_targets, save_tokenizer, source_files
+from ..engine.formats import sample_texts, save_plan, save_tokenizer, source_files
 from ..engine.formats.hf import not_carried_over
-from ..engine.training.preflight import check_outputs
+from ..engine.write_plan import WritePlan
 from .common import EXIT_FAILURE, CliError, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable
@@ -43,26 +44,31 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--sample-file", type=Path, metavar="F", help="also check that this UTF-8 file encodes the same"
     )
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=plan)
 
 
-def _prepare_output(source: str, output: str, fmt: str) -> Path:
-    """Check the files to write against the files read (never the same file) and that they can be written;
-    ``DIR/`` (a trailing slash) names a folder to write into, created if missing."""
+def plan(args: argparse.Namespace) -> WritePlan:
+    """What ``convert`` writes (the format's files, their temporary files, the staging folder) and reads
+    (the input tokenizer's files, ``--sample-file``). ``DIR/`` (a trailing slash) names a folder to write
+    into, created if missing."""
+    output: str = args.output
     into_folder = output.endswith(("/", os.sep))
+    writes = WritePlan()
+    save_plan(writes, "OUTPUT", output, format=args.format, folder=True if into_folder else None)
+    if into_folder or args.format == "gpt2":
+        writes.allow_new_folder("OUTPUT")
+    with contextlib.suppress(OSError, ValueError):  # FormatError too: run() reports an unreadable input
+        for path in source_files(args.input):
+            writes.read("the input tokenizer file", path)
+    if args.sample_file is not None:
+        writes.read("the sample file (--sample-file)", args.sample_file)
+    return writes
+
+
+def _prepare_output(output: str) -> Path:
+    """The target, its folder created for ``DIR/`` (the write plan was checked before the command ran)."""
     target = Path(output)
-    written = save_targets(target, format=fmt, folder=True if into_folder else None)
-    try:
-        read = source_files(source)
-        new_folders = {"OUTPUT"} if into_folder or fmt == "gpt2" else set()
-        check_outputs(
-            [("OUTPUT", f) for f in written],
-            inputs=[("the input tokenizer file", f) for f in read],
-            new_folders=new_folders,
-        )
-    except (OSError, ValueError) as exc:
-        raise CliError(str(exc)) from None
-    if into_folder:
+    if output.endswith(("/", os.sep)):
         try:
             target.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -79,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             extra = args.sample_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"--sample-file: {args.sample_file}: {exc}") from None
-    output = _prepare_output(args.input, args.output, args.format)
+    output = _prepare_output(args.output)
     try:
         with print_format_warnings():  # e.g. a BOS/EOS template the output format cannot store
             # Written into a staging folder, loaded back and compared on the sample, then renamed into place.

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..engine import UnknownTokenIdError
-from .common import CliError, add_download_option, add_pattern_option
+from .common import CliError, add_download_option, add_pattern_option, no_writes
 from .encode import load_tokenizer
 
 # Ids may be separated by spaces, commas or newlines, and wrapped in brackets (a JSON list).
@@ -31,7 +31,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("-n", "--no-newline", action="store_true", help="do not end the output with a newline")
     add_pattern_option(p)
     add_download_option(p)
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, plan=no_writes)  # prints only: writes no file
 
 
 def parse_ids(texts: list[str]) -> list[int]:

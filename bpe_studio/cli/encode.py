@@ -16,7 +16,8 @@ from ..engine.encoding.analysis import compression
 from ..engine.formats.named import download_encoding, encoding_of, tokenizer_names
 from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
 from ..engine.humanize import error_message
-from .common import EXIT_FAILURE, CliError, add_download_option, add_pattern_option, text_arg
+from ..engine.notation import control_label
+from .common import EXIT_FAILURE, CliError, add_download_option, add_pattern_option, no_writes, text_arg
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -111,7 +112,7 @@ def register(subparsers: Any) -> None:
     )
     add_pattern_option(p)
     add_download_option(p)
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
 
 def _source(args: argparse.Namespace) -> Iterable[str]:
@@ -195,7 +196,8 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
     """The text with token boundaries marked: alternating background colours, or separators.
 
     Characters split across tokens (their bytes are in several tokens) are drawn once, in the partial colour.
-    Newlines and tabs are shown as ``↵`` and ``→`` (a newline still ends the line).
+    Newlines and tabs are shown as ``↵`` and ``→`` (a newline still ends the line), other control characters
+    in the app's notation (``<0x1B>``, ``<U+202E>``; :func:`~bpe_studio.engine.notation.control_label`).
 
     Example:
         >>> render("ab", [TokenSpan(0, 0, 1), TokenSpan(1, 1, 2)], color=False)
@@ -208,7 +210,8 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
             continue  # a later piece of a character already drawn
         piece = text[max(span.start, done) : span.end]
         done = span.end
-        shown = piece.replace("\t", "→").replace("\r", "␍").replace("\n", "↵\n")
+        # Control characters (ESC, BEL, C1, bidi overrides) as codes: a token must not drive the terminal.
+        shown = control_label(piece.replace("\t", "→").replace("\r", "␍")).replace("\n", "↵\n")
         if color:
             colour = _PARTIAL if span.partial else _PALETTE[index % len(_PALETTE)]
             # Colour each line separately so that the background does not spill to the line's end.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import sys
 import time
@@ -17,11 +18,16 @@ from ..engine.corpus.plan import (
     UncuttableTextError,
 )
 from ..engine.corpus.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
-from ..engine.encoding.corpus_encoding import EncodeProgress, EncodeSummary, iter_encode_corpus
-from ..engine.formats import FormatError
+from ..engine.encoding.corpus_encoding import (
+    EncodeProgress,
+    EncodeSummary,
+    encode_corpus_plan,
+    iter_encode_corpus,
+)
+from ..engine.formats import FormatError, source_files
 from ..engine.humanize import bytes_rate, error_message, human_bytes, human_seconds
 from ..engine.training.counting import WorkerCrashedError
-from ..engine.training.preflight import check_outputs
+from ..engine.write_plan import WritePlan
 from .common import EXIT_FAILURE, CliError, text_arg
 from .signals import stoppable
 
@@ -77,7 +83,21 @@ def register(subparsers: Any) -> None:
         help="progress display: auto (a live line on a terminal), bar, none",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=plan)
+
+
+def plan(args: argparse.Namespace) -> WritePlan:
+    """What ``encode-corpus`` writes (``--out``, a ``.bin``'s sidecar, temporary files) and reads (the
+    corpus, the tokenizer's files); inputs that cannot be listed are left to :func:`run` to report."""
+    writes = WritePlan()
+    encode_corpus_plan(writes, "--out", args.out)
+    with contextlib.suppress(ValueError, OSError):
+        for path in expand_inputs(args.inputs):
+            writes.read("the input corpus", path)
+    with contextlib.suppress(ValueError, OSError):
+        for path in source_files(args.tokenizer):
+            writes.read("the tokenizer file", path)
+    return writes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,7 +114,6 @@ def run(args: argparse.Namespace) -> int:
             if not path.is_file():
                 raise ValueError(f"inputs: {path} is not a regular file; give files, folders or globs")
             check_source(path)
-        check_outputs([("--out", args.out)], inputs=[("the input corpus", p) for p in inputs])
     except ValueError as exc:
         raise CliError(str(exc)) from None
     mode = "none" if args.quiet else args.progress

@@ -12,8 +12,9 @@ from ..engine.corpus.plan import CorpusChangedError, CorpusDecodeError, Uncuttab
 from ..engine.corpus.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
 from ..engine.encoding.evaluation import evaluate_files
 from ..engine.humanize import error_message
+from ..engine.notation import control_label
 from ..engine.training.counting import WorkerCrashedError
-from .common import EXIT_FAILURE, CliError, text_arg
+from .common import EXIT_FAILURE, CliError, no_writes, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -52,7 +53,7 @@ def register(subparsers: Any) -> None:
     output = p.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     output.add_argument("--csv", action="store_true", help="print the rows as CSV")
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
 
 def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -143,7 +144,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     titles = ["corpus", "tokenizer", "bytes", "words", "tokens", "bytes/token", "tokens/word", "× first"]
     table = [titles] + [
-        [_cell(row[c]) if c not in ("corpus", "tokenizer") else row[c] for c in columns] for row in rows
+        # A file or tokenizer name's control characters as codes (a tab or newline would break the table).
+        [
+            _cell(row[c]) if c not in ("corpus", "tokenizer") else control_label(row[c], keep="")
+            for c in columns
+        ]
+        for row in rows
     ]
     widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
     for line in table:

@@ -5,14 +5,14 @@ figures of :mod:`bpe_studio.engine.encoding.analysis`, which the app shows too).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
 from ..engine.encoding.analysis import MergeIndex, compression, token_count_curve
-from .common import CliError, add_download_option, add_pattern_option, add_text_options, read_text
+from ..engine.notation import control_label, json_text
+from .common import CliError, add_download_option, add_pattern_option, add_text_options, no_writes, read_text
 from .encode import load_tokenizer
 
 # Token lengths above this are counted together in the length summary.
@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
     add_text_options(
         p, required=False, purpose="also show how the tokenizer compresses this text, at several vocab sizes"
     )
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, plan=no_writes)  # prints only: writes no file
 
 
 def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
@@ -171,7 +171,9 @@ def run(args: argparse.Namespace) -> int:
     if text is not None:
         info["text"] = on_text(tok, text)
     if args.json:
-        print(json.dumps({"path": str(args.path), "format": fmt, **info}, ensure_ascii=False, indent=1))
+        print(json_text({"path": str(args.path), "format": fmt, **info}))  # control characters escaped
     else:
-        print(_text(str(args.path), fmt, info))
+        print(
+            control_label(_text(str(args.path), fmt, info))
+        )  # a file name or pattern must not drive the terminal
     return 0

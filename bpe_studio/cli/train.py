@@ -32,8 +32,8 @@ from ..engine.corpus.distributed import ClusterError
 from ..engine.corpus.plan import CorpusChangedError, NotRegularFileError, UncuttableTextError
 from ..engine.corpus.remote import is_url
 from ..engine.corpus.sources import BadRecordError, CorruptStreamError, expand_inputs
-from ..engine.formats import save_result, save_targets
-from ..engine.formats.fallback import save_fallback
+from ..engine.formats import save_plan, save_result
+from ..engine.formats.fallback import fallback_plan, save_fallback
 from ..engine.humanize import (
     RunMeter,
     bytes_rate,
@@ -45,6 +45,8 @@ from ..engine.humanize import (
     stop_reason_text,
 )
 from ..engine.training.checkpoint import CountsFileError
+from ..engine.training.preflight import train_plan
+from ..engine.write_plan import WritePlan
 from .common import EXIT_FAILURE, EXIT_USAGE, CliError, cluster_arg, text_arg
 from .signals import stoppable
 
@@ -179,7 +181,23 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing (same as --progress none, no summary)"
     )
-    p.set_defaults(handler=stoppable(run))
+    p.set_defaults(handler=stoppable(run), plan=plan)
+
+
+def plan(args: argparse.Namespace) -> WritePlan:
+    """What ``train`` writes (the format's files in ``--out`` and their temporary files, ``--counts-out``,
+    ``--checkpoint``, the fallback copy of a result whose save fails) and reads (the corpus,
+    ``--counts-in``, ``--resume``)."""
+    return train_plan(_config(args), outputs=_outputs(args))
+
+
+def _outputs(args: argparse.Namespace) -> WritePlan:
+    """The files written after training: the tokenizer in ``--out``, or its fallback copy."""
+    outputs = WritePlan()
+    save_plan(outputs, "--out", args.out, format=args.format, folder=True, verify=False)
+    outputs.allow_new_folder("--out")
+    fallback_plan(outputs, "--out")
+    return outputs
 
 
 def _config(args: argparse.Namespace) -> TrainConfig:
@@ -344,8 +362,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         # Files, URLs, Dask, counts/checkpoint headers, and every output (no input overwritten, folders
         # writable): refused before any work, not after training.
-        outputs = [("--out", f) for f in save_targets(args.out, format=args.format, folder=True)]
-        preflight(config, outputs=outputs)
+        preflight(config, outputs=_outputs(args))
     except ValueError as exc:
         raise CliError(str(exc)) from None
     mode = "none" if args.quiet else args.progress

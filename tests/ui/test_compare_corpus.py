@@ -340,3 +340,29 @@ def test_chart_follows_the_theme(
     assert len(legend.items) == 2
     for _sample, label in legend.items:  # the names are drawn in the theme's text colour
         assert QColor(theme.text).name() in label.item.toHtml().lower()
+
+
+def test_export_chart_refuses_to_write_over_a_corpus(
+    qtbot: Any, corpus_mode: tuple[CompareView, list[Path]], tmp_path: Path, monkeypatch: Any
+) -> None:
+    # Issue 18: the chart's path is checked against what the view read (an SVG is text: a corpus can be one).
+    from PySide6.QtWidgets import QMessageBox
+
+    compare, _ = corpus_mode
+    view = compare.corpus_view
+    corpus = tmp_path / "docs.svg"
+    corpus.write_text("".join(DOCUMENTS), encoding="utf-8")
+    _add_by_dialog(qtbot, view, monkeypatch, [corpus])
+    _compute(qtbot, view)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        QMessageBox, "warning", staticmethod(lambda _p, title, text: shown.append((title, text)))
+    )
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", staticmethod(lambda *_args: (str(corpus), "SVG image (*.svg)"))
+    )
+    qtbot.mouseClick(view.export_button, Qt.MouseButton.LeftButton)
+    assert len(shown) == 1 and shown[0][0] == "Export chart"
+    assert "Export chart:" in shown[0][1] and "is a corpus file" in shown[0][1]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before

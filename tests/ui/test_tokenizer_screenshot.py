@@ -96,7 +96,7 @@ def test_screenshot_into_a_file_as_folder_is_refused_up_front(  # type: ignore[n
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert app_module.main(parse_args(["--screenshot", str(blocker / "shot.png")])) == 2
-    assert "is not a folder" in capsys.readouterr().err
+    assert f"{blocker} is a file, so {blocker / 'shot.png'} cannot be written" in capsys.readouterr().err
 
 
 def test_window_closed_before_the_screenshot_fails(  # type: ignore[no-untyped-def]
@@ -174,3 +174,35 @@ def test_bpe_studio_command_with_gpt2_files(cs336_data: Path, tmp_path: Path) ->
     image = QImage(str(out))
     assert (image.width(), image.height()) == DEFAULT_SIZE
     assert _token_colour_pixels(image) > 100
+
+
+@pytest.mark.parametrize("spelling", ["same path", "symlink", "hard link", "corpus"])
+def test_a_screenshot_over_an_input_is_refused_before_the_app_starts(
+    tiny_file: Path, tmp_path: Path, spelling: str
+) -> None:
+    # Issue 18: --screenshot tok.json replaced the tokenizer it was showing with a PNG.
+    tokenizer = tmp_path / "tok.json"
+    tokenizer.write_bytes(tiny_file.read_bytes())
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat\n", encoding="utf-8")
+    shot = {"same path": tokenizer, "corpus": corpus}.get(spelling, tmp_path / "shot.png")
+    if spelling == "symlink":
+        shot.symlink_to(tokenizer)
+    elif spelling == "hard link":
+        os.link(tokenizer, shot)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(REPO))
+    argv = [str(corpus), "--tokenizer", str(tokenizer), "--text", "x", "--screenshot", str(shot)]
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "bpe_studio", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("bpe-studio: error: --screenshot: ")
+    what = "a CORPUS file" if spelling == "corpus" else "the --tokenizer file"
+    assert f"is {what} " in done.stderr and "choose another output path" in done.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before, "something was written"

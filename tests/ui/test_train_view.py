@@ -295,7 +295,7 @@ def test_save_and_open(qtbot, window: MainWindow, small_corpus: Path, tmp_path: 
     assert not [p for p in out.rglob("*") if p.name.startswith(".")]  # no temporary file left behind
     # Saving where it cannot be written is an error dialog, not a crash.
     _title, text = _wait_error(qtbot, view, lambda: view.save_tokenizer(tmp_path / "missing" / "tok.json"))
-    assert "No such file" in text
+    assert "the folder" in text and "does not exist" in text
     with qtbot.waitSignal(window.tokenizer_opened) as opened:
         qtbot.mouseClick(view.open_button, Qt.MouseButton.LeftButton)
     assert opened.args == [view.result, ""]
@@ -388,6 +388,33 @@ def test_save_menu_uses_the_dialogs_format(
     with qtbot.waitSignal(view.tokenizer_saved):
         qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton)
     assert detect_format(tmp_path / "picked.json") == "hf"
+
+
+@pytest.mark.parametrize("fmt", ["studio", "tiktoken"])
+def test_save_refuses_to_write_over_the_runs_corpus(  # noqa: PLR0917 - fixtures
+    qtbot, window: MainWindow, small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:  # type: ignore[no-untyped-def]
+    # Issue 18: the save dialog's path (or a .tiktoken's sidecar) on the corpus replaced the corpus.
+    from bpe_studio.ui.train.view import SAVE_FILTERS
+    from PySide6.QtWidgets import QFileDialog
+
+    corpus = tmp_path / ("c.tiktoken.json" if fmt == "tiktoken" else "corpus.txt")
+    corpus.write_bytes(small_corpus.read_bytes())
+    view = window.train_view
+    _fill(view, corpus, 300)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT):
+        view.start_training()
+    chosen = tmp_path / ("c.tiktoken" if fmt == "tiktoken" else "corpus.txt")
+    picked = next(f for f, name in SAVE_FILTERS.items() if name == fmt)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *_: (str(chosen), picked)))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    saved: list[object] = []
+    view.tokenizer_saved.connect(saved.append)
+    title, text = _wait_error(qtbot, view, window.save_action.trigger)
+    assert title == "Cannot save the tokenizer"
+    assert "is the input corpus" in text and str(corpus.name) in text and "Traceback" not in text
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before, "something was written"
+    assert not saved
 
 
 # ------------------------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from ..corpus.plan import Chunk, check_read, decode, plan_chunks
 from ..corpus.sources import RecordReader, Task, plan_sources
 from ..workers.task_pool import ordered_worker_map
 from ..workers.threaded import ordered_map
+from ..write_plan import WritePlan
 from .analysis import Compression, compression
 from .tokenizer import Tokenizer
 
@@ -184,6 +185,23 @@ def npy_header(dtype: str, count: int) -> bytes:
     return b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body.encode("latin-1")
 
 
+def encode_corpus_plan(plan: WritePlan, option: str, out: str | os.PathLike[str]) -> None:
+    """Add what :func:`iter_encode_corpus` writes for ``out`` to ``plan``: the file, the ``.json`` sidecar
+    of a ``.bin`` (implied by ``out``) and the temporary files beside them.
+
+    Example:
+        >>> plan = WritePlan()
+        >>> encode_corpus_plan(plan, "--out", "ids.bin")
+        >>> [str(w.path) for w in plan.writes]
+        ['ids.bin', 'ids.bin.json']
+    """
+    target = Path(out)
+    plan.write(option, target)
+    if target.suffix.lower() == ".bin":
+        plan.write(option, str(target) + ".json", implied_by=target)
+    plan.scratch_files(option, target.parent, f".{target.name}.", (".tmp",), implied_by=target)
+
+
 def iter_encode_corpus(
     tokenizer_path: str | os.PathLike[str],
     inputs: Sequence[str | os.PathLike[str]],
@@ -201,18 +219,24 @@ def iter_encode_corpus(
     """Encode the corpus into ``out`` (``.npy`` or ``.bin``), yielding progress, then the summary.
 
     Raises:
-        ValueError: A bad option (dtype, separator not a special token of the tokenizer, output suffix).
+        ValueError: A bad option (dtype, separator not a special token of the tokenizer, output suffix), or
+            an output (``out``, its sidecar, a temporary file) is an input (see :func:`encode_corpus_plan`).
         BadRecordError, CorruptStreamError, CorpusDecodeError, CorpusChangedError: As in training.
         WorkerCrashedError: A worker process died.
     """
     from ..formats import load
 
-    tokenizer = load(tokenizer_path)
-    chosen = choose_dtype(tokenizer, dtype)
     target = Path(out)
     kind = target.suffix.lower()
     if kind not in (".npy", ".bin"):
         raise ValueError(f"out: {target} must end in .npy (numpy) or .bin (raw ids and a .json sidecar)")
+    plan = WritePlan()
+    encode_corpus_plan(plan, "out", target)
+    for path in inputs:
+        plan.read("the input corpus", path)
+    plan.check()  # before anything is read or written: no output (sidecar, temporary file) on an input
+    tokenizer = load(tokenizer_path)
+    chosen = choose_dtype(tokenizer, dtype)
     if separator is not None and separator not in tokenizer.special_tokens:
         names = ", ".join(tokenizer.special_tokens) or "none"
         raise ValueError(

@@ -29,6 +29,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice, pairwise
+from numbers import Integral
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -1016,8 +1017,7 @@ class Tokenizer:
             >>> tok.decode_bytes([8582, 247])  # doctest: +SKIP
             b'\\xf0\\x9f\\x99'
         """
-        if not isinstance(ids, (list, tuple)):
-            ids = list(ids)  # so that the offending id can be found again after a failure
+        ids = _id_list(ids)
         if self._native is not None:
             try:
                 found = self._native.decode_bytes(ids)
@@ -1035,8 +1035,13 @@ class Tokenizer:
                 raise IndexError
             return "".join([table[i] for i in ids]).encode("latin-1")
         except (IndexError, TypeError):
-            bad = next((i for i in ids if not isinstance(i, int) or i not in self._decoder), None)
-            raise UnknownTokenIdError(self._unknown_id_message(bad)) from None
+            # The first id that is not in the vocabulary, as the native kernel names it: numpy's integer
+            # scalars (in a list) count as the ints they hold, and are named as such.
+            items: Sequence[object] = ids  # typed as ints, but a caller may pass anything
+            bad = next((i for i in items if not isinstance(i, Integral) or int(i) not in self._decoder), None)
+            raise UnknownTokenIdError(
+                self._unknown_id_message(int(bad) if isinstance(bad, Integral) else bad)
+            ) from None
 
     def decode(self, ids: Iterable[int]) -> str:
         """Decode token ids to text; bytes that are not valid UTF-8 become U+FFFD.
@@ -1049,6 +1054,40 @@ class Tokenizer:
             'Hello'
         """
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+
+def _id_list(ids: Iterable[int]) -> list[int] | tuple[int, ...]:
+    """``ids`` as a list or tuple of ids (kept, so that a bad id can be found again after a failure).
+
+    A numpy array (anything with ``ndim`` and ``tolist``) becomes Python ints, exactly (a huge ``uint64``
+    stays itself, a negative ``int32`` stays negative), so that both engines name the same first bad id;
+    an array of more or fewer than one dimension is refused with one sentence.
+
+    Raises:
+        ValueError: A 2-D (or 0-D) array.
+
+    Example:
+        >>> _id_list(range(3))
+        [0, 1, 2]
+    """
+    if isinstance(ids, (list, tuple)):
+        return ids
+    ndim = getattr(ids, "ndim", None)
+    if ndim is not None and hasattr(ids, "tolist"):
+        if ndim == 0:
+            raise ValueError(
+                "ids: a single number (a 0-d array) is not a sequence of token ids; pass a list of them "
+                "([int(ids)])"
+            )
+        if ndim != 1:
+            shape = "x".join(str(n) for n in getattr(ids, "shape", ()))
+            raise ValueError(
+                f"ids: an array of {ndim} dimensions (shape {shape}) is not a sequence of token ids; decode "
+                "one row at a time (ids[0]), or flatten it first (ids.ravel())"
+            )
+        listed: list[int] = ids.tolist()
+        return listed
+    return list(ids)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

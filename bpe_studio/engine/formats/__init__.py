@@ -1,8 +1,16 @@
 """Tokenizer file formats. Every write is atomic."""
 
-from .atomic import atomic_write
+from .atomic import atomic_plan, atomic_write
 from .detect import FORMATS, FormatName, detect_format, load, save, save_targets, source_files
-from .saving import SaveReport, VerificationError, sample_texts, save_result, save_tokenizer, training_record
+from .saving import (
+    SaveReport,
+    VerificationError,
+    sample_texts,
+    save_plan,
+    save_result,
+    save_tokenizer,
+    training_record,
+)
 from .studio import FormatError, FormatWarning, StudioFile, dumps_studio, load_studio, save_studio
 
 __all__ = [
@@ -13,6 +21,7 @@ __all__ = [
     "SaveReport",
     "StudioFile",
     "VerificationError",
+    "atomic_plan",
     "atomic_write",
     "detect_format",
     "dumps_studio",
@@ -20,6 +29,7 @@ __all__ = [
     "load_studio",
     "sample_texts",
     "save",
+    "save_plan",
     "save_result",
     "save_studio",
     "save_targets",

@@ -17,6 +17,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..write_plan import WritePlan
+
 
 def _umask() -> int:
     # os.umask can only be read by setting it; done once, at import, before any threads write files.
@@ -130,3 +132,26 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
         >>> atomic_write("out/vocab.json", "{}")  # doctest: +SKIP
     """
     atomic_write_set({path: data})
+
+
+def atomic_plan(
+    plan: WritePlan,
+    option: str,
+    path: str | os.PathLike[str],
+    *,
+    implied_by: str | os.PathLike[str] | None = None,
+) -> None:
+    """Add what :func:`atomic_write` (or one file of :func:`atomic_write_set`) writes for ``path`` to
+    ``plan``: the file, and its temporary files beside it (``.NAME.*.tmp``, ``.NAME.*.tmp.old``).
+
+    Example:
+        >>> plan = WritePlan()
+        >>> atomic_plan(plan, "--out", "out/vocab.json")
+        >>> plan.covers("out/.vocab.json.x1y2.tmp")
+        True
+    """
+    target = Path(path)
+    plan.write(option, target, implied_by=implied_by)
+    plan.scratch_files(
+        option, target.parent, f".{target.name}.", (".tmp", ".tmp.old"), implied_by=implied_by or target
+    )

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..write_plan import WritePlan
 from .saving import save_result
 
 if TYPE_CHECKING:
@@ -33,6 +34,19 @@ def fallback_folders() -> list[Path]:
     return [Path(user_cache_dir("bpe-studio")) / "unsaved", Path(tempfile.gettempdir())]
 
 
+def _name_suffix() -> str:
+    return f"-{os.getpid()}.json"
+
+
+def fallback_plan(plan: WritePlan, option: str, *, folders: Sequence[Path] | None = None) -> None:
+    """Add the copy :func:`save_fallback` may write (``tokenizer-*-PID.json`` in each folder) to ``plan``,
+    as implied by ``option`` (the output whose save failed)."""
+    for folder in fallback_folders() if folders is None else folders:
+        plan.scratch_files(
+            option, folder, "tokenizer-", (_name_suffix(),), implied_by=folder, what="the fallback copy"
+        )
+
+
 def save_fallback(
     result: TrainResult, config: TrainConfig | None = None, *, folders: Sequence[Path] | None = None
 ) -> Path:
@@ -41,9 +55,12 @@ def save_fallback(
     Raises:
         OSError: No folder took it; the message lists each folder and why.
     """
-    name = f"tokenizer-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    name = f"tokenizer-{time.strftime('%Y%m%d-%H%M%S')}{_name_suffix()}"
     problems: list[str] = []
     for folder in fallback_folders() if folders is None else folders:
+        if os.path.lexists(folder / name):  # never over another file, whatever it is
+            problems.append(f"{folder}: {name} exists")
+            continue
         try:
             folder.mkdir(parents=True, exist_ok=True)
             return save_result(result, folder / name, format="studio", config=config)
@@ -52,4 +69,4 @@ def save_fallback(
     raise OSError("no folder took the result (" + "; ".join(problems) + ")")
 
 
-__all__ = ["fallback_folders", "save_fallback"]
+__all__ = ["fallback_folders", "fallback_plan", "save_fallback"]

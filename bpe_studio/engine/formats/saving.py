@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .atomic import replace_set
+from ..write_plan import WritePlan
+from .atomic import atomic_plan, replace_set
 from .detect import FORMATS, load, save, save_targets
 from .studio import FormatError
 
@@ -171,6 +172,42 @@ def save_tokenizer(
     return SaveReport(final, tuple(moves), format, sum(len(t) for t in verify_texts), checked_in)
 
 
+def save_plan(
+    plan: WritePlan,
+    option: str,
+    path: str | os.PathLike[str],
+    *,
+    format: str,
+    folder: bool | None = None,
+    verify: bool = True,
+) -> None:
+    """Add what :func:`save_tokenizer` writes for ``path`` and ``format`` to ``plan``: the format's files
+    (a sidecar as implied by the main file), their temporary files and, with ``verify``, the staging folder.
+
+    Args:
+        plan: The plan to extend.
+        option: What the user named ``path`` with (``"--out"``, ``"OUTPUT"``), for messages.
+        path: As for :func:`save_tokenizer`.
+        format: One of :data:`~bpe_studio.engine.formats.FORMATS`.
+        folder: As for :func:`~bpe_studio.engine.formats.save_targets`.
+        verify: Whether the save is checked (``verify_texts``), so written through a staging folder.
+
+    Example:
+        >>> plan = WritePlan()
+        >>> save_plan(plan, "OUTPUT", "t.tiktoken", format="tiktoken")
+        >>> [str(w.path) for w in plan.writes]
+        ['t.tiktoken', 't.tiktoken.json']
+    """
+    targets = save_targets(path, format=format, folder=folder)
+    for i, target in enumerate(targets):
+        # A GPT-2 folder's files are what the user asked for; a .tiktoken's sidecar follows from its name.
+        atomic_plan(plan, option, target, implied_by=None if format == "gpt2" or i == 0 else targets[0])
+    if verify:
+        plan.scratch_files(
+            option, targets[0].parent, _STAGING_PREFIX, implied_by=Path(path), what="a staging folder"
+        )
+
+
 def save_result(
     result: TrainResult,
     path: str | os.PathLike[str],
@@ -309,6 +346,7 @@ __all__ = [
     "SaveReport",
     "VerificationError",
     "sample_texts",
+    "save_plan",
     "save_result",
     "save_tokenizer",
     "training_record",

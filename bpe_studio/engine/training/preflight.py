@@ -15,27 +15,27 @@ Example:
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Collection, Iterable, Sequence
-from pathlib import Path
+from collections.abc import Iterable
 
 from ..config import TrainConfig, resolve_pattern
 from ..corpus.remote import check_url
 from ..corpus.sources import check_source, is_plain_text
+from ..write_plan import WritePlan, check_outputs, same_file
 from .checkpoint import CountsFileError, corpus_identity, mismatch, read_header
 
 PathArg = str | os.PathLike[str]
 
 
-def preflight(config: TrainConfig, *, outputs: Iterable[tuple[str, PathArg]] = ()) -> None:
+def preflight(config: TrainConfig, *, outputs: Iterable[tuple[str, PathArg]] | WritePlan = ()) -> None:
     """Check that ``config`` can run here and now; raise ``ValueError`` ("field: problem; fix") if not.
 
     Args:
         config: The run.
         outputs: ``(name, path)`` of each file the caller will write after the run (e.g. the tokenizer
             files), the name being what the message calls it (``"out"``); their folders may not exist yet
-            (the caller creates them). ``config.counts_out`` and ``config.checkpoint`` are always checked,
-            and must be in an existing folder.
+            (the caller creates them), or a :class:`~bpe_studio.engine.write_plan.WritePlan` of them.
+            ``config.counts_out`` and ``config.checkpoint`` are always checked, and must be in an existing
+            folder (see :func:`train_plan`).
 
     Raises:
         ValueError: An input is missing, unreadable or empty; a URL does not answer; a cluster address is
@@ -45,17 +45,46 @@ def preflight(config: TrainConfig, *, outputs: Iterable[tuple[str, PathArg]] = (
     _check_inputs(config)
     _check_cluster(config)
     _check_reuse(config)
-    planned = [(name, path) for name in ("counts_out", "checkpoint") if (path := getattr(config, name))]
-    planned += [(name, Path(os.fspath(path))) for name, path in outputs]
-    read: list[tuple[str, PathArg]] = [("the input corpus", path) for path in config.inputs]
+    train_plan(config, outputs=outputs).check()
+
+
+def train_plan(config: TrainConfig, *, outputs: Iterable[tuple[str, PathArg]] | WritePlan = ()) -> WritePlan:
+    """What a run writes (``counts_out``, ``checkpoint`` and ``outputs``) and reads (the corpus,
+    ``counts_in``, ``resume``), for :meth:`WritePlan.check`.
+
+    Args:
+        config: The run.
+        outputs: The files the caller writes after the run, as ``(name, path)`` (their folders may be
+            missing: the caller creates them) or as a plan of its own (e.g. from
+            :func:`~bpe_studio.engine.formats.save_plan`).
+
+    Example:
+        >>> train_plan(TrainConfig(inputs=["c.txt"], vocab_size=300), outputs=[("out", "o/t.json")]).reads
+        [('the input corpus', PosixPath('c.txt'))]
+    """
+    from ..formats.atomic import atomic_plan  # the formats package is not needed to check a config
+
+    plan = WritePlan()
+    for name in ("counts_out", "checkpoint"):
+        path = getattr(config, name)
+        if path is not None:
+            atomic_plan(plan, name, path)
+    if isinstance(outputs, WritePlan):
+        plan.extend(outputs)
+    else:
+        for name, path in outputs:
+            plan.write(name, path)
+            plan.allow_new_folder(name)
+    for path in config.inputs:
+        plan.read("the input corpus", path)
     if config.counts_in is not None:
-        read.append(("the counts file (counts_in)", config.counts_in))
+        plan.read("the counts file (counts_in)", config.counts_in)
     if config.resume is not None:
-        read.append(("the checkpoint to resume (resume)", config.resume))
-    # A checkpoint may update the checkpoint it resumes: that file is read in full before the first
-    # checkpoint is written (atomically), and the new one holds its merges and more.
-    updates = [("checkpoint", config.resume)] if config.resume is not None else []
-    check_outputs(planned, inputs=read, updates=updates, new_folders=[name for name, _ in outputs])
+        plan.read("the checkpoint to resume (resume)", config.resume)
+        # A checkpoint may update the checkpoint it resumes: that file is read in full before the first
+        # checkpoint is written (atomically), and the new one holds its merges and more.
+        plan.allow_update("checkpoint", config.resume)
+    return plan
 
 
 # ---- inputs -----------------------------------------------------------------------------------------
@@ -152,109 +181,4 @@ def _check_reuse(config: TrainConfig) -> None:
         )
 
 
-# ---- outputs ----------------------------------------------------------------------------------------
-
-
-def same_file(a: PathArg, b: PathArg) -> bool:
-    """True when ``a`` and ``b`` name one file: through symlinks and hard links when both exist, else
-    by their resolved paths (a file to be created is the same as an existing one it would replace).
-
-    Example:
-        >>> same_file("a.txt", "./a.txt")
-        True
-    """
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError):  # one of them does not exist (yet)
-        return Path(a).resolve() == Path(b).resolve()
-
-
-def check_outputs(
-    outputs: Sequence[tuple[str, PathArg]],
-    *,
-    inputs: Sequence[tuple[str, PathArg]] = (),
-    updates: Sequence[tuple[str, PathArg]] = (),
-    new_folders: Collection[str] = (),
-) -> None:
-    """Refuse outputs that would destroy an input or each other, or that cannot be written.
-
-    Run it before any work starts. An output is refused when it is the same file as an input (also
-    through a symlink or a hard link), when two outputs are one file, when a folder stands where it should
-    go, and when its folder does not take new files (read-only, a file in the way, missing).
-
-    Args:
-        outputs: ``(name, path)`` of each file to write; ``name`` starts the message (``"counts_out"``).
-        inputs: ``(what, path)`` of each file read; ``what`` describes it (``"the input corpus"``).
-        updates: ``(output name, input path)`` pairs where the output may replace that input (it is read
-            in full before it is written).
-        new_folders: Names of outputs whose folder may be missing (the caller creates it); the others need
-            an existing folder.
-
-    Raises:
-        ValueError: ``"name: problem; fix"``, naming both files when one would overwrite the other.
-
-    Example:
-        >>> corpus = [("the input corpus", "./c.txt")]
-        >>> check_outputs([("out", "c.txt")], inputs=corpus)  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ValueError: out: c.txt is the input corpus ./c.txt (the same file); writing it would destroy ...
-    """
-    for name, target in outputs:
-        for what, source in inputs:
-            if (name, source) in updates:
-                continue
-            if same_file(target, source):
-                raise ValueError(
-                    f"{name}: {target} is {what} {source} (the same file); writing it would destroy the "
-                    "input, so choose another output path"
-                )
-    for i, (name, target) in enumerate(outputs):
-        for other_name, other in outputs[:i]:
-            if same_file(target, other):
-                raise ValueError(
-                    f"{name}: {target} is also written as {other_name} ({other}); "
-                    "give each output its own file"
-                )
-    _check_writable([(name, Path(os.fspath(target))) for name, target in outputs], new_folders)
-
-
-def _nearest_existing(folder: Path) -> Path:
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return folder
-
-
-def _check_writable(planned: list[tuple[str, Path]], new_folders: Collection[str]) -> None:
-    """Each output must be a file name (not a folder) in a folder that exists (or, for ``new_folders``,
-    can be created) and that takes new files."""
-    probed: set[Path] = set()
-    for name, target in planned:
-        if target.is_dir():
-            raise ValueError(
-                f"{name}: {target} is a folder, in the way of the file to write; remove it or choose "
-                "another path"
-            )
-        parent = target.parent
-        folder = _nearest_existing(parent)
-        if name not in new_folders and folder != parent and folder.is_dir():
-            raise ValueError(f"{name}: the folder {parent} does not exist; create it first")
-        if not folder.is_dir():
-            raise ValueError(
-                f"{name}: {folder} is a file, so {target} cannot be written; choose another path"
-            )
-        if folder in probed:
-            continue
-        probed.add(folder)
-        # os.access is not enough: it ignores read-only mounts for root and says nothing of ACLs. Creating
-        # (and removing) an empty file is the question the save will ask.
-        try:
-            fd, probe = tempfile.mkstemp(dir=folder, prefix=".bpe-studio-probe-", suffix=".tmp")
-        except OSError as exc:
-            raise ValueError(
-                f"{name}: cannot write into {folder} ({exc.strerror or exc}); choose a writable folder"
-            ) from None
-        os.close(fd)
-        os.unlink(probe)
-
-
-__all__ = ["check_outputs", "preflight", "same_file"]
+__all__ = ["check_outputs", "preflight", "same_file", "train_plan"]

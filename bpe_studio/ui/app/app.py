@@ -17,7 +17,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
@@ -27,8 +26,9 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication
 
 from ... import __version__
-from ...engine.formats import FormatError
+from ...engine.formats import FormatError, source_files
 from ...engine.formats.named import resolve_name
+from ...engine.write_plan import WritePlan
 from .main_window import DEFAULT_SIZE, MainWindow
 from .settings import Settings, load_settings
 from .style import apply_style
@@ -64,30 +64,33 @@ def stopped_message(signum: int, *, tty: bool = False) -> str:
     return f"bpe-studio: cancelled by {signal.Signals(signum).name}"
 
 
-def screenshot_path_problem(path: Path) -> str | None:
-    """Why a PNG cannot be written to ``path`` (its folder is missing or not writable), or None when it can.
+def screenshot_plan(args: argparse.Namespace) -> WritePlan:
+    """What ``--screenshot PATH`` writes (the PNG and its temporary file beside it) and what the invocation
+    reads (``--tokenizer``'s files, the CORPUS files), for :meth:`WritePlan.check` before the window opens.
 
-    Checked before the window opens, so a wrong path is a one-line error rather than a run that ends
-    without a screenshot. The folder is probed by creating (and removing) a temporary file in it, which
-    also catches read-only mounts and root's bypass of permission bits.
+    So a screenshot never replaces a file it shows, and a path that cannot be written (a missing folder, a
+    folder in the way, a read-only place) is a one-line error rather than a run that ends without a picture.
 
     Example:
-        >>> screenshot_path_problem(Path("/no/such/folder/shot.png"))
-        'the folder /no/such/folder does not exist; create it first or choose another PATH'
+        >>> from bpe_studio.cli import parse_args
+        >>> screenshot_plan(parse_args(["--screenshot", "/no/such/folder/shot.png"])).check()
+        Traceback (most recent call last):
+        ValueError: --screenshot: the folder /no/such/folder does not exist; create it first
     """
-    folder = path.parent
-    if path.is_dir():
-        return f"{path} is a folder; give the PNG file's path, e.g. {path / 'screenshot.png'}"
-    if not folder.exists():
-        return f"the folder {folder} does not exist; create it first or choose another PATH"
-    if not folder.is_dir():
-        return f"{folder} is not a folder; choose another PATH"
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        return f"cannot write in the folder {folder} ({exc.strerror or exc}); choose another PATH"
-    return None
+    plan = WritePlan()
+    if args.screenshot is None:
+        return plan
+    path = Path(args.screenshot)
+    plan.write("--screenshot", path)
+    # Screenshotter.take writes .NAME.PID.tmp beside it, then renames it.
+    plan.scratch_files("--screenshot", path.parent, f".{path.name}.", (".tmp",), implied_by=path)
+    if args.tokenizer is not None:
+        with contextlib.suppress(OSError, ValueError):  # not a file (a name not cached): nothing to keep
+            for source in source_files(_tokenizer_source(Path(args.tokenizer))):
+                plan.read("the --tokenizer file", source)
+    for corpus in args.corpus or ():
+        plan.read("a CORPUS file", corpus)
+    return plan
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
@@ -340,8 +343,10 @@ def main(args: argparse.Namespace) -> int:
     ``args`` come from the command line's one parser: ``bpe_studio.cli.parse_args``, which defines these
     options (the ``app`` command).
     """
-    if args.screenshot is not None and (problem := screenshot_path_problem(args.screenshot)) is not None:
-        print(f"bpe-studio: error: --screenshot: {problem}", file=sys.stderr)
+    try:
+        screenshot_plan(args).check()  # before the window opens: the PNG must not replace an input
+    except ValueError as exc:
+        print(f"bpe-studio: error: {exc}", file=sys.stderr)
         return EXIT_SCREENSHOT_PATH
     stops = StopSignals()
     stops.install()
@@ -386,5 +391,5 @@ __all__ = [
     "create_application",
     "main",
     "open_window",
-    "screenshot_path_problem",
+    "screenshot_plan",
 ]

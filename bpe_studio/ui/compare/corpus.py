@@ -9,6 +9,7 @@ before each document, so also inside a large file).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,8 +51,9 @@ from ...engine.corpus.sources import check_source, expand_inputs
 from ...engine.encoding.analysis import Compression
 from ...engine.encoding.evaluation import EvaluationCancelledError, evaluate_files
 from ...engine.encoding.tokenizer import Tokenizer
-from ...engine.formats import atomic_write
+from ...engine.formats import atomic_plan, atomic_write, source_files
 from ...engine.humanize import error_message
+from ...engine.write_plan import WritePlan
 from ..app.style import LIGHT_THEME, Theme, theme_of
 from ..app.tasks import TaskCancelledError, TaskContext, TaskRunner
 from ..present.tokenizer_info import LoadedTokenizer
@@ -259,6 +261,21 @@ def chart_widget(rows: Sequence[CorpusFigures], theme: Theme) -> pg.PlotWidget:
     return widget
 
 
+def chart_plan(path: Path, corpora: Sequence[Path], tokenizers: Sequence[LoadedTokenizer]) -> WritePlan:
+    """What :meth:`CorpusCompareView.export_chart` writes (the image and its temporary files) and what the
+    view read (the corpus files, the files the tokenizers were loaded from), for :meth:`WritePlan.check`."""
+    plan = WritePlan()
+    atomic_plan(plan, "Export chart", path)
+    for corpus in dict.fromkeys(corpora):
+        plan.read("a corpus file", corpus)
+    for loaded in tokenizers:
+        if loaded.path is not None:
+            with contextlib.suppress(OSError, ValueError):  # its files are gone: nothing to keep
+                for source in source_files(loaded.path):
+                    plan.read(f"the file of the tokenizer {loaded.name}", source)
+    return plan
+
+
 class CorpusCompareView(QWidget):
     """The corpus mode: corpus files, the tokenizers to compare, the chart and the table.
 
@@ -449,15 +466,17 @@ class CorpusCompareView(QWidget):
             target = target.with_name(target.name + (".svg" if "svg" in chosen_filter.lower() else ".png"))
         try:
             self.export_chart(target)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             QMessageBox.warning(self, "Export chart", error_message(exc, path=target))
 
     def export_chart(self, path: Path) -> None:
         """Write the chart (light theme, as the other exported charts) to ``path``: PNG or SVG by its suffix,
-        atomically. Raises ``ValueError`` for another suffix, ``OSError`` when it cannot be written."""
+        atomically. Raises ``ValueError`` for another suffix or a path the write plan refuses (a corpus file
+        or a tokenizer's own file: :func:`chart_plan`), ``OSError`` when it cannot be written."""
         suffix = path.suffix.lower()
         if suffix not in (".png", ".svg"):
             raise ValueError(f"{path.name}: the chart is saved as .png or .svg; choose one of these suffixes")
+        chart_plan(path, [row.corpus for row in self.rows] + self.corpora(), self.tokenizers).check()
         widget = chart_widget(self.rows, LIGHT_THEME)
         try:
             png, svg = render_chart(
@@ -572,6 +591,7 @@ __all__ = [
     "CorpusFigures",
     "CorpusFiguresModel",
     "bar_colours",
+    "chart_plan",
     "chart_widget",
     "draw_bars",
     "evaluate_corpora",

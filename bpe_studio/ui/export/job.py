@@ -1,8 +1,7 @@
 """Exporting a tokenizer without the dialog: its files in each format, merge statistics, a report.
 
 This module imports no Qt (nor does :mod:`bpe_studio.ui.present.token_format`, which spells its tokens), and
-can
-run on any thread.
+can run on any thread.
 
 Every tokenizer file is written by the engine's :func:`~bpe_studio.engine.formats.save_tokenizer`: into a
 staging folder, loaded back, checked to encode the sample text (and the engine's own sample) to the same
@@ -23,6 +22,7 @@ Files, for a name ``NAME`` in the chosen folder::
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -37,8 +37,9 @@ from ... import __version__
 from ...demo import cache_dir
 from ...engine import FORMATS, Tokenizer
 from ...engine.encoding.analysis import MergeIndex, compression
-from ...engine.formats import atomic_write, sample_texts, save_tokenizer
+from ...engine.formats import atomic_plan, atomic_write, sample_texts, save_plan, save_tokenizer, source_files
 from ...engine.humanize import error_message, human_bytes, human_seconds, merge_number, stop_reason_text
+from ...engine.write_plan import WritePlan
 from ..present.token_format import hex_bytes, token_label
 from ..present.tokenizer_info import LoadedTokenizer
 
@@ -350,8 +351,39 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
     return "\n".join(lines) + "\n"
 
 
+def export_plan(job: ExportJob) -> WritePlan:
+    """Every file :func:`run_export` writes (tokenizer files, their staging folders and temporary files, the
+    CSV, charts and report) and reads (the exported tokenizer's own files, its training corpus)."""
+    options = job.options
+    folder, name = options.folder, options.name
+    plan = WritePlan()
+    plan.allow_new_folder("Export")
+    for fmt in options.formats:
+        save_plan(plan, "Export", tokenizer_path(folder, name, fmt), format=fmt, folder=False)
+    extra = [f"{name}-merges.csv"] if options.merges_csv else []
+    if options.charts:
+        extra += [f"{name}-{chart.key}.{suffix}" for chart in job.charts for suffix in ("png", "svg")]
+    extra += [f"{name}-report.md"] if options.report else []
+    for file_name in extra:
+        atomic_plan(plan, "Export", folder / file_name)
+    if job.loaded.path is not None:
+        with contextlib.suppress(OSError, ValueError):  # a tokenizer whose files are gone: nothing to keep
+            for path in source_files(job.loaded.path):
+                plan.read("the tokenizer's own file", path)
+    for corpus in job.training.get("inputs") or ():
+        if isinstance(corpus, str):
+            plan.read("the training corpus", corpus)
+    return plan
+
+
 def run_export(job: ExportJob, ctx: Progress | None = None) -> list[ExportItem]:
-    """Write everything the options ask for; a failure of one file does not stop the others."""
+    """Write everything the options ask for; a failure of one file does not stop the others.
+
+    Raises:
+        ValueError: A file to write is one the tokenizer was read or trained from (checked before any is
+            written, see :func:`export_plan`), or cannot be written.
+    """
+    export_plan(job).check()
     options = job.options
     folder, name = options.folder, options.name
     steps: list[tuple[str, Path, Callable[[], Path]]] = []
@@ -496,6 +528,7 @@ __all__ = [
     "Progress",
     "default_folder",
     "default_name",
+    "export_plan",
     "is_visible_folder",
     "merges_csv",
     "origin_text",

@@ -26,48 +26,10 @@ Example:
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
 
-_HEX_ERRORS = "bpe_studio_hex_bytes"
-
-
-def _hex_bytes_handler(exc: UnicodeError) -> tuple[str, int]:
-    if not isinstance(exc, UnicodeDecodeError):  # pragma: no cover - only registered for decoding
-        raise exc
-    bad = exc.object[exc.start : exc.end]
-    return "".join(f"<0x{b:02X}>" for b in bad), exc.end
-
-
-codecs.register_error(_HEX_ERRORS, _hex_bytes_handler)
-
-#: Characters a token label draws as a visible sign: whitespace people must see.
-WHITESPACE_SIGNS = {" ": "·", "\t": "→", "\n": "↵", "\xa0": "⍽", "\u3000": "□"}
-
-# Whitespace made visible, and every other control character written as its byte, like a partial byte.
-_VISIBLE_TABLE = {ord(c): sign for c, sign in WHITESPACE_SIGNS.items()} | {
-    c: f"<0x{c:02X}>" for c in (*range(0x20), 0x7F) if chr(c) not in WHITESPACE_SIGNS
-}
-
-
-def token_label(token: bytes) -> str:
-    """A token's bytes for display: visible whitespace, and incomplete UTF-8 as ``<0xNN>``.
-
-    Example:
-        >>> token_label("\\t→é".encode())
-        '→→é'
-    """
-    return token.decode("utf-8", errors=_HEX_ERRORS).translate(_VISIBLE_TABLE)
-
-
-def text_label(text: str) -> str:
-    """Text with visible whitespace (a special token, or a piece of the playground's text).
-
-    Example:
-        >>> text_label("a b\\n")
-        'a·b↵'
-    """
-    return text.translate(_VISIBLE_TABLE)
+# The notation itself lives in the engine (Qt-free, shared with the CLI): one table for every view.
+from ...engine.notation import _VISIBLE_TABLE, WHITESPACE_SIGNS, text_label, token_label
 
 
 def search_key(text: str) -> str:

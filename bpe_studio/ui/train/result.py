@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from ...engine import TrainConfig, TrainResult
 from ...engine.humanize import human_bytes, human_seconds, stop_reason_text
+from ...engine.write_plan import WritePlan
 from ..widgets.common import Caption
 
 #: The save dialog's filters and the engine format each one writes.
@@ -128,17 +129,45 @@ def ask_save_path(parent: QWidget, config: TrainConfig) -> tuple[Path, str] | No
     return Path(chosen), SAVE_FILTERS.get(chosen_filter, "studio")
 
 
+def save_result_plan(config: TrainConfig, path: Path, fmt: str = "studio") -> WritePlan:
+    """What :func:`save_result` writes for ``path`` and ``fmt`` (the format's files and their temporary
+    files) and what the run read and keeps (its corpus files, counts file, the checkpoint it resumed, the
+    counts and checkpoint it wrote), for :meth:`WritePlan.check` before anything is written."""
+    from ...engine.formats import save_plan
+    from ...engine.training.preflight import train_plan
+
+    plan = WritePlan()
+    save_plan(plan, "Save", _save_path(path, fmt), format=fmt, verify=False)
+    if fmt == "gpt2":
+        plan.allow_new_folder("Save")  # the format's folder, made by the save
+    for what, read in train_plan(config).reads:
+        plan.read(what, read)
+    for name in ("counts_out", "checkpoint"):
+        if (kept := getattr(config, name)) is not None:
+            plan.read(f"the run's {name}", kept)
+    return plan
+
+
+def _save_path(path: Path, fmt: str) -> Path:
+    # gpt2 writes a folder: a file name's suffix is dropped, as the save dialog offers file names.
+    return path.with_suffix("") if fmt == "gpt2" and path.suffix else path
+
+
 def save_result(result: TrainResult, config: TrainConfig, path: Path, fmt: str = "studio") -> Path:
     """Write a trained tokenizer in one of the engine's formats and return what to load it from.
 
     ``studio`` files also keep how the tokenizer was trained. ``gpt2`` writes a folder (a file name's
     suffix is dropped, as the save dialog offers file names). Every file is written atomically.
+
+    Raises:
+        ValueError: A file to write is one the run read (its corpus) or cannot be written, checked before
+            any is written (:func:`save_result_plan`); or the save itself failed.
+        OSError: The save failed.
     """
     from ...engine.formats import save_result as save_trained
 
-    if fmt == "gpt2" and path.suffix:
-        path = path.with_suffix("")
-    return save_trained(result, path, format=fmt, config=config)
+    save_result_plan(config, path, fmt).check()
+    return save_trained(result, _save_path(path, fmt), format=fmt, config=config)
 
 
-__all__ = ["SAVE_FILTERS", "TrainResultBox", "ask_save_path", "save_result"]
+__all__ = ["SAVE_FILTERS", "TrainResultBox", "ask_save_path", "save_result", "save_result_plan"]
