@@ -168,7 +168,9 @@ WRITERS: dict[str, str] = {
     "bpe_studio.engine.formats.atomic:atomic_write_set": "bpe_studio.engine.formats.atomic:atomic_plan",
     "bpe_studio.engine.formats.atomic:replace_set": "bpe_studio.engine.formats.atomic:atomic_plan",
     "bpe_studio.engine.training.checkpoint:_write": "bpe_studio.engine.training.preflight:train_plan",
-    f"{_ENGINE}.encoding.corpus_encoding:iter_encode_corpus": f"{_ENGINE}.encoding.corpus_encoding:encode_corpus_plan",
+    f"{_ENGINE}.encoding.corpus_encoding:iter_encode_corpus": (
+        f"{_ENGINE}.encoding.corpus_encoding:encode_corpus_plan"
+    ),
     "bpe_studio.engine.formats.saving:save_tokenizer": "bpe_studio.engine.formats.saving:save_plan",
     "bpe_studio.engine.formats.studio:save_studio": "bpe_studio.engine.formats.saving:save_plan",
     "bpe_studio.engine.formats.gpt2:save_gpt2": "bpe_studio.engine.formats.saving:save_plan",

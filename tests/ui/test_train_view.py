@@ -395,8 +395,9 @@ def test_save_refuses_to_write_over_the_runs_corpus(  # noqa: PLR0917 - fixtures
     qtbot, window: MainWindow, small_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
 ) -> None:  # type: ignore[no-untyped-def]
     # Issue 18: the save dialog's path (or a .tiktoken's sidecar) on the corpus replaced the corpus.
-    from bpe_studio.ui.train.view import SAVE_FILTERS
     from PySide6.QtWidgets import QFileDialog
+
+    from bpe_studio.ui.train.view import SAVE_FILTERS
 
     corpus = tmp_path / ("c.tiktoken.json" if fmt == "tiktoken" else "corpus.txt")
     corpus.write_bytes(small_corpus.read_bytes())
