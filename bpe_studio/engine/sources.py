@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import json
 import lzma
 import os
@@ -224,18 +223,40 @@ class _ZstdStream:
         self._dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW)
 
     def pieces(self) -> Iterator[bytes]:
+        outs: list[bytes] = []
+        try:
+            yield from self._pieces(outs)
+        except Exception:  # not GeneratorExit: a closed generator may not yield
+            if outs:  # what was decompressed before the damage still counts (the error's offset says so)
+                yield b"".join(outs)
+            raise
+
+    def _pieces(self, outs: list[bytes]) -> Iterator[bytes]:
         dobj = self._dctx.decompressobj()
         started = False
+        # Small outputs are gathered into pieces of about _READ bytes: a reader does some work per piece,
+        # which would dominate at a few hundred bytes a piece (data that does not compress).
+        held = 0
         while piece := self._raw.read(_ZSTD_FEED):
             while piece:
                 out = dobj.decompress(piece)
                 started = True
                 if out:
-                    yield out
+                    outs.append(out)
+                    held += len(out)
+                    if held >= _READ:
+                        joined = b"".join(outs)
+                        outs.clear()
+                        held = 0
+                        yield joined
                 if not dobj.eof:
                     break
                 # A frame ended; what follows it starts the next one.
                 piece, dobj, started = dobj.unused_data, self._dctx.decompressobj(), False
+        if outs:
+            joined = b"".join(outs)
+            outs.clear()
+            yield joined
         if started:
             raise EOFError("the last zstd frame ends early")
 
@@ -419,23 +440,33 @@ def plan_blocks(
         BadRecordError: A JSON line longer than :data:`MAX_RECORD_BYTES` (raised whatever the policy: its
             end cannot be found within bounded memory).
     """
-    buf = b""
+    # One growing buffer, appended to in place; blocks are cut from it by index and the consumed front is
+    # dropped once per piece. Each search resumes where the last one stopped (``searched``), so every
+    # decompressed byte is scanned a bounded number of times however long a stretch without a cut place
+    # is, and the limit on such a stretch is checked as the bytes arrive.
+    buf = bytearray()
+    start = 0  # where the next block begins in buf
+    searched = 0  # [start + chunk_size, searched) of buf holds no cut place (no line end, for JSON Lines)
+    line_start = -1  # JSON Lines: where the unterminated line at the end of buf begins (-1: not known)
     offset, line, continues, pending = 0, 1, False, 0
+    finder = _BoundaryFinder(_BufferHandle(buf), 0, special_tokens, newline_cuts)
     # Leave the longest special token and a few bytes after a text candidate unread, so that the finder
     # sees what follows it as it would in the whole text.
     margin = max((len(s.encode()) for s in special_tokens), default=0) + 8
     for data, consumed in read_decompressed(path, compression):
         buf += data
         pending += consumed
-        finder = _BoundaryFinder(io.BytesIO(buf), len(buf), special_tokens, newline_cuts)
-        start = 0
+        finder.size = len(buf)
         while len(buf) - start >= chunk_size:
+            target = start + chunk_size
             if fmt == "jsonl":
-                newline = buf.find(b"\n", start + chunk_size - 1)
+                newline = buf.find(b"\n", max(target - 1, searched))
                 if newline == -1:
-                    start_of_line = buf.rfind(b"\n", start) + 1
-                    if len(buf) - start_of_line > MAX_RECORD_BYTES:
-                        lines_before = buf.count(b"\n", start, start_of_line)
+                    if line_start < 0:  # no line end in [target - 1, len(buf)): the line began before
+                        line_start = max(start, buf.rfind(b"\n", start, target - 1) + 1)
+                    searched = len(buf)
+                    if len(buf) - line_start > MAX_RECORD_BYTES:
+                        lines_before = buf.count(b"\n", start, line_start)
                         raise BadRecordError(
                             path,
                             f"line {line + lines_before:,}",
@@ -444,16 +475,18 @@ def plan_blocks(
                         )
                     break
                 cut, at_special = newline + 1, True
+                line_start = -1
             else:
                 until = len(buf) - margin
-                target = start + chunk_size
-                found = finder.find(target, until=until) if until > target else None
+                resume = max(target, searched)
+                found = finder.find(resume, until=until) if until > resume else None
                 if found is None:
+                    searched = max(resume, until)
                     if len(buf) - start > chunk_size + MAX_UNCUT_BYTES + margin:
                         raise UncuttableTextError(path, offset, chunk_size + MAX_UNCUT_BYTES, newline_cuts)
                     break
                 cut, at_special = found
-            piece = buf[start:cut]
+            piece = bytes(buf[start:cut])
             start = cut
             yield Block(path, fmt, offset, line, piece, continues, pending)
             pending = 0
@@ -461,9 +494,34 @@ def plan_blocks(
             if fmt == "jsonl":
                 line += piece.count(b"\n")
             continues = not at_special
-        buf = buf[start:]
+        if start:
+            del buf[:start]
+            searched = max(0, searched - start)
+            line_start = line_start - start if line_start >= 0 else -1
+            start = 0
+            finder.size = len(buf)
     if buf or pending:
-        yield Block(path, fmt, offset, line, buf, continues, pending)
+        yield Block(path, fmt, offset, line, bytes(buf), continues, pending)
+
+
+class _BufferHandle:
+    """``seek`` and ``read`` over a growing ``bytearray``, for :class:`_BoundaryFinder` (a read copies only
+    the window asked for, where ``io.BytesIO`` would copy the whole buffer)."""
+
+    def __init__(self, buf: bytearray) -> None:
+        self._buf = buf
+        self._pos = 0
+
+    def seek(self, pos: int) -> int:
+        self._pos = pos
+        return pos
+
+    def read(self, size: int) -> bytes:
+        # A memoryview only while copying: one held would stop the buffer from growing.
+        with memoryview(self._buf) as view:
+            data = view[self._pos : self._pos + size].tobytes()
+        self._pos += len(data)
+        return data
 
 
 def plan_sources(
@@ -561,7 +619,7 @@ class RecordReader:
         for index, raw in enumerate(data.split(b"\n")):
             here = position
             position += len(raw) + 1
-            if not raw.strip():
+            if not raw or raw.isspace():  # blank (isspace does not copy a long line, as strip would)
                 continue
 
             def where(index: int = index, here: int = here) -> str:
@@ -676,12 +734,13 @@ def head_documents(
         with open(name, "rb") as handle:
             data = handle.read(max_bytes)
     else:
-        data = b""
+        pieces, have = [], 0
         for piece, _ in read_decompressed(name, kind.compression):
-            data += piece
-            if len(data) >= max_bytes:
+            pieces.append(piece)
+            have += len(piece)
+            if have >= max_bytes:
                 break
-        data = data[:max_bytes]
+        data = b"".join(pieces)[:max_bytes]
     if kind.format == "text":
         return [data.decode("utf-8", errors="replace")] if data else []
     complete = data[: data.rfind(b"\n") + 1] if len(data) == max_bytes else data
