@@ -112,17 +112,25 @@ class CorpusDecodeError(ValueError):
 
     Attributes:
         path: The file.
-        offset: Byte offset of the first invalid byte in the file.
+        offset: Byte offset of the first invalid byte in the file (in a record's value for a Parquet row).
+        reason: What is wrong, e.g. ``"invalid start byte"``.
+        where: The record, ``"line 12"`` or ``"row 12"``, or ``""`` for a text file.
     """
 
-    def __init__(self, path: str | os.PathLike[str], offset: int, reason: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], offset: int, reason: str, where: str = "") -> None:
         self.path = str(path)
         self.offset = offset
         self.reason = reason
+        self.where = where
+        place = f"{self.path}, {where}" if where else self.path
         super().__init__(
-            f"{self.path}: invalid UTF-8 at byte offset {offset} ({reason}); fix the file, or train with "
+            f"{place}: invalid UTF-8 at byte offset {offset} ({reason}); fix the file, or train with "
             "invalid_utf8='replace' (CLI: --invalid-utf8 replace) to read such bytes as U+FFFD"
         )
+
+    def __reduce__(self) -> tuple[type[CorpusDecodeError], tuple[str, int, str, str]]:
+        # Travels pickled from the app's training process; rebuild it from its arguments.
+        return (type(self), (self.path, self.offset, self.reason, self.where))
 
 
 class CorpusChangedError(RuntimeError):
