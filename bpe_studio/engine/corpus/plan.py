@@ -82,7 +82,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from ..config import InvalidUtf8Policy
 
@@ -112,17 +112,25 @@ class CorpusDecodeError(ValueError):
 
     Attributes:
         path: The file.
-        offset: Byte offset of the first invalid byte in the file.
+        offset: Byte offset of the first invalid byte in the file (in a record's value for a Parquet row).
+        reason: What is wrong, e.g. ``"invalid start byte"``.
+        where: The record, ``"line 12"`` or ``"row 12"``, or ``""`` for a text file.
     """
 
-    def __init__(self, path: str | os.PathLike[str], offset: int, reason: str) -> None:
+    def __init__(self, path: str | os.PathLike[str], offset: int, reason: str, where: str = "") -> None:
         self.path = str(path)
         self.offset = offset
         self.reason = reason
+        self.where = where
+        place = f"{self.path}, {where}" if where else self.path
         super().__init__(
-            f"{self.path}: invalid UTF-8 at byte offset {offset} ({reason}); fix the file, or train with "
+            f"{place}: invalid UTF-8 at byte offset {offset} ({reason}); fix the file, or train with "
             "invalid_utf8='replace' (CLI: --invalid-utf8 replace) to read such bytes as U+FFFD"
         )
+
+    def __reduce__(self) -> tuple[type[CorpusDecodeError], tuple[str, int, str, str]]:
+        # Travels pickled from the app's training process; rebuild it from its arguments.
+        return (type(self), (self.path, self.offset, self.reason, self.where))
 
 
 class CorpusChangedError(RuntimeError):
@@ -291,12 +299,25 @@ def decode(data: bytes, policy: InvalidUtf8Policy, *, path: str, offset: int) ->
         raise CorpusDecodeError(path, offset + exc.start, exc.reason) from None
 
 
-class _BoundaryFinder:
-    """Finds the first certain chunk boundary at or after a position of one open file."""
+class _Seekable(Protocol):
+    """What the boundary search reads: an open file, or a buffer in memory (``sources._BufferHandle``)."""
 
-    def __init__(self, handle: BinaryIO, size: int, special_tokens: Sequence[str], newline_cuts: bool):
+    def seek(self, pos: int, /) -> int: ...
+
+    def read(self, size: int, /) -> bytes: ...
+
+
+class _BoundaryFinder:
+    """Finds the first certain chunk boundary at or after a position of one open file.
+
+    ``size`` may grow between searches (a stream decompressed into a growing buffer): each search reads
+    only the window it needs, so a caller that resumes where the last search stopped reads every byte a
+    bounded number of times.
+    """
+
+    def __init__(self, handle: _Seekable, size: int, special_tokens: Sequence[str], newline_cuts: bool):
         self._handle = handle
-        self._size = size
+        self.size = size
         self._specials = sorted({s.encode("utf-8") for s in special_tokens}, key=len, reverse=True)
         self._overlap = max((len(s) for s in self._specials), default=0)
         alternatives = [b"(?=" + re.escape(s) + b")" for s in self._specials]
@@ -319,7 +340,7 @@ class _BoundaryFinder:
         or None if there is none before the end of the file (or ``until``)."""
         if self._candidates is None:
             return None
-        end = self._size if until is None else min(self._size, until)
+        end = self.size if until is None else min(self.size, until)
         while pos < end:
             # 3 bytes before pos for the look-behinds, and the length of a special token that may cover pos.
             lo = max(0, pos - self._overlap - 3)

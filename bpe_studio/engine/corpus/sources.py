@@ -29,11 +29,13 @@ Example:
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
-import io
 import json
 import lzma
 import os
+import re
+import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..config import InvalidUtf8Policy
-from .plan import MAX_UNCUT_BYTES, Chunk, UncuttableTextError, _BoundaryFinder, decode
+from .plan import MAX_UNCUT_BYTES, Chunk, CorpusDecodeError, UncuttableTextError, _BoundaryFinder, decode
 
 #: Compression suffixes and the codec each names.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
@@ -224,18 +226,40 @@ class _ZstdStream:
         self._dctx = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW)
 
     def pieces(self) -> Iterator[bytes]:
+        outs: list[bytes] = []
+        try:
+            yield from self._pieces(outs)
+        except Exception:  # not GeneratorExit: a closed generator may not yield
+            if outs:  # what was decompressed before the damage still counts (the error's offset says so)
+                yield b"".join(outs)
+            raise
+
+    def _pieces(self, outs: list[bytes]) -> Iterator[bytes]:
         dobj = self._dctx.decompressobj()
         started = False
+        # Small outputs are gathered into pieces of about _READ bytes: a reader does some work per piece,
+        # which would dominate at a few hundred bytes a piece (data that does not compress).
+        held = 0
         while piece := self._raw.read(_ZSTD_FEED):
             while piece:
                 out = dobj.decompress(piece)
                 started = True
                 if out:
-                    yield out
+                    outs.append(out)
+                    held += len(out)
+                    if held >= _READ:
+                        joined = b"".join(outs)
+                        outs.clear()
+                        held = 0
+                        yield joined
                 if not dobj.eof:
                     break
                 # A frame ended; what follows it starts the next one.
                 piece, dobj, started = dobj.unused_data, self._dctx.decompressobj(), False
+        if outs:
+            joined = b"".join(outs)
+            outs.clear()
+            yield joined
         if started:
             raise EOFError("the last zstd frame ends early")
 
@@ -388,10 +412,8 @@ def plan_line_ranges(path: str, *, chunk_size: int) -> list[LineRange]:
 
 def plan_row_groups(path: str) -> list[RowGroup]:
     """One task per row group of a Parquet file (their sizes share the file's size, for progress)."""
-    import pyarrow.parquet as pq  # optional: checked by check_source before a run
-
     size = os.path.getsize(path)
-    meta = pq.ParquetFile(path).metadata
+    meta = open_parquet(path).metadata
     total = max(1, meta.num_rows)
     groups: list[RowGroup] = []
     first = 0
@@ -419,23 +441,33 @@ def plan_blocks(
         BadRecordError: A JSON line longer than :data:`MAX_RECORD_BYTES` (raised whatever the policy: its
             end cannot be found within bounded memory).
     """
-    buf = b""
+    # One growing buffer, appended to in place; blocks are cut from it by index and the consumed front is
+    # dropped once per piece. Each search resumes where the last one stopped (``searched``), so every
+    # decompressed byte is scanned a bounded number of times however long a stretch without a cut place
+    # is, and the limit on such a stretch is checked as the bytes arrive.
+    buf = bytearray()
+    start = 0  # where the next block begins in buf
+    searched = 0  # [start + chunk_size, searched) of buf holds no cut place (no line end, for JSON Lines)
+    line_start = -1  # JSON Lines: where the unterminated line at the end of buf begins (-1: not known)
     offset, line, continues, pending = 0, 1, False, 0
+    finder = _BoundaryFinder(_BufferHandle(buf), 0, special_tokens, newline_cuts)
     # Leave the longest special token and a few bytes after a text candidate unread, so that the finder
     # sees what follows it as it would in the whole text.
     margin = max((len(s.encode()) for s in special_tokens), default=0) + 8
     for data, consumed in read_decompressed(path, compression):
         buf += data
         pending += consumed
-        finder = _BoundaryFinder(io.BytesIO(buf), len(buf), special_tokens, newline_cuts)
-        start = 0
+        finder.size = len(buf)
         while len(buf) - start >= chunk_size:
+            target = start + chunk_size
             if fmt == "jsonl":
-                newline = buf.find(b"\n", start + chunk_size - 1)
+                newline = buf.find(b"\n", max(target - 1, searched))
                 if newline == -1:
-                    start_of_line = buf.rfind(b"\n", start) + 1
-                    if len(buf) - start_of_line > MAX_RECORD_BYTES:
-                        lines_before = buf.count(b"\n", start, start_of_line)
+                    if line_start < 0:  # no line end in [target - 1, len(buf)): the line began before
+                        line_start = max(start, buf.rfind(b"\n", start, target - 1) + 1)
+                    searched = len(buf)
+                    if len(buf) - line_start > MAX_RECORD_BYTES:
+                        lines_before = buf.count(b"\n", start, line_start)
                         raise BadRecordError(
                             path,
                             f"line {line + lines_before:,}",
@@ -444,16 +476,18 @@ def plan_blocks(
                         )
                     break
                 cut, at_special = newline + 1, True
+                line_start = -1
             else:
                 until = len(buf) - margin
-                target = start + chunk_size
-                found = finder.find(target, until=until) if until > target else None
+                resume = max(target, searched)
+                found = finder.find(resume, until=until) if until > resume else None
                 if found is None:
+                    searched = max(resume, until)
                     if len(buf) - start > chunk_size + MAX_UNCUT_BYTES + margin:
                         raise UncuttableTextError(path, offset, chunk_size + MAX_UNCUT_BYTES, newline_cuts)
                     break
                 cut, at_special = found
-            piece = buf[start:cut]
+            piece = bytes(buf[start:cut])
             start = cut
             yield Block(path, fmt, offset, line, piece, continues, pending)
             pending = 0
@@ -461,9 +495,34 @@ def plan_blocks(
             if fmt == "jsonl":
                 line += piece.count(b"\n")
             continues = not at_special
-        buf = buf[start:]
+        if start:
+            del buf[:start]
+            searched = max(0, searched - start)
+            line_start = line_start - start if line_start >= 0 else -1
+            start = 0
+            finder.size = len(buf)
     if buf or pending:
-        yield Block(path, fmt, offset, line, buf, continues, pending)
+        yield Block(path, fmt, offset, line, bytes(buf), continues, pending)
+
+
+class _BufferHandle:
+    """``seek`` and ``read`` over a growing ``bytearray``, for :class:`_BoundaryFinder` (a read copies only
+    the window asked for, where ``io.BytesIO`` would copy the whole buffer)."""
+
+    def __init__(self, buf: bytearray) -> None:
+        self._buf = buf
+        self._pos = 0
+
+    def seek(self, pos: int) -> int:
+        self._pos = pos
+        return pos
+
+    def read(self, size: int) -> bytes:
+        # A memoryview only while copying: one held would stop the buffer from growing.
+        with memoryview(self._buf) as view:
+            data = view[self._pos : self._pos + size].tobytes()
+        self._pos += len(data)
+        return data
 
 
 def plan_sources(
@@ -531,8 +590,52 @@ def _field(record: object, field: str) -> object:
     return value
 
 
+#: A lone surrogate (a ``"\\ud800"`` escape without its pair): JSON can spell it, UTF-8 cannot hold it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> int:
+    """The index of the first lone surrogate in ``text``, or -1 (a valid str for UTF-8 has none).
+
+    Example:
+        >>> lone_surrogate("ok"), lone_surrogate("a" + chr(0xD800) + "b")
+        (-1, 1)
+    """
+    found = _LONE_SURROGATE.search(text)
+    return -1 if found is None else found.start()
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (as ``invalid_utf8="replace"`` reads a byte).
+
+    Example:
+        >>> replace_lone_surrogates("a" + chr(0xD800) + "b")
+        'a\ufffdb'
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _json_failure(exc: ValueError | RecursionError) -> str:
+    """Why ``json.loads`` refused a line, in a few words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON ({exc.msg} at column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply to read"
+    # Python refuses to convert an integer of more than sys.get_int_max_str_digits() digits.
+    return f"a JSON number longer than {sys.get_int_max_str_digits():,} digits"
+
+
 class RecordReader:
     """Turns JSON lines and Parquet row groups into document texts, checking each record.
+
+    The one place where a record becomes a document, for every command (``train``, ``eval``,
+    ``encode-corpus``) and the app's preview, so the rules cannot drift: a record that cannot be read (not
+    JSON, nested too deeply, a number too long, no text field, not a string, null, a damaged Parquet row
+    group) is a :class:`BadRecordError` naming the file and the line or row, or is skipped and counted with
+    ``skip_bad``; invalid UTF-8, and a lone surrogate escape (``"\\ud800"``), follow ``policy`` as an
+    invalid byte of a text file does (``error``: :class:`~bpe_studio.engine.corpus.plan.CorpusDecodeError`
+    naming the line or row; ``replace``: U+FFFD). A UTF-8 byte order mark before a file's first line is
+    passed over.
 
     Example:
         >>> reader = RecordReader(text_field="meta.body", policy=InvalidUtf8Policy.ERROR, skip_bad=False)
@@ -551,6 +654,16 @@ class RecordReader:
             raise BadRecordError(path, where(), reason, fix)
         self.bad_records += 1
 
+    def _valid_text(self, value: str, *, path: str, where: Callable[[], str]) -> str:
+        """``value`` with any lone surrogate handled by the policy (U+FFFD, or an error)."""
+        at = lone_surrogate(value)
+        if at < 0:
+            return value
+        if self.policy is InvalidUtf8Policy.REPLACE:
+            return replace_lone_surrogates(value)
+        offset = len(value[:at].encode("utf-8"))
+        raise CorpusDecodeError(path, offset, f"a lone surrogate \\u{ord(value[at]):04x}", where())
+
     def json_lines(self, data: bytes, *, path: str, offset: int, line: int | None) -> Iterator[str]:
         """The texts of the JSON lines in ``data`` (blank lines are skipped).
 
@@ -562,7 +675,9 @@ class RecordReader:
         for index, raw in enumerate(data.split(b"\n")):
             here = position
             position += len(raw) + 1
-            if not raw.strip():
+            if offset + here == 0 and raw.startswith(codecs.BOM_UTF8):  # Windows tools write one
+                raw, here = raw[len(codecs.BOM_UTF8) :], len(codecs.BOM_UTF8)
+            if not raw or raw.isspace():  # blank (isspace does not copy a long line, as strip would)
                 continue
 
             def where(index: int = index, here: int = here) -> str:
@@ -572,11 +687,14 @@ class RecordReader:
                     before = handle.read(offset + here).count(b"\n")
                 return f"line {before + 1:,}"
 
-            text = decode(raw, self.policy, path=path, offset=offset + here)
+            try:
+                text = decode(raw, self.policy, path=path, offset=offset + here)
+            except CorpusDecodeError as exc:
+                raise CorpusDecodeError(path, exc.offset, exc.reason, where()) from None
             try:
                 record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                self._bad(path, where, f"not JSON ({exc.msg} at column {exc.colno})", "fix the line")
+            except (ValueError, RecursionError) as exc:
+                self._bad(path, where, _json_failure(exc), "fix the line")
                 continue
             try:
                 value = _field(record, field)
@@ -592,56 +710,125 @@ class RecordReader:
                     "fix the record",
                 )
                 continue
-            yield value
+            # A surrogate can only come from a \\u escape: look for one only then.
+            yield self._valid_text(value, path=path, where=where) if b"\\u" in raw else value
 
     def row_group(self, task: RowGroup) -> Iterator[str]:
         """The texts of one Parquet row group (the column ``text_field``; a dotted path enters structs)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
+        parquet = open_parquet(task.path)
+        first, rows = task.first_row, parquet.metadata.row_group(task.index).num_rows
+        top = self._top_column(task.path, parquet.schema_arrow.names)
+        try:
+            column = parquet.read_row_group(task.index, columns=[top]).column(0)
+        except _arrow_errors() as exc:
+            raise BadParquetError(
+                task.path, f"rows {first + 1:,}-{first + rows:,} (row group {task.index + 1:,})", exc
+            ) from None
+        yield from self.column_texts(column, path=task.path, first_row=first)
 
-        parquet = pq.ParquetFile(task.path)
+    def _top_column(self, path: str, names: Sequence[str]) -> str:
         field = self.text_field
-        names = parquet.schema_arrow.names
         top = field if field in names else field.split(".")[0]
         if top not in names:
             raise BadRecordError(
-                task.path,
+                path,
                 "schema",
                 f'no column "{field}" (columns: {", ".join(names)})',
                 "give the column that holds the text with text_field (CLI: --text-field)",
             )
-        column = parquet.read_row_group(task.index, columns=[top]).column(0)
-        if top != field:
+        return top
+
+    def column_texts(self, column: Any, *, path: str, first_row: int) -> Iterator[str]:
+        """The texts of a pyarrow column read from the top-level column of ``text_field``: strings of any
+        layout (plain, large, view, dictionary-encoded), or binary decoded as UTF-8 by the policy."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        field = self.text_field
+        if field.split(".")[0] != field:
             for part in field.split(".")[1:]:
                 if not pa.types.is_struct(column.type) or column.type.get_field_index(part) < 0:
-                    raise BadRecordError(task.path, "schema", f'no column "{field}"', "give a column of text")
+                    raise BadRecordError(path, "schema", f'no column "{field}"', "give a column of text")
                 column = pc.struct_field(column, part)
-        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-            if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
-                values: Iterable[Any] = (
-                    None if v is None else decode(v, self.policy, path=task.path, offset=0)
-                    for v in column.to_pylist()
-                )
-            else:
-                raise BadRecordError(
-                    task.path,
-                    "schema",
-                    f'the column "{field}" holds {column.type}, not strings',
-                    "give a column of text with text_field (CLI: --text-field)",
-                )
-        else:
-            values = column.to_pylist()
-        for i, value in enumerate(values):
+        kind = column.type
+        if pa.types.is_dictionary(kind):  # the values are what counts (parquet writes strings this way)
+            kind = kind.value_type
+            column = column.cast(kind)
+        types = pa.types
+        is_text = types.is_string(kind) or types.is_large_string(kind) or _is(types, "string_view", kind)
+        is_binary = (
+            types.is_binary(kind)
+            or types.is_large_binary(kind)
+            or types.is_fixed_size_binary(kind)
+            or _is(types, "binary_view", kind)
+        )
+        if not (is_text or is_binary):
+            raise BadRecordError(
+                path,
+                "schema",
+                f'the column "{field}" holds {column.type}, not strings',
+                "give a column of text with text_field (CLI: --text-field)",
+            )
+        if is_text:
+            # Decoded here, as bytes, so that one UTF-8 rule (the policy, the row named) holds for every
+            # column, whatever a writer put in a string column.
+            column = column.cast(pa.large_binary())
+        for i, value in enumerate(column.to_pylist()):
+
+            def where(i: int = i) -> str:
+                return f"row {first_row + i + 1:,}"
+
             if value is None:
-                self._bad(
-                    task.path,
-                    lambda i=i: f"row {task.first_row + i + 1:,}",  # type: ignore[misc]
-                    f'"{field}" is null',
-                    "fill in the text or drop the row",
-                )
+                self._bad(path, where, f'"{field}" is null', "fill in the text or drop the row")
                 continue
-            yield value
+            try:
+                yield decode(value, self.policy, path=path, offset=0)
+            except CorpusDecodeError as exc:
+                raise CorpusDecodeError(
+                    path, exc.offset, exc.reason, f"{where()}, column {field!r}"
+                ) from None
+
+
+def _is(types: Any, name: str, kind: Any) -> bool:
+    """``pa.types.is_<name>(kind)``, False where this pyarrow has no such type."""
+    check = getattr(types, f"is_{name}", None)
+    return bool(check(kind)) if check is not None else False
+
+
+def _arrow_errors() -> tuple[type[BaseException], ...]:
+    import pyarrow as pa
+
+    return (pa.ArrowException, OSError)
+
+
+class BadParquetError(CorruptStreamError):
+    """A Parquet file (or one of its row groups) cannot be read: damaged, truncated or not Parquet."""
+
+    def __init__(self, path: str, where: str, detail: BaseException | str) -> None:
+        # pyarrow's messages can run over several lines: keep the first.
+        first = str(detail).strip().splitlines()[0] if str(detail).strip() else type(detail).__name__
+        self.path, self.where, self.detail = path, where, first
+        self.offset = 0
+        ValueError.__init__(
+            self,
+            f"{path}, {where}: cannot be read as Parquet ({first}); the file is damaged or truncated: "
+            "download or write it again",
+        )
+
+    def __reduce__(self) -> tuple[type[BadParquetError], tuple[str, str, str]]:  # type: ignore[override]
+        return (type(self), (self.path, self.where, self.detail))
+
+
+def open_parquet(path: str) -> Any:
+    """``pyarrow.parquet.ParquetFile(path)``, a :class:`BadParquetError` naming the file if it is damaged."""
+    import pyarrow.parquet as pq  # optional: checked by check_source before a run
+
+    try:
+        return pq.ParquetFile(path)
+    except _arrow_errors() as exc:
+        if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError):
+            raise
+        raise BadParquetError(path, "footer", exc) from None
 
 
 def head_documents(
@@ -660,31 +847,26 @@ def head_documents(
     name = str(path)
     kind = source_kind(name)
     check_source(name)
+    reader = RecordReader(text_field=text_field, policy=InvalidUtf8Policy.REPLACE, skip_bad=True)
     if kind.format == "parquet":
-        import pyarrow.parquet as pq
-
-        parquet = pq.ParquetFile(name)
-        top = text_field if text_field in parquet.schema_arrow.names else text_field.split(".", maxsplit=1)[0]
+        parquet = open_parquet(name)
+        top = reader._top_column(name, parquet.schema_arrow.names)
         batch = next(parquet.iter_batches(batch_size=count, columns=[top]), None)
         if batch is None:
             return []
-        values = batch.column(0).to_pylist()
-        if top != text_field:
-            for part in text_field.split(".")[1:]:
-                values = [v.get(part) if isinstance(v, dict) else None for v in values]
-        return [v for v in values if isinstance(v, str)][:count]
+        return list(reader.column_texts(batch.column(0), path=name, first_row=0))[:count]
     if kind.compression is None:
         with open(name, "rb") as handle:
             data = handle.read(max_bytes)
     else:
-        data = b""
+        pieces, have = [], 0
         for piece, _ in read_decompressed(name, kind.compression):
-            data += piece
-            if len(data) >= max_bytes:
+            pieces.append(piece)
+            have += len(piece)
+            if have >= max_bytes:
                 break
-        data = data[:max_bytes]
+        data = b"".join(pieces)[:max_bytes]
     if kind.format == "text":
         return [data.decode("utf-8", errors="replace")] if data else []
     complete = data[: data.rfind(b"\n") + 1] if len(data) == max_bytes else data
-    reader = RecordReader(text_field=text_field, policy=InvalidUtf8Policy.REPLACE, skip_bad=True)
     return list(reader.json_lines(complete, path=name, offset=0, line=1))[:count]

@@ -310,7 +310,7 @@ def failure_message(exc: Exception) -> tuple[Any, ...]:
         ('changed', 'a.txt', 'it grew')
     """
     if isinstance(exc, CorpusDecodeError):
-        return ("decode_error", exc.path, exc.offset, exc.reason)
+        return ("decode_error", exc.path, exc.offset, exc.reason, exc.where)
     if isinstance(exc, CorpusChangedError):
         return ("changed", exc.path, exc.detail)
     if isinstance(exc, BadRecordError):
@@ -325,7 +325,7 @@ def raise_failure(message: Sequence[Any], *, role: str) -> NoReturn:
     """
     kind = message[0]
     if kind == "decode_error":
-        raise CorpusDecodeError(message[1], message[2], message[3])
+        raise CorpusDecodeError(*message[1:])
     if kind == "changed":
         raise CorpusChangedError(message[1], message[2])
     if kind == "bad_record":

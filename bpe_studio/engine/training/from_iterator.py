@@ -18,8 +18,8 @@ import itertools
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
-from ..config import TrainConfig
-from ..corpus.sources import Documents
+from ..config import InvalidUtf8Policy, TrainConfig
+from ..corpus.sources import Documents, replace_lone_surrogates
 from ..events import CountProgress, Finished, Phase, PhaseStarted, TrainEvent, TrainResult
 from .counting import CountOutcome, CountUpdate, count_parallel, count_serial
 from .trainer import PARALLEL_MIN_BYTES, Cancel, iter_train
@@ -42,8 +42,12 @@ _FILE_OPTIONS = (
 _PLACEHOLDER = "<iterator>"
 
 
-def _batches(texts: Iterable[str], batch_bytes: int) -> Iterator[Documents]:
-    """Group documents into :class:`Documents` batches of about ``batch_bytes`` UTF-8 bytes."""
+def _batches(texts: Iterable[str], batch_bytes: int, policy: InvalidUtf8Policy) -> Iterator[Documents]:
+    """Group documents into :class:`Documents` batches of about ``batch_bytes`` UTF-8 bytes.
+
+    A document with a lone surrogate (not text UTF-8 can hold) follows ``policy`` as a file's invalid byte
+    does: an error naming the item, or U+FFFD in its place.
+    """
     batch: list[str] = []
     size = 0
     for index, text in enumerate(texts):
@@ -52,8 +56,18 @@ def _batches(texts: Iterable[str], batch_bytes: int) -> Iterator[Documents]:
                 f"texts: item {index} is {type(text).__name__}, not str; give the documents as strings "
                 "(decode bytes first)"
             )
+        try:
+            size += len(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            if policy is not InvalidUtf8Policy.REPLACE:
+                raise ValueError(
+                    f"texts: item {index} holds a lone surrogate \\u{ord(text[exc.start]):04x} at character "
+                    f"{exc.start:,}, which is not text (UTF-8 cannot hold it); fix the document, or train "
+                    "with invalid_utf8='replace' to read it as U+FFFD"
+                ) from None
+            text = replace_lone_surrogates(text)
+            size += len(text.encode("utf-8"))
         batch.append(text)
-        size += len(text.encode("utf-8", errors="surrogatepass"))
         if size >= batch_bytes:
             yield Documents(batch, size)
             batch, size = [], 0
@@ -73,7 +87,7 @@ def _count_step(
         yield PhaseStarted(Phase.PLANNING, now())
         timings[Phase.PLANNING.value] = now()
         yield PhaseStarted(Phase.COUNTING, now())
-        batches = _batches(texts, batch_bytes)
+        batches = _batches(texts, batch_bytes, config.invalid_utf8)
         # The size is unknown in advance: with workers=None, read up to PARALLEL_MIN_BYTES first, and
         # count in this process if that was all (starting workers costs more than it saves).
         head: list[Documents] = []

@@ -14,8 +14,8 @@ Protocol, over stdin/stdout with the engine's length-prefixed pickles
 * parent → child: the :class:`~bpe_studio.engine.TrainConfig`; later, any message (or the pipe closing)
   means "cancel".
 * child → parent: ``("events", [event, ...])`` batches (at most every :data:`BATCH_INTERVAL` seconds while
-  merges stream in), then one of ``("finished", TrainResult)``, ``("decode_error", path, offset, reason)``
-  or ``("error", exception_or_message)``.
+  merges stream in), then one of ``("finished", TrainResult)``,
+  ``("decode_error", path, offset, reason, where)`` or ``("error", exception_or_message)``.
 
 A plain subprocess rather than :mod:`multiprocessing`, as for the engine's counting workers: spawn-style
 children re-import the parent's ``__main__``. When the GUI process dies, the child is killed with the
@@ -74,7 +74,7 @@ def child_main() -> None:
     except (BrokenPipeError, EOFError):
         raise  # the GUI is gone: nobody to tell (the launcher's child_main leaves quietly)
     except CorpusDecodeError as exc:
-        write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason))
+        write_message(outbox, ("decode_error", exc.path, exc.offset, exc.reason, exc.where))
     except BaseException as exc:
         write_message(outbox, ("error", _portable(exc)))
 
