@@ -122,6 +122,26 @@ fn count_pretokens<'py>(
     }
 }
 
+/// The pre-tokens of `text` under a preset's native scanner and how many characters the scanner read to
+/// find them: (pre-tokens, characters read), or the first code point beyond the class table as an int.
+/// For tests: the scanners read each character a bounded number of times, whatever the text.
+#[pyfunction]
+fn pretokens_with_work<'py>(
+    py: Python<'py>,
+    preset: &str,
+    text: &Bound<'py, PyString>,
+    classes: &Bound<'py, PyBytes>,
+) -> PyResult<PyObject> {
+    if pretok::scanner(preset).is_none() {
+        return Err(PyValueError::new_err(format!("no native pre-tokenizer for {preset:?}; use gpt2, cl100k or o200k")));
+    }
+    let text = text.to_str()?;
+    match pretok::pretokens_with_work(preset, text, classes.as_bytes()) {
+        Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+        Ok((pieces, steps)) => Ok((PyList::new(py, pieces)?, steps).into_pyobject(py)?.into_any().unbind()),
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MergeKernel>()?;
@@ -129,5 +149,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<count::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_gpt2, m)?)?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
+    m.add_function(wrap_pyfunction!(pretokens_with_work, m)?)?;
     Ok(())
 }
