@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -61,6 +63,10 @@ def ordered_map(
     ``close()`` the items not started are dropped and the running ones are waited for, so no thread
     outlives the call. An exception of ``run`` is raised here, in the item's turn.
     """
+    # Imported here: concurrent.futures brings logging, which training never needs (counting imports
+    # pool_size from this module; test_startup_imports).
+    from concurrent.futures import ThreadPoolExecutor, wait
+
     workers = pool_size(workers)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
     pending: deque[Future[R]] = deque()

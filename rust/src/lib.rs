@@ -186,7 +186,7 @@ fn pretokens_with_work<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
     std::panic::set_hook(Box::new(|info| {
-        *LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string().replace(":\n", ": ");
+        *LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string().replace(":\n", ": ").replace('\n', " ");
     }));
     m.add_class::<MergeKernel>()?;
     m.add_class::<encode::Encoder>()?;
