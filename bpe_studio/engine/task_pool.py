@@ -39,6 +39,7 @@ from .counting import (
     write_message,
 )
 from .launch import start_child
+from .threaded import pool_size
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +76,7 @@ def ordered_worker_map(
         Exception: What a worker's task raised, rebuilt by
             :func:`~bpe_studio.engine.counting.raise_failure`.
     """
+    workers = pool_size(workers)
     pool: list[tuple[Any, list[int]]] = []  # (process, indexes of its tasks in flight)
     selector = selectors.DefaultSelector()
     ready: dict[int, R] = {}
