@@ -339,29 +339,29 @@ impl CountTable {
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
         let table = classes.as_bytes();
         let inner = &mut self.inner;
-        Ok(py.allow_threads(|| inner.add(&strs, table, scan)).err())
+        Ok(crate::without_gil(py, || inner.add(&strs, table, scan))?.err())
     }
 
     /// Adds every count of `other` into this table (GIL released); `other` is left as it was.
     fn merge(&mut self, py: Python<'_>, other: PyRef<'_, CountTable>) -> PyResult<()> {
         let inner = &mut self.inner;
         let theirs = &other.inner;
-        py.allow_threads(|| inner.merge(theirs));
+        crate::without_gil(py, || inner.merge(theirs))?;
         Ok(())
     }
 
     /// The table as one frame, byte for byte what `encode_table` gives for the same counts in the same order.
-    fn to_frame<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    fn to_frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let inner = &self.inner;
-        let frame = py.allow_threads(|| inner.to_frame());
-        PyBytes::new(py, &frame)
+        let frame = crate::without_gil(py, || inner.to_frame())?;
+        Ok(PyBytes::new(py, &frame))
     }
 
     /// Adds the counts of a frame (from `to_frame` or `encode_table`, maybe another process's),
     /// checked against its declared sizes first: ValueError, and nothing added, if it does not hold them.
     fn add_frame(&mut self, py: Python<'_>, frame: &[u8]) -> PyResult<()> {
         let inner = &mut self.inner;
-        py.allow_threads(|| inner.add_frame(frame)).map_err(PyValueError::new_err)
+        crate::without_gil(py, || inner.add_frame(frame))?.map_err(PyValueError::new_err)
     }
 
     /// Number of pre-tokens counted (the sum of all counts).

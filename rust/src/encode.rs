@@ -308,7 +308,7 @@ impl Encoder {
     fn encode(&self, py: Python<'_>, pieces: &Bound<'_, PyList>) -> PyResult<Vec<u32>> {
         let owned = views(pieces)?;
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        Ok(py.allow_threads(|| {
+        crate::without_gil(py, || {
             self.with_cache(|cache| {
                 let mut out = Vec::with_capacity(strs.iter().map(|s| s.len()).sum::<usize>() / 3 + 1);
                 for s in &strs {
@@ -316,20 +316,20 @@ impl Encoder {
                 }
                 out
             })
-        }))
+        })
     }
 
     /// The ids of the pre-tokens and how many ids each pre-token has: (ids, counts).
     fn encode_counts(&self, py: Python<'_>, pieces: &Bound<'_, PyList>) -> PyResult<(Vec<u32>, Vec<usize>)> {
         let owned = views(pieces)?;
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        Ok(py.allow_threads(|| {
+        crate::without_gil(py, || {
             self.with_cache(|cache| {
                 let mut out = Vec::new();
                 let counts = strs.iter().map(|s| cache.encode(&self.tables, s.as_bytes(), &mut out)).collect();
                 (out, counts)
             })
-        }))
+        })
     }
 
     /// The ids of a whole text under a preset pattern (`gpt2`, `cl100k`, `o200k`): the native scanner
@@ -341,7 +341,7 @@ impl Encoder {
     fn encode_text(&self, py: Python<'_>, preset: &str, text: &Bound<'_, PyString>, classes: &[u8]) -> PyResult<PyObject> {
         let scan = scanner(preset)?;
         let text = text.to_str()?;
-        let found = py.allow_threads(|| {
+        let found = crate::without_gil(py, || {
             self.with_cache(|cache| {
                 let mut out = Vec::with_capacity(text.len() / 4 + 1);
                 match self.scan_into(cache, scan, text, classes, &mut out) {
@@ -349,7 +349,7 @@ impl Encoder {
                     None => Ok(out),
                 }
             })
-        });
+        })?;
         match found {
             Ok(ids) => Ok(PyList::new(py, ids)?.into_any().unbind()),
             Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
@@ -371,8 +371,14 @@ impl Encoder {
         let scan = scanner(preset)?;
         let owned = views(texts)?;
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let found = py.allow_threads(|| -> Result<Vec<Vec<u32>>, u32> {
-            let runs = split_runs(&strs, threads.max(1));
+        if threads == 0 {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
+        // No more threads than cores (the work is all CPU) or runs of texts: num_threads=20000 started
+        // 20,000 OS threads, and the one that could not start panicked.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let found = crate::without_gil(py, || -> Result<Vec<Vec<u32>>, u32> {
+            let runs = split_runs(&strs, threads.min(cores));
             let encode_run = |run: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
                 self.with_cache(|cache| {
                     run.iter()
@@ -390,16 +396,32 @@ impl Encoder {
                 return encode_run(&strs);
             }
             let results: Vec<Result<Vec<Vec<u32>>, u32>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = runs.iter().map(|run| scope.spawn(move || encode_run(run))).collect();
-                // A panic in a thread (a bug) is raised again here, which PyO3 turns into an exception.
-                handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+                let handles: Vec<_> = runs
+                    .iter()
+                    .map(|run| {
+                        let spawned = std::thread::Builder::new()
+                            .name("bpe-studio-encode".into())
+                            .spawn_scoped(scope, move || encode_run(run));
+                        // A thread the system refuses (out of threads or memory): its run is encoded on
+                        // this thread instead, when its turn comes.
+                        spawned.map_err(|_| *run)
+                    })
+                    .collect();
+                // A panic in a thread (a bug) is raised again here, and `without_gil` makes it a RuntimeError.
+                handles
+                    .into_iter()
+                    .map(|h| match h {
+                        Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                        Err(run) => encode_run(run),
+                    })
+                    .collect()
             });
             let mut all = Vec::with_capacity(strs.len());
             for result in results {
                 all.extend(result?);
             }
             Ok(all)
-        });
+        })?;
         match found {
             Ok(all) => {
                 let lists = PyList::empty(py);
@@ -432,7 +454,7 @@ impl Encoder {
         }
         let owned = views(texts)?;
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let found = py.allow_threads(|| -> Result<Vec<u8>, u32> {
+        let found = crate::without_gil(py, || -> Result<Vec<u8>, u32> {
             let ids = self.with_cache(|cache| {
                 let total: usize = strs.iter().map(|s| s.len()).sum();
                 let mut out = Vec::with_capacity(total / 4 + strs.len());
@@ -454,7 +476,7 @@ impl Encoder {
                 raw.extend(ids.iter().flat_map(|&id| id.to_le_bytes()));
             }
             Ok(raw)
-        });
+        })?;
         match found {
             Ok(raw) => Ok(PyBytes::new(py, &raw).into_any().unbind()),
             Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
@@ -476,7 +498,7 @@ impl Encoder {
     /// The concatenated bytes of the tokens, or the first id that is not in the vocabulary (an int).
     fn decode_bytes(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<PyObject> {
         let valid = |i: i64| i >= 0 && (i as u64) < self.present.len() as u64 && self.present[i as usize];
-        let total = py.allow_threads(|| {
+        let total = crate::without_gil(py, || {
             let mut total = 0usize;
             for &i in &ids {
                 if !valid(i) {
@@ -485,7 +507,7 @@ impl Encoder {
                 total += self.starts[i as usize + 1] - self.starts[i as usize];
             }
             Ok(total)
-        });
+        })?;
         let total = match total {
             Ok(total) => total,
             Err(bad) => return Ok(bad.into_pyobject(py)?.into_any().unbind()),

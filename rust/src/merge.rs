@@ -120,8 +120,11 @@ impl Kernel {
             total.checked_add(len.saturating_sub(1) as u128 * f.unsigned_abs() as u128)
         });
         if bound.map_or(true, |b| b > i64::MAX as u128) {
-            return Err("the counts are too large for the native merge loop (their total passes 2**63 - 1); \
-                        use backend='python'"
+            // Word for word COUNT_LIMIT of bpe_studio/engine/merge.py, which the Python engine raises for the
+            // same counts (it keeps the same limit), so that both engines accept exactly the same counts.
+            return Err("the counts are too large: pre-token counts times their lengths add up to more than \
+                        2**63 - 1, so a pair count could overflow (no corpus comes near that: the counts are \
+                        damaged or made up)"
                 .into());
         }
         if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {

@@ -7,6 +7,8 @@
 //! sides agree on every code point whatever Unicode version each has. The same table serves the cl100k
 //! and o200k scanners (pretok_cl100k.rs, pretok_o200k.rs), which need letters split by case.
 
+use std::cell::Cell;
+
 use rustc_hash::FxHashMap;
 
 /// Classes in the table (bpe_studio/engine/native.py builds it): anything else.
@@ -34,12 +36,59 @@ pub fn is_other(class: u8) -> bool {
     matches!(class, OTHER | MARK)
 }
 
+/// A set of classes that a run is made of, with its own slot in `Chars`'s memo of runs.
+#[derive(Clone, Copy)]
+pub struct Set {
+    mask: u8,
+    slot: usize,
+}
+
+impl Set {
+    const fn new(classes: &[u8], slot: usize) -> Set {
+        let mut mask = 0u8;
+        let mut k = 0;
+        while k < classes.len() {
+            mask |= 1 << classes[k];
+            k += 1;
+        }
+        Set { mask, slot }
+    }
+
+    /// True when `class` is in the set.
+    pub fn has(self, class: u8) -> bool {
+        self.mask & (1 << class) != 0
+    }
+}
+
+/// `\p{L}`.
+pub const LETTERS: Set = Set::new(&[UPPER, LOWER, CASELESS], 0);
+/// `\p{N}`.
+pub const NUMBERS: Set = Set::new(&[NUMBER], 1);
+/// `[^\s\p{L}\p{N}]`.
+pub const OTHERS: Set = Set::new(&[OTHER, MARK], 2);
+/// `\s`.
+pub const SPACES: Set = Set::new(&[SPACE], 3);
+/// o200k's first letter class: `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`.
+pub const U_LETTERS: Set = Set::new(&[UPPER, CASELESS, MARK], 4);
+/// o200k's second letter class: `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
+pub const W_LETTERS: Set = Set::new(&[LOWER, CASELESS, MARK], 5);
+const SLOTS: usize = 6;
+
 /// A text as code points with their classes and byte offsets, so that scanners look ahead freely.
+///
+/// Every look-ahead goes through `run` and `rfind`, which keep scanning linear in the text's length
+/// whatever its shape: `run` remembers the last run it found of each set, so that asking again from
+/// anywhere inside that run costs nothing (cl100k's `\p{N}{1,3}` asked for the digit run's end at every
+/// group of three: quadratic on a long number). `steps` counts the characters they read, which tests
+/// hold to a small multiple of the length (`pretokens_with_work`).
 pub struct Chars<'a> {
     text: &'a str,
     offsets: Vec<usize>,
     pub chars: Vec<char>,
-    pub cls: Vec<u8>,
+    cls: Vec<u8>,
+    /// Per set, the last run found: (start, end). (1, 0) is no run.
+    runs: [Cell<(usize, usize)>; SLOTS],
+    steps: Cell<u64>,
 }
 
 impl<'a> Chars<'a> {
@@ -59,7 +108,8 @@ impl<'a> Chars<'a> {
             cls.push(if class > SPACE { OTHER } else { class });
         }
         offsets.push(text.len());
-        Ok(Chars { text, offsets, chars, cls })
+        let runs = std::array::from_fn(|_| Cell::new((1, 0)));
+        Ok(Chars { text, offsets, chars, cls, runs, steps: Cell::new(0) })
     }
 
     /// Number of code points.
@@ -67,18 +117,52 @@ impl<'a> Chars<'a> {
         self.chars.len()
     }
 
+    /// The class of code point `k`.
+    pub fn class(&self, k: usize) -> u8 {
+        self.cls[k]
+    }
+
     /// The text of code points `a..b`.
     pub fn piece(&self, a: usize, b: usize) -> &'a str {
         &self.text[self.offsets[a]..self.offsets[b]]
     }
 
-    /// The end of the run of code points from `start` whose class passes `test`.
-    pub fn run(&self, start: usize, test: impl Fn(u8) -> bool) -> usize {
+    /// The end of the run of code points from `start` whose class is in `set`. Amortised O(1) when asked
+    /// again from inside the last run of the same set: every position in it has the same end.
+    pub fn run(&self, start: usize, set: Set) -> usize {
+        let (a, b) = self.runs[set.slot].get();
+        if a <= start && start <= b {
+            return b;
+        }
         let mut end = start;
-        while end < self.cls.len() && test(self.cls[end]) {
+        while end < self.cls.len() && set.has(self.cls[end]) {
             end += 1;
         }
+        self.steps.set(self.steps.get() + (end - start) as u64 + 1);
+        self.runs[set.slot].set((start, end));
         end
+    }
+
+    /// The last `k` in `a..b` for which `test(char, class)` holds, reading from `b` backwards.
+    pub fn rfind(&self, a: usize, b: usize, test: impl Fn(char, u8) -> bool) -> Option<usize> {
+        let found = (a..b).rev().find(|&k| test(self.chars[k], self.cls[k]));
+        self.steps.set(self.steps.get() + (b - found.map_or(a, |k| k)) as u64 + 1);
+        found
+    }
+
+    /// The end of the run of code points from `start` that are one of `set` (`\r`, `\n`, ...).
+    pub fn run_of_chars(&self, start: usize, set: &[char]) -> usize {
+        let mut end = start;
+        while end < self.chars.len() && set.contains(&self.chars[end]) {
+            end += 1;
+        }
+        self.steps.set(self.steps.get() + (end - start) as u64 + 1);
+        end
+    }
+
+    /// How many characters `run`, `rfind` and `run_of_chars` have read so far.
+    pub fn steps(&self) -> u64 {
+        self.steps.get()
     }
 }
 
@@ -99,16 +183,27 @@ pub fn contraction_ci(chars: &[char], i: usize) -> usize {
 /// Calls `emit` with each pre-token of `text` in order. Returns the first code point that the class
 /// table does not cover (the caller extends the table and asks again), or None when done.
 pub fn gpt2_pretokens<'a>(text: &'a str, classes: &[u8], mut emit: impl FnMut(&'a str)) -> Option<u32> {
-    let mut text = match Chars::new(text, classes) {
-        Ok(text) => text,
-        Err(code_point) => return Some(code_point),
-    };
-    // gpt2 knows letters, numbers, whitespace and the rest: one class for all letters, marks are other.
+    match gpt2_chars(text, classes) {
+        Ok(text) => {
+            gpt2_scan(&text, &mut emit);
+            None
+        }
+        Err(code_point) => Some(code_point),
+    }
+}
+
+/// `text` classified for gpt2, which knows letters, numbers, whitespace and the rest: one class for all
+/// letters, marks are other.
+fn gpt2_chars<'a>(text: &'a str, classes: &[u8]) -> Result<Chars<'a>, u32> {
+    let mut text = Chars::new(text, classes)?;
     for class in text.cls.iter_mut() {
         *class = if is_letter(*class) { LOWER } else if *class == MARK { OTHER } else { *class };
     }
-    let (chars, cls, n) = (&text.chars, &text.cls, text.len());
-    let piece = |a: usize, b: usize| text.piece(a, b);
+    Ok(text)
+}
+
+fn gpt2_scan<'a>(text: &Chars<'a>, emit: &mut dyn FnMut(&'a str)) {
+    let (chars, n) = (&text.chars, text.len());
     let mut i = 0;
     while i < n {
         let c = chars[i];
@@ -122,41 +217,56 @@ pub fn gpt2_pretokens<'a>(text: &'a str, classes: &[u8], mut emit: impl FnMut(&'
                 _ => 0,
             };
             if len > 0 {
-                emit(piece(i, i + len));
+                emit(text.piece(i, i + len));
                 i += len;
                 continue;
             }
         }
         // ` ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+`: an optional space, then a run of one class.
-        let start = if c == ' ' && i + 1 < n && cls[i + 1] != SPACE { i + 1 } else { i };
-        let class = cls[start];
-        if class != SPACE {
-            let mut end = start + 1;
-            while end < n && cls[end] == class {
-                end += 1;
-            }
-            emit(piece(i, end));
+        let start = if c == ' ' && i + 1 < n && text.class(i + 1) != SPACE { i + 1 } else { i };
+        let set = match text.class(start) {
+            SPACE => None,
+            NUMBER => Some(NUMBERS),
+            OTHER => Some(OTHERS),
+            _ => Some(LETTERS),
+        };
+        if let Some(set) = set {
+            let end = text.run(start, set);
+            emit(text.piece(i, end));
             i = end;
             continue;
         }
         // `\s+(?!\S)|\s+`: a whitespace run, but for its last character when a non-space follows (that
         // one starts the next pre-token, " word" say), unless the run is that one character.
-        let mut end = i + 1;
-        while end < n && cls[end] == SPACE {
-            end += 1;
-        }
+        let mut end = text.run(i, SPACES);
         if end < n && end - i >= 2 {
             end -= 1;
         }
-        emit(piece(i, end));
+        emit(text.piece(i, end));
         i = end;
     }
-    None
 }
 
 /// A scanner: calls `emit` with each pre-token of a text in order; returns the first code point that
 /// the class table does not cover (the caller extends the table and asks again), or None when done.
 pub type Scanner = for<'a> fn(&'a str, &[u8], &mut dyn FnMut(&'a str)) -> Option<u32>;
+
+/// The pre-tokens of `text` under a preset and the characters its scanner read to find them (see
+/// `Chars`), for tests that hold the scanners linear on any shape of text; Err with the first code point
+/// the table does not cover. Panics on a name that is not a preset.
+pub fn pretokens_with_work<'a>(preset: &str, text: &'a str, classes: &[u8]) -> Result<(Vec<&'a str>, u64), u32> {
+    let chars = if preset == "gpt2" { gpt2_chars(text, classes)? } else { Chars::new(text, classes)? };
+    let mut pieces = Vec::new();
+    let mut emit = |piece: &'a str| pieces.push(piece);
+    match preset {
+        "gpt2" => gpt2_scan(&chars, &mut emit),
+        "cl100k" => crate::pretok_cl100k::cl100k_scan(&chars, &mut emit),
+        "o200k" => crate::pretok_o200k::o200k_scan(&chars, &mut emit),
+        _ => panic!("no native pre-tokenizer for {preset:?}"),
+    }
+    let steps = chars.steps();
+    Ok((pieces, steps))
+}
 
 /// The scanner of a preset by name (`gpt2`, `cl100k`, `o200k`), None for any other name.
 pub fn scanner(preset: &str) -> Option<Scanner> {

@@ -15,11 +15,10 @@
 //! caseless): UPPER is only in U, LOWER only in W, CASELESS and MARK in both. Nothing is possessive here,
 //! so the scanner follows the backtracking: A with its prefix, A without it, then B with and without.
 
-use crate::pretok::{contraction_ci, is_letter, is_other, Chars, CASELESS, LOWER, MARK, NUMBER, SPACE, UPPER};
-
-fn in_u(class: u8) -> bool {
-    matches!(class, UPPER | CASELESS | MARK)
-}
+use crate::pretok::{
+    contraction_ci, is_letter, is_other, Chars, CASELESS, LOWER, MARK, NUMBER, NUMBERS, OTHERS, SPACES, U_LETTERS,
+    W_LETTERS,
+};
 
 fn in_w(class: u8) -> bool {
     matches!(class, LOWER | CASELESS | MARK)
@@ -28,41 +27,46 @@ fn in_w(class: u8) -> bool {
 /// Calls `emit` with each pre-token of `text` in order. Returns the first code point that the class
 /// table does not cover, or None when done.
 pub fn o200k_pretokens<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMut(&'a str)) -> Option<u32> {
-    let text = match Chars::new(text, classes) {
-        Ok(text) => text,
-        Err(code_point) => return Some(code_point),
-    };
-    let n = text.len();
+    match Chars::new(text, classes) {
+        Ok(text) => {
+            o200k_scan(&text, emit);
+            None
+        }
+        Err(code_point) => Some(code_point),
+    }
+}
+
+/// `o200k_pretokens` on a classified text.
+pub fn o200k_scan<'a>(text: &Chars<'a>, emit: &mut dyn FnMut(&'a str)) {
     let mut i = 0;
-    while i < n {
-        let end = next_end(&text, i);
+    while i < text.len() {
+        let end = next_end(text, i);
         emit(text.piece(i, end));
         i = end;
     }
-    None
 }
 
 /// Where `U*W+` starting at `s` ends, if it matches there. U* first takes the whole U run; when no W
 /// follows it gives back until the character after it is in W, which is then the run's last character
 /// in both classes (the one after that is UPPER or not a letter, so W+ stops right there).
 fn word_a(text: &Chars<'_>, s: usize) -> Option<usize> {
-    let end_u = text.run(s, in_u);
-    if text.cls.get(end_u) == Some(&LOWER) {
-        return Some(text.run(end_u, in_w));
+    let end_u = text.run(s, U_LETTERS);
+    if end_u < text.len() && text.class(end_u) == LOWER {
+        return Some(text.run(end_u, W_LETTERS));
     }
-    (s..end_u).rev().find(|&k| in_w(text.cls[k])).map(|k| k + 1)
+    text.rfind(s, end_u, |_, class| in_w(class)).map(|k| k + 1)
 }
 
 /// Where `U+W*` starting at `s` ends, if it matches there.
 fn word_b(text: &Chars<'_>, s: usize) -> Option<usize> {
-    let end_u = text.run(s, in_u);
-    (end_u > s).then(|| text.run(end_u, in_w))
+    let end_u = text.run(s, U_LETTERS);
+    (end_u > s).then(|| text.run(end_u, W_LETTERS))
 }
 
 /// Where the pre-token that starts at `i` ends: the alternatives of the pattern in order.
 fn next_end(text: &Chars<'_>, i: usize) -> usize {
-    let (chars, cls, n) = (&text.chars, &text.cls, text.len());
-    let (c, class) = (chars[i], cls[i]);
+    let (chars, n) = (&text.chars, text.len());
+    let (c, class) = (chars[i], text.class(i));
     // A and B: a word with an optional character before it that is not a newline, a letter or a number
     // (a mark may be that character or part of the word), and an optional contraction after it.
     let prefix = !is_letter(class) && class != NUMBER && c != '\r' && c != '\n';
@@ -73,22 +77,19 @@ fn next_end(text: &Chars<'_>, i: usize) -> usize {
     if let Some(end) = word {
         return end + contraction_ci(chars, end);
     }
-    // C: numbers in groups of three from the left.
+    // C: numbers in groups of three from the left (the run's end is remembered: one scan of a long number,
+    // not one per group).
     if class == NUMBER {
-        return text.run(i, |k| k == NUMBER).min(i + 3);
+        return text.run(i, NUMBERS).min(i + 3);
     }
     // D: punctuation (and marks), with its space before and newlines and slashes after.
-    let start = if c == ' ' && i + 1 < n && is_other(cls[i + 1]) { i + 1 } else { i };
-    if is_other(cls[start]) {
-        let mut end = text.run(start, is_other);
-        while end < n && matches!(chars[end], '\r' | '\n' | '/') {
-            end += 1;
-        }
-        return end;
+    let start = if c == ' ' && i + 1 < n && is_other(text.class(i + 1)) { i + 1 } else { i };
+    if is_other(text.class(start)) {
+        return text.run_of_chars(text.run(start, OTHERS), &['\r', '\n', '/']);
     }
     // Whitespace from here on. E: up to the run's last newline.
-    let end = text.run(i, |k| k == SPACE);
-    if let Some(last) = (i..end).rev().find(|&k| matches!(chars[k], '\r' | '\n')) {
+    let end = text.run(i, SPACES);
+    if let Some(last) = text.rfind(i, end, |c, _| matches!(c, '\r' | '\n')) {
         return last + 1;
     }
     // F and G: all but the last, which goes with what follows (" word"), unless the run ends the text

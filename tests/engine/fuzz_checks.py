@@ -2,8 +2,8 @@
 
 Each ``check_*`` function takes one input, runs the native kernel (``bpe_studio._native``) and the
 pure-Python reference on it, and raises AssertionError when they disagree or when the input makes something
-other than the documented error escape (a Rust panic shows up as ``pyo3_runtime.PanicException``, a
-``BaseException``, so it fails every check). Each ``*_case`` function turns the raw bytes a fuzzer gives
+other than the documented error escape (a Rust panic shows up as a RuntimeError "the native kernel
+failed (...)", which no check accepts). Each ``*_case`` function turns the raw bytes a fuzzer gives
 into that input, so a harness is just ``check_x(*x_case(data))`` and a found case is a file of bytes.
 
 Nothing here imports atheris: the corpus replays in CI without it.

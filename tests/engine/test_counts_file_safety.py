@@ -84,6 +84,7 @@ def test_forged_file_is_accepted_when_honest(tmp_path: Path) -> None:
     # The forging helper itself makes loadable files: the refusals below are for what the files declare.
     head = _header_of(_genuine(tmp_path))
     head["unique_pretokens"] = 2
+    head["totals"] = {**head["totals"], "documents": 1, "pretokens": 4}  # what the table holds
     path = _forge(tmp_path / "honest.counts", head, _table({b"ab": 3, b" cd": 1}))
     assert ck.load(path).counts == {"ab": 3, " cd": 1}
 

@@ -51,10 +51,12 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from ..config import preset_name
 from ..corpus.remote import file_size, file_stamp, is_url
 from ..corpus.sources import source_kind
 from ..formats.atomic import atomic_write
 from .counting import CountTotals
+from .merge import COUNT_LIMIT, MAX_PAIR_COUNT, pair_count_bound
 
 #: The ``format`` field of the header.
 FORMAT = "bpe-studio-counts"
@@ -594,4 +596,35 @@ def load(path: str | os.PathLike[str], *, want_checkpoint: bool = False) -> Coun
             merges = [(a.encode("latin-1"), b.encode("latin-1")) for a, b in zip(left, right, strict=True)]
     except (KeyError, ValueError) as exc:
         raise CountsFileError(path, f"is corrupt ({type(exc).__name__}: {exc}); write it again") from None
+    problem = _totals_problem(header, sum(values))
+    if problem is not None:
+        raise CountsFileError(path, f"is corrupt ({problem}); write it again")
+    if pair_count_bound(counts) > MAX_PAIR_COUNT:
+        # Refused here, with the file's name, by both engines alike (the merge loop would refuse it too).
+        raise CountsFileError(path, f"cannot be trained from: {COUNT_LIMIT}")
     return CountsData(header, counts, merges, merge_counts)
+
+
+def _totals_problem(header: CountsHeader, pretokens: int) -> str | None:
+    """What is wrong with the header's totals, given the ``pretokens`` its table holds (None if nothing).
+
+    The totals are printed and carried into the next files, so they must be what the sections say: the
+    pre-token total is the table's sum exactly; under a preset every document holds at least one pre-token
+    (each pattern matches every character); with no special tokens none was counted.
+
+    Example:
+        >>> h = CountsHeader("counts", "gpt2", (), "error", (), CountTotals(5, 0, 3), 1)
+        >>> _totals_problem(h, 3)
+        'the header says 5 documents, more than its 3 pre-tokens, and every document holds at least one'
+    """
+    totals = header.totals
+    if totals.pretokens != pretokens:
+        return f"the header says {totals.pretokens:,} pre-tokens, its table holds {pretokens:,}"
+    if preset_name(header.pattern) is not None and totals.documents > pretokens:
+        return (
+            f"the header says {totals.documents:,} documents, more than its {pretokens:,} pre-tokens, "
+            "and every document holds at least one"
+        )
+    if not header.special_tokens and totals.special_tokens:
+        return f"the header says {totals.special_tokens:,} special tokens were counted, and it names none"
+    return None

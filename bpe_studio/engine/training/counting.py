@@ -39,6 +39,7 @@ from ..corpus.plan import (
 from ..corpus.sources import BadRecordError, Documents, LineRange, RecordReader, RowGroup, Task
 from ..pretokenize.split import Pretokenizer
 from ..workers.launch import start_child
+from ..workers.threaded import pool_size
 
 # How often the parent wakes up to check for cancellation while workers count.
 _POLL_SECONDS = 0.05
@@ -395,6 +396,7 @@ def count_parallel(
     cancellation, or the consumer closing it). ``chunks`` is taken lazily, as workers need work: a
     compressed file is decompressed while the workers count what came before.
     """
+    workers = pool_size(workers)
     todo = iter(chunks)
     setup = (pattern, list(special_tokens), policy.value, text_field, skip_bad_records)
     pool: list[_Worker] = []
@@ -517,6 +519,7 @@ def count_threads(
     (cancelled, an error, closed by its consumer) the threads stop after their current chunk and are
     joined (each for at most ``_JOIN_SECONDS``).
     """
+    workers = pool_size(workers)
     todo = iter(chunks)
     take = threading.Lock()  # one thread at a time draws from `todo` (maybe a generator decompressing)
     stop = threading.Event()

@@ -50,6 +50,31 @@ _INVERT = {i: 255 - i for i in range(256)}
 # Below this many characters in all pre-tokens, a Python loop indexes faster than importing numpy.
 _NUMPY_MIN_CHARS = 2_000_000
 
+#: The largest pair count the merge loop keeps: the native kernel's counts are signed 64-bit integers, and
+#: the Python engine keeps the same limit so that both accept exactly the same counts.
+MAX_PAIR_COUNT = 2**63 - 1
+
+#: Why counts are refused, word for word the same from both engines (rust/src/merge.rs says it too).
+COUNT_LIMIT = (
+    "the counts are too large: pre-token counts times their lengths add up to more than 2**63 - 1, so a "
+    "pair count could overflow (no corpus comes near that: the counts are damaged or made up)"
+)
+
+
+class CountLimitError(ValueError):
+    """Counts whose pair counts could pass :data:`MAX_PAIR_COUNT`, refused alike by both engines."""
+
+
+def pair_count_bound(counts: dict[str, int]) -> int:
+    """A bound of every pair count the merges can reach: a pair count is a sum of some pre-tokens'
+    counts times their number of pairs (length - 1), whatever merges move them.
+
+    Example:
+        >>> pair_count_bound({"abc": 5, "d": 7})
+        10
+    """
+    return sum(abs(n) * (len(word) - 1) for word, n in counts.items() if len(word) > 1)
+
 
 def descending_key(token: bytes) -> str:
     """A string that sorts in the opposite order of ``token``.
@@ -114,6 +139,8 @@ class MergeLoop:
         self._keys = [descending_key(b) for b in self.token_bytes]
         self._max_len = max_token_length
         self.stop_reason: StopReason | None = None
+        if pair_count_bound(counts) > MAX_PAIR_COUNT:  # the native kernel checks it itself, for free
+            raise CountLimitError(COUNT_LIMIT)
         # Single-token words have no pairs and are never visited; keeping them costs less than filtering.
         self._words = list(counts)
         self._freqs = list(counts.values())
@@ -477,14 +504,19 @@ class NativeMergeLoop(MergeLoop):
         except UnicodeEncodeError:
             data, width = joined.encode("utf-32-le"), 4  # token ids above 255
         del joined
-        self._kernel = _native.native.MergeKernel(
-            data,
-            width,
-            list(map(len, words)),
-            list(counts.values()),
-            self.token_bytes,
-            max_token_length=max_token_length,
-        )
+        try:
+            self._kernel = _native.native.MergeKernel(
+                data,
+                width,
+                list(map(len, words)),
+                list(counts.values()),
+                self.token_bytes,
+                max_token_length=max_token_length,
+            )
+        except ValueError as exc:
+            if str(exc) == COUNT_LIMIT:
+                raise CountLimitError(COUNT_LIMIT) from None
+            raise
         self._stop_if_cancelled()
 
     def _best(self) -> tuple[str, int] | None:

@@ -41,6 +41,7 @@ from ..training.counting import (
     write_message,
 )
 from .launch import start_child
+from .threaded import pool_size
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -77,6 +78,7 @@ def ordered_worker_map(
         Exception: What a worker's task raised, rebuilt by
             :func:`~bpe_studio.engine.training.counting.raise_failure`.
     """
+    workers = pool_size(workers)
     pool: list[tuple[Any, list[int]]] = []  # (process, indexes of its tasks in flight)
     selector = selectors.DefaultSelector()
     ready: dict[int, R] = {}

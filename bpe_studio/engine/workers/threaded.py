@@ -10,16 +10,42 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 #: Seconds between two looks at the cancel flag while the next result is not ready.
 POLL_SECONDS = 0.05
+
+#: Workers (threads or processes) per core at most: the work is CPU-bound native code (threads release
+#: the GIL) plus some reading and decoding (a second worker per core keeps the core busy while the first
+#: waits for the disk).
+WORKERS_PER_CORE = 2
+
+
+def pool_size(requested: int) -> int:
+    """How many threads or worker processes to start for ``requested`` workers: no more than
+    :data:`WORKERS_PER_CORE` per core this process may run on, and at least one. Every pool of the engine
+    (threads: :func:`ordered_map`, counting threads; processes: counting and task workers) is sized here,
+    so that ``--workers 20000`` starts neither 20,000 threads nor 20,000 processes; the results never
+    depend on the number of workers.
+
+    Example:
+        >>> pool_size(1), pool_size(10**6) <= WORKERS_PER_CORE * (os.cpu_count() or 1)
+        (1, True)
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(requested, WORKERS_PER_CORE * cores))
 
 
 def ordered_map(
@@ -37,6 +63,11 @@ def ordered_map(
     ``close()`` the items not started are dropped and the running ones are waited for, so no thread
     outlives the call. An exception of ``run`` is raised here, in the item's turn.
     """
+    # Imported here: concurrent.futures brings logging, which training never needs (counting imports
+    # pool_size from this module; test_startup_imports).
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    workers = pool_size(workers)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
     pending: deque[Future[R]] = deque()
     exhausted = False
@@ -59,4 +90,4 @@ def ordered_map(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["ordered_map"]
+__all__ = ["ordered_map", "pool_size"]
