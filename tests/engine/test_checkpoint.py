@@ -483,12 +483,16 @@ def test_cli_mismatched_file_fails_in_one_line_and_overwrites_nothing(
     out.mkdir()
     (out / "tokenizer.json").write_bytes(b"old tokenizer")
     settings = ["--vocab-size", "400", "--special-token", ENDOFTEXT, "--pattern", "cl100k"]
-    code = _train(option, str(good), *settings, "--checkpoint", str(good), "--out", str(out))
+    # --resume may name its own checkpoint (read in full first); a counts file is an input like any other,
+    # so a checkpoint over it is refused by the write plan before the mismatch is found.
+    checkpoint = good if option == "--resume" else tmp_path / "new.ckpt"
+    code = _train(option, str(good), *settings, "--checkpoint", str(checkpoint), "--out", str(out))
     assert code == 2
     err = capsys.readouterr().err
     assert err.startswith("bpe-studio: error: ") and err.count("\n") == 1
     assert str(good) in err and "counted with pattern" in err
     assert good.read_bytes() == before and (out / "tokenizer.json").read_bytes() == b"old tokenizer"
+    assert not (tmp_path / "new.ckpt").exists()
 
 
 def test_cli_json_progress_for_counts_in(
