@@ -12,6 +12,10 @@ Every example runs in a fresh temporary folder (its working directory), so an ex
 * ``vocab.json`` + ``merges.txt``: GPT-2's files (links to the copy shipped in ``bpe_studio/resources``);
 * ``out/``: an empty folder, where examples save what they write (a save creates no missing folder).
 
+Nothing an example does reaches the user's folders: ``XDG_CACHE_HOME``, ``XDG_CONFIG_HOME`` and
+``XDG_DATA_HOME`` point into the working folder, and ``TIKTOKEN_CACHE_DIR`` is ``tiktoken-cache`` there
+(empty, so no OpenAI encoding is found unless an example puts it there).
+
 And it finds these names without importing them:
 
 * ``tok`` and ``gpt2``: the built-in GPT-2 tokenizer (``load("gpt2")``, ``<|endoftext|>`` special);
@@ -97,4 +101,9 @@ def _doctest_workdir(request: pytest.FixtureRequest) -> None:
     namespace.update(request.getfixturevalue("_doctest_globals"))
     folder: Path = request.getfixturevalue("tmp_path")
     _write_samples(folder)
-    request.getfixturevalue("monkeypatch").chdir(folder)
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+    monkeypatch.chdir(folder)
+    for variable, name in (("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
+        monkeypatch.setenv(variable, str(folder / "home" / name))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "tiktoken-cache")
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
