@@ -105,5 +105,6 @@ def _doctest_workdir(request: pytest.FixtureRequest) -> None:
     monkeypatch.chdir(folder)
     for variable, name in (("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
         monkeypatch.setenv(variable, str(folder / "home" / name))
+    monkeypatch.delenv("BPE_STUDIO_CONFIG_DIR", raising=False)  # the app's settings: under XDG_CONFIG_HOME
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "tiktoken-cache")
     monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
