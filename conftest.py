@@ -7,8 +7,8 @@ fixtures of the tests under ``tests/``.)
 Every example runs in a fresh temporary folder (its working directory), so an example that writes
 ``out/tokenizer.json`` writes it there, next to small sample files it may read:
 
-* ``corpus.txt``: a few short documents separated by ``<|endoftext|>``;
-* ``corpus.jsonl``: the same documents as JSON Lines (``{"text": ...}``);
+* ``corpus.txt``: three short documents, eight times over, separated by ``<|endoftext|>``;
+* ``corpus.jsonl``: the same documents, once each, as JSON Lines (``{"text": ...}``);
 * ``vocab.json`` + ``merges.txt``: GPT-2's files (links to the copy shipped in ``bpe_studio/resources``);
 * ``out/``: an empty folder, where examples save what they write (a save creates no missing folder).
 
@@ -25,7 +25,8 @@ And it finds these names without importing them:
 * ``Path``, ``TrainConfig``, ``train``, ``Tokenizer``, ``load`` and ``save``.
 
 The names are given to every doctest and take the place of a module's own global of the same name in its
-examples, so they are only names that no module of ``bpe_studio`` binds to something else.
+examples (``load`` in :mod:`bpe_studio.engine.training.checkpoint`, the submodule ``config`` in
+:mod:`bpe_studio.engine`): an example that means the module's own imports it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ from typing import Any
 
 import pytest
 from _pytest.doctest import DoctestItem
+
+#: The examples that call the native kernel itself: skipped, saying so, when the pure-Python engine runs
+#: (``BPE_STUDIO_PURE=1``, or a build without Rust), where they have nothing to call.
+NATIVE_ONLY = frozenset(
+    {
+        "bpe_studio.engine.native.encode_text",
+        "bpe_studio.engine.native.encode_texts",
+        "bpe_studio.engine.native.encode_join",
+        "bpe_studio.engine.encoding.tokenizer.Tokenizer._encode_joined",
+    }
+)
 
 #: The sample documents of ``corpus.txt`` and ``corpus.jsonl``.
 SAMPLE_DOCUMENTS = [
@@ -71,7 +83,7 @@ def _doctest_globals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     os.chdir(folder)
     try:
         config = TrainConfig(
-            inputs=["corpus.txt"], vocab_size=300, special_tokens=("<|endoftext|>",), workers=1
+            inputs=(Path("corpus.txt"),), vocab_size=300, special_tokens=("<|endoftext|>",), workers=1
         )
         result = train(config)
     finally:
@@ -97,14 +109,19 @@ def _doctest_workdir(request: pytest.FixtureRequest) -> None:
     """For a doctest only: its names, and a fresh temporary working folder holding the sample files."""
     if not isinstance(request.node, DoctestItem):
         return
+    if request.node.name in NATIVE_ONLY:
+        from bpe_studio.engine import backend
+
+        if backend() != "native":
+            pytest.skip("needs the native kernel (the pure-Python engine runs here)")
     namespace: dict[str, Any] = request.getfixturevalue("doctest_namespace")
     namespace.update(request.getfixturevalue("_doctest_globals"))
     folder: Path = request.getfixturevalue("tmp_path")
     _write_samples(folder)
     monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
     monkeypatch.chdir(folder)
-    for variable, name in (("XDG_CACHE_HOME", "cache"), ("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
-        monkeypatch.setenv(variable, str(folder / "home" / name))
+    for kind in ("CACHE", "CONFIG", "DATA"):
+        monkeypatch.setenv(f"XDG_{kind}_HOME", str(folder / "home" / kind.lower()))
     monkeypatch.delenv("BPE_STUDIO_CONFIG_DIR", raising=False)  # the app's settings: under XDG_CONFIG_HOME
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "tiktoken-cache")
     monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)

@@ -369,7 +369,8 @@ def plan_chunks(
         UncuttableTextError: A chunk would grow more than ``max_uncut`` bytes past ``chunk_size``.
 
     Example:
-        >>> [c.size for c in plan_chunks(["corpus.txt"], chunk_size=1 << 22, special_tokens=[], newline_cuts=True)]
+        >>> chunks = plan_chunks(["corpus.txt"], chunk_size=1 << 22, special_tokens=[], newline_cuts=True)
+        >>> [c.size for c in chunks]
         [2299]
     """
     chunks: list[Chunk] = []

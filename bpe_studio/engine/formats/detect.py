@@ -202,8 +202,8 @@ def source_files(path: str | os.PathLike[str]) -> list[Path]:
         FormatError, FileNotFoundError: As :func:`detect_format`.
 
     Example:
-        >>> source_files(save(small, "out/gpt2", format="gpt2"))
-        [PosixPath('out/gpt2/vocab.json'), PosixPath('out/gpt2/merges.txt'), PosixPath('out/gpt2/bpe_studio.json')]
+        >>> [path.name for path in source_files(save(small, "out/gpt2", format="gpt2"))]
+        ['vocab.json', 'merges.txt', 'bpe_studio.json']
     """
     kind, target = _locate(path)
     if kind == "gpt2":

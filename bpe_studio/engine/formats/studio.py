@@ -58,10 +58,11 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     Example:
         >>> read_json("vocab.json")["<|endoftext|>"]
         50256
-        >>> read_json("corpus.jsonl")  # one JSON document per line: not one JSON document
-        Traceback (most recent call last):
-        ...
-        bpe_studio.engine.formats.studio.FormatError: corpus.jsonl: line 2 column 1: not valid JSON (Extra data)
+        >>> try:
+        ...     read_json("corpus.jsonl")  # one JSON document per line: not one JSON document
+        ... except FormatError as exc:
+        ...     print(exc)
+        corpus.jsonl: line 2 column 1: not valid JSON (Extra data)
     """
     try:
         with open(path, encoding="utf-8") as handle:
