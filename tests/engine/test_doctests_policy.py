@@ -1,4 +1,4 @@
-"""The docstring examples of ``bpe_studio/`` run (issue 19): a ``+SKIP`` must say why on its own line.
+"""The docstring examples of ``bpe_studio/`` and ``tests/`` run (issue 19): a ``+SKIP`` says why on its line.
 
 pytest runs every example (``--doctest-modules``, with the names and the working folder of the root
 ``conftest.py``). An example that cannot run here (it needs a window, the network, a running cluster) is
@@ -53,10 +53,12 @@ def test_the_way_a_reason_is_written_is_one_doctest_accepts() -> None:
         parser.get_examples(">>> show(window)  # doctest: +SKIP (needs a display)\n")
 
 
-def test_every_skip_in_the_package_says_why() -> None:
+@pytest.mark.parametrize("folder", ["bpe_studio", "tests"])
+def test_every_skip_says_why(folder: str) -> None:
+    # Both folders are collected with --doctest-modules (pyproject's testpaths).
     offenders = [
         f"{path.relative_to(REPO_ROOT)}:{number}"
-        for path in sorted((REPO_ROOT / "bpe_studio").rglob("*.py"))
+        for path in sorted((REPO_ROOT / folder).rglob("*.py"))
         for number in unexplained_skips(path.read_text(encoding="utf-8"))
     ]
     assert offenders == [], (
