@@ -11,10 +11,10 @@ idle cores (counting about 1 s, merging about 3 s) and 11-19 s on two busy ones,
 the prose (2 MB, 5,000 tokens); after it, Watch BPE learn replays the run at any speed. The interpreter's
 own text stops there (about 35 MB in all): a longer demo would need a corpus shipped with the app.
 
-Example:
-    >>> path = demo_corpus()  # doctest: +SKIP
-    >>> path.stat().st_size > 30_000_000  # doctest: +SKIP
-    True
+Example (the first call builds the corpus, a few seconds; later calls find it in the cache)::
+
+    path = demo_corpus()
+    path.stat().st_size > 30_000_000  # True
 """
 
 from __future__ import annotations

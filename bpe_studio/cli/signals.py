@@ -104,7 +104,14 @@ def stoppable(handler: _Handler) -> _Handler:
     """Wrap a subcommand's handler: a stop signal ends it cleanly with one line and exit ``128 + signal``.
 
     Example:
-        >>> p.set_defaults(handler=stoppable(run))  # doctest: +SKIP
+        >>> import argparse
+        >>> @stoppable
+        ... def run(args: argparse.Namespace) -> int:
+        ...     return 0
+        >>> run(argparse.Namespace())
+        0
+
+        In the CLI, ``parser.set_defaults(handler=stoppable(run))``.
     """
 
     @functools.wraps(handler)

@@ -292,7 +292,8 @@ def event_to_json(event: TrainEvent) -> dict[str, Any]:
     """A JSON-ready form of a progress event (``type`` plus its fields; bytes as lists of ints).
 
     Example:
-        >>> event_to_json(PhaseStarted(Phase.COUNTING, 0.5))  # doctest: +SKIP
+        >>> from bpe_studio.engine import Phase
+        >>> event_to_json(PhaseStarted(Phase.COUNTING, 0.5))
         {'type': 'phase', 'phase': 'counting', 'elapsed': 0.5}
     """
     if isinstance(event, PhaseStarted):

@@ -18,9 +18,11 @@ def print_format_warnings() -> Iterator[None]:
     is what the user needs to read.
 
     Example:
-        >>> with print_format_warnings():  # doctest: +SKIP
-        ...     tok = load("tokenizer.json")
-        bpe-studio: warning: tokenizer.json: key 'truncation' is not applied: ...
+        >>> import contextlib
+        >>> with contextlib.redirect_stderr(sys.stdout), print_format_warnings():  # stderr shown here
+        ...     for _ in range(2):
+        ...         warnings.warn("tokenizer.json: key 'truncation' is not applied", FormatWarning)
+        bpe-studio: warning: tokenizer.json: key 'truncation' is not applied
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FormatWarning)

@@ -3,7 +3,7 @@
 Example:
     >>> from bpe_studio.engine import TrainConfig, train
     >>> result = train(TrainConfig(inputs=["corpus.txt"], vocab_size=1000,
-    ...                            special_tokens=("<|endoftext|>",)))  # doctest: +SKIP
+    ...                            special_tokens=("<|endoftext|>",)))
 
 The names below are imported when first used (PEP 562): ``from bpe_studio.engine import TrainConfig,
 train`` then loads only what training needs, not the tokenizer, the file formats or Dask support, which

@@ -44,9 +44,10 @@ def _plain(text: str) -> str:
 def menu_actions(window: MainWindow) -> list[tuple[tuple[str, ...], QAction]]:
     """Every action of every menu of the menu bar (submenus walked recursively), with its path of texts.
 
-    Example:
-        >>> [path for path, _ in menu_actions(window)][:2]  # doctest: +SKIP
-        [('File', 'Add corpus files'), ('File', 'Open demo corpus')]
+    Example (``window`` the app's main window)::
+
+        [path for path, _ in menu_actions(window)][:2]
+        # [('File', 'Add corpus files'), ('File', 'Open demo corpus')]
     """
     found: list[tuple[tuple[str, ...], QAction]] = []
 

@@ -313,7 +313,7 @@ def connect_timeout() -> float:
     """Seconds to wait for a scheduler: ``$BPE_STUDIO_CLUSTER_TIMEOUT`` if set, else :data:`CONNECT_TIMEOUT`.
 
     Example:
-        >>> connect_timeout()  # doctest: +SKIP
+        >>> connect_timeout()
         10.0
     """
     given = os.environ.get(TIMEOUT_ENV)
@@ -358,9 +358,9 @@ def probe_address(address: str, timeout: float) -> float:
     Raises:
         ClusterError: Nothing listens there, nothing answered in time, or what answered is not Dask.
 
-    Example:
-        >>> probe_address("tcp://127.0.0.1:8786", 10.0)  # doctest: +SKIP
-        9.998
+    Example (with a scheduler started by ``dask scheduler`` listening there)::
+
+        probe_address("tcp://127.0.0.1:8786", 10.0)  # 9.998
     """
     scheme, host, port = _address_parts(address)
     deadline = time.monotonic() + timeout
@@ -426,9 +426,9 @@ def probe_scheduler(address: str, timeout: float) -> float:
     Returns:
         The seconds left of ``timeout``, for the client's own connection.
 
-    Example:
-        >>> probe_scheduler("tcp://127.0.0.1:8786", 10.0)  # doctest: +SKIP
-        9.97
+    Example (with a scheduler started by ``dask scheduler`` listening there)::
+
+        probe_scheduler("tcp://127.0.0.1:8786", 10.0)  # 9.97
     """
     import asyncio  # here: ~13 ms at start-up that a run without a cluster never needs
 
@@ -483,10 +483,11 @@ class ClusterSession:
 
     Use as a context manager; leaving it closes the client and any LocalCluster it started.
 
-    Example:
-        >>> with ClusterSession("local:2") as session:  # doctest: +SKIP
-        ...     for item in session.count(ranges, chunk_size=1 << 22, ...):
-        ...         ...
+    Example (starts a local cluster of two worker processes, which takes a few seconds)::
+
+        with ClusterSession("local:2") as session:
+            for item in session.count(ranges, chunk_size=1 << 22, ...):
+                ...
     """
 
     def __init__(self, spec: str) -> None:

@@ -138,8 +138,13 @@ def expand_inputs(names: Iterable[str | os.PathLike[str]]) -> list[Path]:
     that does not exist is a glob (``**`` crosses folders). Nothing matching is an error.
 
     Example:
-        >>> expand_inputs(["shards/", "extra/*.jsonl.gz"])  # doctest: +SKIP
-        [PosixPath('shards/a.parquet'), PosixPath('shards/b.parquet'), PosixPath('extra/x.jsonl.gz')]
+        >>> expand_inputs(["corpus.txt", "*.jsonl"])
+        [PosixPath('corpus.txt'), PosixPath('corpus.jsonl')]
+
+        A folder (``shards/`` holding ``a.parquet`` and ``b.parquet``) and a glob that crosses folders::
+
+            expand_inputs(["shards/", "extra/**/*.jsonl.gz"])
+            # [PosixPath('shards/a.parquet'), PosixPath('shards/b.parquet'), PosixPath('extra/a/x.jsonl.gz')]
     """
     out: list[Path] = []
     for name in names:
@@ -378,8 +383,8 @@ def plan_line_ranges(path: str, *, chunk_size: int) -> list[LineRange]:
             read in bounded memory).
 
     Example:
-        >>> plan_line_ranges("a.jsonl", chunk_size=1 << 22)  # doctest: +SKIP
-        [LineRange(path='a.jsonl', start=0, end=52311)]
+        >>> plan_line_ranges("corpus.jsonl", chunk_size=1 << 22)
+        [LineRange(path='corpus.jsonl', start=0, end=305)]
     """
     size = os.path.getsize(path)
     ranges: list[LineRange] = []
@@ -841,8 +846,8 @@ def head_documents(
     :class:`CorruptStreamError`, :class:`MissingPackageError`, ``UnicodeDecodeError``...).
 
     Example:
-        >>> head_documents("shard.jsonl.gz", count=1)  # doctest: +SKIP
-        ['The first document ...']
+        >>> head_documents("corpus.jsonl", count=1)
+        ['The cat sat on the mat. The cat saw the hat, and the hat was on the mat.']
     """
     name = str(path)
     kind = source_kind(name)

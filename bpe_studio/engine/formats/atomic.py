@@ -69,7 +69,9 @@ def atomic_write_set(files: Mapping[str | os.PathLike[str], bytes | str]) -> Non
     a matter of microseconds, may still see both generations; no failure leaves them mixed.)
 
     Example:
-        >>> atomic_write_set({"out/vocab.json": "{}", "out/merges.txt": "#version: 0.2\\n"})  # doctest: +SKIP
+        >>> atomic_write_set({"out/vocab.json": "{}", "out/merges.txt": "#version: 0.2\\n"})
+        >>> sorted(p.name for p in Path("out").iterdir())
+        ['merges.txt', 'vocab.json']
     """
     staged: dict[Path, str] = {}
     try:
@@ -92,7 +94,11 @@ def replace_set(moves: Mapping[Path, str | os.PathLike[str]]) -> None:
     finished files are then left where they were, for the caller to remove.
 
     Example:
-        >>> replace_set({Path("out/vocab.json"): "out/.staging/vocab.json"})  # doctest: +SKIP
+        >>> Path("out/.staging").mkdir()
+        >>> _ = Path("out/.staging/vocab.json").write_text("{}", encoding="utf-8")
+        >>> replace_set({Path("out/vocab.json"): "out/.staging/vocab.json"})
+        >>> Path("out/vocab.json").read_text(encoding="utf-8")
+        '{}'
     """
     kept: dict[Path, str | None] = {}
     renamed: list[Path] = []
@@ -129,7 +135,9 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
 
     Example:
-        >>> atomic_write("out/vocab.json", "{}")  # doctest: +SKIP
+        >>> atomic_write("out/vocab.json", "{}")
+        >>> Path("out/vocab.json").read_text(encoding="utf-8")
+        '{}'
     """
     atomic_write_set({path: data})
 

@@ -4,8 +4,9 @@ Formats: ``studio`` (our versioned JSON), ``gpt2`` (a folder with ``vocab.json``
 ``tiktoken`` (``.tiktoken`` plus a sidecar) and ``hf`` (Hugging Face ``tokenizer.json``).
 
 Example:
-    >>> tok = load("gpt2_folder")  # doctest: +SKIP
-    >>> save(tok, "out/tokenizer.json", format="hf")  # doctest: +SKIP
+    >>> tok = load(".")  # vocab.json + merges.txt: GPT-2's files
+    >>> save(tok, "out/tokenizer.json", format="hf")
+    PosixPath('out/tokenizer.json')
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
         FileNotFoundError: The path does not exist.
 
     Example:
-        >>> detect_format("gpt2.tiktoken")  # doctest: +SKIP
+        >>> save(small, "out/small.tiktoken", format="tiktoken")
+        PosixPath('out/small.tiktoken')
+        >>> detect_format("out/small.tiktoken")
         'tiktoken'
     """
     target = _named(path)
@@ -168,7 +171,10 @@ def load(
         FileNotFoundError: The path does not exist.
 
     Example:
-        >>> tok = load("out/tokenizer.json")  # doctest: +SKIP
+        >>> save(small, "out/tokenizer.json")
+        PosixPath('out/tokenizer.json')
+        >>> load("out/tokenizer.json").vocab == small.vocab
+        True
     """
     from ..encoding.tokenizer import Template, Tokenizer
 
@@ -196,8 +202,8 @@ def source_files(path: str | os.PathLike[str]) -> list[Path]:
         FormatError, FileNotFoundError: As :func:`detect_format`.
 
     Example:
-        >>> source_files("gpt2-folder")  # doctest: +SKIP
-        [PosixPath('gpt2-folder/vocab.json'), PosixPath('gpt2-folder/merges.txt')]
+        >>> [path.name for path in source_files(save(small, "out/gpt2", format="gpt2"))]
+        ['vocab.json', 'merges.txt', 'bpe_studio.json']
     """
     kind, target = _locate(path)
     if kind == "gpt2":
@@ -259,7 +265,7 @@ def save(
             NFC normalizer, which only ``hf`` stores (``tiktoken`` applies ``ignore_merges`` by itself).
 
     Example:
-        >>> save(tok, "out", format="gpt2")  # doctest: +SKIP
+        >>> save(small, "out", format="gpt2")
         PosixPath('out')
     """
     if format not in FORMATS:

@@ -5,8 +5,14 @@ result as a studio file (it keeps everything, and ``bpe-studio convert`` turns i
 first folder that takes it: the user's cache folder, then the system's temporary folder.
 
 Example:
-    >>> save_fallback(result, config)  # doctest: +SKIP
-    PosixPath('/home/me/.cache/bpe-studio/unsaved/tokenizer-20250101-120000-4242.json')
+    >>> path = save_fallback(result, config, folders=[Path("out")])
+    >>> path.parent, path.name.startswith("tokenizer-")
+    (PosixPath('out'), True)
+
+    Without ``folders``, in the user's cache folder::
+
+        save_fallback(result, config)
+        # PosixPath('/home/me/.cache/bpe-studio/unsaved/tokenizer-20250101-120000-4242.json')
 """
 
 from __future__ import annotations

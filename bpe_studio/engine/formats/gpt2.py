@@ -64,8 +64,8 @@ def read_vocab_json(path: str | os.PathLike[str], *, raw_tokens: Collection[str]
         FormatError: The file is not a JSON object of token -> id; the message names the key.
 
     Example:
-        >>> vocab = read_vocab_json("gpt2_vocab.json")  # doctest: +SKIP
-        >>> vocab[50256]  # doctest: +SKIP
+        >>> vocab = read_vocab_json("vocab.json")
+        >>> vocab[50256]
         b'<|endoftext|>'
     """
     document = read_json(path)
@@ -96,7 +96,7 @@ def read_merges_txt(path: str | os.PathLike[str]) -> list[tuple[bytes, bytes]]:
         FormatError: A line is not two tokens in GPT-2 characters; the message names the line number.
 
     Example:
-        >>> read_merges_txt("gpt2_merges.txt")[0]  # doctest: +SKIP
+        >>> read_merges_txt("merges.txt")[0]
         (b' ', b't')
     """
     merges: list[tuple[bytes, bytes]] = []
@@ -251,8 +251,13 @@ def find_gpt2_files(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
         FormatError: A folder holds several prefixed pairs; the message lists them.
 
     Example:
-        >>> find_gpt2_files("data/gpt2_vocab.json")  # doctest: +SKIP
-        (PosixPath('data/gpt2_vocab.json'), PosixPath('data/gpt2_merges.txt'))
+        >>> find_gpt2_files(".")
+        (PosixPath('vocab.json'), PosixPath('merges.txt'))
+
+        A prefixed pair, named by its vocab file::
+
+            find_gpt2_files("data/gpt2_vocab.json")
+            # (PosixPath('data/gpt2_vocab.json'), PosixPath('data/gpt2_merges.txt'))
     """
     target = Path(path)
     if target.is_file():
@@ -278,7 +283,10 @@ def load_gpt2(folder: str | os.PathLike[str], *, pattern: str | None = None) -> 
         pattern: Overrides the pattern (default: the sidecar's, else ``gpt2``).
 
     Example:
-        >>> tok = load_gpt2("out/gpt2")  # doctest: +SKIP
+        >>> save_gpt2(small, "out/gpt2")
+        PosixPath('out/gpt2')
+        >>> load_gpt2("out/gpt2").merges == small.merges
+        True
     """
     from ..encoding.tokenizer import Tokenizer
 
@@ -317,7 +325,8 @@ def save_gpt2(tokenizer: Tokenizer, folder: str | os.PathLike[str]) -> Path:
         FormatError: A special token's id or spelling collides with an ordinary token in ``vocab.json``.
 
     Example:
-        >>> save_gpt2(tok, "out/gpt2")  # doctest: +SKIP
+        >>> save_gpt2(small, "out/gpt2")
+        PosixPath('out/gpt2')
     """
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)

@@ -370,7 +370,10 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
             reproduce; it is not applied (see the module's doc).
 
     Example:
-        >>> tok = load_hf("tokenizer.json")  # doctest: +SKIP
+        >>> save_hf(small, "out/tokenizer.json")
+        PosixPath('out/tokenizer.json')
+        >>> load_hf("out/tokenizer.json").encode("the cat") == small.encode("the cat")
+        True
     """
     from ..encoding.tokenizer import Tokenizer
 
@@ -572,7 +575,8 @@ def save_hf(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
     """Write a ``tokenizer.json`` atomically; returns its path.
 
     Example:
-        >>> save_hf(tok, "out/tokenizer.json")  # doctest: +SKIP
+        >>> save_hf(small, "out/tokenizer.json")
+        PosixPath('out/tokenizer.json')
     """
     target = Path(path)
     atomic_write(target, dumps_hf(tokenizer))
@@ -592,7 +596,10 @@ def not_carried_over(path: str | os.PathLike[str], tokenizer: Tokenizer, fmt: st
         fmt: The format converted to.
 
     Example:
-        >>> not_carried_over("tokenizer.json", tok, "gpt2")  # doctest: +SKIP
+        >>> document = json.loads(save_hf(small, "tokenizer.json").read_text(encoding="utf-8"))
+        >>> document["truncation"] = {"max_length": 512}
+        >>> _ = Path("tokenizer.json").write_text(json.dumps(document), encoding="utf-8")
+        >>> not_carried_over("tokenizer.json", small, "gpt2")
         ["key 'truncation': not written (bpe-studio does not apply it)"]
     """
     document = read_json(path)

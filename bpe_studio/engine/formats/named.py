@@ -64,8 +64,14 @@ def tiktoken_cache_dir() -> Path | None:
     """The folder tiktoken caches its files in (None when ``TIKTOKEN_CACHE_DIR`` is empty: no cache).
 
     Example:
-        >>> tiktoken_cache_dir()  # doctest: +SKIP
-        PosixPath('/tmp/data-gym-cache')
+        >>> os.environ["TIKTOKEN_CACHE_DIR"]
+        'tiktoken-cache'
+        >>> tiktoken_cache_dir()
+        PosixPath('tiktoken-cache')
+
+        With neither variable set::
+
+            tiktoken_cache_dir()  # PosixPath('/tmp/data-gym-cache')
     """
     for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
         if variable in os.environ:
@@ -96,8 +102,13 @@ def find_cached(encoding: KnownEncoding) -> Path | None:
     """The cached file of an encoding whose SHA-256 is right, or None.
 
     Example:
-        >>> find_cached(KNOWN_ENCODINGS["cl100k_base"])  # doctest: +SKIP
-        PosixPath('/tmp/data-gym-cache/9b5ad71b2ce5302211f9c61530b329a4922fc6a4')
+        >>> find_cached(KNOWN_ENCODINGS["cl100k_base"]) is None  # an empty cache
+        True
+
+        Once :func:`download_encoding` has fetched it::
+
+            find_cached(KNOWN_ENCODINGS["cl100k_base"])
+            # PosixPath('/tmp/data-gym-cache/9b5ad71b2ce5302211f9c61530b329a4922fc6a4')
     """
     folder = tiktoken_cache_dir()
     if folder is None:
@@ -162,9 +173,10 @@ def download_encoding(name: str, *, timeout: float = DOWNLOAD_TIMEOUT, url: str 
         FormatError: Unknown name, no cache folder, the download failed or timed out, or the file is not
             the published one.
 
-    Example:
-        >>> download_encoding("cl100k_base")  # doctest: +SKIP
-        PosixPath('/tmp/data-gym-cache/9b5ad71b2ce5302211f9c61530b329a4922fc6a4')
+    Example (fetches 1.7 MB from openaipublic.blob.core.windows.net)::
+
+        download_encoding("cl100k_base")
+        # PosixPath('/tmp/data-gym-cache/9b5ad71b2ce5302211f9c61530b329a4922fc6a4')
     """
     encoding = encoding_of(name)
     if encoding is None:

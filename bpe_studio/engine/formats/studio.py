@@ -56,7 +56,13 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     ``[[[[...]]]]`` raises ``RecursionError``, a 5000-digit number ``ValueError``) escapes as another type.
 
     Example:
-        >>> document = read_json("out/tokenizer.json")  # doctest: +SKIP
+        >>> read_json("vocab.json")["<|endoftext|>"]
+        50256
+        >>> try:
+        ...     read_json("corpus.jsonl")  # one JSON document per line: not one JSON document
+        ... except FormatError as exc:
+        ...     print(exc)
+        corpus.jsonl: line 2 column 1: not valid JSON (Extra data)
     """
     try:
         with open(path, encoding="utf-8") as handle:

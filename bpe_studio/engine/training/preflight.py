@@ -9,7 +9,7 @@ with the files they will write afterwards (``outputs``).
 
 Example:
     >>> config = TrainConfig(inputs=["corpus.txt"], vocab_size=500)
-    >>> preflight(config, outputs=[("out", "out/tokenizer.json")])  # doctest: +SKIP
+    >>> preflight(config, outputs=[("out", "out/tokenizer.json")])
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ A parent that closes the pipes makes the child's reads end with ``EOFError`` and
 ``BrokenPipeError``; :func:`child_main` turns both into a quiet exit rather than a traceback.
 
 Example:
-    >>> proc = start_child("bpe_studio.engine.workers.count_worker:main")  # doctest: +SKIP
+    >>> with start_child("bpe_studio.engine.workers.count_worker:main") as proc:
+    ...     proc.stdin.close()  # the worker's next read ends: it leaves quietly, as if orphaned
+    >>> proc.returncode == EXIT_PARENT_GONE
+    True
 """
 
 from __future__ import annotations
@@ -146,7 +149,10 @@ def start_child(
         env: The child's environment (default: this one's; ``-I`` makes it ignore every ``PYTHON*`` variable).
 
     Example:
-        >>> proc = start_child("bpe_studio.engine.workers.count_worker:main")  # doctest: +SKIP
+        >>> with start_child("bpe_studio.engine.workers.count_worker:main") as proc:
+        ...     proc.stdin.close()  # the worker's next read ends: it leaves quietly, as if orphaned
+        >>> proc.returncode == EXIT_PARENT_GONE
+        True
     """
     return subprocess.Popen(
         child_command(entry_point, die_with_thread=die_with_thread),

@@ -14,10 +14,11 @@ parent blocks writing the next task to it, each waiting for the other forever. T
 than two tasks in flight per worker, which bounds what that thread holds, and no new task is handed out
 while more than a few answers wait for an earlier one, so memory stays bounded at both ends.
 
-Example:
-    >>> answers = ordered_worker_map(  # doctest: +SKIP
-    ...     "bpe_studio.engine.workers.eval_worker:main", setup, tasks, workers=2, cancelled=lambda: False,
-    ...     send=lambda item: item[1], receive=lambda item, answer: (item[0], answer), role="evaluation")
+Example (``setup`` and ``tasks`` as :mod:`~bpe_studio.engine.encoding.evaluation` builds them)::
+
+    answers = ordered_worker_map(
+        "bpe_studio.engine.workers.eval_worker:main", setup, tasks, workers=2, cancelled=lambda: False,
+        send=lambda item: item[1], receive=lambda item, answer: (item[0], answer), role="evaluation")
 """
 
 from __future__ import annotations

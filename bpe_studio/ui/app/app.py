@@ -326,7 +326,7 @@ def _tokenizer_source(path: Path) -> Path:
     """``--tokenizer``: a path, or a name the engine knows (``gpt2``; ``cl100k_base`` when cached).
 
     Example:
-        >>> _tokenizer_source(Path("gpt2")).name  # doctest: +SKIP
+        >>> _tokenizer_source(Path("gpt2")).name
         'gpt2'
     """
     if path.exists():

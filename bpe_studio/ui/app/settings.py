@@ -7,9 +7,12 @@ app then starts from the defaults, and a wrongly typed entry falls back to its d
 Qt-free.
 
 Example:
-    >>> settings = load_settings()  # doctest: +SKIP
-    >>> settings.add_recent_corpus("corpus.txt")  # doctest: +SKIP
-    >>> save_settings(settings)  # doctest: +SKIP
+    >>> settings = load_settings()
+    >>> settings.add_recent_corpus("corpus.txt")
+    >>> save_settings(settings)
+    True
+    >>> load_settings().recent_corpora == [os.path.abspath("corpus.txt")]  # kept as an absolute path
+    True
 """
 
 from __future__ import annotations

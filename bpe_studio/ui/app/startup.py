@@ -123,9 +123,9 @@ def xcb_connection_error(display: str) -> int | None:
     """What libxcb's ``xcb_connect`` gives for ``display``: 0 when the X server accepted the connection, an
     ``XCB_CONN_*`` error code when not, None when libxcb cannot be loaded (the library check says so).
 
-    Example:
-        >>> xcb_connection_error(":12345")  # doctest: +SKIP
-        1
+    Example (on a machine with libxcb and no X server on display 12345)::
+
+        xcb_connection_error(":12345")  # 1
     """
     try:
         xcb = ctypes.CDLL("libxcb.so.1")

@@ -23,10 +23,11 @@ app needs two things it lacks: a stopped generator that can still return what it
 abandons the generator at its next yield), and a runner that keeps one task at a time and drops superseded
 results.
 
-Example:
-    >>> runner = TaskRunner()  # doctest: +SKIP
-    >>> runner.finished.connect(print)  # doctest: +SKIP
-    >>> runner.start(lambda ctx: sum(range(10)))  # doctest: +SKIP
+Example (in a running Qt application)::
+
+    runner = TaskRunner()
+    runner.finished.connect(print)
+    runner.start(lambda ctx: sum(range(10)))
 """
 
 from __future__ import annotations
@@ -137,8 +138,9 @@ class TaskContext:
         For a task that waits on something outside Python (a child process's pipe), which checks no flag
         while it waits. The callback runs in the thread that cancels, so it must be thread-safe.
 
-        Example:
-            >>> ctx.on_cancel(child.cancel)  # doctest: +SKIP
+        Example (in a task, ``ctx`` its :class:`TaskContext`)::
+
+            ctx.on_cancel(child.cancel)
         """
         self._worker.add_cancel_callback(callback)
 
@@ -242,8 +244,9 @@ def start_in_thread(worker: TaskWorker, name: str) -> QThread:
     Connect the worker's signals (and the thread's ``finished``) before the thread starts, i.e. before
     returning to the event loop.
 
-    Example:
-        >>> thread = start_in_thread(TaskWorker(task), "bpe-studio-load")  # doctest: +SKIP
+    Example (in a running Qt application)::
+
+        thread = start_in_thread(TaskWorker(task), "bpe-studio-load")
     """
     thread = QThread()
     thread.setObjectName(name)

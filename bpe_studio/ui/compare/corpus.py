@@ -100,8 +100,8 @@ def evaluate_corpora(
     also inside a file (before each of its documents).
 
     Example:
-        >>> evaluate_corpora([("mine", tok)], [Path("wiki.jsonl.gz")])[0].ratio  # doctest: +SKIP
-        1.0
+        >>> round(evaluate_corpora([("gpt2", tok), ("mine", small)], [Path("corpus.jsonl")])[1].ratio, 2)
+        2.11
     """
     for path in corpora:
         check_source(path)  # a format that cannot be read here says so before any work

@@ -449,7 +449,7 @@ def origin_text(loaded: LoadedTokenizer) -> str:
     """Where a tokenizer came from, as the report says it.
 
     Example:
-        >>> origin_text(LoadedTokenizer(tok, "t", path=Path("out/t.json")))  # doctest: +SKIP
+        >>> origin_text(LoadedTokenizer(small, "t", path=Path("out/t.json")))
         'from out/t.json'
     """
     if loaded.path is not None:

@@ -208,9 +208,10 @@ class LogAxis(pg.AxisItem):  # type: ignore[misc]
     there is room, as short numbers (``100``, ``2k``, ``50k``); other ticks are unlabelled. pyqtgraph's own
     log axis labels every tick (``6·10²7·10²8·10²9·10²10³``). In linear mode this is pyqtgraph's axis.
 
-    Example:
-        >>> axis = LogAxis("bottom")  # doctest: +SKIP
-        >>> axis.setLogMode(True)  # doctest: +SKIP
+    Example (in a running Qt application)::
+
+        axis = LogAxis("bottom")
+        axis.setLogMode(True)
     """
 
     def __init__(self, orientation: str, **kwargs: object) -> None:
@@ -300,10 +301,10 @@ def render_chart(
 ) -> tuple[bytes, bytes]:
     """Draw a chart widget at ``size`` pixels (laid out for that size, as on screen) as PNG and SVG bytes.
 
-    Example:
-        >>> png, svg = render_chart(pg.PlotWidget(), QSize(600, 400), title="empty")  # doctest: +SKIP
-        >>> png[1:4], svg[:5]  # doctest: +SKIP
-        (b'PNG', b'<?xml')
+    Example (in a running Qt application)::
+
+        png, svg = render_chart(pg.PlotWidget(), QSize(600, 400), title="empty")
+        png[1:4], svg[:5]  # (b'PNG', b'<?xml')
     """
     lay_out(widget, size)
     image = QImage(size, QImage.Format.Format_ARGB32)

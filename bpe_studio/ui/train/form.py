@@ -5,11 +5,11 @@ buttons. It checks the pattern and the cluster address as they are typed (showin
 under the field) and turns its values into a :class:`~bpe_studio.engine.TrainConfig`; the checks that read
 files (:func:`~bpe_studio.engine.training.preflight.preflight`) are the Train view's, when a run starts.
 
-Example:
-    >>> form = TrainForm()  # doctest: +SKIP
-    >>> form.set_corpus_files([Path("corpus.txt")])  # doctest: +SKIP
-    >>> form.build_config().vocab_size  # doctest: +SKIP
-    1000
+Example (in a running Qt application)::
+
+    form = TrainForm()
+    form.set_corpus_files([Path("corpus.txt")])
+    form.build_config().vocab_size  # 1000
 """
 
 from __future__ import annotations

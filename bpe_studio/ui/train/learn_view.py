@@ -11,8 +11,9 @@ The sample is drawn from the first corpus file (one of its documents, cut at a l
 their own (Edit text). Once the run is over, Play replays it from the start at the chosen speed; the
 slider, Step back and Step forward go to any merge.
 
-Example:
-    >>> view = LearnView(train_view)  # doctest: +SKIP
+Example (``train_view`` the app's Train view)::
+
+    view = LearnView(train_view)
 """
 
 from __future__ import annotations

@@ -115,10 +115,11 @@ def _portable(exc: BaseException) -> BaseException | str:
 class TrainingProcess:
     """The parent's handle on a training child: start it, read its messages, cancel it, stop it.
 
-    Example:
-        >>> with TrainingProcess(config) as child:  # doctest: +SKIP
-        ...     for kind, *payload in child.messages():
-        ...         ...
+    Example (starts a training process)::
+
+        with TrainingProcess(config) as child:
+            for kind, *payload in child.messages():
+                ...
     """
 
     def __init__(self, config: TrainConfig) -> None:

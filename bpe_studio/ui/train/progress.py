@@ -6,10 +6,11 @@ times a second and redraws the charts or the table, each as often as its cost al
 (:data:`GUI_CPU_BUDGET`); redraws paint at once, from Python, so that pyqtgraph's and the table model's
 many Python callbacks run without handing the GIL back and forth. Nothing is done per merge.
 
-Example:
-    >>> progress = TrainProgress(view)  # doctest: +SKIP
-    >>> progress.begin(config)  # doctest: +SKIP
-    >>> runner.progress.connect(progress.add_events)  # doctest: +SKIP
+Example (``view`` the app's Train view, ``runner`` the task runner training ``config``)::
+
+    progress = TrainProgress(view)
+    progress.begin(config)
+    runner.progress.connect(progress.add_events)
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@
 the "Save tokenizer…" and "Open in Playground" buttons; :func:`ask_save_path` is the save dialog and
 :func:`save_result` writes the file.
 
-Example:
-    >>> box = TrainResultBox()  # doctest: +SKIP
-    >>> box.show_summary(result, min_frequency=2)  # doctest: +SKIP
+Example (in a running Qt application)::
+
+    box = TrainResultBox()
+    box.show_summary(result, min_frequency=2)
 """
 
 from __future__ import annotations

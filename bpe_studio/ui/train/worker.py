@@ -9,10 +9,11 @@ second). :func:`train_in_child` yields each batch as a progress step and returns
 the child at once, which stops within its next step and reports the merges made so far: the run then
 ends with ``cancelled(TrainResult)``.
 
-Example:
-    >>> runner = TaskRunner("bpe-studio-train")  # doctest: +SKIP
-    >>> runner.finished.connect(print)  # doctest: +SKIP
-    >>> runner.start(training_task(TrainConfig(inputs=["corpus.txt"], vocab_size=1000)))  # doctest: +SKIP
+Example (in a running Qt application)::
+
+    runner = TaskRunner("bpe-studio-train")
+    runner.finished.connect(print)
+    runner.start(training_task(TrainConfig(inputs=["corpus.txt"], vocab_size=1000)))
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ def train_in_child(ctx: TaskContext, config: TrainConfig) -> Generator[list[Trai
 def training_task(config: TrainConfig) -> Task:
     """The task that trains ``config`` in a child process, for :meth:`TaskRunner.start`.
 
-    Example:
-        >>> runner.start(training_task(config))  # doctest: +SKIP
+    Example (``runner`` a :class:`~bpe_studio.ui.app.tasks.TaskRunner`)::
+
+        runner.start(training_task(config))
     """
     return partial(train_in_child, config=config)
 

@@ -17,8 +17,9 @@ class Caption(QLabel):
 def open_error_box(parent: QWidget, title: str, message: str, *, name: str) -> QMessageBox:
     """Open a window-modal error box without blocking; it deletes itself when closed.
 
-    Example:
-        >>> box = open_error_box(window, "Training failed", str(exc), name="error_box")  # doctest: +SKIP
+    Example (``window`` the app's main window)::
+
+        box = open_error_box(window, "Training failed", str(exc), name="error_box")
     """
     box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, parent)
     box.setObjectName(name)

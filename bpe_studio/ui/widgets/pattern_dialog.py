@@ -3,9 +3,9 @@
 A bare ``.tiktoken`` file that is not one of OpenAI's (which are recognised by content) holds no pattern,
 and a wrong pattern gives other ids without any error, so the app asks rather than guesses.
 
-Example:
-    >>> PatternDialog.ask(window, Path("mine.tiktoken"))  # None when cancelled  # doctest: +SKIP
-    'cl100k'
+Example (``window`` the app's main window; the dialog waits for the user)::
+
+    PatternDialog.ask(window, Path("mine.tiktoken"))  # 'cl100k', or None when cancelled
 """
 
 from __future__ import annotations

@@ -72,9 +72,9 @@ def shots(tmp_path: Path) -> Path:
 def shoot(window: QMainWindow, folder: Path, name: str) -> Path:
     """Save a picture of the window as ``folder/name.png`` and check it is a real picture.
 
-    Example:
-        >>> shoot(window, shots, "train-export")  # doctest: +SKIP
-        PosixPath('.../train-export.png')
+    Example (in a journey, ``window`` the app's main window)::
+
+        shoot(window, shots, "train-export")  # PosixPath('.../train-export.png')
     """
     QApplication.processEvents()
     path = folder / f"{name}.png"
