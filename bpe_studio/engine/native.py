@@ -192,7 +192,7 @@ def pretokens_with_work(preset: str, text: str) -> tuple[list[str], int]:
     of the text's length on every shape of text, which no timing can do reliably. Needs the native kernel.
 
     Example:
-        >>> pretokens_with_work("cl100k", "12345")  # doctest: +SKIP
+        >>> pretokens_with_work("cl100k", "12345")  # needs the native kernel  # doctest: +SKIP
         (['123', '45'], 6)
     """
     if native is None:
