@@ -74,8 +74,5 @@ def test_the_package_has_no_import_cycles() -> None:
     files = cycles.module_files(ROOT)
     graph = {module: cycles.imported(path, module, files) for module, path in files.items()}
     assert "bpe_studio.engine.config" in graph["bpe_studio.engine.training.trainer"]  # guards the guard
-    # A lazy import in a function (Tokenizer.from_files reading GPT-2 files through formats.gpt2) is no cycle
-    # at import.
-    lazy = [["bpe_studio.engine.encoding.tokenizer", "bpe_studio.engine.formats.gpt2"]]
     found = cycles.cycles(graph)
-    assert found == lazy, "\n".join(" -> ".join(cycle) for cycle in found)
+    assert found == [], "\n".join(" -> ".join(cycle) for cycle in found)
