@@ -38,10 +38,13 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for `corpora`
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `bpe_studio`
 
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+from bpe_studio.ui.app.refcounts import guard_singleton_refcounts
 
-import bpe_studio.ui  # noqa: F401 - first: guards PySide6 6.12 on CPython 3.11
-from bpe_studio.engine import TrainConfig, train
+guard_singleton_refcounts()  # before Qt is imported and used (PySide6 6.12 on CPython 3.11)
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer  # noqa: E402
+
+from bpe_studio.engine import TrainConfig, train  # noqa: E402
 
 PROBE_MS = 10
 

@@ -7,6 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from bpe_studio.ui.app.refcounts import guard_singleton_refcounts
+
+# Before Qt is used in this process: pytest-qt imports PySide6 when pytest configures its plugins, after this
+# file is loaded and before tests/ui/conftest.py is (PySide6 6.12 on CPython 3.11, see the module).
+guard_singleton_refcounts()
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -1,7 +1,8 @@
 """Count the import cycles between BPE Studio's modules.
 
 Every import counts, also one inside a function (a lazy import), but not one under ``if TYPE_CHECKING:``.
-The test ``tests/engine/test_design.py`` checks the stricter rule that no cycle exists at module level.
+The test ``tests/engine/test_design.py`` checks that there is none (the layers between packages are
+contracts in pyproject.toml, checked by ``lint-imports``).
 
 Usage::
 

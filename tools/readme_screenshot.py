@@ -14,11 +14,15 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from bpe_studio.ui.app.refcounts import guard_singleton_refcounts
 
-from bpe_studio.ui.app.app import create_application
-from bpe_studio.ui.app.main_window import DEFAULT_SIZE, MainWindow
-from bpe_studio.ui.app.settings import Settings
+guard_singleton_refcounts()  # before Qt is imported and used (PySide6 6.12 on CPython 3.11)
+
+from PySide6.QtCore import QTimer  # noqa: E402
+
+from bpe_studio.ui.app.app import create_application  # noqa: E402
+from bpe_studio.ui.app.main_window import DEFAULT_SIZE, MainWindow  # noqa: E402
+from bpe_studio.ui.app.settings import Settings  # noqa: E402
 
 #: Seconds to wait for the demo run to get there before giving up.
 TIMEOUT_S = 300

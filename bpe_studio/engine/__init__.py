@@ -15,10 +15,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Eager, because the function has its submodule's name: importing the submodule (as the trainer does) sets
-# this package's attribute to the module, and only an import here sets it back to the function for good.
-from .training.preflight import preflight
-
 #: Public name -> the module (under ``bpe_studio.engine``) that defines it.
 _WHERE = {
     "backend": "native",
@@ -57,47 +53,11 @@ _WHERE = {
     "iter_train": "training.trainer",
     "train": "training.trainer",
     "train_bpe": "training.trainer",
+    "preflight": "training.preflight",  # lazy too: engine.training.preflight, the module, sets no name here
 }
 
-__all__ = [
-    "FORMATS",
-    "PATTERNS",
-    "ClusterError",
-    "CorpusChangedError",
-    "CorpusDecodeError",
-    "CorpusStats",
-    "CountProgress",
-    "CountsFileError",
-    "DisallowedSpecialTokenError",
-    "Finished",
-    "FormatError",
-    "FormatWarning",
-    "InvalidUtf8Policy",
-    "MergeMade",
-    "Phase",
-    "PhaseStarted",
-    "StopReason",
-    "Template",
-    "TokenSpan",
-    "Tokenizer",
-    "TrainConfig",
-    "TrainEvent",
-    "TrainResult",
-    "UncuttableTextError",
-    "UnknownTokenIdError",
-    "WorkerCrashedError",
-    "backend",
-    "compile_pattern",
-    "detect_format",
-    "iter_train",
-    "iter_train_from_iterator",
-    "load",
-    "preflight",
-    "save",
-    "train",
-    "train_bpe",
-    "train_from_iterator",
-]
+#: What ``from bpe_studio.engine import *`` gives: every name of the table.
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
@@ -141,4 +101,5 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .training.checkpoint import CountsFileError
     from .training.counting import WorkerCrashedError
     from .training.from_iterator import iter_train_from_iterator, train_from_iterator
+    from .training.preflight import preflight
     from .training.trainer import iter_train, train, train_bpe

@@ -39,6 +39,12 @@ def gpt2(gpt2_folder: Path) -> Tokenizer:
     return load(gpt2_folder)
 
 
+@pytest.fixture(scope="module")
+def cli_gpt2(gpt2_folder: Path) -> Tokenizer:
+    """GPT-2 as the CLI loads it, once: an instance of its own, so that its caches are not the reference's."""
+    return load(gpt2_folder)
+
+
 def _ids(out: str) -> list[int]:
     return [int(x) for x in out.split()]
 
@@ -87,6 +93,7 @@ def test_a_one_line_file_is_read_in_blocks(
 def test_any_block_size_gives_the_ids_of_the_whole_text(
     gpt2_folder: Path,
     gpt2: Tokenizer,
+    cli_gpt2: Tokenizer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -97,6 +104,14 @@ def test_any_block_size_gives_the_ids_of_the_whole_text(
     path = tmp_path / "in.txt"
     path.write_bytes(text.encode("utf-8"))
     monkeypatch.setattr(encode_cli, "BLOCK_BYTES", block)
+
+    # The CLI's reading in blocks is under test, not loading GPT-2 (0.4 s, 3 times per example; the tests
+    # above load it for real): its load gives the tokenizer loaded once.
+    def load_once(path: str, *, pattern: str | None) -> Tokenizer:
+        assert Path(path) == gpt2_folder and pattern is None
+        return cli_gpt2
+
+    monkeypatch.setattr(encode_cli, "load", load_once)
     assert main(["encode", "-t", str(gpt2_folder), "--file", str(path)]) == 0
     assert _ids(capsys.readouterr().out) == gpt2.encode(text)
     assert main(["encode", "-t", str(gpt2_folder), "--json", "--file", str(path)]) == 0

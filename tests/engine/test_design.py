@@ -1,14 +1,18 @@
 """Tests that guard the design: the engine and the CLI stand without Qt, pyqtgraph or numpy, and never
-reach into the app's package."""
+reach into the app's package.
+
+The layers themselves (who may import whom) are contracts in pyproject.toml's ``[tool.importlinter]``,
+checked here by running ``lint-imports``.
+"""
 
 from __future__ import annotations
 
-import ast
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "bpe_studio"
+ROOT = Path(__file__).resolve().parents[2]
 
 # A meta-path finder placed first makes these packages unimportable in the child, as on a machine where
 # they are not installed (or broken).
@@ -37,7 +41,8 @@ def test_engine_and_cli_train_without_qt_pyqtgraph_or_numpy(tmp_path: Path) -> N
         "assert tok.decode(tok.encode('the cat' + SPECIAL, allowed_special='all')) == 'the cat' + SPECIAL\n"
         f"code = main(['train', {str(corpus)!r}, '--vocab-size', '300', '--out', {str(out)!r}, '--quiet'])\n"
         "blocked = ('PySide6', 'shiboken6', 'pyqtgraph', 'numpy')\n"
-        "bad = [m for m in sys.modules if m.split('.')[0] in blocked]\n"
+        # The CLI imports the app only to open it (the one import that lint-imports' contract ignores).
+        "bad = [m for m in sys.modules if m.split('.')[0] in blocked or m.startswith('bpe_studio.ui')]\n"
         "print('CODE', code, 'BAD', bad)\n"
         "sys.exit(code or (1 if bad else 0))\n"
     )
@@ -48,115 +53,26 @@ def test_engine_and_cli_train_without_qt_pyqtgraph_or_numpy(tmp_path: Path) -> N
     assert (out / "tokenizer.json").is_file()
 
 
-def _imports(path: Path) -> list[tuple[str, bool]]:
-    """``(absolute module name, at module level)`` of each import in one of the package's files."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    package = parts[:-1]  # the package a relative import starts from (for __init__.py, its own)
-    top_level = {id(node) for node in tree.body}
-    found: list[tuple[str, bool]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, id(node) in top_level) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = list(package[: len(package) - node.level + 1])
-                module = ".".join([*base, node.module] if node.module else base)
-            else:
-                module = node.module or ""
-            found.append((module, id(node) in top_level))
-    return found
+def test_the_import_contracts_hold() -> None:
+    # lint-imports reads the contracts in pyproject.toml and the imports in the source (it runs none of it).
+    code = "import sys, importlinter.cli as c\nsys.exit(c.lint_imports(no_cache=True, no_logo=True))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout, done.stdout  # guards the guard: the contracts were read and checked
 
 
-def test_engine_and_cli_never_import_the_app() -> None:
-    offenders = []
-    for folder in ("engine", "cli"):
-        for path in sorted((PACKAGE / folder).rglob("*.py")):
-            for module, at_top in _imports(path):
-                if module.split(".")[:2] != ["bpe_studio", "ui"]:
-                    continue
-                # The one way in: the command line opens the app on demand (a lazy import in a function).
-                if path == PACKAGE / "cli" / "__init__.py" and not at_top:
-                    continue
-                offenders.append(f"{path.relative_to(PACKAGE.parent)} imports {module}")
-    assert not offenders, offenders
-
-
-def test_the_import_scanner_sees_relative_imports() -> None:
-    # Guards the guard: the scanner must resolve `from ..ui import x` in cli/ to bpe_studio.ui.
-    found = dict(_imports(PACKAGE / "cli" / "__init__.py"))
-    assert any(name.startswith("bpe_studio.ui") for name in found), found
-
-
-def _imported(path: Path) -> set[str]:
-    """Every module a file imports, counting ``from .. import cli`` as ``bpe_studio.cli``."""
-    found = {module for module, _ in _imports(path)}
-    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.level and node.module is None:
-            base = ".".join(package[: len(package) - node.level + 1])
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
-
-
-def test_the_app_never_imports_the_cli() -> None:
-    # The app and the CLI are two front ends on the engine: what both need (formatting for people, analysis)
-    # lives in engine.humanize and engine.analysis, so neither reaches into the other.
-    offenders = [
-        f"{path.relative_to(PACKAGE.parent)} imports {module}"
-        for path in sorted((PACKAGE / "ui").rglob("*.py"))
-        for module in sorted(_imported(path))
-        if module.split(".")[:2] == ["bpe_studio", "cli"]
-    ]
-    assert not offenders, offenders
-    # Guards the guard: it sees the app's relative imports of the engine's shared modules.
-    assert "bpe_studio.engine.humanize" in _imported(PACKAGE / "ui" / "train" / "view.py")
-
-
-def _module_graph() -> dict[str, set[str]]:
-    """Module -> the package's modules it imports at module level (not in functions or type checks)."""
-    files = {
-        ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): path
-        for path in PACKAGE.rglob("*.py")
-    }
-
-    def known(name: str) -> str | None:
-        while name and name not in files:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    graph: dict[str, set[str]] = {}
-    for module, path in files.items():
-        names = [name for name, at_top in _imports(path) if at_top]
-        # `from . import _native` names a submodule, not the package it comes from.
-        package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.ImportFrom) and node.level and node.module is None:
-                base = ".".join(package[: len(package) - node.level + 1])
-                names.remove(base)
-                names += [f"{base}.{alias.name}" for alias in node.names]
-        graph[module] = {t for name in names if (t := known(name)) is not None and t != module}
-    return graph
-
-
-def test_the_package_has_no_import_cycles_at_module_level() -> None:
-    # Issue 10: modules import downward only, so each can be read (and imported) on its own. A lazy import in
-    # a function (Tokenizer.from_files reading GPT-2 files through formats.gpt2) is not a cycle at import.
-    graph = _module_graph()
+def test_the_package_has_no_import_cycles() -> None:
+    # Issue 10: modules import downward only, so each can be read (and imported) on its own. import-linter
+    # sees cycles between sibling packages, not between modules across packages: tools/cycles.py counts
+    # those, lazy imports in functions included.
+    spec = importlib.util.spec_from_file_location("cycles", ROOT / "tools" / "cycles.py")
+    assert spec is not None and spec.loader is not None
+    cycles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cycles)
+    files = cycles.module_files(ROOT)
+    graph = {module: cycles.imported(path, module, files) for module, path in files.items()}
     assert "bpe_studio.engine.config" in graph["bpe_studio.engine.training.trainer"]  # guards the guard
-    cycles: list[list[str]] = []
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-
-    def visit(module: str, path: list[str]) -> None:
-        state[module] = 1
-        for target in sorted(graph.get(module, ())):
-            if state.get(target) == 1:
-                cycles.append([*path[path.index(target) :], target])
-            elif target not in state:
-                visit(target, [*path, target])
-        state[module] = 2
-
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert cycles == [], "\n".join(" -> ".join(cycle) for cycle in cycles)
+    found = cycles.cycles(graph)
+    assert found == [], "\n".join(" -> ".join(cycle) for cycle in found)

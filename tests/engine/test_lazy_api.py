@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 from bpe_studio import engine
 
@@ -16,7 +18,36 @@ def test_every_public_name_resolves_to_the_object_of_its_module() -> None:
         module = engine._WHERE.get(name)
         if module is not None:
             assert value is getattr(sys.modules[f"bpe_studio.engine.{module}"], name)
-    assert set(engine._WHERE) | {"preflight"} == set(engine.__all__)
+    assert engine.__all__ == sorted(engine._WHERE)
+
+
+def test_what_type_checkers_see_names_the_same_things_from_the_same_modules() -> None:
+    # The `if TYPE_CHECKING:` imports in engine/__init__.py repeat _WHERE for mypy and editors: no drift.
+    tree = ast.parse(Path(engine.__file__).read_text(encoding="utf-8"))
+    blocks = [
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    assert len(blocks) == 1
+    seen: dict[str, str] = {}
+    for node in blocks[0].body:
+        assert isinstance(node, ast.ImportFrom) and node.level == 1 and node.module, ast.unparse(node)
+        for alias in node.names:
+            assert alias.asname is None and alias.name not in seen, ast.unparse(node)
+            seen[alias.name] = node.module
+    assert seen == engine._WHERE
+
+
+def test_preflight_is_the_function_before_and_after_its_module_is_imported() -> None:
+    # The function has its submodule's name (engine.training.preflight): importing that module, before or
+    # after the name, must not make the engine's public name the module.
+    module = "import bpe_studio.engine.training.preflight\n"
+    name = "from bpe_studio.engine import preflight\n"
+    check = "import bpe_studio.engine as e, types\nprint(isinstance(e.preflight, types.FunctionType))\n"
+    for code in (name + module + name + check, module + name + check, module + check):
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=True
+        )
+        assert done.stdout.strip() == "True", code
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from bpe_studio.engine import backend
 
-from ..processes import alive, assert_no_leftover_processes
+from ..processes import alive, assert_no_leftover_processes, wait_for_children
 
 psutil = pytest.importorskip("psutil")
 
@@ -45,17 +45,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _wait_for_workers(pid: int, count: int) -> list[psutil.Process]:
-    """The CLI's worker processes, once ``count`` of them run (within :data:`TIMEOUT`)."""
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        children = alive(psutil.Process(pid).children(recursive=True))
-        if len(children) >= count:
-            return children
-        assert time.monotonic() < deadline, f"no {count} workers within {TIMEOUT} s"
-        time.sleep(0.01)
-
-
 @pytest.mark.parametrize(
     ("signum", "to_group", "message"),
     [
@@ -75,7 +64,7 @@ def test_a_signal_stops_eval_and_its_workers(
         command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
     try:
-        children = _wait_for_workers(proc.pid, 2)
+        children = wait_for_children(proc.pid, 2, TIMEOUT)
         if to_group:
             os.killpg(proc.pid, signum)  # as a terminal sends Ctrl-C or a hang-up to the foreground group
         else:
@@ -101,7 +90,7 @@ def test_a_worker_killed_fails_the_run_in_one_line(corpus: Path, tmp_path: Path)
         command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
     try:
-        children = _wait_for_workers(proc.pid, 2)
+        children = wait_for_children(proc.pid, 2, TIMEOUT)
         children[0].kill()  # as the out-of-memory killer would
         out, err = proc.communicate(timeout=TIMEOUT)
     finally:

@@ -28,7 +28,7 @@ import pytest
 
 from bpe_studio.cli.signals import STOP_SIGNALS, stoppable
 
-from ..processes import alive, assert_no_leftover_processes
+from ..processes import alive, assert_no_leftover_processes, wait_until_caught
 
 psutil = pytest.importorskip("psutil")
 
@@ -215,20 +215,6 @@ def test_stoppable_unwinds_once_and_restores_the_handlers(
     assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
 
 
-def _wait_until_caught(pid: int, signum: int) -> None:
-    """Wait (within :data:`TIMEOUT`) until process ``pid`` has a handler for ``signum`` (Linux /proc)."""
-    status = Path(f"/proc/{pid}/status")
-    if not status.exists():
-        pytest.skip("needs /proc to see when the command has set its signal handlers")
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
-        if int(fields["SigCgt"], 16) >> (signum - 1) & 1:
-            return
-        assert time.monotonic() < deadline, f"process {pid} never set a handler for signal {signum}"
-        time.sleep(0.02)
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_encode_waiting_on_stdin_stops_on_a_signal(signum: signal.Signals, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.txt"
@@ -256,7 +242,8 @@ def test_encode_waiting_on_stdin_stops_on_a_signal(signum: signal.Signals, tmp_p
         assert proc.stdin is not None
         proc.stdin.write(b"the cat sat\n" * 100)
         proc.stdin.flush()
-        _wait_until_caught(proc.pid, signum)  # the command runs (a signal now is the command's business)
+        # The command runs: a signal now is the command's business.
+        wait_until_caught(proc.pid, signum, TIMEOUT)
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=TIMEOUT)
     finally:

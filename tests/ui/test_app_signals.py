@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from bpe_studio.cli import parse_args
 from bpe_studio.cli.signals import STOP_SIGNALS, cancelled_message
 from bpe_studio.ui.app import app as app_module
 from bpe_studio.ui.app.settings import load_settings
+
+from ..processes import wait_for_children, wait_until_caught
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,28 +40,6 @@ def _no_quit_on_last_window(qapp) -> Iterator[None]:  # type: ignore[no-untyped-
     qapp.setQuitOnLastWindowClosed(False)
     yield
     qapp.setQuitOnLastWindowClosed(True)
-
-
-def _wait_until_caught(pid: int, signum: int) -> None:
-    """Wait (within :data:`TIMEOUT`) until process ``pid`` has a handler for ``signum`` (Linux /proc)."""
-    status = Path(f"/proc/{pid}/status")
-    if not status.exists():
-        pytest.skip("needs /proc to see when the app has set its signal handlers")
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
-        if int(fields["SigCgt"], 16) >> (signum - 1) & 1:
-            return
-        assert time.monotonic() < deadline, f"process {pid} never set a handler for signal {signum}"
-        time.sleep(0.02)
-
-
-def _wait_for_a_child(pid: int) -> None:
-    """Wait (within :data:`TIMEOUT`) until process ``pid`` has started a child (the training process)."""
-    deadline = time.monotonic() + TIMEOUT
-    while not psutil.Process(pid).children():
-        assert time.monotonic() < deadline, "the demo training never started its process"
-        time.sleep(0.02)
 
 
 def _session(sid: int) -> list[psutil.Process]:
@@ -90,9 +69,9 @@ def test_a_signal_during_a_demo_screenshot_exits_128_plus_signal(
     try:
         # SIGHUP is the last of the handlers the app sets before its QApplication exists (Python catches
         # SIGINT from its start, so that one tells nothing).
-        _wait_until_caught(proc.pid, signal.SIGHUP)
+        wait_until_caught(proc.pid, signal.SIGHUP, TIMEOUT)
         if when == "training":
-            _wait_for_a_child(proc.pid)
+            wait_for_children(proc.pid, 1, TIMEOUT)  # the training process
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=TIMEOUT)
     finally:

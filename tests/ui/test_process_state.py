@@ -95,6 +95,8 @@ def test_a_runner_alone_leaves_garbage_collection_on(tmp_path: Path) -> None:
     script = f"""
 import gc, sys
 sys.path.insert(0, {os.fspath(root)!r})
+from bpe_studio.ui.app.refcounts import guard_singleton_refcounts
+guard_singleton_refcounts()
 from PySide6.QtWidgets import QApplication
 app = QApplication(["test"])
 from bpe_studio.ui.app.tasks import TaskRunner

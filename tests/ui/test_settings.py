@@ -91,19 +91,21 @@ def test_unwritable_location_warns_instead_of_raising(
 
 def test_singletons_survive_many_void_calls_and_emits() -> None:
     """PySide6 6.12 drops a reference to None per void C++ call and to True per emit; on CPython 3.11 the
-    ui package guards against it (without the guard this test aborts the interpreter)."""
+    app guards against it when it starts, the tests in tests/conftest.py (without the guard this test aborts
+    the interpreter)."""
     import sys
 
     from PySide6.QtCore import QObject, Signal
 
-    import bpe_studio.ui
+    from bpe_studio.ui.app.refcounts import guard_singleton_refcounts
 
     class Emitter(QObject):
         ping = Signal()
 
-    bpe_studio.ui.guard_singleton_refcounts()  # idempotent
+    guard_singleton_refcounts()  # idempotent (tests/conftest.py ran it)
     emitter = Emitter()
     for _ in range(30_000):
         emitter.setObjectName("x")
         emitter.ping.emit()
     assert sys.getrefcount(None) > 0 and sys.getrefcount(True) > 0
+

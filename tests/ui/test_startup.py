@@ -341,3 +341,26 @@ def test_a_wayland_display_without_a_compositor_exits_1_in_words(tmp_path: Path)
         f"bpe-studio: error: no Wayland compositor: {tmp_path / 'wayland-9'} does not exist; check "
         "WAYLAND_DISPLAY, or use QT_QPA_PLATFORM=xcb (X11) or offscreen"
     ]
+
+
+def test_importing_the_app_changes_no_refcount_and_starting_it_guards() -> None:
+    # Importing the ui package (or every module the app needs) has no side effect on the process; the app
+    # guards it when it starts (create_application), where the guard is needed.
+    code = (
+        "import sys\n"
+        "import bpe_studio.ui, bpe_studio.ui.app.app as app\n"
+        "from bpe_studio.ui.app import refcounts\n"
+        "half = refcounts.REFCOUNT_BOOST // 2\n"
+        "boosted = lambda: [sys.getrefcount(s) > half for s in (None, True, False)]\n"
+        "print(boosted())\n"
+        "app.create_application()\n"
+        "print(boosted())\n"
+        "print(sys.version_info < (3, 12) and refcounts.shiboken_affected(refcounts._installed_shiboken()))\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env
+    )
+    imported, started, needed = done.stdout.split("\n")[:3]
+    assert imported == "[False, False, False]", done.stdout
+    assert started == str([needed == "True"] * 3), done.stdout

@@ -354,7 +354,7 @@ class Tokenizer:
         Example:
             >>> tok = Tokenizer.from_files("vocab.json", "merges.txt", ["<|endoftext|>"])
         """
-        from ..formats.gpt2 import read_merges_txt, read_vocab_json
+        from ..formats.gpt2_read import read_merges_txt, read_vocab_json
 
         specials = list(special_tokens or ())
         vocab = read_vocab_json(vocab_path, raw_tokens=specials)

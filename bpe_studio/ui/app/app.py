@@ -30,6 +30,7 @@ from ...engine.formats import FormatError, source_files
 from ...engine.formats.named import resolve_name
 from ...engine.write_plan import WritePlan
 from .main_window import DEFAULT_SIZE, MainWindow
+from .refcounts import guard_singleton_refcounts
 from .settings import Settings, load_settings
 from .style import apply_style
 from .tasks import install_main_thread_gc
@@ -94,7 +95,12 @@ def screenshot_plan(args: argparse.Namespace) -> WritePlan:
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
-    """The ``QApplication`` (created once), named and styled."""
+    """The ``QApplication`` (created once), named and styled.
+
+    Also guards this process against PySide6 6.12's reference-counting bugs (:mod:`.refcounts`), for a
+    process that starts the app without :func:`~bpe_studio.ui.app.startup.run_app` (a script, a benchmark).
+    """
+    guard_singleton_refcounts()
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(["bpe-studio", *argv])
     app.setApplicationName("BPE Studio")

@@ -31,6 +31,8 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from .refcounts import guard_singleton_refcounts
+
 #: Exit code when the app cannot start on this machine (not the user's mistake, and nothing ran).
 EXIT_CANNOT_START = 1
 
@@ -370,6 +372,7 @@ def run_app(args: argparse.Namespace) -> int:
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return EXIT_CANNOT_START
+    guard_singleton_refcounts()  # before Qt is imported and used (PySide6 6.12 on CPython 3.11)
     try:
         from .app import main
     except ImportError as exc:

@@ -27,7 +27,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QPalette
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QFileDialog,
     QGridLayout,
@@ -59,7 +59,7 @@ from ..app.tasks import TaskCancelledError, TaskContext, TaskRunner
 from ..present.tokenizer_info import LoadedTokenizer
 from ..train.charts import render_chart
 from ..train.preview import CORPUS_FILTER
-from ..widgets.file_drop import dropped_paths
+from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_charts import style_plot
 
 #: The chart's file filter when exporting.
@@ -276,7 +276,7 @@ def chart_plan(path: Path, corpora: Sequence[Path], tokenizers: Sequence[LoadedT
     return plan
 
 
-class CorpusCompareView(QWidget):
+class CorpusCompareView(FileDropWidget):
     """The corpus mode: corpus files, the tokenizers to compare, the chart and the table.
 
     Corpus files dropped here are added to the list (tokenizer files are opened elsewhere in the tab).
@@ -284,6 +284,7 @@ class CorpusCompareView(QWidget):
     Signals:
         evaluated(): New figures are shown.
         failed(str): The figures could not be computed (the message, also shown in the view).
+        files_dropped(list): Local files or folders were dropped on the view (the view adds them itself).
     """
 
     evaluated = Signal()
@@ -292,7 +293,6 @@ class CorpusCompareView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("compare_corpus")
-        self.setAcceptDrops(True)
         # Its own runner: the text mode's re-encodes on every keystroke and would supersede a long run.
         self.runner = TaskRunner("bpe-studio-compare-corpus", self)
         runner = self.runner
@@ -304,6 +304,7 @@ class CorpusCompareView(QWidget):
         runner.finished.connect(self._on_runner_finished)
         runner.errored.connect(self._on_runner_errored)
         runner.cancelled.connect(self._on_runner_cancelled)
+        self.files_dropped.connect(self._on_files_dropped)
         self._update_buttons()
 
     def _build(self) -> None:
@@ -488,19 +489,9 @@ class CorpusCompareView(QWidget):
 
     # -- drops --------------------------------------------------------------------------------------
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt's name
-        """Accept local files."""
-        if dropped_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
+    @Slot(object)
+    def _on_files_dropped(self, paths: list[Path]) -> None:
         """Add dropped files as corpus files; a folder gives the corpus files under it (as the CLI)."""
-        paths = dropped_paths(event.mimeData())
-        if not paths:
-            return
-        event.acceptProposedAction()
         files: list[Path] = []
         for path in paths:
             try:

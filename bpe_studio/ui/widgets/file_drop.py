@@ -1,6 +1,7 @@
-"""Opening tokenizer files by dropping them: which dragged data are local files, and a tab that accepts them.
+"""Opening files by dropping them: which dragged data are local files, and a widget that accepts them.
 
-The playground, vocabulary and compare tabs derive from :class:`FileDropWidget`; the text views inside them
+The playground, vocabulary and compare tabs derive from :class:`FileDropWidget` (and the compare tab's corpus
+mode, which adds dropped files to its corpus list); the text views inside them
 (:class:`~bpe_studio.ui.widgets.token_text.TokenTextEdit`) accept dropped files themselves, with the same
 :func:`dropped_paths`, so a drop is handled the same way wherever it lands.
 """
@@ -25,12 +26,11 @@ def dropped_paths(mime: QMimeData) -> list[Path]:
 
 
 class FileDropWidget(QWidget):
-    """A tab that opens tokenizer files and folders dropped anywhere on it.
+    """A tab (or part of one) that accepts files and folders dropped anywhere on it and reports them.
 
     The playground, vocabulary and compare tabs derive from it, so that a drop outside their text views
     (which report drops themselves, see :class:`~bpe_studio.ui.widgets.token_text.TokenTextEdit`) is handled
-    the
-    same way on each.
+    the same way on each; so does the compare tab's corpus mode, which adds the files it reports to its list.
 
     Signals:
         files_dropped(list): Local files or folders were dropped on the widget (a list of ``Path``).
