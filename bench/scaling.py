@@ -308,19 +308,23 @@ def run_case(case: Case, folder: Path, *, first_timeout: float, patience: float)
     try:
         lines.next(first_timeout)  # n's input is built
         line = lines.next(first_timeout)
-        if line is None:
-            if proc.poll() is not None:
-                row.note = _failure(proc)
-                return row
+        if line is None and proc.poll() is not None:
+            row.note = _failure(proc)
+            return row
+        measured = json.loads(line) if line is not None else None
+        # Too slow at n to tell a FAIL within `patience`: super-linear already; measured again at n / 8.
+        if measured is None or measured["wall"] * 2 * FAIL_RATIO > patience:
+            why = (
+                f"n took over {first_timeout:g} s" if measured is None else f"n took {measured['wall']:.1f} s"
+            )
             if case.n // FACTOR < 1024:
-                row.note = f"n took over {first_timeout:g} s"
+                row.note = why
                 return row
             proc.kill()
             smaller = replace(case, n=case.n // FACTOR)
             retried = run_case(smaller, folder, first_timeout=first_timeout, patience=patience)
-            retried.note = retried.note or f"at n/8: n took over {first_timeout:g} s"
+            retried.note = retried.note or f"(at n/8: {why})"
             return retried
-        measured = json.loads(line)
         row.small = float(measured["seconds"])
         # Two tries of 8n, waited for until GIVE_UP_RATIO times n (at least 2 s, at most `patience`).
         wait = min(patience, max(2.0, 2 * GIVE_UP_RATIO * measured["wall"]))
@@ -381,7 +385,7 @@ def table(rows: list[Row]) -> str:
     for row in rows:
         c = row.case
         ratio = row.ratio
-        shown = row.note or ("–" if ratio is None else f"{ratio:.1f}")
+        shown = " ".join(part for part in ("" if ratio is None else f"{ratio:.1f}", row.note) if part) or "–"
         timed = {"train": "counting", "encode": "encode_ordinary", "read": "planning+counting"}[c.kind]
         lines.append(
             f"| {c.part} | {c.subject} | {c.backend} | {c.shape} | {timed} | {c.n:,} | {_seconds(row.small)} "
@@ -431,7 +435,9 @@ def main(argv: list[str] | None = None) -> int:
             folder.mkdir()
             row = run_case(case, folder, first_timeout=args.timeout, patience=args.patience)
             rows.append(row)
-            ratio = row.note or ("–" if row.ratio is None else f"{row.ratio:.1f}")
+            ratio = " ".join(
+                part for part in ("" if row.ratio is None else f"{row.ratio:.1f}", row.note) if part
+            )
             print(
                 f"[{i}/{len(todo)}] {case.subject} {case.backend} {case.shape} {case.kind}: {ratio}",
                 file=sys.stderr,
