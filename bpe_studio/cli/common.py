@@ -111,7 +111,8 @@ def add_download_option(parser: argparse.ArgumentParser) -> None:
         "--download",
         action="store_true",
         help="for a tokenizer named cl100k_base, o200k_base, p50k_base or r50k_base that is not in "
-        "tiktoken's cache: download it from OpenAI (checked against its published SHA-256) into that cache",
+        "tiktoken's cache: download it from OpenAI (checked against its published SHA-256) into that cache, "
+        "within 60 s in all (BPE_STUDIO_DOWNLOAD_TIMEOUT=SECONDS for another deadline)",
     )
 
 

@@ -3,6 +3,7 @@ downloaded unasked; ``--download`` fetches with a timeout and checks the publish
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import http.server
@@ -193,7 +194,7 @@ def test_download_gives_up_on_a_silent_server(cache: Path, monkeypatch: pytest.M
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/r50k_base.tiktoken"
-        with pytest.raises(FormatError, match="could not download"):
+        with pytest.raises(FormatError, match=r"did not finish within the 0\.5 s deadline"):
             download_encoding("r50k_base", url=url, timeout=0.5)
     assert not cache.exists()
 
@@ -223,3 +224,126 @@ def test_cli_download_failure_is_a_run_failure(
     assert main(["encode", "-t", "cl100k_base", "--download", "x"]) == 1
     err = capsys.readouterr().err
     assert "bpe-studio: error: cl100k_base: could not download" in err and not cache.exists()
+
+
+# ------------------------------------------------------------------------ download: one whole deadline
+
+
+class _Trickle:
+    """A raw HTTP server on 127.0.0.1 that sends its answer one byte every ``pause`` seconds (a thread).
+
+    With ``headers_too`` even the status line and headers trickle. Sending the whole answer would take far
+    longer than any test (``length`` bytes at 0.2 s each), so a timeout that applies to each read, not to the
+    whole download, would hang the test; it stops when the client hangs up or the fixture ends.
+    """
+
+    def __init__(self, *, length: int = 300, pause: float = 0.2, headers_too: bool = False) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen()
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/r50k_base.tiktoken"
+        self.stop = threading.Event()
+        head = f"HTTP/1.0 200 OK\r\nContent-Length: {length}\r\n\r\n".encode()
+        self.prefix, self.body = (head, b"") if not headers_too else (b"", head)
+        self.body += b"x" * length
+        self.pause = pause
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = self.listener.accept()
+            with conn:
+                conn.recv(65536)  # the request
+                conn.sendall(self.prefix)
+                for i in range(len(self.body)):
+                    if self.stop.wait(self.pause):
+                        return
+                    conn.sendall(self.body[i : i + 1])
+
+    def close(self) -> None:
+        self.stop.set()
+        self.listener.close()
+        self.thread.join(timeout=10)
+
+
+def _download_in_thread(url: str, timeout: float) -> tuple[threading.Thread, dict[str, BaseException]]:
+    """Run ``download_encoding`` in a thread, so that a hang fails the test (a bounded join) instead of
+    holding it."""
+    outcome: dict[str, BaseException] = {}
+
+    def run() -> None:
+        try:
+            download_encoding("r50k_base", url=url, timeout=timeout)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=30)  # far beyond the 1 s deadline, far below the 60 s the server would take
+    return thread, outcome
+
+
+@pytest.mark.parametrize("headers_too", [False, True], ids=["body", "headers"])
+def test_download_stops_at_its_deadline_however_slowly_the_server_sends(
+    cache: Path, headers_too: bool
+) -> None:
+    trickle = _Trickle(headers_too=headers_too)
+    try:
+        thread, outcome = _download_in_thread(trickle.url, timeout=1.0)
+    finally:
+        trickle.close()
+    assert not thread.is_alive(), "the download outlived its deadline (a timeout per read, not for the whole)"
+    error = outcome.get("error")
+    assert isinstance(error, FormatError)
+    message = str(error)
+    assert "\n" not in message and trickle.url in message and "within the 1 s deadline" in message
+    assert "BPE_STUDIO_DOWNLOAD_TIMEOUT=SECONDS" in message and "nothing was written" in message
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+def test_download_refuses_an_answer_larger_than_any_encoding(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(named, "DOWNLOAD_LIMIT", 100)
+    trickle = _Trickle(length=101, pause=0.0)
+    try:
+        with pytest.raises(FormatError, match="declared 101 bytes, more than the 100"):
+            download_encoding("r50k_base", url=trickle.url, timeout=10)
+    finally:
+        trickle.close()
+    assert not cache.exists()
+
+
+def test_download_cut_short_is_refused(cache: Path) -> None:
+    with socket.socket() as listener:  # declares 1000 bytes, sends 10, hangs up
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/r50k_base.tiktoken"
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"x" * 10)
+
+        server = threading.Thread(target=serve, daemon=True)
+        server.start()
+        with pytest.raises(FormatError, match="closed after 10 of 1,000 bytes"):
+            download_encoding("r50k_base", url=url, timeout=10)
+        server.join(timeout=10)
+    assert not cache.exists()
+
+
+def test_download_deadline_from_the_environment(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("BPE_STUDIO_DOWNLOAD_TIMEOUT", "soon")
+    assert main(["encode", "-t", "r50k_base", "--download", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "bpe-studio: error: BPE_STUDIO_DOWNLOAD_TIMEOUT='soon' is not a positive number of seconds; "
+        "set it to e.g. 300\n"
+    )
+    monkeypatch.setenv("BPE_STUDIO_DOWNLOAD_TIMEOUT", "2.5")
+    assert named.download_timeout() == 2.5

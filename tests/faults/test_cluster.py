@@ -105,6 +105,36 @@ def test_silent_listener_is_no_answer_within_the_timeout(silent_listener: str) -
     assert str(info.value).startswith(f"no Dask scheduler answered at {silent_listener} within 1 s;")
 
 
+def test_a_name_lookup_that_never_answers_is_no_answer_within_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A DNS server that never answers: getaddrinfo has no timeout of its own. The probe runs in a thread
+    # joined with a bound, so that a wait without deadline fails the test instead of hanging it.
+    release = threading.Event()
+
+    def never(*_args: object, **_kwargs: object) -> list[object]:
+        release.wait(60)
+        raise socket.gaierror("released")
+
+    monkeypatch.setattr(socket, "getaddrinfo", never)
+    outcome: dict[str, BaseException] = {}
+
+    def probe() -> None:
+        try:
+            probe_address("tcp://scheduler.invalid:8786", SHORT)
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout=20)
+    release.set()
+    assert not thread.is_alive(), "the probe waited for the name lookup without a deadline"
+    error = outcome.get("error")
+    assert isinstance(error, ClusterError)
+    assert str(error).startswith("no Dask scheduler answered at tcp://scheduler.invalid:8786 within 1 s;")
+
+
 def test_http_server_is_not_a_dask_scheduler(http_server: str) -> None:
     with pytest.raises(ClusterError) as info:
         probe_address(http_server, 30.0)  # answers at once: the timeout is never reached

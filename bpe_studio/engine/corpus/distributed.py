@@ -345,6 +345,51 @@ _PROBE = b"\r\n" + bytes(6)
 _MAX_GREETING = 1 << 20
 
 
+def _connect(host: str, port: int, deadline: float) -> socket.socket:
+    """A TCP connection to ``host:port`` made by ``deadline``, the name lookup included.
+
+    ``getaddrinfo`` has no timeout of its own (a DNS server that never answers holds it for as long as the
+    resolver's retries last), so it runs in a daemon thread that is waited for only until the deadline; and
+    each address is tried with the time left, not a fresh timeout each (``socket.create_connection``).
+
+    Raises:
+        TimeoutError: The deadline passed.
+        OSError: The name is unknown, or every address refused or failed.
+    """
+    found: dict[str, Any] = {}
+
+    def lookup() -> None:
+        try:
+            found["addresses"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            found["error"] = exc
+
+    thread = threading.Thread(target=lookup, name="bpe-studio-dns", daemon=True)
+    thread.start()
+    thread.join(max(0.0, deadline - time.monotonic()))
+    if thread.is_alive():
+        raise TimeoutError
+    if "error" in found:
+        raise found["error"]
+    error: OSError = OSError(f"{host} has no address")
+    for family, kind, proto, _, where in found["addresses"]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(left)
+            sock.connect(where)
+            return sock
+        except TimeoutError:
+            sock.close()
+            raise
+        except OSError as exc:
+            sock.close()
+            error = exc
+    raise error
+
+
 def probe_address(address: str, timeout: float) -> float:
     """Check, with a plain socket, that something at ``address`` speaks first like a Dask scheduler.
 
@@ -366,7 +411,7 @@ def probe_address(address: str, timeout: float) -> float:
     deadline = time.monotonic() + timeout
     hint = f"start one with `dask scheduler` and workers with `dask worker {address}`, or use local:N"
     try:
-        sock = socket.create_connection((host, port), timeout=timeout)
+        sock = _connect(host, port, deadline)
     except ConnectionRefusedError:
         raise ClusterError(f"nothing listens at {address} (connection refused); {hint}") from None
     except TimeoutError:

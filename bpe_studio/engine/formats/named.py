@@ -6,7 +6,10 @@
 ``$TIKTOKEN_CACHE_DIR``, else ``$DATA_GYM_CACHE_DIR``, else ``data-gym-cache`` in the temporary folder, under
 the SHA-1 of the file's address as tiktoken names it, or as ``NAME.tiktoken``. A file is used only if its
 SHA-256 is the one tiktoken publishes. Nothing is downloaded unless asked: :func:`download_encoding` (the
-CLI's ``--download``) fetches the file, with a timeout, checks it and writes it atomically into the cache.
+CLI's ``--download``) fetches the file within one deadline for the whole download (name lookup, connecting,
+the headers and every block: a server that trickles a byte a second cannot hold it longer), refuses more
+bytes than its ``Content-Length`` or :data:`DOWNLOAD_LIMIT`, checks the file and writes it atomically into
+the cache.
 
 Example:
     >>> resolve_name("gpt2").name
@@ -15,10 +18,16 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import math
 import os
+import socket
 import tempfile
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 from .atomic import atomic_write
 from .studio import FormatError
@@ -27,11 +36,17 @@ from .tiktoken_format import KNOWN_ENCODINGS, KnownEncoding
 #: The folder of GPT-2's files shipped with BPE Studio.
 GPT2_FOLDER = Path(__file__).resolve().parent.parent.parent / "resources" / "gpt2"
 
-#: Seconds a download may take to answer and to deliver each block (``--download`` only).
+#: Seconds a whole download may take, from looking up the server to the last byte (``--download`` only),
+#: unless the environment variable ``BPE_STUDIO_DOWNLOAD_TIMEOUT`` gives another number of seconds.
 DOWNLOAD_TIMEOUT = 60.0
+#: The environment variable that overrides :data:`DOWNLOAD_TIMEOUT`.
+TIMEOUT_ENV = "BPE_STUDIO_DOWNLOAD_TIMEOUT"
 
-# The most bytes a download may bring: o200k_base.tiktoken is 3.6 MB; this bounds a wrong answer.
-_DOWNLOAD_LIMIT = 16 << 20
+#: The most bytes a download may bring: o200k_base.tiktoken is 3.6 MB; this bounds a wrong answer.
+DOWNLOAD_LIMIT = 16 << 20
+
+# Bytes asked of the socket at a time (the deadline is checked, and the socket's timeout set, before each).
+_BLOCK = 1 << 16
 
 _ALIASES = {name.removesuffix("_base"): name for name in KNOWN_ENCODINGS}
 
@@ -158,20 +173,154 @@ def resolve_name(name: str) -> Path:
     return found
 
 
-def download_encoding(name: str, *, timeout: float = DOWNLOAD_TIMEOUT, url: str | None = None) -> Path:
+def download_timeout() -> float:
+    """Seconds a download may take: ``$BPE_STUDIO_DOWNLOAD_TIMEOUT`` if set, else :data:`DOWNLOAD_TIMEOUT`.
+
+    Raises:
+        FormatError: The variable is set to something that is not a positive number.
+
+    Example:
+        >>> download_timeout()  # doctest: +SKIP
+        60.0
+    """
+    given = os.environ.get(TIMEOUT_ENV)
+    if given is None or not given.strip():
+        return DOWNLOAD_TIMEOUT
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise FormatError(f"{TIMEOUT_ENV}={given!r} is not a positive number of seconds; set it to e.g. 300")
+    return seconds
+
+
+class _DeadlinePassedError(Exception):
+    """The download's deadline passed (raised in the fetching thread, or by the caller that waits for it)."""
+
+
+class _TruncatedError(Exception):
+    """The server closed the connection before the bytes its ``Content-Length`` declared."""
+
+
+class _TooLargeError(Exception):
+    """The answer is, or declares itself, larger than allowed."""
+
+
+def _fetch(source: str, *, deadline: float, limit: int, sockets: list[socket.socket]) -> bytes:
+    """Fetch ``source`` (run in a thread of :func:`_fetch_by`): every socket it opens is added to ``sockets``
+    (so that the waiting caller can shut them down), and before every read the socket's timeout is set to the
+    time left, so that no single read can outlast ``deadline``."""
+    # Imported here: urllib.request (http.client, ssl, email) costs ~15 ms that training never needs.
+    import http.client
+    import urllib.request
+
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _DeadlinePassedError
+        return remaining
+
+    class Http(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            sockets.append(self.sock)
+
+    class Https(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            sockets.append(self.sock)
+
+    class HttpHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: Any) -> Any:
+            return self.do_open(Http, req)
+
+    class HttpsHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: Any) -> Any:
+            return self.do_open(Https, req)
+
+    opener = urllib.request.build_opener(HttpHandler, HttpsHandler)
+    # The timeout bounds connecting and each read of the headers; the caller's deadline bounds their sum.
+    with opener.open(source, timeout=left()) as answer:
+        declared = answer.headers.get("Content-Length")
+        expected = int(declared) if declared is not None and declared.strip().isdigit() else None
+        if expected is not None and expected > limit:
+            raise _TooLargeError(expected)
+        wanted = limit + 1 if expected is None else expected
+        blocks: list[bytes] = []
+        got = 0
+        while got < wanted:
+            sockets[-1].settimeout(left())  # the answer's connection (the last one, after any redirect)
+            try:
+                block = answer.read(min(_BLOCK, wanted - got))
+            except http.client.IncompleteRead as exc:
+                raise _TruncatedError(got + len(exc.partial), expected) from None
+            if not block:
+                break
+            blocks.append(block)
+            got += len(block)
+        left()  # the last block came, but after the deadline: refused all the same
+        if got > limit:
+            raise _TooLargeError(got)
+        if expected is not None and got < expected:
+            raise _TruncatedError(got, expected)
+        return b"".join(blocks)
+
+
+def _fetch_by(source: str, *, deadline: float, limit: int) -> bytes:
+    """``_fetch(source)`` in a thread that the caller waits for only until ``deadline``.
+
+    The socket timeouts bound each read, but not the name lookup (``getaddrinfo`` has no timeout) nor a
+    server that trickles its headers; so the caller waits for the thread only until the deadline, then shuts
+    its sockets down (which wakes any read it is blocked in) and gives up. A thread still stuck in a name
+    lookup is a daemon that only returns bytes nobody takes: it writes nothing.
+    """
+    sockets: list[socket.socket] = []
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["data"] = _fetch(source, deadline=deadline, limit=limit, sockets=sockets)
+        except BaseException as exc:  # handed to the caller, which raises it in its own thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="bpe-studio-download", daemon=True)
+    thread.start()
+    thread.join(max(0.0, deadline - time.monotonic()))
+    if thread.is_alive():
+        for sock in list(sockets):
+            with contextlib.suppress(OSError):
+                # socket.socket's own shutdown, also for a TLS socket: wakes the blocked read without
+                # touching the TLS state the other thread is using.
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        raise _DeadlinePassedError
+    error = outcome.get("error")
+    if error is not None:
+        # Every timeout set is the time left: a timed-out connect or read means the deadline passed.
+        if isinstance(error, TimeoutError) or isinstance(getattr(error, "reason", None), TimeoutError):
+            raise _DeadlinePassedError
+        raise error
+    data: bytes = outcome["data"]
+    return data
+
+
+def download_encoding(name: str, *, timeout: float | None = None, url: str | None = None) -> Path:
     """Fetch an OpenAI encoding's file into tiktoken's cache (only when the user asked for it).
 
-    The file is checked against the SHA-256 tiktoken publishes before it is written (atomically, under the
-    name tiktoken gives it, so tiktoken finds it too).
+    The whole download must end within ``timeout`` seconds (the name lookup, connecting, the headers and
+    every block: the time left is computed before each read), and may bring no more than the
+    ``Content-Length`` the server declares nor more than :data:`DOWNLOAD_LIMIT` bytes. The file is checked
+    against the SHA-256 tiktoken publishes before it is written (atomically, under the name tiktoken gives
+    it, so tiktoken finds it too); a failed download writes nothing.
 
     Args:
         name: ``cl100k_base``, ``cl100k``, ...
-        timeout: Seconds to wait for the server to answer and for each block.
+        timeout: Seconds the whole download may take (default: :func:`download_timeout`).
         url: Where to fetch it from (default: OpenAI's address).
 
     Raises:
-        FormatError: Unknown name, no cache folder, the download failed or timed out, or the file is not
-            the published one.
+        FormatError: Unknown name, no cache folder, the download failed, was cut short or did not end within
+            the deadline, it was too large, or the file is not the published one.
 
     Example (fetches 1.7 MB from openaipublic.blob.core.windows.net)::
 
@@ -190,17 +339,31 @@ def download_encoding(name: str, *, timeout: float = DOWNLOAD_TIMEOUT, url: str 
             f"{name}: TIKTOKEN_CACHE_DIR is empty (no cache); set it to a folder to download into"
         )
     source = url or encoding.url
-    # Imported here: urllib.request (http.client, ssl, email) costs ~15 ms that training never needs.
-    import urllib.error
-    import urllib.request
+    seconds = download_timeout() if timeout is None else timeout
+    import urllib.error  # see _fetch
 
     try:
-        with urllib.request.urlopen(source, timeout=timeout) as answer:
-            data = answer.read(_DOWNLOAD_LIMIT + 1)
+        data = _fetch_by(source, deadline=time.monotonic() + seconds, limit=DOWNLOAD_LIMIT)
+    except _DeadlinePassedError:
+        raise FormatError(
+            f"{name}: downloading {source} did not finish within the {seconds:g} s deadline; nothing was "
+            f"written; retry, or allow more time with {TIMEOUT_ENV}=SECONDS (timeout= in Python)"
+        ) from None
+    except _TooLargeError as exc:
+        raise FormatError(
+            f"{name}: {source} sent or declared {exc.args[0]:,} bytes, more than the {DOWNLOAD_LIMIT:,} any "
+            "OpenAI encoding needs; check the address; nothing was written"
+        ) from None
+    except _TruncatedError as exc:
+        got, expected = exc.args
+        raise FormatError(
+            f"{name}: the connection to {source} closed after {got:,} of {expected:,} bytes; nothing was "
+            "written; retry"
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise FormatError(f"{name}: could not download {source} ({reason}); check the network") from None
-    if len(data) > _DOWNLOAD_LIMIT or hashlib.sha256(data).hexdigest() != encoding.sha256:
+    if hashlib.sha256(data).hexdigest() != encoding.sha256:
         raise FormatError(
             f"{name}: the file downloaded from {source} is not OpenAI's {encoding.name} (its SHA-256 "
             "differs); nothing was written"
@@ -215,10 +378,13 @@ def download_encoding(name: str, *, timeout: float = DOWNLOAD_TIMEOUT, url: str 
 
 
 __all__ = [
+    "DOWNLOAD_LIMIT",
+    "DOWNLOAD_TIMEOUT",
     "GPT2_FOLDER",
     "NamedTokenizerMissingError",
     "cache_key",
     "download_encoding",
+    "download_timeout",
     "encoding_of",
     "find_cached",
     "resolve_name",

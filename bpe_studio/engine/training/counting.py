@@ -334,15 +334,27 @@ def raise_failure(message: Sequence[Any], *, role: str) -> NoReturn:
     raise WorkerCrashedError(f"a{'n' if role[0] in 'aeiou' else ''} {role} worker failed: {message[1]}")
 
 
-def stop_process(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a worker process (if still running: terminate, then kill after 5 s) and close its pipes."""
+#: Seconds a worker is given to end after SIGTERM, and again after SIGKILL.
+STOP_TIMEOUT = 5.0
+
+
+def stop_process(proc: subprocess.Popen[bytes], *, timeout: float | None = None) -> None:
+    """Stop a worker process (if still running: terminate, then kill after ``timeout`` s, default
+    :data:`STOP_TIMEOUT`) and close its pipes.
+
+    Every wait has a deadline: a process that even SIGKILL does not end at once (stuck in the kernel, on a
+    hung network file system) is left to the kernel after another ``timeout`` s rather than waited for
+    forever; the caller goes on.
+    """
+    timeout = STOP_TIMEOUT if timeout is None else timeout
     if proc.poll() is None:
         proc.terminate()
     try:
-        proc.wait(timeout=5)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=timeout)
     for pipe in (proc.stdin, proc.stdout):
         if pipe is not None:
             with contextlib.suppress(OSError):

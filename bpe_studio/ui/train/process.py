@@ -165,7 +165,9 @@ class TrainingProcess:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait()
+            # Bounded too: a child that SIGKILL does not end at once (stuck in the kernel) is left to it.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=timeout)
 
     def __enter__(self) -> TrainingProcess:
         return self
