@@ -53,7 +53,10 @@ def load_tokenizer(
         download: ``path`` names an OpenAI encoding that may be fetched if it is not cached (``--download``).
 
     Example:
-        >>> tok = load_tokenizer("out/tokenizer.json")  # doctest: +SKIP
+        >>> save(small, "out/tokenizer.json")
+        PosixPath('out/tokenizer.json')
+        >>> load_tokenizer("out/tokenizer.json").vocab == small.vocab
+        True
     """
     try:
         if download and isinstance(path, str) and not os.path.exists(path) and encoding_of(path) is not None:

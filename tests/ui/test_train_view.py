@@ -133,7 +133,7 @@ def test_cancel_while_workers_count_leaves_no_process(  # type: ignore[no-untype
     view.runner.progress.connect(seen.extend)
 
     def counting_workers() -> list[Any]:
-        return [p for p in worker_processes() if "_count_worker" in " ".join(p.cmdline())]
+        return [p for p in worker_processes() if "workers.count_worker" in " ".join(p.cmdline())]
 
     _start(qtbot, view)
     qtbot.waitUntil(lambda: len(counting_workers()) == 2, timeout=RUN_TIMEOUT)

@@ -180,7 +180,7 @@ def download_timeout() -> float:
         FormatError: The variable is set to something that is not a positive number.
 
     Example:
-        >>> download_timeout()  # doctest: +SKIP
+        >>> download_timeout()
         60.0
     """
     given = os.environ.get(TIMEOUT_ENV)
