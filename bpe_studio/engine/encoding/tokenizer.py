@@ -44,6 +44,7 @@ import regex
 from .. import native
 from ..config import MAX_VOCAB_SIZE, compile_pattern, preset_name, resolve_pattern
 from ..corpus.plan import special_token_regex
+from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 
 if TYPE_CHECKING:
@@ -936,7 +937,7 @@ class Tokenizer:
             # Text -> ids natively up to the last safe newline boundary (a printable ASCII character and a
             # newline, then an ASCII letter: no preset's pre-token spans it, and the letter after it is
             # known); without one, the pre-tokens decide the cut below.
-            cut = _last_safe_cut(known, len(known) - _STREAM_MARGIN)
+            cut = last_newline_boundary(known, len(known) - _STREAM_MARGIN)
             if cut:
                 try:
                     out += self._encoder.encode_text(known[:cut])
@@ -1157,27 +1158,6 @@ def _normalized_origins(text: str, normal: str) -> tuple[list[int], list[int]]:
     ):
         return [0] * len(normal), [len(text)] * len(normal)
     return firsts, lasts
-
-
-def _last_safe_cut(text: str, limit: int) -> int:
-    """The last position at most ``limit`` after a printable ASCII character and a newline and before an
-    ASCII letter (where no preset pattern's pre-token is cut: ``corpus._NEWLINE_BOUNDARY``), or 0.
-
-    Example:
-        >>> _last_safe_cut("ab.\\ncd.\\n\\nef", 20)
-        4
-    """
-    j = text.rfind("\n", 0, limit)
-    while j >= 1:
-        if (
-            "!" <= text[j - 1] <= "~"
-            and j + 1 < len(text)
-            and text[j + 1].isascii()
-            and text[j + 1].isalpha()
-        ):
-            return j + 1
-        j = text.rfind("\n", 0, j)
-    return 0
 
 
 def _fix_surrogates(text: str) -> str:
