@@ -175,7 +175,7 @@ def stream_worker(path: Path, size: int, data: Path) -> dict[str, Any]:
         "peak": peak,
         "lifetime_peak": lifetime_peak,
         # the bounded pre-token cache, the main part of the extra memory (held natively when native)
-        "cache_entries": len(tok._native) if tok._native is not None else len(tok._cache),
+        "cache_entries": len(tok._encoder),
     }
 
 
@@ -216,17 +216,17 @@ def throughput(text: str, data: Path, rounds: int = 5) -> list[tuple[str, float,
 
     sys.path.insert(0, str(REPO_ROOT))
     from bpe_studio.engine import Tokenizer
-    from bpe_studio.engine import native as _native
+    from bpe_studio.engine import native as engine_native
 
     size = len(text.encode("utf-8")) / MB
     # One tokenizer per encoder: the backend is chosen when a Tokenizer is made (BPE_STUDIO_PURE).
     toks: dict[str, Tokenizer] = {}
     for backend in ("native", "python"):
-        os.environ[_native.PURE_ENV] = "1" if backend == "python" else "0"
+        os.environ[engine_native.PURE_ENV] = "1" if backend == "python" else "0"
         tok = Tokenizer.from_files(data / "gpt2_vocab.json", data / "gpt2_merges.txt", [SPECIAL])
         if tok.backend == backend:
             toks[backend] = tok
-    os.environ.pop(_native.PURE_ENV)
+    os.environ.pop(engine_native.PURE_ENV)
     cold: dict[str, float] = {}
     for backend, tok in toks.items():
         cold[backend], ids = best_of(1, lambda: tok.encode_ordinary(text))  # noqa: B023 - called at once

@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import native
 
 #: Text of about n characters in each hostile shape.
 SHAPES: dict[str, Callable[[int], str]] = {
@@ -48,7 +48,7 @@ def seconds(preset: str, text: str) -> float:
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
-        _native.count_pretokens(preset, [text])
+        native.count_pretokens(preset, [text])
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -58,16 +58,16 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--n", type=int, default=50_000, help="characters of the smaller text")
-    parser.add_argument("--preset", choices=_native.NATIVE_PRESETS, action="append", help="(default: all)")
+    parser.add_argument("--preset", choices=native.NATIVE_PRESETS, action="append", help="(default: all)")
     args = parser.parse_args()
-    if _native.backend() != "native":
+    if native.backend() != "native":
         sys.exit("the native kernel is not built (or BPE_STUDIO_PURE is set): nothing to measure")
     n = args.n
-    for preset in _native.NATIVE_PRESETS:  # build the class table and warm up outside the timings
-        _native.count_pretokens(preset, ["\u0301日 a1!" * 10_000])
+    for preset in native.NATIVE_PRESETS:  # build the class table and warm up outside the timings
+        native.count_pretokens(preset, ["\u0301日 a1!" * 10_000])
     worst = 0.0
     print(f"{'preset':7} {'shape':24} {'n (s)':>9} {'8n (s)':>9} {'ratio':>6}")
-    for preset in args.preset or _native.NATIVE_PRESETS:
+    for preset in args.preset or native.NATIVE_PRESETS:
         for name, make in SHAPES.items():
             small, large = seconds(preset, make(n)), seconds(preset, make(8 * n))
             ratio = large / max(small, 1e-9)

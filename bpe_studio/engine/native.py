@@ -4,6 +4,13 @@ The native kernel is built by ``pip install`` when a Rust toolchain is present; 
 installs and runs the pure-Python engine, which stays the readable reference. ``BPE_STUDIO_PURE=1`` forces
 the Python path.
 
+This module is the one door to the extension: no other module imports ``bpe_studio._native``
+(tests/engine/test_native_seam.py checks it). It hands out the native implementations, or None when the
+Python engine is to run, with Python-typed methods: :func:`encoder` (a :class:`NativeEncoder`),
+:func:`merge_kernel` and :func:`count_table` (a :class:`NativeCountTable`). The class-table protocol of the
+scanners (a call answers with a code point to ask for a larger table, see :func:`_with_classes`) stays
+inside this module.
+
 Example:
     >>> from bpe_studio.engine import backend
     >>> backend() in ("native", "python")
@@ -14,9 +21,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 Backend = Literal["native", "python"]
 
@@ -47,7 +55,18 @@ def _load() -> ModuleType | None:
     return _native
 
 
-native: ModuleType | None = _load()
+# The extension module itself (None when it is not built); only this module uses it.
+_native: ModuleType | None = _load()
+
+
+def built() -> bool:
+    """True when the native kernel (``bpe_studio._native``) is built, whether or not it is switched off.
+
+    Example:
+        >>> built() in (True, False)
+        True
+    """
+    return _native is not None
 
 
 def backend() -> Backend:
@@ -58,7 +77,7 @@ def backend() -> Backend:
         >>> backend() in ("native", "python")
         True
     """
-    return "python" if native is None or _forced_pure() else "native"
+    return "python" if _native is None or _forced_pure() else "native"
 
 
 def resolve(requested: Backend | None) -> Backend:
@@ -69,7 +88,7 @@ def resolve(requested: Backend | None) -> Backend:
     """
     if requested is None:
         return backend()
-    if requested == "native" and native is None:
+    if requested == "native" and _native is None:
         raise ValueError(
             "the native kernel (bpe_studio._native) is not built: install Rust (https://rustup.rs) and run "
             "`pip install -e .`, or use backend='python'"
@@ -93,7 +112,7 @@ _CLASSES = (
     (5, r"\p{N}+"),
     (6, r"\s+"),
 )
-_classes = [b""]  # the current table, in a list so that count_pretokens can replace it
+_classes = [b""]  # the current table, in a list so that _with_classes can replace it
 
 #: The presets with a native pre-tokenizer.
 NATIVE_PRESETS = ("gpt2", "cl100k", "o200k")
@@ -166,11 +185,12 @@ def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int]
         >>> found in (({"it": 1, "'s": 1, " ": 1, "123": 1, "45": 1}, 5), None)
         True
     """
-    if native is None or _forced_pure():
+    if _native is None or _forced_pure():
         return None
+    kernel = _native
     try:
         return _with_classes(  # type: ignore[no-any-return]
-            lambda classes: native.count_pretokens(preset, texts, classes)
+            lambda classes: kernel.count_pretokens(preset, texts, classes)
         )
     except UnicodeEncodeError:
         return None
@@ -195,88 +215,261 @@ def pretokens_with_work(preset: str, text: str) -> tuple[list[str], int]:
         >>> pretokens_with_work("cl100k", "12345")  # needs the native kernel  # doctest: +SKIP
         (['123', '45'], 6)
     """
-    if native is None:
+    kernel = _native
+    if kernel is None:
         raise RuntimeError("the native kernel is not built")
     return _with_classes(  # type: ignore[no-any-return]
-        lambda classes: native.pretokens_with_work(preset, text, classes)
+        lambda classes: kernel.pretokens_with_work(preset, text, classes)
     )
+
+
+# The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
+
+
+class MergeKernel(Protocol):
+    """The native merge kernel (``bpe_studio._native.MergeKernel``) as the merge loop uses it."""
+
+    def best(self) -> tuple[int, int, int] | None:
+        """``(left id, right id, count)`` of the pair the next merge takes, or None when none is left."""
+        ...
+
+    def merge_top(self) -> tuple[int, bool]:
+        """Merge that pair: the token's id, and True when the token is new."""
+        ...
+
+
+def merge_kernel(
+    counts: dict[str, int],
+    token_bytes: list[bytes],
+    *,
+    max_token_length: int | None,
+    backend: Backend | None,
+) -> MergeKernel | None:
+    """The native merge kernel over ``counts`` (pre-tokens spelled with one code point per token id) when
+    ``backend`` resolves to ``"native"`` (see :func:`resolve`), else None: the caller runs the Python loop.
+
+    Raises:
+        ValueError: ``"native"`` was asked for but the kernel is not built, an unknown backend was named, or
+            the kernel refuses the counts (their pair counts could overflow: ``merge.COUNT_LIMIT``).
+
+    Example:
+        >>> kernel = merge_kernel({"abab": 2}, [bytes([i]) for i in range(256)], max_token_length=None,
+        ...                       backend=None)
+        >>> kernel is None or kernel.best() == (ord("a"), ord("b"), 4)
+        True
+    """
+    if resolve(backend) == "python":
+        return None
+    assert _native is not None  # resolve() said so
+    words = list(counts)
+    joined = "".join(words)
+    try:
+        data, width = joined.encode("latin-1"), 1  # the counting phase's words: one byte per token
+    except UnicodeEncodeError:
+        data, width = joined.encode("utf-32-le"), 4  # token ids above 255
+    del joined
+    kernel: MergeKernel = _native.MergeKernel(
+        data,
+        width,
+        list(map(len, words)),
+        list(counts.values()),
+        token_bytes,
+        max_token_length=max_token_length,
+    )
+    return kernel
 
 
 # Counting into a native table (rust/src/count.rs): pre-token -> count kept in Rust across chunks, so that
 # no Python dict is built per chunk; workers send it as a frame (counting.encode_table's layout).
 
 
-def new_count_table() -> Any | None:
-    """An empty native count table (``bpe_studio._native.CountTable``), or None when the native kernel is
-    off (:func:`backend`).
+class NativeCountTable:
+    """Pre-token -> count kept by the native kernel (``bpe_studio._native.CountTable``); made by
+    :func:`count_table`.
 
     Example:
-        >>> table = new_count_table()
+        >>> table = count_table()
+        >>> table is None or (table.add("gpt2", ["a a a"]), len(table), table.total) == (None, 2, 3)
+        True
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def add(self, preset: str, texts: list[str]) -> None:
+        """Count the pre-tokens of ``texts`` under a preset (:data:`NATIVE_PRESETS`), with the GIL released
+        while it counts.
+
+        Raises:
+            UnicodeEncodeError: A text holds a lone surrogate, which the native scanner cannot take; nothing
+                of ``texts`` is counted (the caller counts them with the Python pre-tokenizer).
+        """
+        table = self._table
+        # A code point beyond the class table comes back before anything is counted (see _with_classes).
+        _with_classes(lambda classes: table.add(preset, texts, classes))
+
+    def merge(self, other: NativeCountTable) -> None:
+        """Add every count of ``other`` to this table."""
+        self._table.merge(other._table)
+
+    def add_frame(self, frame: bytes) -> None:
+        """Add the counts of one frame (``counting.encode_table``'s layout).
+
+        Raises:
+            ValueError: The frame is not what its header declares (nothing of it is added).
+        """
+        self._table.add_frame(frame)
+
+    def to_frame(self) -> bytes:
+        """The counts as one frame (``counting.encode_table``'s layout and order)."""
+        frame: bytes = self._table.to_frame()
+        return frame
+
+    @property
+    def total(self) -> int:
+        """The sum of the counts."""
+        total: int = self._table.total
+        return total
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+def count_table() -> NativeCountTable | None:
+    """An empty native count table, or None when the native kernel is off (:func:`backend`).
+
+    Example:
+        >>> table = count_table()
         >>> table is None or len(table) == 0
         True
     """
-    if native is None or _forced_pure():
+    if _native is None or _forced_pure():
         return None
-    return native.CountTable()
+    return NativeCountTable(_native.CountTable())
 
 
-def count_into(table: Any, preset: str, texts: list[str]) -> bool:
-    """Count the pre-tokens of ``texts`` under a preset (:data:`NATIVE_PRESETS`) into a native ``table``
-    (from :func:`new_count_table`), with the GIL released while it counts.
+# Encoding (rust/src/encode.rs): the same BPE and caching as the Tokenizer's Python encoder, and for a preset
+# the native scanner too (text to ids in one call).
 
-    False, with nothing counted, when the table cannot take the text (a lone surrogate): the caller then
-    counts it with the Python pre-tokenizer.
+
+class NativeEncoder:
+    """The native encoder of a tokenizer, with the methods of the Tokenizer's Python encoder
+    (``encoding.tokenizer.PythonEncoder``); made by :func:`encoder`.
+
+    Attributes:
+        preset: The preset whose native scanner splits a text in :meth:`encode_text`, or None when the
+            tokenizer's Python split (a custom pattern) gives the pre-tokens.
+    """
+
+    __slots__ = ("_encoder", "_split", "preset")
+
+    #: The engine, as :func:`backend` names it.
+    backend: Backend = "native"
+
+    def __init__(self, encoder: Any, preset: str | None, split: Callable[[str], list[str]]) -> None:
+        self._encoder = encoder
+        self.preset = preset
+        self._split = split
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        """The ids of pre-tokens, one after the other (through the native cache)."""
+        ids: list[int] = self._encoder.encode(pieces)
+        return ids
+
+    def encode_each(self, pieces: list[str]) -> Iterator[tuple[int, ...]]:
+        """Each pre-token's ids, in order."""
+        ids, counts = self._encoder.encode_counts(pieces)
+        flat = iter(ids)
+        return (tuple(islice(flat, n)) for n in counts)
+
+    def encode_text(self, text: str) -> list[int]:
+        """The ids of ``text`` (ordinary text: no special tokens).
+
+        Raises:
+            UnicodeEncodeError: The text holds a lone surrogate (the caller fixes it and calls again).
+        """
+        if self.preset is None:
+            return self.encode_pieces(self._split(text))
+        encoder, preset = self._encoder, self.preset
+        return _with_classes(lambda table: encoder.encode_text(preset, text, table))  # type: ignore[no-any-return]
+
+    def encode_batch(self, texts: list[str], *, threads: int) -> list[list[int]]:
+        """:meth:`encode_text` of each text, in order; for a preset on up to ``threads`` native threads.
+
+        Raises:
+            UnicodeEncodeError: A text holds a lone surrogate.
+            ValueError: ``threads`` is below 1 (for a preset).
+        """
+        if self.preset is None:
+            return [self.encode_text(text) for text in texts]
+        encoder, preset = self._encoder, self.preset
+        return _with_classes(  # type: ignore[no-any-return]
+            lambda table: encoder.encode_batch(preset, texts, table, threads=threads)
+        )
+
+    def encode_join(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
+        """The ids of the texts one after the other, ``separator`` between two, as little-endian integers
+        of ``width`` bytes (2 or 4): the rows encode-corpus writes. None without a preset (the caller
+        encodes in Python).
+
+        Raises:
+            UnicodeEncodeError: A text holds a lone surrogate.
+        """
+        if self.preset is None:
+            return None
+        encoder, preset = self._encoder, self.preset
+        return _with_classes(  # type: ignore[no-any-return]
+            lambda table: encoder.encode_join(preset, texts, table, separator=separator, width=width)
+        )
+
+    def decode_bytes(self, ids: list[int] | tuple[int, ...]) -> bytes | None:
+        """The concatenated bytes of the tokens, or None when an id is not in the vocabulary or not an
+        int (the caller names it)."""
+        try:
+            found = self._encoder.decode_bytes(ids)
+        except (TypeError, OverflowError):
+            return None  # not all ints, or a huge one
+        return found if isinstance(found, bytes) else None
+
+    def clear_cache(self) -> None:
+        """Forget the cached pre-token encodings."""
+        self._encoder.clear_cache()
+
+    def __len__(self) -> int:
+        """The number of cached pre-tokens (of the cache that answered last)."""
+        return len(self._encoder)
+
+
+def encoder(
+    byte_ids: Sequence[int],
+    merges: list[tuple[int, int, int]],
+    whole: dict[bytes, int] | None,
+    decoder: list[bytes | None],
+    *,
+    cache_size: int,
+    preset: str | None,
+    split: Callable[[str], list[str]],
+) -> NativeEncoder | None:
+    """The native encoder of a tokenizer, or None when the native kernel is off (:func:`backend`).
+
+    Args:
+        byte_ids: The id of each single byte.
+        merges: ``(left id, right id, merged id)`` in rank order.
+        whole: Ordinary token bytes -> id when a pre-token that is a token is taken whole (``ignore_merges``).
+        decoder: Each id's bytes (None for an unused id).
+        cache_size: How many pre-tokens' ids to cache.
+        preset: The pattern's preset name (or None): with a native scanner, texts are split natively.
+        split: The tokenizer's pre-tokenizer, for a pattern without a native scanner.
 
     Example:
-        >>> table = new_count_table()
-        >>> table is None or (count_into(table, "gpt2", ["a a a"]), len(table), table.total) == (True, 2, 3)
+        >>> enc = encoder(range(256), [], None, [bytes([i]) for i in range(256)], cache_size=10,
+        ...               preset="gpt2", split=str.split)
+        >>> enc is None or enc.encode_text("hi") == [104, 105]
         True
     """
-    try:
-        # A code point beyond the class table comes back before anything is counted (see _with_classes).
-        _with_classes(lambda classes: table.add(preset, texts, classes))
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-# Encoding whole texts for a preset (rust/src/encode.rs): the native scanner and the Encoder's BPE in one
-# call, with the same class table and the same protocol as count_pretokens (a code point beyond the table
-# comes back as an int; the table is extended and the call made again).
-
-
-def encode_text(encoder: Any, preset: str, text: str) -> list[int]:
-    """The ids of ``text`` under a preset's pattern, split and merged natively by ``encoder`` (a
-    ``bpe_studio._native.Encoder``). Raises UnicodeEncodeError for a lone surrogate (the caller fixes the
-    text as its Python path does).
-
-    Example:
-        >>> encode_text(tok._native, "gpt2", "hello world")
-        [31373, 995]
-    """
-    return _with_classes(lambda table: encoder.encode_text(preset, text, table))  # type: ignore[no-any-return]
-
-
-def encode_texts(encoder: Any, preset: str, texts: list[str], *, threads: int) -> list[list[int]]:
-    """:func:`encode_text` for each text, on up to ``threads`` native threads; in the texts' order.
-
-    Example:
-        >>> encode_texts(tok._native, "gpt2", ["hello", " world"], threads=2)
-        [[31373], [995]]
-    """
-    return _with_classes(  # type: ignore[no-any-return]
-        lambda table: encoder.encode_batch(preset, texts, table, threads=threads)
-    )
-
-
-def encode_join(encoder: Any, preset: str, texts: list[str], *, separator: int | None, width: int) -> bytes:
-    """The ids of the texts one after the other, ``separator`` between two, as little-endian integers of
-    ``width`` bytes (2 or 4): the rows encode-corpus writes.
-
-    Example:
-        >>> encode_join(tok._native, "gpt2", ["a", "b"], separator=50256, width=2)
-        b'@\\x00P\\xc4A\\x00'
-    """
-    return _with_classes(  # type: ignore[no-any-return]
-        lambda table: encoder.encode_join(preset, texts, table, separator=separator, width=width)
-    )
+    if _native is None or _forced_pure():
+        return None
+    native_encoder = _native.Encoder(list(byte_ids), merges, whole, decoder, cache_size=cache_size)
+    return NativeEncoder(native_encoder, preset if preset in NATIVE_PRESETS else None, split)

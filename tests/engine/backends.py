@@ -16,12 +16,11 @@ from unittest import mock
 
 import pytest
 
-from bpe_studio.engine import backend
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import backend, native
 
 # Off CI, a checkout where the kernel is not built skips the native half; in CI (CI=true) it must be built,
 # so the native half runs and fails in use_backend() if the kernel is missing.
-NATIVE_NOT_BUILT = _native.native is None and os.environ.get("CI") != "true"
+NATIVE_NOT_BUILT = not native.built() and os.environ.get("CI") != "true"
 
 #: Marks a test that needs the native kernel: skipped off CI when it is not built, run (and failing) in CI.
 needs_native = pytest.mark.skipif(
@@ -41,6 +40,6 @@ BACKENDS = [
 @contextmanager
 def use_backend(name: str) -> Iterator[None]:
     """Make ``MergeLoop(...)`` (and so ``train``) use ``name`` inside the block, through BPE_STUDIO_PURE."""
-    with mock.patch.dict(os.environ, {_native.PURE_ENV: "1" if name == "python" else "0"}):
+    with mock.patch.dict(os.environ, {native.PURE_ENV: "1" if name == "python" else "0"}):
         assert backend() == name, f"asked for the {name} merge loop, but {backend()} is active"
         yield

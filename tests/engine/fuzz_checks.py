@@ -28,7 +28,7 @@ from typing import Any
 from unittest import mock
 
 from bpe_studio.engine import Tokenizer, UnknownTokenIdError
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import native as engine_native
 from bpe_studio.engine.bytes_unicode import byte_to_char
 from bpe_studio.engine.config import compile_pattern
 from bpe_studio.engine.formats import FormatError, load
@@ -39,7 +39,7 @@ from bpe_studio.engine.training.merge import MergeLoop
 #: The harnesses, by the name of their folder under tests/engine/fuzz_cases/.
 HARNESSES = ("pretokenize", "encode", "decode", "merge", "kernel", "frames", "formats")  # see CHECKS
 
-PRESETS = _native.NATIVE_PRESETS
+PRESETS = engine_native.NATIVE_PRESETS
 
 # Characters the fuzzer's bytes pick from: every class the scanners tell apart (contractions' letters,
 # whitespace of every kind, digits of several scripts, cased and caseless letters, marks, symbols, astral
@@ -73,13 +73,13 @@ def code_points_of(data: bytes) -> str:
 @contextmanager
 def backend(name: str) -> Iterator[None]:
     """``BPE_STUDIO_PURE`` set for ``name`` ("python" or "native") inside the block."""
-    with mock.patch.dict(os.environ, {_native.PURE_ENV: "1" if name == "python" else "0"}):
+    with mock.patch.dict(os.environ, {engine_native.PURE_ENV: "1" if name == "python" else "0"}):
         yield
 
 
 def native_built() -> bool:
     """True when ``bpe_studio._native`` is importable (the checks need it)."""
-    return _native.native is not None
+    return engine_native.built()
 
 
 # ---------------------------------------------------------------- pre-tokenizers
@@ -100,21 +100,21 @@ def _pattern(preset: str) -> Any:
 
 @functools.cache
 def _all_classes() -> bytes:
-    return _native._class_table(0x110000)
+    return engine_native._class_table(0x110000)
 
 
 def check_pretokenize(preset: str, texts: list[str]) -> None:
     """The native count of pre-tokens equals the ``regex`` pattern's, or both refuse a lone surrogate.
 
     The native call raises UnicodeEncodeError on a str that is not valid UTF-8 (a lone surrogate) and
-    ``_native.count_pretokens`` answers None so that the caller takes the Python path; anything else
+    ``engine_native.count_pretokens`` answers None so that the caller takes the Python path; anything else
     escaping (a panic) is a defect.
     """
-    assert _native.native is not None
+    assert engine_native._native is not None
     expected = Counter(m.group() for text in texts for m in pretoken_matches(_pattern(preset), text))
     surrogate = any(not _encodable(t) for t in texts)
     try:
-        raw = _native.native.count_pretokens(preset, texts, _all_classes())
+        raw = engine_native._native.count_pretokens(preset, texts, _all_classes())
     except UnicodeEncodeError:
         assert surrogate, "the native pre-tokenizer refused text that is valid UTF-8"
     else:
@@ -123,7 +123,7 @@ def check_pretokenize(preset: str, texts: list[str]) -> None:
         assert counts == dict(expected), f"{preset}: native counts differ from the pattern's"
         assert total == sum(expected.values())
     with backend("native"):
-        found = _native.count_pretokens(preset, texts)  # the growing class table of the real caller
+        found = engine_native.count_pretokens(preset, texts)  # the growing class table of the real caller
     if surrogate:
         assert found is None
     else:
@@ -274,8 +274,8 @@ def check_merge(
 
 
 def kernel_case(data: bytes) -> tuple[bytes, int, list[int], list[int], list[bytes], int | None]:
-    """Raw, possibly inconsistent arguments of ``_native.MergeKernel``: symbols, width, lengths (some near
-    2**64), counts (some negative) and token bytes."""
+    """Raw, possibly inconsistent arguments of ``bpe_studio._native.MergeKernel``: symbols, width, lengths
+    (some near 2**64), counts (some negative) and token bytes."""
     rng = random.Random(data)
     width = rng.choice([1, 4, 4, 3])
     data = bytes(
@@ -291,9 +291,11 @@ def check_kernel(  # noqa: PLR0917 (the six arguments of MergeKernel, in its ord
     data: bytes, width: int, lengths: list[int], freqs: list[int], tokens: list[bytes], max_len: int | None
 ) -> None:
     """``MergeKernel`` either refuses its arguments with ValueError or OverflowError, or runs to its end."""
-    assert _native.native is not None
+    assert engine_native._native is not None
     try:
-        kernel = _native.native.MergeKernel(data, width, lengths, freqs, tokens, max_token_length=max_len)
+        kernel = engine_native._native.MergeKernel(
+            data, width, lengths, freqs, tokens, max_token_length=max_len
+        )
     except (ValueError, OverflowError):
         return
     for _ in range(64):

@@ -21,18 +21,14 @@ from hypothesis import strategies as st
 
 from bpe_studio.cli import main
 from bpe_studio.engine import TrainConfig, compile_pattern, train
-from bpe_studio.engine.corpus.plan import (
-    _PRESET_BOUNDARIES,
-    NotRegularFileError,
-    UncuttableTextError,
-    plan_chunks,
-)
+from bpe_studio.engine.corpus.plan import NotRegularFileError, UncuttableTextError, plan_chunks
+from bpe_studio.engine.pretokenize.boundary import PRESET_BOUNDARIES
 from bpe_studio.engine.pretokenize.split import Pretokenizer
 
 from .reference import reference_train
 
 PRESETS = ["gpt2", "cl100k", "o200k"]
-CUTS = re.compile(b"|".join(_PRESET_BOUNDARIES))
+CUTS = re.compile(b"|".join(PRESET_BOUNDARIES))
 ENDOFTEXT = "<|endoftext|>"
 
 # Pieces that meet at every kind of cut and at near misses: contractions (the "'" after a letter is not a

@@ -20,8 +20,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import TrainConfig, train
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import TrainConfig, native, train
 from bpe_studio.engine.config import InvalidUtf8Policy, resolve_pattern
 from bpe_studio.engine.corpus.plan import Chunk, CorpusChangedError, CorpusDecodeError, plan_chunks
 from bpe_studio.engine.training import counting as counting_module
@@ -53,7 +52,7 @@ def _reference(preset: str, parts: list[str]) -> Counter[str]:
 
 
 def _table() -> Any:
-    table = _native.new_count_table()
+    table = native.count_table()
     assert table is not None, "the native kernel is not built or is switched off"
     return table
 
@@ -71,7 +70,7 @@ def test_the_table_gives_the_frame_of_the_reference_counts(preset: str, batches:
     with use_backend("native"):
         table = _table()
         for batch in batches:
-            assert _native.count_into(table, preset, batch)
+            table.add(preset, batch)
     reference = _reference(preset, [text for batch in batches for text in batch])
     assert table.to_frame() == encode_table(reference)
     assert len(table) == len(reference) and table.total == sum(reference.values())
@@ -83,7 +82,8 @@ def test_the_table_gives_the_frame_of_the_reference_counts(preset: str, batches:
 def test_merging_tables_equals_counting_both(first: list[str], second: list[str]) -> None:
     with use_backend("native"):
         a, b = _table(), _table()
-        assert _native.count_into(a, "cl100k", first) and _native.count_into(b, "cl100k", second)
+        a.add("cl100k", first)
+        b.add("cl100k", second)
         a.merge(b)
     reference = _reference("cl100k", first)
     reference.update(_reference("cl100k", second))
@@ -130,7 +130,7 @@ def test_a_frame_that_is_not_what_it_declares_is_refused_and_nothing_added(table
     duplicate = encode_table({"x": 1, "y": 2}).replace(b"y", b"x")
     with use_backend("native"):
         target = _table()
-        assert _native.count_into(target, "gpt2", ["keep me"])
+        target.add("gpt2", ["keep me"])
         before = target.to_frame()
         for broken in [*forged, duplicate]:
             with pytest.raises(ValueError, match="count table frame"):
@@ -157,7 +157,8 @@ def test_many_keys_long_and_short_survive_the_table_growing() -> None:
     first, second = " ".join(words), " ".join(reversed(words[::2]))
     with use_backend("native"):
         a, b = _table(), _table()
-        assert _native.count_into(a, "gpt2", [first]) and _native.count_into(b, "gpt2", [second])
+        a.add("gpt2", [first])
+        b.add("gpt2", [second])
         a.merge(b)
         c = _table()
         c.add_frame(a.to_frame())
@@ -170,10 +171,10 @@ def test_many_keys_long_and_short_survive_the_table_growing() -> None:
 @needs_native
 def test_a_class_table_too_small_is_grown_and_nothing_counted_twice() -> None:
     parts = ["ab 12", "x é", "𝐀𝐁 𝟏 ab"]
-    with use_backend("native"), mock.patch.object(_native, "_classes", [b""]):
+    with use_backend("native"), mock.patch.object(native, "_classes", [b""]):
         table = _table()
-        assert _native.count_into(table, "o200k", parts)
-        assert len(_native._classes[0]) == 0x110000
+        table.add("o200k", parts)
+        assert len(native._classes[0]) == 0x110000
     assert table.to_frame() == encode_table(_reference("o200k", parts))
 
 

@@ -54,25 +54,25 @@ def test_fuzz_harnesses_import_without_atheris() -> None:
 def test_merge_kernel_refuses_lengths_that_wrap_around() -> None:
     """Found by fuzz_kernel: lengths whose sum wraps past 2**64 to the number of symbols passed the check
     and indexed past the symbols (a Rust panic); the sum is now checked."""
-    from bpe_studio.engine import native as _native
+    from bpe_studio.engine import native
 
-    assert _native.native is not None
+    assert native._native is not None
     tokens = [bytes([i]) for i in range(256)]
     with pytest.raises(ValueError, match="lengths do not add up"):
-        _native.native.MergeKernel(b"ab", 1, [2**64 - 1, 3], [1, 1], tokens)
+        native._native.MergeKernel(b"ab", 1, [2**64 - 1, 3], [1, 1], tokens)
 
 
 def test_merge_kernel_refuses_counts_that_would_overflow() -> None:
     """Found by the cargo fuzz target rust/fuzz merge: pair counts summed past 2**63 - 1 (a panic in a debug
     build, a wrapped negative count in a release one, so the pair was silently never merged)."""
-    from bpe_studio.engine import native as _native
+    from bpe_studio.engine import native
 
-    assert _native.native is not None
+    assert native._native is not None
     tokens = [bytes([i]) for i in range(256)]
     with pytest.raises(ValueError, match="counts are too large"):
-        _native.native.MergeKernel(b"abab", 1, [2, 2], [2**62, 2**62], tokens)
+        native._native.MergeKernel(b"abab", 1, [2, 2], [2**62, 2**62], tokens)
     # The Python loop takes such counts; the native one refuses them instead of merging wrongly.
-    kernel = _native.native.MergeKernel(b"abab", 1, [2, 2], [2**61, 2**61], tokens)
+    kernel = native._native.MergeKernel(b"abab", 1, [2, 2], [2**61, 2**61], tokens)
     assert kernel.best() == (ord("a"), ord("b"), 2**62)
 
 
@@ -81,9 +81,9 @@ def test_scanners_advance_with_any_class_table(tmp_path: Path) -> None:
     the cl100k scanner loop for ever on an empty pre-token. Run in a child with a deadline, since without
     the fix it never returns."""
     code = (
-        "from bpe_studio.engine import native as _native\n"
-        "for preset in _native.NATIVE_PRESETS:\n"
-        "    print(_native.native.count_pretokens(preset, ['\\x01a \\x01'], bytes([0, 23] + [0] * 126)))\n"
+        "from bpe_studio.engine import native\n"
+        "for preset in native.NATIVE_PRESETS:\n"
+        "    print(native._native.count_pretokens(preset, ['\\x01a \\x01'], bytes([0, 23] + [0] * 126)))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     try:

@@ -15,8 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, UnknownTokenIdError, load
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import Tokenizer, UnknownTokenIdError, load, native
 
 from .backends import needs_native, use_backend
 from .reference_encoder import SAMPLE_TEXTS, gpt2_tokenizer, reference_encode, trained_tokenizer
@@ -156,9 +155,9 @@ def test_native_cache_is_bounded_and_cleared(cs336_data: Path) -> None:
     text = " ".join(f"w{i}x{i * 7}" for i in range(2000))
     expected = _rebuild(base, "python").encode(text)
     assert small.encode(text) == expected
-    assert small._native is not None and 0 < len(small._native) <= 3
+    assert small.backend == "native" and 0 < len(small._encoder) <= 3
     small.clear_cache()
-    assert len(small._native) == 0
+    assert len(small._encoder) == 0
     assert small.encode(text) == expected and small.cache_size == 3
 
 
@@ -190,7 +189,7 @@ def test_threads_share_one_native_tokenizer(cs336_data: Path, folder: Path) -> N
 
 def test_pure_env_chooses_the_python_encoder(cs336_data: Path) -> None:
     base = trained_tokenizer(cs336_data, "gpt2")
-    with mock.patch.dict(os.environ, {_native.PURE_ENV: "1"}):
+    with mock.patch.dict(os.environ, {native.PURE_ENV: "1"}):
         assert Tokenizer(base.vocab, base.merges).backend == "python"
-    with mock.patch.dict(os.environ, {_native.PURE_ENV: "0"}):
+    with mock.patch.dict(os.environ, {native.PURE_ENV: "0"}):
         assert Tokenizer(base.vocab, base.merges).backend == "native"

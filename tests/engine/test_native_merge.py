@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import backend
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import native as engine_native
 from bpe_studio.engine.events import StopReason
-from bpe_studio.engine.training.merge import MergeLoop, NativeMergeLoop, ReplayError
+from bpe_studio.engine.training.merge import MergeLoop, ReplayError
 
 from .backends import BACKENDS, needs_native
 
@@ -142,17 +142,17 @@ def test_cancel_between_merges(name: str) -> None:
 
 
 def test_pure_env_selects_the_python_loop() -> None:
-    with mock.patch.dict(os.environ, {_native.PURE_ENV: "1"}):
+    with mock.patch.dict(os.environ, {engine_native.PURE_ENV: "1"}):
         assert backend() == "python"
-        assert type(MergeLoop({"ab": 1}, BYTES)) is MergeLoop
-    with mock.patch.dict(os.environ, {_native.PURE_ENV: "0"}):
-        expected = "python" if _native.native is None else "native"
+        assert MergeLoop({"ab": 1}, BYTES).backend == "python"
+    with mock.patch.dict(os.environ, {engine_native.PURE_ENV: "0"}):
+        expected = "native" if engine_native.built() else "python"
         assert backend() == expected
-        assert isinstance(MergeLoop({"ab": 1}, BYTES), NativeMergeLoop) == (expected == "native")
+        assert MergeLoop({"ab": 1}, BYTES).backend == expected
 
 
 def test_asking_for_a_missing_kernel_says_how_to_build_it() -> None:
-    with mock.patch.object(_native, "native", None):
+    with mock.patch.object(engine_native, "_native", None):
         assert backend() == "python"
         with pytest.raises(ValueError, match=r"pip install -e \."):
             MergeLoop({"ab": 1}, BYTES, backend="native")
@@ -167,7 +167,7 @@ def _stderr_of_a_child_without_the_kernel(pure: str, *, terminal: bool) -> str:
         "import bpe_studio.engine, bpe_studio.engine.training.merge, bpe_studio.cli\n"
         "print(bpe_studio.engine.backend())"
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), _native.PURE_ENV: pure}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), engine_native.PURE_ENV: pure}
     if not terminal:
         done = subprocess.run(
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
@@ -206,8 +206,8 @@ def _stderr_of_a_child_without_the_kernel(pure: str, *, terminal: bool) -> str:
 @pytest.mark.parametrize(("pure", "hinted"), [("", True), ("1", False)])
 def test_a_missing_kernel_is_said_once_at_a_terminal(pure: str, hinted: bool) -> None:
     err = _stderr_of_a_child_without_the_kernel(pure, terminal=True)
-    assert err.count(_native.MISSING_HINT) == (1 if hinted else 0)
-    assert err.replace(_native.MISSING_HINT, "").strip() == ""
+    assert err.count(engine_native.MISSING_HINT) == (1 if hinted else 0)
+    assert err.replace(engine_native.MISSING_HINT, "").strip() == ""
 
 
 def test_a_missing_kernel_adds_nothing_to_piped_stderr() -> None:

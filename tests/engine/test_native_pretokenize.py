@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import native
 from bpe_studio.engine.config import InvalidUtf8Policy, compile_pattern
 from bpe_studio.engine.training.counting import ChunkCounter
 
@@ -17,7 +17,7 @@ from .backends import BACKENDS, needs_native, use_backend
 
 pytestmark = needs_native
 
-PRESETS = list(_native.NATIVE_PRESETS)
+PRESETS = list(native.NATIVE_PRESETS)
 PATTERNS = {name: compile_pattern(name) for name in PRESETS}
 
 # Pieces the patterns treat specially: contractions in every case (and near misses), digits, whitespace
@@ -98,14 +98,14 @@ def _expected(preset: str, parts: list[str]) -> tuple[dict[str, int], int]:
 @settings(max_examples=500, deadline=None)
 @given(text=texts)
 def test_equals_the_regex_on_random_unicode(preset: str, text: str) -> None:
-    assert _native.count_pretokens(preset, [text]) == _expected(preset, [text])
+    assert native.count_pretokens(preset, [text]) == _expected(preset, [text])
 
 
 @pytest.mark.parametrize("preset", PRESETS)
 @settings(max_examples=100, deadline=None)
 @given(parts=st.lists(texts, max_size=5))
 def test_several_documents_in_one_call(preset: str, parts: list[str]) -> None:
-    assert _native.count_pretokens(preset, parts) == _expected(preset, parts)
+    assert native.count_pretokens(preset, parts) == _expected(preset, parts)
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -121,7 +121,7 @@ def test_several_documents_in_one_call(preset: str, parts: list[str]) -> None:
     ).map("".join)
 )
 def test_whitespace_newline_and_digit_runs(preset: str, runs: str) -> None:
-    assert _native.count_pretokens(preset, [runs]) == _expected(preset, [runs])
+    assert native.count_pretokens(preset, [runs]) == _expected(preset, [runs])
 
 
 # Each code point in contexts where its class decides the cut: between letters of each case, after
@@ -138,7 +138,7 @@ def test_every_code_point_is_classed_as_the_regex_does(preset: str) -> None:
         if not 0xD800 <= c < 0xE000
         for context in (CONTEXTS if c < 0x10000 else CONTEXTS[:3])
     )
-    got = _native.count_pretokens(preset, [text])
+    got = native.count_pretokens(preset, [text])
     assert got is not None
     expected = _expected(preset, [text])
     # Named, not diffed: pytest's diff of two dicts of a million entries would take minutes.
@@ -148,29 +148,29 @@ def test_every_code_point_is_classed_as_the_regex_does(preset: str) -> None:
 
 
 def test_gpt2_keeps_its_own_entry_point() -> None:
-    assert _native.count_gpt2(["it's 12"]) == ({"it": 1, "'s": 1, " 12": 1}, 3)
+    assert native.count_gpt2(["it's 12"]) == ({"it": 1, "'s": 1, " 12": 1}, 3)
 
 
 def test_an_unknown_preset_is_refused_by_the_kernel() -> None:
     with pytest.raises(ValueError, match="use gpt2, cl100k or o200k"):
-        _native.count_pretokens("r50k", ["ab"])
+        native.count_pretokens("r50k", ["ab"])
 
 
 def test_the_class_table_grows_when_a_character_beyond_it_comes() -> None:
-    with mock.patch.object(_native, "_classes", [b""]):
-        assert _native.count_gpt2(["ab 12"]) == ({"ab": 1, " 12": 1}, 2)
-        assert len(_native._classes[0]) == 128
-        assert _native.count_gpt2(["x é"]) == ({"x": 1, " é": 1}, 2)
-        assert len(_native._classes[0]) == 0x10000
-        assert _native.count_gpt2(["𝐀𝐁 𝟏"]) == ({"𝐀𝐁": 1, " 𝟏": 1}, 2)
-        assert len(_native._classes[0]) == 0x110000
+    with mock.patch.object(native, "_classes", [b""]):
+        assert native.count_gpt2(["ab 12"]) == ({"ab": 1, " 12": 1}, 2)
+        assert len(native._classes[0]) == 128
+        assert native.count_gpt2(["x é"]) == ({"x": 1, " é": 1}, 2)
+        assert len(native._classes[0]) == 0x10000
+        assert native.count_gpt2(["𝐀𝐁 𝟏"]) == ({"𝐀𝐁": 1, " 𝟏": 1}, 2)
+        assert len(native._classes[0]) == 0x110000
 
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_text_the_native_side_cannot_take_falls_back_to_python(preset: str) -> None:
-    assert _native.count_pretokens(preset, ["a\ud800b"]) is None
-    with mock.patch.dict("os.environ", {_native.PURE_ENV: "1"}):
-        assert _native.count_pretokens(preset, ["ab"]) is None
+    assert native.count_pretokens(preset, ["a\ud800b"]) is None
+    with mock.patch.dict("os.environ", {native.PURE_ENV: "1"}):
+        assert native.count_pretokens(preset, ["ab"]) is None
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -179,17 +179,16 @@ def test_chunk_counter_counts_the_same_with_either_backend(backend: str, preset:
     text = "it's 2024 <s>  Hello\n\n world<s><s>日本語 'LL x CamelCase'S 1234567 \r\n"
     with use_backend(backend):
         counter = ChunkCounter(pattern=preset, special_tokens=["<s>"], policy=InvalidUtf8Policy.ERROR)
-        returned: list[bool] = []
+        returned: list[None] = []
 
-        def spy(table: object, name: str, texts: list[str]) -> bool:
+        def spy(table: native.NativeCountTable, name: str, texts: list[str]) -> None:
             returned.append(real(table, name, texts))
-            return returned[-1]
 
-        real = _native.count_into
-        with mock.patch.object(_native, "count_into", spy):
+        real = native.NativeCountTable.add
+        with mock.patch.object(native.NativeCountTable, "add", spy):
             counter.count_text(text, continues_document=True)
     # The native scanner counts into the native table when the kernel is on; the Python backend has none.
-    assert returned == ([] if backend == "python" else [True])
+    assert returned == ([] if backend == "python" else [None])
     assert (counter.table is None) == (backend == "python")
     parts = [p for p in text.split("<s>") if p]
     assert dict(counter.counts) == _expected(preset, parts)[0]

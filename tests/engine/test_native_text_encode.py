@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import Tokenizer, TrainConfig, load, train
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import native as engine_native
 from bpe_studio.engine.corpus.sources import BadRecordError
 from bpe_studio.engine.encoding import corpus_encoding
 from bpe_studio.engine.encoding import tokenizer as tokenizer_module
@@ -56,7 +56,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _tokenizers(kind: str, data: Path, folder: Path) -> tuple[Tokenizer, Tokenizer]:
     python, native = _pair(kind, data, folder)
     assert python.backend == "python" and native.backend == "native"
-    assert native.pattern_name == kind and native._native_preset == kind
+    assert native.pattern_name == kind and native._encoder.preset == kind
     return python, native
 
 
@@ -119,21 +119,22 @@ def test_the_native_path_does_not_split_in_python(cs336_data: Path, folder: Path
 
 def test_class_table_grows_on_demand(cs336_data: Path, folder: Path) -> None:
     python, native = _tokenizers("cl100k", cs336_data, folder)
-    assert native._native is not None
+    assert isinstance(native._encoder, engine_native.NativeEncoder)
+    raw = native._encoder._encoder  # the extension's Encoder, which answers in the class-table protocol
     # A table too short for the text: the native call answers with the first code point beyond it.
-    assert native._native.encode_text("cl100k", "ab é", b"\x02" * 50) == ord("a")
-    assert native._native.encode_text("cl100k", "ab é", _native._class_table(128)) == ord("é")
-    assert native._native.encode_batch(
-        "cl100k", ["ab", "x🙃"], _native._class_table(0x10000), threads=2
-    ) == ord("🙃")
-    saved = _native._classes[0]
+    assert raw.encode_text("cl100k", "ab é", b"\x02" * 50) == ord("a")
+    assert raw.encode_text("cl100k", "ab é", engine_native._class_table(128)) == ord("é")
+    assert raw.encode_batch("cl100k", ["ab", "x🙃"], engine_native._class_table(0x10000), threads=2) == ord(
+        "🙃"
+    )
+    saved = engine_native._classes[0]
     try:
-        _native._classes[0] = b""
+        engine_native._classes[0] = b""
         text = "Ab 1 é 中 𝔘 🙃"
         assert native.encode(text) == python.encode(text)
-        assert len(_native._classes[0]) == 0x110000
+        assert len(engine_native._classes[0]) == 0x110000
     finally:
-        _native._classes[0] = saved
+        engine_native._classes[0] = saved
 
 
 @pytest.mark.parametrize("kind", PRESETS)
@@ -150,13 +151,13 @@ def test_long_texts_are_scanned_in_blocks_with_the_same_ids(
     # Newlines just past the first 1 MiB where a cut would change pre-tokens (whitespace runs, "'ll").
     tricky = "x\n\n b\n\n\nIt\n \n'll\n\r\nA\n\tq\n\u00a0z\n'S"
     near = ["ab " * ((1 << 20) // 3) + "c" * shift + tricky for shift in range(6)]
-    saved = _native._classes[0]
+    saved = engine_native._classes[0]
     try:
         for sample in (text, no_cuts, *near):
-            _native._classes[0] = _native._class_table(128)
+            engine_native._classes[0] = engine_native._class_table(128)
             assert native.encode_ordinary(sample) == python.encode_ordinary(sample)
     finally:
-        _native._classes[0] = saved
+        engine_native._classes[0] = saved
 
 
 @check
@@ -199,11 +200,12 @@ def test_streaming_needs_no_python_split_where_lines_start_with_letters(
 
 def test_unknown_preset_and_width_are_errors(cs336_data: Path, folder: Path) -> None:
     _, native = _tokenizers("gpt2", cs336_data, folder)
-    assert native._native is not None
+    assert isinstance(native._encoder, engine_native.NativeEncoder)
+    raw = native._encoder._encoder
     with pytest.raises(ValueError, match="gpt2, cl100k or o200k"):
-        native._native.encode_text("llama", "x", b"")
+        raw.encode_text("llama", "x", b"")
     with pytest.raises(ValueError, match="width must be 2 or 4"):
-        native._native.encode_join("gpt2", ["x"], b"", separator=None, width=3)
+        raw.encode_join("gpt2", ["x"], b"", separator=None, width=3)
     with pytest.raises(ValueError, match="num_threads"):
         native.encode_ordinary_batch(["x"], num_threads=0)
 
@@ -231,13 +233,13 @@ def test_threads_encode_side_by_side(cs336_data: Path, folder: Path) -> None:
         thread.join(timeout=120)
     assert not errors and [found[n] for n in range(len(texts))] == expected
     # Each cache of the pool stays within the limit.
-    assert native._native is not None and 0 < len(native._native) <= native.cache_size
+    assert native.backend == "native" and 0 < len(native._encoder) <= native.cache_size
 
 
 def test_custom_pattern_keeps_the_python_split(cs336_data: Path, folder: Path) -> None:
     _, native = _tokenizers("gpt2", cs336_data, folder)
     custom = Tokenizer(native.vocab, native.merges, dict(native.special_tokens), pattern=r"\S+|\s+")
-    assert custom.backend == "native" and custom._native_preset is None
+    assert custom.backend == "native" and custom._encoder.preset is None
     assert custom.encode_batch(["a b", "c  d"]) == [custom.encode("a b"), custom.encode("c  d")]
 
 

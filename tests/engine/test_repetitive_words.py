@@ -113,7 +113,9 @@ def test_overlapping_matches_merge_left_to_right(backend: str) -> None:
 
 
 def _index_sizes(loop: MergeLoop) -> dict[str, int]:
-    return {pair: len(words) for pair, words in loop._where.items()}
+    engine = loop._engine
+    assert isinstance(engine, merge.PythonMerges)
+    return {pair: len(words) for pair, words in engine._where.items()}
 
 
 def test_a_word_is_listed_once_per_pair_however_often_the_pair_occurs() -> None:

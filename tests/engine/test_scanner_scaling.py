@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import native
 from bpe_studio.engine.config import compile_pattern
 
 from .backends import needs_native
 
 pytestmark = needs_native
 
-PRESETS = list(_native.NATIVE_PRESETS)
+PRESETS = list(native.NATIVE_PRESETS)
 PATTERNS = {name: compile_pattern(name) for name in PRESETS}
 
 #: Characters read per character of text (plus a few per text) that a linear scanner stays within; a
@@ -62,7 +62,7 @@ SHAPES = {
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_scanners_read_each_character_a_bounded_number_of_times(preset: str, shape: str) -> None:
     text = SHAPES[shape](N)
-    pieces, work = _native.pretokens_with_work(preset, text)
+    pieces, work = native.pretokens_with_work(preset, text)
     assert pieces == PATTERNS[preset].findall(text)
     assert work <= WORK_PER_CHAR * (len(text) + 1), f"{work} characters read for {len(text)}"
 
@@ -96,12 +96,12 @@ def test_runs_of_any_length_split_as_the_pattern_and_in_linear_work(
     runs: list[tuple[str, int]], preset: str
 ) -> None:
     text = "".join(c * k for c, k in runs)
-    pieces, work = _native.pretokens_with_work(preset, text)
+    pieces, work = native.pretokens_with_work(preset, text)
     assert pieces == PATTERNS[preset].findall(text)
     assert work <= WORK_PER_CHAR * (len(text) + 1)
 
 
 def test_an_unknown_preset_is_a_value_error() -> None:
-    assert _native.native is not None
+    assert native._native is not None
     with pytest.raises(ValueError, match="no native pre-tokenizer"):
-        _native.native.pretokens_with_work("gpt5", "text", b"")
+        native._native.pretokens_with_work("gpt5", "text", b"")

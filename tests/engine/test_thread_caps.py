@@ -14,8 +14,7 @@ from unittest import mock
 
 import pytest
 
-from bpe_studio.engine import load
-from bpe_studio.engine import native as _native
+from bpe_studio.engine import load, native
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus.plan import plan_chunks
 from bpe_studio.engine.training import counting as counting_module
@@ -50,16 +49,16 @@ def test_fewer_than_one_thread_is_a_value_error(bad: int) -> None:
 def test_the_native_batch_refuses_zero_threads() -> None:
     tok = load("gpt2")
     with pytest.raises(ValueError, match="threads must be at least 1"):
-        _native.encode_texts(tok._native, "gpt2", TEXTS, threads=0)
+        tok._encoder.encode_batch(TEXTS, threads=0)
 
 
 @needs_native
 def test_a_native_panic_is_a_runtime_error_without_a_backtrace(capfd: pytest.CaptureFixture[str]) -> None:
-    assert _native.native is not None
+    assert native._native is not None
     with pytest.raises(
         RuntimeError, match=r"native kernel failed \(panicked at .*: boom\).*BPE_STUDIO_PURE=1"
     ):
-        _native.native.panic_for_tests("boom")
+        native._native.panic_for_tests("boom")
     assert "backtrace" not in capfd.readouterr().err
     # Still usable after it.
     assert load("gpt2").encode_ordinary_batch(["hello world"], num_threads=2) == [[31373, 995]]

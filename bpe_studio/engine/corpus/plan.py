@@ -85,22 +85,8 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from ..config import InvalidUtf8Policy
+from ..pretokenize.boundary import PRESET_BOUNDARIES
 
-# Zero-width matches where every preset pattern certainly ends a pre-token (see the module docstring).
-_PUNCT = rb"!-/:-@\[-`{-~"  # printable ASCII that is neither a letter, a digit nor a space
-_NEWLINE_BOUNDARY = rb"(?<=[!-~]\n)(?=[A-Za-z])"
-_PRESET_BOUNDARIES = [
-    _NEWLINE_BOUNDARY,
-    # A space after printable ASCII, or after a non-ASCII character other than Unicode whitespace.
-    rb"(?<=[!-~])(?= )",
-    rb"(?<=[\x80-\xbf])(?<!\xc2\x85)(?<!\xc2\xa0)(?<!\xe1\x9a\x80)(?<!\xe2\x80[\x80-\x8a\xa8\xa9\xaf])"
-    rb"(?<!\xe2\x81\x9f)(?<!\xe3\x80\x80)(?= )",
-    # A letter before a digit or punctuation other than "'"; a digit before a letter or punctuation;
-    # punctuation before a digit.
-    rb"(?<=[A-Za-z])(?=[0-9!-&(-/:-@\[-`{-~])",
-    rb"(?<=[0-9])(?=[A-Za-z" + _PUNCT + rb"])",
-    rb"(?<=[" + _PUNCT + rb"])(?=[0-9])",
-]
 #: How far past its target size a chunk may grow while no certain boundary comes (see the docstring).
 MAX_UNCUT_BYTES = 64 << 20
 # How much of a file the boundary search reads at a time.
@@ -322,7 +308,7 @@ class _BoundaryFinder:
         self._overlap = max((len(s) for s in self._specials), default=0)
         alternatives = [b"(?=" + re.escape(s) + b")" for s in self._specials]
         if newline_cuts:
-            alternatives += _PRESET_BOUNDARIES
+            alternatives += PRESET_BOUNDARIES  # (pretokenize.boundary; see the module docstring)
         self._candidates = re.compile(b"|".join(alternatives)) if alternatives else None
 
     def _covered(self, buf: bytes, p: int, *, allow_end: bool) -> bool:

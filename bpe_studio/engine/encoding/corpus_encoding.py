@@ -280,7 +280,7 @@ def iter_encode_corpus(
             sep = (chosen, tokenizer.special_tokens[separator]) if separator else None
             if count == 1:
                 results = _encode_serial(tokenizer, tasks, options)
-            elif tokenizer._native_preset is not None:
+            elif tokenizer._encoder.preset is not None:
                 # The native encoder releases the GIL: threads of this process share one tokenizer, with
                 # no worker start-up and no ids piped back.
                 results = _encode_threaded(tokenizer, tasks, count, options, cancelled)

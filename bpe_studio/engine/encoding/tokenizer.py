@@ -14,6 +14,12 @@ Why it is fast in pure Python:
   looked up in one dict ``pair -> rank``; the list of the pair ranks of the word is updated in place after
   each merge, so a merge costs one C-level ``min`` over it.
 
+The encoding itself goes through one encoder object chosen when the tokenizer is made: :class:`PythonEncoder`
+(the cache above, :meth:`Tokenizer._bpe`) or, when the native kernel is on,
+:class:`~bpe_studio.engine.native.NativeEncoder` (rust/src/encode.rs: the same BPE and caching, and for a
+preset pattern the native scanner too). Both have the same methods, so the Tokenizer's own code is the same
+for both.
+
 Example:
     >>> tok = Tokenizer.from_files("vocab.json", "merges.txt", ["<|endoftext|>"])
     >>> tok.encode("Hello world<|endoftext|>")
@@ -28,20 +34,20 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, islice, pairwise
+from itertools import chain, pairwise
 from numbers import Integral
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import regex
 
-from .. import native as native_backend
+from .. import native
 from ..config import MAX_VOCAB_SIZE, compile_pattern, preset_name, resolve_pattern
 from ..corpus.plan import special_token_regex
+from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 
 if TYPE_CHECKING:
-    from ..._native import Encoder as NativeEncoder
     from ..events import TrainResult
 
 #: Default number of pre-tokens whose ids are cached; the cache is emptied when it is full.
@@ -153,6 +159,74 @@ class _PieceCache(dict[str, tuple[int, ...]]):
         return ids
 
 
+class PythonEncoder:
+    """The pure-Python encoder of a :class:`Tokenizer`: its pre-tokenizer, and :meth:`Tokenizer._bpe` through
+    the cache. :class:`~bpe_studio.engine.native.NativeEncoder` has the same methods.
+
+    Example:
+        >>> enc = PythonEncoder(_PieceCache(lambda piece: tuple(map(ord, piece)), 10), str.split, ["a", "b"])
+        >>> enc.encode_text("ab a"), enc.decode_bytes([1, 0]), enc.decode_bytes([2])
+        ([97, 98, 97], b'ba', None)
+    """
+
+    __slots__ = ("_by_id", "_cache", "_split")
+
+    #: The engine, as :func:`bpe_studio.engine.backend` names it.
+    backend: native.Backend = "python"
+    #: No native scanner: :meth:`encode_text` splits with the Tokenizer's pre-tokenizer.
+    preset: str | None = None
+
+    def __init__(self, cache: _PieceCache, split: Callable[[str], list[str]], by_id: list[Any]) -> None:
+        self._cache = cache
+        self._split = split
+        self._by_id = by_id
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        """The ids of pre-tokens, one after the other, through the cache."""
+        return list(chain.from_iterable(map(self._cache.__getitem__, pieces)))
+
+    def encode_each(self, pieces: list[str]) -> Iterable[Sequence[int]]:
+        """Each pre-token's ids, through the cache."""
+        return map(self._cache.__getitem__, pieces)
+
+    def encode_text(self, text: str) -> list[int]:
+        """The ids of ordinary ``text``.
+
+        Raises:
+            UnicodeEncodeError: The text holds a lone surrogate (the caller fixes it and calls again).
+        """
+        return self.encode_pieces(self._split(text))
+
+    def encode_batch(self, texts: list[str], *, threads: int) -> list[list[int]]:
+        """:meth:`encode_text` of each text, one after the other (``threads`` is for the native encoder)."""
+        return [self.encode_text(text) for text in texts]
+
+    def encode_join(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
+        """None: only the native encoder writes joined rows (the caller encodes in Python)."""
+        return None
+
+    def decode_bytes(self, ids: list[int] | tuple[int, ...]) -> bytes | None:
+        """The concatenated bytes of the tokens, or None when an id is not in the vocabulary or not an int
+        (the caller names it)."""
+        table = self._by_id
+        try:
+            # A list comprehension over a list indexed by id is the fastest lookup in CPython; negative ids
+            # would index from the end, hence the min() check (one C-level pass).
+            if ids and min(ids) < 0:
+                return None
+            return "".join([table[i] for i in ids]).encode("latin-1")
+        except (IndexError, TypeError):
+            return None
+
+    def clear_cache(self) -> None:
+        """Forget the cached pre-token encodings."""
+        self._cache.clear()
+
+    def __len__(self) -> int:
+        """The number of cached pre-tokens."""
+        return len(self._cache)
+
+
 class Tokenizer:
     """A byte-level BPE tokenizer: vocabulary, ranked merges, special tokens and a pre-tokenization pattern.
 
@@ -262,23 +336,22 @@ class Tokenizer:
         for i, token in table.items():
             self._by_id[i] = token.decode("latin-1")
         self._cache = _PieceCache(self._bpe, cache_size)
-        # The native encoder (rust/src/encode.rs) does the same BPE and caching as _bpe and _cache for the
-        # pre-tokens that Python finds; None when the kernel is not built or BPE_STUDIO_PURE=1.
-        self._native: NativeEncoder | None = None
-        if native_backend.backend() == "native":
-            assert native_backend.native is not None
-            self._native = native_backend.native.Encoder(
-                [ord(self._byte_chars[b]) for b in range(256)],
-                triples,
-                {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
-                [table.get(i) for i in range(len(self._by_id))],
-                cache_size=cache_size,
-            )
-        # With a preset pattern the native encoder also splits the text (rust/src/pretok*.rs, equal to the
-        # `regex` pattern on every input): text to ids in one call. None: Python splits (custom pattern).
-        name = preset_name(self._pattern)
-        self._native_preset: str | None = (
-            name if self._native is not None and name in native_backend.NATIVE_PRESETS else None
+        # The encoder, chosen once: the native one (rust/src/encode.rs) does the same BPE and caching as
+        # _bpe and _cache, and with a preset pattern also splits the text (rust/src/pretok*.rs, equal to the
+        # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
+        # built or BPE_STUDIO_PURE=1.
+        native_encoder = native.encoder(
+            [ord(self._byte_chars[b]) for b in range(256)],
+            triples,
+            {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
+            [table.get(i) for i in range(len(self._by_id))],
+            cache_size=cache_size,
+            preset=preset_name(self._pattern),
+            split=self._split,
+        )
+        # (Compared with None: an encoder has a length, its cache's, and an empty one is falsy.)
+        self._encoder: PythonEncoder | native.NativeEncoder = (
+            PythonEncoder(self._cache, self._split, self._by_id) if native_encoder is None else native_encoder
         )
         if template is not None:
             if not isinstance(template, Template):
@@ -430,15 +503,13 @@ class Tokenizer:
 
     def clear_cache(self) -> None:
         """Forget the cached pre-token encodings (e.g. to measure a cold encode)."""
-        self._cache.clear()
-        if self._native is not None:
-            self._native.clear_cache()
+        self._encoder.clear_cache()
 
     @property
-    def backend(self) -> native_backend.Backend:
+    def backend(self) -> native.Backend:
         """The BPE that encodes pre-tokens: ``"native"`` (rust/src/encode.rs) or ``"python"`` (:meth:`_bpe`),
         chosen when the tokenizer is made (see :func:`bpe_studio.engine.backend`)."""
-        return "python" if self._native is None else "native"
+        return self._encoder.backend
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token.
@@ -543,9 +614,7 @@ class Tokenizer:
 
     def _encode_pieces(self, pieces: list[str]) -> list[int]:
         """The ids of pre-tokens, one after the other, through the cache."""
-        if self._native is not None:
-            return self._native.encode(pieces)
-        return list(chain.from_iterable(map(self._cache.__getitem__, pieces)))
+        return self._encoder.encode_pieces(pieces)
 
     def _encode_each(self, pieces: list[str]) -> Iterable[Sequence[int]]:
         """Each pre-token's ids, through the cache.
@@ -554,11 +623,7 @@ class Tokenizer:
             >>> list(tok._encode_each(["hi", "!"]))
             [(5303,), (0,)]
         """
-        if self._native is None:
-            return map(self._cache.__getitem__, pieces)
-        ids, counts = self._native.encode_counts(pieces)
-        flat = iter(ids)
-        return (tuple(islice(flat, n)) for n in counts)
+        return self._encoder.encode_each(pieces)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode text, treating special tokens as ordinary text (and adding no :attr:`template` ids).
@@ -570,9 +635,7 @@ class Tokenizer:
         if self._normalizer is not None:
             text = unicodedata.normalize("NFC", text)
         try:
-            if self._native_preset is not None:
-                return native_backend.encode_text(self._native, self._native_preset, text)
-            return self._encode_pieces(self._split(text))
+            return self._encoder.encode_text(text)
         except UnicodeEncodeError:
             # Lone surrogates have no UTF-8 bytes. As tiktoken does, join the ones that form a pair and
             # make the others U+FFFD; checked only on failure so ordinary text pays nothing.
@@ -593,15 +656,13 @@ class Tokenizer:
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"encode_ordinary_batch: expected str texts, got {type(text).__name__}")
-        if self._native_preset is None:
-            return [self.encode_ordinary(text) for text in texts]
         if self._normalizer is not None:
             texts = [unicodedata.normalize("NFC", text) for text in texts]
         try:
-            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+            return self._encoder.encode_batch(texts, threads=num_threads)
         except UnicodeEncodeError:
             texts = [_fix_surrogates(text) for text in texts]
-            return native_backend.encode_texts(self._native, self._native_preset, texts, threads=num_threads)
+            return self._encoder.encode_batch(texts, threads=num_threads)
 
     def _encode_joined(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
         """:meth:`encode_ordinary` of each text one after the other, ``separator`` between two, as
@@ -612,19 +673,15 @@ class Tokenizer:
             >>> tok._encode_joined(["a", "b"], separator=50256, width=2)
             b'@\\x00P\\xc4A\\x00'
         """
-        if self._native_preset is None:
+        if self._encoder.preset is None:
             return None
         if self._normalizer is not None:
             texts = [unicodedata.normalize("NFC", text) for text in texts]
         try:
-            return native_backend.encode_join(
-                self._native, self._native_preset, texts, separator=separator, width=width
-            )
+            return self._encoder.encode_join(texts, separator=separator, width=width)
         except UnicodeEncodeError:
             texts = [_fix_surrogates(text) for text in texts]
-            return native_backend.encode_join(
-                self._native, self._native_preset, texts, separator=separator, width=width
-            )
+            return self._encoder.encode_join(texts, separator=separator, width=width)
 
     def encode_batch(
         self,
@@ -878,14 +935,14 @@ class Tokenizer:
         if self._normalizer is not None:
             # The rest is normalized again with the next chunk: NFC(NFC(a) + b) == NFC(a + b).
             known = unicodedata.normalize("NFC", known)
-        if self._native_preset is not None:
+        if self._encoder.preset is not None:
             # Text -> ids natively up to the last safe newline boundary (a printable ASCII character and a
             # newline, then an ASCII letter: no preset's pre-token spans it, and the letter after it is
             # known); without one, the pre-tokens decide the cut below.
-            cut = _last_safe_cut(known, len(known) - _STREAM_MARGIN)
+            cut = last_newline_boundary(known, len(known) - _STREAM_MARGIN)
             if cut:
                 try:
-                    out += native_backend.encode_text(self._native, self._native_preset, known[:cut])
+                    out += self._encoder.encode_text(known[:cut])
                 except UnicodeEncodeError:
                     pass  # a lone surrogate (encode_iterable fixes them; kept as a guard): the path below
                 else:
@@ -1020,30 +1077,14 @@ class Tokenizer:
             b'\\xf0\\x9f\\x99'
         """
         ids = _id_list(ids)
-        if self._native is not None:
-            try:
-                found = self._native.decode_bytes(ids)
-            except (TypeError, OverflowError):
-                found = None  # not all ints, or a huge one: the Python path below names it
-            if isinstance(found, bytes):
-                return found
-            if found is not None:
-                raise UnknownTokenIdError(self._unknown_id_message(found))
-        table = self._by_id
-        try:
-            # A list comprehension over a list indexed by id is the fastest lookup in CPython; negative ids
-            # would index from the end, hence the min() check (one C-level pass).
-            if ids and min(ids) < 0:
-                raise IndexError
-            return "".join([table[i] for i in ids]).encode("latin-1")
-        except (IndexError, TypeError):
-            # The first id that is not in the vocabulary, as the native kernel names it: numpy's integer
-            # scalars (in a list) count as the ints they hold, and are named as such.
-            items: Sequence[object] = ids  # typed as ints, but a caller may pass anything
-            bad = next((i for i in items if not isinstance(i, Integral) or int(i) not in self._decoder), None)
-            raise UnknownTokenIdError(
-                self._unknown_id_message(int(bad) if isinstance(bad, Integral) else bad)
-            ) from None
+        found = self._encoder.decode_bytes(ids)
+        if found is not None:
+            return found
+        # The first id that is not in the vocabulary (as the native kernel finds it): numpy's integer scalars
+        # (in a list) count as the ints they hold, and are named as such.
+        items: Sequence[object] = ids  # typed as ints, but a caller may pass anything
+        bad = next((i for i in items if not isinstance(i, Integral) or int(i) not in self._decoder), None)
+        raise UnknownTokenIdError(self._unknown_id_message(int(bad) if isinstance(bad, Integral) else bad))
 
     def decode(self, ids: Iterable[int]) -> str:
         """Decode token ids to text; bytes that are not valid UTF-8 become U+FFFD.
@@ -1119,27 +1160,6 @@ def _normalized_origins(text: str, normal: str) -> tuple[list[int], list[int]]:
     ):
         return [0] * len(normal), [len(text)] * len(normal)
     return firsts, lasts
-
-
-def _last_safe_cut(text: str, limit: int) -> int:
-    """The last position at most ``limit`` after a printable ASCII character and a newline and before an
-    ASCII letter (where no preset pattern's pre-token is cut: ``corpus._NEWLINE_BOUNDARY``), or 0.
-
-    Example:
-        >>> _last_safe_cut("ab.\\ncd.\\n\\nef", 20)
-        4
-    """
-    j = text.rfind("\n", 0, limit)
-    while j >= 1:
-        if (
-            "!" <= text[j - 1] <= "~"
-            and j + 1 < len(text)
-            and text[j + 1].isascii()
-            and text[j + 1].isalpha()
-        ):
-            return j + 1
-        j = text.rfind("\n", 0, j)
-    return 0
 
 
 def _fix_surrogates(text: str) -> str:

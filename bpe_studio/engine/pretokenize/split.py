@@ -8,8 +8,8 @@ never makes an empty pre-token.
 
 For a preset, ASCII text is matched by its ASCII twin (``config.ASCII_PATTERNS``) with the standard
 library's ``re``, which is faster there than ``regex`` with Unicode properties; text that is not all ASCII
-is cut at newline-before-letter positions that are certain pre-token boundaries for every preset (see
-:mod:`bpe_studio.engine.corpus.plan`), and each ASCII piece still takes the fast path.
+is cut at newline boundaries, certain pre-token boundaries for every preset (see
+:mod:`bpe_studio.engine.pretokenize.boundary`), and each ASCII piece still takes the fast path.
 
 Example:
     >>> Pretokenizer("gpt2").findall("Hello world's 2024 café!")
@@ -25,9 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..config import ASCII_PATTERNS, compile_pattern, preset_name
-
-# The str form of corpus._NEWLINE_BOUNDARY: a split here changes no pre-token of any preset.
-_SAFE_SPLIT = re.compile(r"(?<=[!-~]\n)(?=[A-Za-z])").split
+from .boundary import split_at_newline_boundaries
 
 
 def pretoken_matches(compiled: Any, text: str) -> Iterator[Any]:
@@ -80,6 +78,6 @@ class Pretokenizer:
             return fast(text)
         slow = self._slow
         tokens: list[str] = []
-        for piece in _SAFE_SPLIT(text):
+        for piece in split_at_newline_boundaries(text):
             tokens += fast(piece) if piece.isascii() else slow(piece)
         return tokens

@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal, NoReturn
 
-from .. import native as _native
+from .. import native
 from ..config import InvalidUtf8Policy, preset_name
 from ..corpus.plan import (
     Chunk,
@@ -89,16 +89,18 @@ class ChunkCounter:
         skip_bad_records: bool = False,
     ) -> None:
         self._findall = Pretokenizer(pattern).findall
-        # The presets are pre-tokenized and counted by the native kernel when it is built (_native).
+        # The presets are pre-tokenized and counted by the native kernel when it is on.
         preset = preset_name(pattern)
-        self._native_preset = preset if preset in _native.NATIVE_PRESETS else None
+        self._preset = preset if preset in native.NATIVE_PRESETS else None
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
         self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
         # With a native preset the counts live in a native table (rust/src/count.rs): no Python dict is
         # built per chunk. The Counter holds what the Python pre-tokenizer counted: everything without
         # the native table, and with it only texts it cannot take (a lone surrogate).
-        self.table: Any | None = _native.new_count_table() if self._native_preset is not None else None
+        self.table: native.NativeCountTable | None = (
+            native.count_table() if self._preset is not None else None
+        )
         self._counts: Counter[str] = Counter()
         self.totals = CountTotals()
 
@@ -127,8 +129,8 @@ class ChunkCounter:
 
     def frame(self) -> bytes:
         """The counts as one frame of raw bytes (:func:`encode_table`; built natively when it can be)."""
-        if self.native_only:
-            return self.table.to_frame()  # type: ignore[no-any-return, union-attr]
+        if self.table is not None and not self._counts:
+            return self.table.to_frame()
         return encode_table(self.counts)
 
     def count_text(self, text: str, *, continues_document: bool) -> None:
@@ -136,10 +138,14 @@ class ChunkCounter:
         parts = self._special_re.split(text) if self._special_re is not None else [text]
         self.totals.special_tokens += len(parts) - 1
         findall, update = self._findall, self._counts.update
-        if self.table is not None and self._native_preset is not None:
+        if self.table is not None and self._preset is not None:
             documents_text = [part for part in parts if part]
             before = self.table.total
-            if _native.count_into(self.table, self._native_preset, documents_text):
+            try:
+                self.table.add(self._preset, documents_text)
+            except UnicodeEncodeError:
+                pass  # a lone surrogate, which the native scanner cannot take: counted in Python below
+            else:
                 self.totals.pretokens += self.table.total - before
                 self.totals.documents += len(documents_text) - (1 if continues_document else 0)
                 return
@@ -469,7 +475,7 @@ class _MergedTables:
     the frame's declared sizes) when the kernel is on, else as dicts (:func:`decode_table`)."""
 
     def __init__(self) -> None:
-        self._native = _native.new_count_table()
+        self._native_table = native.count_table()
         self._table: dict[str, int] = {}
 
     def add_frame(self, frame: bytes | bytearray) -> None:
@@ -478,15 +484,15 @@ class _MergedTables:
         Raises:
             ValueError: The frame is not what its header declares (nothing of it is added).
         """
-        if self._native is not None:
-            self._native.add_frame(bytes(frame))
+        if self._native_table is not None:
+            self._native_table.add_frame(bytes(frame))
         else:
             received = decode_table(frame)
             self._table = merge_tables([self._table, received]) if self._table else received
 
     def result(self) -> dict[str, int]:
         """The merged table, keyed by UTF-8 bytes spelled as latin-1 (the merge loop's form)."""
-        return decode_table(self._native.to_frame()) if self._native is not None else self._table
+        return decode_table(self._native_table.to_frame()) if self._native_table is not None else self._table
 
 
 CountingPath = Literal["serial", "threads", "processes"]
@@ -506,8 +512,8 @@ def counting_path(*, workers: int, pattern: str, plain_text_files: bool) -> Coun
     """
     if workers <= 1:
         return "serial"
-    native = _native.backend() == "native" and preset_name(pattern) in _native.NATIVE_PRESETS
-    return "threads" if native and plain_text_files else "processes"
+    native_scan = native.backend() == "native" and preset_name(pattern) in native.NATIVE_PRESETS
+    return "threads" if native_scan and plain_text_files else "processes"
 
 
 def count_threads(
@@ -606,7 +612,7 @@ def count_threads(
 def _merge_counters(counters: list[ChunkCounter]) -> dict[str, int]:
     """The counters' tables summed, keyed by UTF-8 bytes spelled as latin-1: natively when every counter
     kept a native table alone, else through dicts."""
-    tables: list[Any] = [counter.table for counter in counters if counter.native_only]
+    tables = [counter.table for counter in counters if counter.table is not None and not counter._counts]
     if len(tables) < len(counters) or not tables:
         return merge_tables([counter.byte_counts() for counter in counters])
     tables.sort(key=len, reverse=True)

@@ -25,10 +25,10 @@ Tokens are identified by their bytes: when a merge yields bytes that are already
 rare, as in ``("a", "bc")`` after ``("ab", "c")``), the existing id is reused. The merge is still recorded,
 but the vocabulary does not grow, so training goes on until it has the asked-for number of new tokens.
 
-When the native kernel is built (``bpe_studio._native``, rust/src/merge.rs), ``MergeLoop(...)`` makes a
-:class:`NativeMergeLoop`: the same API, events, cancelling and replay (this module's code), with the index,
-the choice of the next pair and the merges made in Rust. ``BPE_STUDIO_PURE=1`` or ``backend="python"``
-keeps this module's loop.
+:class:`MergeLoop` runs the loop (``run``, ``replay``, events, cancelling) over one of two engines with the
+same two methods, chosen once when it is made: :class:`PythonMerges` (the index described above) or, when the
+native kernel is built, :class:`NativeMerges` (the index, the choice of the next pair and the merges made in
+Rust, rust/src/merge.rs). ``BPE_STUDIO_PURE=1`` or ``backend="python"`` keeps the Python engine.
 """
 
 from __future__ import annotations
@@ -36,11 +36,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .. import native as _native
+from .. import native
 from ..events import StopReason
 from ..native import Backend
+
+if TYPE_CHECKING:
+    from ..native import MergeKernel
 
 # key(s) inverts each byte (b -> 255 - b) and ends with a code point above every inverted byte, so that
 # key(s1) < key(s2) exactly when s1 > s2; the terminator also makes key(l1) + key(r1) < key(l2) + key(r2)
@@ -100,6 +103,20 @@ class Merge:
     count: int
 
 
+class MergeEngine(Protocol):
+    """What :class:`MergeLoop` asks of an engine: the next pair, and to merge it."""
+
+    def best(self) -> tuple[str, int] | None:
+        """The pair the next merge takes (two token ids as a 2-character string) and its count, or None
+        when no pair is left."""
+        ...
+
+    def merge_top(self, pair: str) -> tuple[int, bool]:
+        """Merge ``pair`` (the answer of :meth:`best`): its token id, and True when the token is new (its
+        bytes are then appended to the loop's ``token_bytes``)."""
+        ...
+
+
 class MergeLoop:
     """Runs merges over a table of unique pre-tokens.
 
@@ -110,17 +127,16 @@ class MergeLoop:
         cancelled: Checked while the index is built; see ``stop_reason``.
         backend: ``"native"`` or ``"python"``; None takes :func:`bpe_studio.engine.backend`'s answer.
 
+    Raises:
+        CountLimitError: The counts could make a pair count pass :data:`MAX_PAIR_COUNT`.
+        ValueError: ``backend="native"`` but the kernel is not built, or an unknown backend.
+
     Example:
         >>> loop = MergeLoop({"hello": 2, "hell": 1}, [bytes([i]) for i in range(256)])
         >>> m = next(loop.run(new_tokens=1))
         >>> (loop.token_bytes[m.left], loop.token_bytes[m.right], m.count)
         (b'l', b'l', 3)
     """
-
-    def __new__(cls, *args: Any, backend: Backend | None = None, **kwargs: Any) -> MergeLoop:
-        # MergeLoop(...) picks the engine (see _native.backend()); a subclass named directly is that one.
-        chosen = NativeMergeLoop if cls is MergeLoop and _native.resolve(backend) == "native" else cls
-        return super().__new__(chosen)
 
     def __init__(
         self,
@@ -135,11 +151,153 @@ class MergeLoop:
         # Checked between the steps of building the index (about a second on 100 MB): once it returns
         # True, building stops and ``stop_reason`` is CANCELLED, so run() and replay() make no merge.
         self._cancelled = cancelled
-        self._ids_by_bytes = {b: i for i, b in enumerate(self.token_bytes)}
-        self._keys = [descending_key(b) for b in self.token_bytes]
-        self._max_len = max_token_length
         self.stop_reason: StopReason | None = None
-        if pair_count_bound(counts) > MAX_PAIR_COUNT:  # the native kernel checks it itself, for free
+        try:
+            kernel = native.merge_kernel(
+                counts, self.token_bytes, max_token_length=max_token_length, backend=backend
+            )
+        except ValueError as exc:
+            if str(exc) == COUNT_LIMIT:  # the native kernel checks the counts itself, for free
+                raise CountLimitError(COUNT_LIMIT) from None
+            raise
+        self._engine: MergeEngine
+        if kernel is None:
+            self._engine = PythonMerges(counts, self.token_bytes, max_token_length, self._stop_if_cancelled)
+        else:
+            self._engine = NativeMerges(kernel, self.token_bytes)
+            self._stop_if_cancelled()
+
+    @property
+    def backend(self) -> Backend:
+        """The engine that makes the merges: ``"native"`` or ``"python"``."""
+        return "native" if isinstance(self._engine, NativeMerges) else "python"
+
+    def _stop_if_cancelled(self) -> bool:
+        if self.stop_reason is None and self._cancelled is not None and self._cancelled():
+            self.stop_reason = StopReason.CANCELLED
+        return self.stop_reason is StopReason.CANCELLED
+
+    def run(
+        self,
+        *,
+        new_tokens: int,
+        min_frequency: int = 1,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[Merge]:
+        """Merge until ``new_tokens`` new token ids exist (or no pair qualifies), yielding each merge.
+
+        ``stop_reason`` tells why it stopped once the iterator is exhausted.
+        """
+        if self.stop_reason is StopReason.CANCELLED:
+            return  # cancelled while the index was built
+        created = 0
+        while created < new_tokens:
+            if cancelled is not None and cancelled():
+                self.stop_reason = StopReason.CANCELLED
+                return
+            best = self._engine.best()
+            if best is None:
+                self.stop_reason = StopReason.NO_PAIRS
+                return
+            pair, n = best
+            if n < min_frequency:
+                self.stop_reason = StopReason.MIN_FREQUENCY
+                return
+            merge, new = self._merge_top(pair, n)
+            created += new
+            yield merge
+        self.stop_reason = StopReason.VOCAB_SIZE
+
+    def _merge_top(self, pair: str, n: int) -> tuple[Merge, bool]:
+        """Make the merge of ``pair`` (the engine's best, occurring ``n`` times); True if its token is new."""
+        token_id, new = self._engine.merge_top(pair)
+        return Merge(ord(pair[0]), ord(pair[1]), token_id, n), new
+
+    def replay(
+        self,
+        merges: Sequence[tuple[bytes, bytes]],
+        merge_counts: Sequence[int] | None = None,
+        *,
+        new_tokens: int | None = None,
+        min_frequency: int = 1,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Iterator[Merge]:
+        """Make recorded merges again, in order, checking that each is the merge :meth:`run` makes next.
+
+        Each recorded merge is checked against the loop's own choice (the same pair and, when
+        ``merge_counts`` is given, the same count) and then applied exactly as :meth:`run` applies it, so
+        afterwards the loop is in the state an uninterrupted :meth:`run` reaches after those merges, and a
+        following :meth:`run` continues as that run would.
+
+        Like :meth:`run`, it stops early once ``new_tokens`` new ids exist or the next pair occurs fewer than
+        ``min_frequency`` times, setting ``stop_reason`` (so a checkpoint of a longer run can stand for a
+        shorter one). When every recorded merge was made, ``stop_reason`` is left as it was (``None`` for a
+        new loop), and the caller continues with ``run(new_tokens=...)`` for the tokens still wanted.
+
+        Raises:
+            ReplayError: A recorded merge is not the one the loop would make.
+        """
+        if self.stop_reason is StopReason.CANCELLED:
+            return  # cancelled while the index was built
+        created = 0
+        for index, (left_bytes, right_bytes) in enumerate(merges):
+            if new_tokens is not None and created >= new_tokens:
+                self.stop_reason = StopReason.VOCAB_SIZE
+                return
+            if cancelled is not None and cancelled():
+                self.stop_reason = StopReason.CANCELLED
+                return
+            best = self._engine.best()
+            if best is None:
+                raise ReplayError(
+                    f"merge {index} ({left_bytes!r}, {right_bytes!r}) is recorded, but no pair is left"
+                )
+            pair, n = best
+            if n < min_frequency:
+                self.stop_reason = StopReason.MIN_FREQUENCY
+                return
+            left, right = ord(pair[0]), ord(pair[1])
+            if (self.token_bytes[left], self.token_bytes[right]) != (left_bytes, right_bytes):
+                raise ReplayError(
+                    f"merge {index} is recorded as ({left_bytes!r}, {right_bytes!r}), but the counts make "
+                    f"({self.token_bytes[left]!r}, {self.token_bytes[right]!r}) the most frequent pair"
+                )
+            if merge_counts is not None and merge_counts[index] != n:
+                raise ReplayError(
+                    f"merge {index} ({left_bytes!r}, {right_bytes!r}) is recorded with count "
+                    f"{merge_counts[index]}, but the pair occurs {n} times"
+                )
+            merge, new = self._merge_top(pair, n)  # exactly what run() does for one merge
+            created += new
+            yield merge
+
+
+class PythonMerges:
+    """The Python engine of :class:`MergeLoop`: the index of pairs described in the module docstring.
+
+    Args:
+        counts: As for :class:`MergeLoop`.
+        token_bytes: The loop's list of token bytes, which :meth:`merge_top` extends.
+        max_token_length: As for :class:`MergeLoop`.
+        stop: Says whether to stop building the index (the loop's cancel check).
+
+    Raises:
+        CountLimitError: The counts could make a pair count pass :data:`MAX_PAIR_COUNT`.
+    """
+
+    def __init__(
+        self,
+        counts: dict[str, int],
+        token_bytes: list[bytes],
+        max_token_length: int | None,
+        stop: Callable[[], bool],
+    ) -> None:
+        self.token_bytes = token_bytes
+        self._stop = stop
+        self._ids_by_bytes = {b: i for i, b in enumerate(token_bytes)}
+        self._keys = [descending_key(b) for b in token_bytes]
+        self._max_len = max_token_length
+        if pair_count_bound(counts) > MAX_PAIR_COUNT:
             raise CountLimitError(COUNT_LIMIT)
         # Single-token words have no pairs and are never visited; keeping them costs less than filtering.
         self._words = list(counts)
@@ -156,18 +314,13 @@ class MergeLoop:
             self._index_words_numpy()
         elif total >= 2:
             self._index_words_python()
-        if self._stop_if_cancelled():
+        if self._stop():
             return
         keys = self._keys
         self._heap = [
             (-n, keys[ord(p[0])] + keys[ord(p[1])], p) for p, n in self._counts.items() if self._allowed(p)
         ]
         heapq.heapify(self._heap)
-
-    def _stop_if_cancelled(self) -> bool:
-        if self.stop_reason is None and self._cancelled is not None and self._cancelled():
-            self.stop_reason = StopReason.CANCELLED
-        return self.stop_reason is StopReason.CANCELLED
 
     def _index_words_python(self) -> None:
         counts, where = self._counts, self._where
@@ -206,11 +359,11 @@ class MergeLoop:
             return  # every word is a single token: nothing to merge
         weights = np.asarray(freqs, dtype=np.int64)[word_ids]
         pair_counts = np.bincount(codes, weights=weights, minlength=1 << 16)
-        if self._stop_if_cancelled():
+        if self._stop():
             return
         # A stable sort of 16-bit keys is a radix sort in numpy: linear time.
         order = np.argsort(codes, kind="stable")
-        if self._stop_if_cancelled():
+        if self._stop():
             return
         sorted_codes = codes[order]
         sorted_ids = word_ids[order]
@@ -237,7 +390,7 @@ class MergeLoop:
         tb = self.token_bytes
         return len(tb[ord(pair[0])]) + len(tb[ord(pair[1])]) <= self._max_len
 
-    def _best(self) -> tuple[str, int] | None:
+    def best(self) -> tuple[str, int] | None:
         """Pop stale heap entries until the top is current; return (pair, count) without popping it."""
         heap, counts = self._heap, self._counts
         while heap:
@@ -251,39 +404,8 @@ class MergeLoop:
                 heapq.heappop(heap)
         return None
 
-    def run(
-        self,
-        *,
-        new_tokens: int,
-        min_frequency: int = 1,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> Iterator[Merge]:
-        """Merge until ``new_tokens`` new token ids exist (or no pair qualifies), yielding each merge.
-
-        ``stop_reason`` tells why it stopped once the iterator is exhausted.
-        """
-        if self.stop_reason is StopReason.CANCELLED:
-            return  # cancelled while the index was built
-        created = 0
-        while created < new_tokens:
-            if cancelled is not None and cancelled():
-                self.stop_reason = StopReason.CANCELLED
-                return
-            best = self._best()
-            if best is None:
-                self.stop_reason = StopReason.NO_PAIRS
-                return
-            pair, n = best
-            if n < min_frequency:
-                self.stop_reason = StopReason.MIN_FREQUENCY
-                return
-            merge, new = self._merge_top(pair, n)
-            created += new
-            yield merge
-        self.stop_reason = StopReason.VOCAB_SIZE
-
-    def _merge_top(self, pair: str, n: int) -> tuple[Merge, bool]:
-        """Make the merge of ``pair`` (the heap's top, occurring ``n`` times); True if its token is new."""
+    def merge_top(self, pair: str) -> tuple[int, bool]:
+        """Merge ``pair`` (the heap's top, as :meth:`best` left it); True if its token is new."""
         heapq.heappop(self._heap)
         left, right = ord(pair[0]), ord(pair[1])
         merged = self.token_bytes[left] + self.token_bytes[right]
@@ -295,65 +417,7 @@ class MergeLoop:
             self._ids_by_bytes[merged] = token_id
             self._keys.append(self._keys[left][:-1] + self._keys[right])
         self._apply(pair, chr(token_id))
-        return Merge(left, right, token_id, n), new
-
-    def replay(
-        self,
-        merges: Sequence[tuple[bytes, bytes]],
-        merge_counts: Sequence[int] | None = None,
-        *,
-        new_tokens: int | None = None,
-        min_frequency: int = 1,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> Iterator[Merge]:
-        """Make recorded merges again, in order, checking that each is the merge :meth:`run` makes next.
-
-        Each recorded merge is checked against the loop's own choice (the same pair and, when
-        ``merge_counts`` is given, the same count) and then applied exactly as :meth:`run` applies it, so
-        afterwards the loop is in the state an uninterrupted :meth:`run` reaches after those merges, and a
-        following :meth:`run` continues as that run would.
-
-        Like :meth:`run`, it stops early once ``new_tokens`` new ids exist or the next pair occurs fewer than
-        ``min_frequency`` times, setting ``stop_reason`` (so a checkpoint of a longer run can stand for a
-        shorter one). When every recorded merge was made, ``stop_reason`` is left as it was (``None`` for a
-        new loop), and the caller continues with ``run(new_tokens=...)`` for the tokens still wanted.
-
-        Raises:
-            ReplayError: A recorded merge is not the one the loop would make.
-        """
-        if self.stop_reason is StopReason.CANCELLED:
-            return  # cancelled while the index was built
-        created = 0
-        for index, (left_bytes, right_bytes) in enumerate(merges):
-            if new_tokens is not None and created >= new_tokens:
-                self.stop_reason = StopReason.VOCAB_SIZE
-                return
-            if cancelled is not None and cancelled():
-                self.stop_reason = StopReason.CANCELLED
-                return
-            best = self._best()
-            if best is None:
-                raise ReplayError(
-                    f"merge {index} ({left_bytes!r}, {right_bytes!r}) is recorded, but no pair is left"
-                )
-            pair, n = best
-            if n < min_frequency:
-                self.stop_reason = StopReason.MIN_FREQUENCY
-                return
-            left, right = ord(pair[0]), ord(pair[1])
-            if (self.token_bytes[left], self.token_bytes[right]) != (left_bytes, right_bytes):
-                raise ReplayError(
-                    f"merge {index} is recorded as ({left_bytes!r}, {right_bytes!r}), but the counts make "
-                    f"({self.token_bytes[left]!r}, {self.token_bytes[right]!r}) the most frequent pair"
-                )
-            if merge_counts is not None and merge_counts[index] != n:
-                raise ReplayError(
-                    f"merge {index} ({left_bytes!r}, {right_bytes!r}) is recorded with count "
-                    f"{merge_counts[index]}, but the pair occurs {n} times"
-                )
-            merge, new = self._merge_top(pair, n)  # exactly what run() does for one merge
-            created += new
-            yield merge
+        return token_id, new
 
     def _apply(self, pair: str, c: str) -> None:
         """Replace ``pair`` by token ``c`` in every word holding it, updating counts next to each match.
@@ -466,69 +530,35 @@ class MergeLoop:
             grown[q] = None
 
 
-class NativeMergeLoop(MergeLoop):
-    """:class:`MergeLoop` with its index and merges in the native kernel (rust/src/merge.rs).
+class NativeMerges:
+    """The native engine of :class:`MergeLoop` (rust/src/merge.rs): the kernel keeps the pre-tokens as linked
+    positions with a pair -> positions index, so a merge costs in proportion to the occurrences it touches,
+    and it releases the GIL while it builds the index and while it merges.
 
-    ``run``, ``replay``, events and cancelling are :class:`MergeLoop`'s own code; only ``_best`` and
-    ``_merge_top`` call into Rust, which keeps the pre-tokens as linked positions with a pair -> positions
-    index, so a merge costs in proportion to the occurrences it touches. The kernel releases the GIL while
-    it builds the index and while it merges.
+    Args:
+        kernel: From :func:`bpe_studio.engine.native.merge_kernel`.
+        token_bytes: The loop's list of token bytes, which :meth:`merge_top` extends.
 
     Example:
         >>> from bpe_studio.engine.native import backend
         >>> loop = MergeLoop({"hello": 2, "hell": 1}, [bytes([i]) for i in range(256)])
-        >>> isinstance(loop, NativeMergeLoop) == (backend() == "native")
+        >>> isinstance(loop._engine, NativeMerges) == (backend() == "native")
         True
     """
 
-    def __init__(
-        self,
-        counts: dict[str, int],
-        token_bytes: list[bytes],
-        *,
-        max_token_length: int | None = None,
-        cancelled: Callable[[], bool] | None = None,
-        backend: Backend | None = None,
-    ) -> None:
-        if _native.native is None:
-            _native.resolve("native")  # raises, saying how to build the kernel
-        assert _native.native is not None
-        self.token_bytes = list(token_bytes)
-        self._cancelled = cancelled
-        self._max_len = max_token_length
-        self.stop_reason = None
-        words = list(counts)
-        joined = "".join(words)
-        try:
-            data, width = joined.encode("latin-1"), 1  # the counting phase's words: one byte per token
-        except UnicodeEncodeError:
-            data, width = joined.encode("utf-32-le"), 4  # token ids above 255
-        del joined
-        try:
-            self._kernel = _native.native.MergeKernel(
-                data,
-                width,
-                list(map(len, words)),
-                list(counts.values()),
-                self.token_bytes,
-                max_token_length=max_token_length,
-            )
-        except ValueError as exc:
-            if str(exc) == COUNT_LIMIT:
-                raise CountLimitError(COUNT_LIMIT) from None
-            raise
-        self._stop_if_cancelled()
+    def __init__(self, kernel: MergeKernel, token_bytes: list[bytes]) -> None:
+        self._kernel = kernel
+        self.token_bytes = token_bytes
 
-    def _best(self) -> tuple[str, int] | None:
+    def best(self) -> tuple[str, int] | None:
         best = self._kernel.best()
         if best is None:
             return None
         left, right, n = best
         return chr(left) + chr(right), n
 
-    def _merge_top(self, pair: str, n: int) -> tuple[Merge, bool]:
-        left, right = ord(pair[0]), ord(pair[1])
+    def merge_top(self, pair: str) -> tuple[int, bool]:
         token_id, new = self._kernel.merge_top()
         if new:
-            self.token_bytes.append(self.token_bytes[left] + self.token_bytes[right])
-        return Merge(left, right, token_id, n), new
+            self.token_bytes.append(self.token_bytes[ord(pair[0])] + self.token_bytes[ord(pair[1])])
+        return token_id, new
