@@ -112,7 +112,10 @@ impl Table {
             if slot.len == u32::MAX {
                 return (i, false);
             }
-            if slot.len as usize == key.len() && slot.head == *head && (key.len() <= INLINE || self.key(slot) == key) {
+            if slot.len as usize == key.len()
+                && slot.head == *head
+                && (key.len() <= INLINE || self.key(slot) == key)
+            {
                 return (i, true);
             }
             i = (i + 1) & mask;

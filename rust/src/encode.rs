@@ -222,7 +222,14 @@ impl Encoder {
     /// A long text is scanned in blocks of about `BLOCK` bytes cut where no preset's pre-token can span
     /// (see `safe_cut`): the scanners hold about 13 bytes per character, so this bounds their memory and
     /// keeps it in cache.
-    fn scan_into(&self, cache: &mut Cache, scan: Scanner, text: &str, classes: &[u8], out: &mut Vec<u32>) -> Option<u32> {
+    fn scan_into(
+        &self,
+        cache: &mut Cache,
+        scan: Scanner,
+        text: &str,
+        classes: &[u8],
+        out: &mut Vec<u32>,
+    ) -> Option<u32> {
         let before = out.len();
         let mut rest = text;
         while !rest.is_empty() {
@@ -415,13 +422,16 @@ pub fn safe_cut(text: &[u8], at: usize) -> usize {
         return text.len();
     }
     (at.max(2)..text.len())
-        .find(|&i| (0x21..=0x7e).contains(&text[i - 2]) && text[i - 1] == b'\n' && text[i].is_ascii_alphabetic())
+        .find(|&i| {
+            (0x21..=0x7e).contains(&text[i - 2]) && text[i - 1] == b'\n' && text[i].is_ascii_alphabetic()
+        })
         .unwrap_or(text.len())
 }
 
 /// Cuts `texts` into at most `parts` contiguous runs of about equal byte size (no empty run).
 ///
-/// Example: sizes [5, 1, 1, 5] in 2 parts -> [5, 1] and [1, 5].
+/// Example: sizes [5, 1, 1, 5] in 2 parts -> [5, 1, 1] and [5] (a run closes once it holds half and
+/// a byte of the total).
 fn split_runs<'s, 'a>(texts: &'s [&'a str], parts: usize) -> Vec<&'s [&'a str]> {
     let total: usize = texts.iter().map(|t| t.len()).sum();
     let share = total / parts.max(1) + 1;
@@ -439,4 +449,239 @@ fn split_runs<'s, 'a>(texts: &'s [&'a str], parts: usize) -> Vec<&'s [&'a str]> 
         runs.push(&texts[start..]);
     }
     runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretok;
+    use crate::testing::classes;
+
+    /// An encoder whose byte ids are the bytes and whose merges are given as (left, right) texts in rank
+    /// order, each making the next id from 256; `whole` maps texts to ids for `ignore_merges`.
+    fn encoder(merges: &[(&str, &str)], whole: Option<&[(&str, u32)]>) -> Encoder {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        let id = |decoder: &Vec<Option<Vec<u8>>>, text: &str| {
+            decoder.iter().position(|t| t.as_deref() == Some(text.as_bytes())).expect("a token") as u32
+        };
+        let mut table = Vec::new();
+        for &(a, b) in merges {
+            let (x, y) = (id(&decoder, a), id(&decoder, b));
+            table.push((x, y, decoder.len() as u32));
+            decoder.push(Some([a, b].concat().into_bytes()));
+        }
+        let whole = whole.map(|w| w.iter().map(|&(t, i)| (t.as_bytes().to_vec(), i)).collect());
+        let byte_ids = std::array::from_fn(|b| b as u32);
+        Encoder::new(byte_ids, &table, whole, &decoder, 1000)
+    }
+
+    /// The reference: merge the adjacent pair of lowest rank, leftmost first, until none is left.
+    fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
+        let mut word: Vec<u32> = piece.iter().map(|&b| encoder.tables.byte_ids[b as usize]).collect();
+        loop {
+            let ranks = word.windows(2).map(|w| encoder.tables.pair(w[0], w[1]));
+            let Some((at, (rank, merged))) = ranks.enumerate().min_by_key(|&(i, (rank, _))| (rank, i)) else {
+                return word;
+            };
+            if rank == NO_RANK {
+                return word;
+            }
+            word[at] = merged;
+            word.remove(at + 1);
+        }
+    }
+
+    fn bpe(encoder: &Encoder, piece: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        encoder.tables.bpe(piece.as_bytes(), &mut out);
+        out
+    }
+
+    #[test]
+    fn the_pair_of_lowest_rank_merges_first_wherever_it_is() {
+        let e = encoder(&[("b", "c"), ("a", "b"), ("a", "bc")], None);
+        // bc (rank 0) before ab (rank 1), though ab is further left; then a|bc (rank 2) = 258.
+        assert_eq!(bpe(&e, "abc"), [258]);
+        assert_eq!(bpe(&e, "abx"), [257, b'x' as u32]);
+        assert_eq!(bpe(&e, "x"), [b'x' as u32]);
+        assert!(bpe(&e, "").is_empty());
+    }
+
+    #[test]
+    fn among_equal_ranks_the_leftmost_pair_merges_first() {
+        let e = encoder(&[("a", "a"), ("aa", "aa")], None);
+        assert_eq!(bpe(&e, "aaa"), [256, b'a' as u32]); // [aa, a], not [a, aa]
+        assert_eq!(bpe(&e, "aaaa"), [257]);
+        assert_eq!(bpe(&e, "aaaaa"), [257, b'a' as u32]);
+    }
+
+    #[test]
+    fn a_pair_listed_twice_keeps_its_first_rank() {
+        // (a, b) again at rank 2 makes no new rank: b|c (rank 1) does not overtake it.
+        let mut e = encoder(&[("a", "b"), ("b", "c")], None);
+        let merges = [(97, 98, 256), (98, 99, 257), (97, 98, 999)];
+        e.tables.merges.clear();
+        for (rank, &(a, b, m)) in merges.iter().enumerate() {
+            e.tables.merges.entry((a, b)).or_insert((rank as u32, m));
+        }
+        assert_eq!(bpe(&e, "abc"), [256, b'c' as u32]);
+        let built = Encoder::new(std::array::from_fn(|b| b as u32), &merges, None, &[], 10);
+        assert_eq!(built.tables.pair(97, 98), (0, 256));
+    }
+
+    #[test]
+    fn long_words_take_the_heap_and_agree_with_the_reference() {
+        let e =
+            encoder(&[("a", "b"), ("b", "a"), ("ab", "ab"), ("a", "a"), ("ba", "b"), ("abab", "abab")], None);
+        let mut state = 12345u64;
+        for len in [2, 3, 17, 255, 256, 257, 300, 1000] {
+            for _ in 0..20 {
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                        if (state >> 40).is_multiple_of(3) {
+                            b'a'
+                        } else {
+                            b'b'
+                        }
+                    })
+                    .collect();
+                let mut out = Vec::new();
+                e.tables.bpe(&piece, &mut out);
+                assert_eq!(out, naive(&e, &piece), "{}", String::from_utf8_lossy(&piece));
+            }
+        }
+    }
+
+    #[test]
+    fn ignore_merges_takes_a_whole_token_as_it_is() {
+        // "abc" by merges is [ab, c]; as a whole token it is 300, whatever the merges say.
+        let e = encoder(&[("a", "b")], Some(&[("abc", 300)]));
+        assert_eq!(bpe(&e, "abc"), [300]);
+        assert_eq!(bpe(&e, "abd"), [256, b'd' as u32]);
+    }
+
+    #[test]
+    fn a_text_is_split_by_the_preset_then_each_pre_token_merged() {
+        let e = encoder(&[("h", "i"), (" ", "hi")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let (hi, space_hi) = (256, 257);
+        assert_eq!(e.encode_text(gpt2, "hi hi!", classes()), Ok(vec![hi, space_hi, b'!' as u32]));
+        assert_eq!(e.encode(&["hi", " hi", "hi"]), [hi, space_hi, hi]);
+        assert_eq!(e.encode_counts(&["hi", " hix"]), (vec![hi, space_hi, b'x' as u32], vec![1, 2]));
+        assert_eq!(e.encode_text(gpt2, "hi é", &classes()[..128]), Err(0xe9));
+    }
+
+    #[test]
+    fn a_batch_on_many_threads_gives_each_texts_ids_in_order() {
+        let e = encoder(&[("a", "b"), ("ab", "c")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let texts: Vec<String> = (0..200).map(|i| format!("abc {} ab{}", "c".repeat(i % 7), i)).collect();
+        let texts: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+        let one_by_one: Vec<Vec<u32>> =
+            texts.iter().map(|t| e.encode_text(gpt2, t, classes()).unwrap()).collect();
+        assert_eq!(e.encode_batch(gpt2, &texts, classes(), 4), Ok(one_by_one.clone()));
+        assert_eq!(e.encode_batch(gpt2, &texts, classes(), 1), Ok(one_by_one));
+        assert_eq!(e.encode_batch(gpt2, &["a", "é"], &classes()[..128], 2), Err(0xe9));
+    }
+
+    #[test]
+    fn joined_ids_are_little_endian_rows_with_the_separator_between_texts() {
+        let e = encoder(&[("a", "b")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let two = e.encode_join(gpt2, &["ab", "a"], classes(), Some(0x1234), 2).unwrap();
+        assert_eq!(two, [0, 1, 0x34, 0x12, 97, 0]);
+        let four = e.encode_join(gpt2, &["ab", "a"], classes(), None, 4).unwrap();
+        assert_eq!(four, [0, 1, 0, 0, 97, 0, 0, 0]);
+        assert_eq!(e.encode_join(gpt2, &["a", "é"], &classes()[..128], None, 4), Err(0xe9));
+    }
+
+    #[test]
+    fn decoding_joins_token_bytes_and_names_the_first_unknown_id() {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.push(None); // 256: an unused id
+        decoder.push(Some(b"xyz".to_vec()));
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 10);
+        let ids = [104, 257, 105];
+        let size = e.decoded_len(&ids).unwrap();
+        let mut buf = vec![0u8; size];
+        e.decode_into(&ids, &mut buf);
+        assert_eq!(buf, b"hxyzi");
+        assert_eq!(e.decoded_len(&[104, 256, 999]), Err(256));
+        assert_eq!(e.decoded_len(&[-1]), Err(-1));
+        assert_eq!(e.decoded_len(&[258]), Err(258));
+        assert_eq!(e.decoded_len(&[]), Ok(0));
+    }
+
+    #[test]
+    fn the_cache_is_emptied_when_full_and_on_demand() {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.truncate(256);
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 3);
+        e.encode(&["a", "b", "c"]);
+        assert_eq!(e.cache_len(), 3);
+        assert_eq!(e.encode(&["d"]), [100]); // full: emptied, then "d" kept
+        assert_eq!(e.cache_len(), 1);
+        e.clear_cache();
+        assert_eq!(e.cache_len(), 0);
+    }
+
+    #[test]
+    fn safe_cut_is_after_a_printable_ascii_character_and_a_newline_before_an_ascii_letter() {
+        assert_eq!(safe_cut(b"ab.\ncd", 0), 4);
+        assert_eq!(safe_cut(b"ab.\ncd", 4), 4);
+        assert_eq!(safe_cut(b"ab.\ncd", 5), 6, "none after: the end");
+        assert_eq!(safe_cut(b"ab.\ncd", 9), 6, "beyond the end: the end");
+        assert_eq!(safe_cut(b"a\nb", 0), 2);
+        assert_eq!(safe_cut(b"\nb", 0), 2, "no character before the newline: no cut");
+        assert_eq!(safe_cut(b"a \nb", 0), 4, "a space before the newline: a run of whitespace");
+        assert_eq!(safe_cut(b"a\n\nb", 0), 4, "two newlines: one pre-token in cl100k");
+        assert_eq!(safe_cut(b"a\n1", 0), 3, "a digit after: no cut");
+        assert_eq!(safe_cut(b"a\n b", 0), 4, "a space after: no cut");
+        assert_eq!(safe_cut("é\nb".as_bytes(), 0), "é\nb".len(), "not after a non-ASCII character");
+        assert_eq!(safe_cut(b"a\nb\nc", 3), 4);
+    }
+
+    #[test]
+    fn a_cut_at_the_safe_boundary_changes_no_pre_token_of_any_preset() {
+        // Texts around the boundary: each side scanned alone gives the whole text's pre-tokens.
+        let texts = ["word.\nNext", "x!\n\ny\nz", "it's\nok", "12\nab 3", "a/\nb//", "A\nBc\nd"];
+        for preset in ["gpt2", "cl100k", "o200k"] {
+            for text in texts {
+                let whole = crate::testing::pieces(preset, text);
+                let mut at = 0;
+                let mut joined = Vec::new();
+                while at < text.len() {
+                    let cut = safe_cut(&text.as_bytes()[at..], 1) + at;
+                    joined.extend(crate::testing::pieces(preset, &text[at..cut]));
+                    at = cut;
+                }
+                assert_eq!(joined, whole, "{preset} {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_text_longer_than_a_block_encodes_as_its_pieces_do() {
+        let e = encoder(&[("a", "b"), ("\n", "ab")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let line = "ab cd, ab.\nab 1234\n";
+        let text = line.repeat(BLOCK / line.len() + 10);
+        // The text is cut between lines (".\nab"), where no pre-token spans: every line encodes alike.
+        let expected = e.encode_text(gpt2, line, classes()).unwrap();
+        let ids = e.encode_text(gpt2, &text, classes()).unwrap();
+        assert_eq!(ids.len(), expected.len() * (BLOCK / line.len() + 10));
+        assert!(ids.chunks(expected.len()).all(|c| c == expected));
+    }
+
+    #[test]
+    fn runs_share_the_texts_out_by_size_in_order() {
+        let texts = ["aaaaa", "a", "a", "aaaaa"];
+        assert_eq!(split_runs(&texts, 2), [&texts[..3], &texts[3..]]);
+        assert_eq!(split_runs(&texts, 1), [&texts[..]]);
+        let runs = split_runs(&texts, 10);
+        assert!(runs.len() <= 4 && runs.iter().all(|r| !r.is_empty()));
+        assert_eq!(runs.concat(), texts);
+        assert!(split_runs(&[], 3).is_empty());
+    }
 }

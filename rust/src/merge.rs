@@ -119,13 +119,15 @@ impl Kernel {
         let bound = lengths.iter().zip(freqs).try_fold(0u128, |total, (&len, &f)| {
             total.checked_add(len.saturating_sub(1) as u128 * f.unsigned_abs() as u128)
         });
-        if bound.map_or(true, |b| b > i64::MAX as u128) {
+        if bound.is_none_or(|b| b > i64::MAX as u128) {
             // Word for word COUNT_LIMIT of bpe_studio/engine/merge.py, which the Python engine raises for the
             // same counts (it keeps the same limit), so that both engines accept exactly the same counts.
-            return Err("the counts are too large: pre-token counts times their lengths add up to more than \
+            return Err(
+                "the counts are too large: pre-token counts times their lengths add up to more than \
                         2**63 - 1, so a pair count could overflow (no corpus comes near that: the counts are \
                         damaged or made up)"
-                .into());
+                    .into(),
+            );
         }
         if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {
             return Err(format!("token id {bad} is not in the vocabulary of {} tokens", tokens.len()));
@@ -254,8 +256,7 @@ impl Kernel {
         let (a, b, _) = self.best()?;
         self.heap.pop();
         self.merges += 1;
-        let merged: Arc<[u8]> =
-            [&self.tokens[a as usize][..], &self.tokens[b as usize][..]].concat().into();
+        let merged: Arc<[u8]> = [&self.tokens[a as usize][..], &self.tokens[b as usize][..]].concat().into();
         let (c, new) = match self.ids.get(&merged) {
             Some(&id) => (id, false),
             None => {
@@ -280,7 +281,8 @@ impl Kernel {
 
     fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        let pair = self.pairs.entry(key(a, b)).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+        let pair =
+            self.pairs.entry(key(a, b)).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
         pair.count += f;
         pair.positions.push(position);
         if pair.grown_in != merges {
@@ -445,7 +447,9 @@ mod tests {
         let err = |r: Result<Kernel, String>| r.err().expect("refused");
         assert!(err(Kernel::new(vec![1, 2], &[2], &[1, 1], bytes(), None)).contains("lengths and freqs"));
         assert!(err(Kernel::new(vec![1, 2], &[3], &[1], bytes(), None)).contains("do not add up"));
-        assert!(err(Kernel::new(vec![1, 2], &[u64::MAX, 3], &[1, 1], bytes(), None)).contains("do not add up"));
+        assert!(
+            err(Kernel::new(vec![1, 2], &[u64::MAX, 3], &[1, 1], bytes(), None)).contains("do not add up")
+        );
         assert!(err(Kernel::new(vec![1, 256], &[2], &[1], bytes(), None)).contains("token id 256"));
         assert!(err(Kernel::new(vec![1, 2, 3], &[3], &[i64::MAX], bytes(), None)).contains("too large"));
         // One pair per word of i64::MAX fits exactly.

@@ -117,6 +117,11 @@ impl<'a> Chars<'a> {
         self.chars.len()
     }
 
+    /// True for the empty text.
+    pub fn is_empty(&self) -> bool {
+        self.chars.is_empty()
+    }
+
     /// The class of code point `k`.
     pub fn class(&self, k: usize) -> u8 {
         self.cls[k]
@@ -197,7 +202,13 @@ pub fn gpt2_pretokens<'a>(text: &'a str, classes: &[u8], mut emit: impl FnMut(&'
 fn gpt2_chars<'a>(text: &'a str, classes: &[u8]) -> Result<Chars<'a>, u32> {
     let mut text = Chars::new(text, classes)?;
     for class in text.cls.iter_mut() {
-        *class = if is_letter(*class) { LOWER } else if *class == MARK { OTHER } else { *class };
+        *class = if is_letter(*class) {
+            LOWER
+        } else if *class == MARK {
+            OTHER
+        } else {
+            *class
+        };
     }
     Ok(text)
 }
@@ -254,7 +265,11 @@ pub type Scanner = for<'a> fn(&'a str, &[u8], &mut dyn FnMut(&'a str)) -> Option
 /// The pre-tokens of `text` under a preset and the characters its scanner read to find them (see
 /// `Chars`), for tests that hold the scanners linear on any shape of text; Err with the first code point
 /// the table does not cover. Panics on a name that is not a preset.
-pub fn pretokens_with_work<'a>(preset: &str, text: &'a str, classes: &[u8]) -> Result<(Vec<&'a str>, u64), u32> {
+pub fn pretokens_with_work<'a>(
+    preset: &str,
+    text: &'a str,
+    classes: &[u8],
+) -> Result<(Vec<&'a str>, u64), u32> {
     let chars = if preset == "gpt2" { gpt2_chars(text, classes)? } else { Chars::new(text, classes)? };
     let mut pieces = Vec::new();
     let mut emit = |piece: &'a str| pieces.push(piece);
@@ -314,8 +329,8 @@ mod tests {
         assert_eq!(
             pieces("gpt2", "I'm they're we've he'll she'd it's don't 'S 'LL 'Re"),
             [
-                "I", "'m", " they", "'re", " we", "'ve", " he", "'ll", " she", "'d", " it", "'s", " don", "'t", " '",
-                "S", " '", "LL", " '", "Re"
+                "I", "'m", " they", "'re", " we", "'ve", " he", "'ll", " she", "'d", " it", "'s", " don",
+                "'t", " '", "S", " '", "LL", " '", "Re"
             ]
         );
         assert_eq!(pieces("gpt2", "DON'T I'M"), ["DON", "'", "T", " I", "'", "M"]);
@@ -349,7 +364,10 @@ mod tests {
             ["naïve", " café", " 日本語", " ǅx", " Áb", "\u{301}", "c"]
         );
         assert_eq!(pieces("gpt2", "e\u{301} \u{301}a ."), ["e", "\u{301}", " \u{301}", "a", " ."]);
-        assert_eq!(pieces("gpt2", "x!!\n\ny a/b//\n"), ["x", "!!", "\n", "\n", "y", " a", "/", "b", "//", "\n"]);
+        assert_eq!(
+            pieces("gpt2", "x!!\n\ny a/b//\n"),
+            ["x", "!!", "\n", "\n", "y", " a", "/", "b", "//", "\n"]
+        );
     }
 
     #[test]
@@ -472,8 +490,10 @@ mod tests {
     fn the_scanners_read_each_character_a_bounded_number_of_times_on_runs_of_any_length() {
         // Runs of the characters that the patterns treat specially, in any order and length: the shapes
         // the Python tests draw with hypothesis, drawn here from a fixed pseudo-random sequence.
-        const RUN_CHARS: [char; 17] =
-            ['a', 'A', 's', '7', '\u{661}', ' ', '\n', '\r', '\t', '\u{a0}', '!', '\'', '/', '日', 'é', '\u{301}', 'ǅ'];
+        const RUN_CHARS: [char; 17] = [
+            'a', 'A', 's', '7', '\u{661}', ' ', '\n', '\r', '\t', '\u{a0}', '!', '\'', '/', '日', 'é',
+            '\u{301}', 'ǅ',
+        ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move |bound: u64| {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
@@ -481,7 +501,7 @@ mod tests {
         };
         for round in 0..300 {
             let text: String = (0..next(13))
-                .flat_map(|_| std::iter::repeat(RUN_CHARS[next(17) as usize]).take(1 + next(400) as usize))
+                .flat_map(|_| std::iter::repeat_n(RUN_CHARS[next(17) as usize], 1 + next(400) as usize))
                 .collect();
             work(PRESETS[round % 3], &text);
         }

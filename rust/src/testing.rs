@@ -15,7 +15,7 @@ pub fn classes() -> &'static [u8] {
 fn class_of(code_point: u32) -> u8 {
     let Some(c) = char::from_u32(code_point) else { return OTHER };
     match code_point {
-        0x300..=0x36f => MARK,                    // combining diacritical marks, \p{M}
+        0x300..=0x36f => MARK,                  // combining diacritical marks, \p{M}
         0x1c5 | 0x1c8 | 0x1cb | 0x1f2 => UPPER, // the title case letters of Latin, \p{Lt}
         _ if c.is_whitespace() => SPACE,
         _ if c.is_numeric() => NUMBER,

@@ -33,9 +33,9 @@ impl Encoder {
         decoder: Vec<Option<Vec<u8>>>,
         cache_size: usize,
     ) -> PyResult<Self> {
-        let byte_ids: [u32; 256] = byte_ids
-            .try_into()
-            .map_err(|v: Vec<u32>| PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len())))?;
+        let byte_ids: [u32; 256] = byte_ids.try_into().map_err(|v: Vec<u32>| {
+            PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
+        })?;
         Ok(Encoder { inner: encode::Encoder::new(byte_ids, &merges, whole, &decoder, cache_size) })
     }
 
