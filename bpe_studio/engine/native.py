@@ -196,33 +196,6 @@ def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int]
         return None
 
 
-def count_gpt2(texts: list[str]) -> tuple[dict[str, int], int] | None:
-    """:func:`count_pretokens` for the gpt2 preset.
-
-    Example:
-        >>> count_gpt2(["it's a test", "a"]) in ((({"it": 1, "'s": 1, " a": 1, " test": 1, "a": 1}, 5)), None)
-        True
-    """
-    return count_pretokens("gpt2", texts)
-
-
-def pretokens_with_work(preset: str, text: str) -> tuple[list[str], int]:
-    """The pre-tokens of ``text`` under a preset's native scanner, in order, and how many characters the
-    scanner read to find them (rust/src/pretok.rs, ``Chars``): tests hold that count to a small multiple
-    of the text's length on every shape of text, which no timing can do reliably. Needs the native kernel.
-
-    Example:
-        >>> pretokens_with_work("cl100k", "12345")  # needs the native kernel  # doctest: +SKIP
-        (['123', '45'], 6)
-    """
-    kernel = _native
-    if kernel is None:
-        raise RuntimeError("the native kernel is not built")
-    return _with_classes(  # type: ignore[no-any-return]
-        lambda classes: kernel.pretokens_with_work(preset, text, classes)
-    )
-
-
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 

@@ -1,14 +1,12 @@
-//! A table of pre-token counts kept in Rust across chunks (`CountTable`), so that counting a corpus
-//! builds no Python dict per chunk and merging two tables never touches Python objects.
+//! A table of pre-token counts kept in Rust across chunks (`Table`, `CountTable` in Python: src/py/), so
+//! that counting a corpus builds no Python dict per chunk and merging two tables never touches Python
+//! objects.
 //!
 //! Keys are the pre-tokens' UTF-8 bytes. The table remembers the order in which keys first appeared,
 //! as a Python dict does: `to_frame()` then gives exactly the bytes that
 //! `bpe_studio.engine.training.counting.encode_table` gives for a dict counted from the same texts in the same
 //! order (so `decode_table` and every other reader of frames stay valid).
 
-use pyo3::exceptions::PyValueError;
-use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
 use rustc_hash::FxHashMap;
 
 use crate::pretok;
@@ -83,6 +81,16 @@ impl Table {
         self.positions.len()
     }
 
+    /// True when no key was counted.
+    pub fn is_empty(&self) -> bool {
+        self.positions.is_empty()
+    }
+
+    /// Sum of all counts: the number of pre-tokens counted.
+    pub fn total(&self) -> i64 {
+        self.total
+    }
+
     /// The bytes of the key in `slot`.
     fn key<'a>(&'a self, slot: &'a Slot) -> &'a [u8] {
         let len = slot.len as usize;
@@ -104,7 +112,10 @@ impl Table {
             if slot.len == u32::MAX {
                 return (i, false);
             }
-            if slot.len as usize == key.len() && slot.head == *head && (key.len() <= INLINE || self.key(slot) == key) {
+            if slot.len as usize == key.len()
+                && slot.head == *head
+                && (key.len() <= INLINE || self.key(slot) == key)
+            {
                 return (i, true);
             }
             i = (i + 1) & mask;
@@ -299,79 +310,129 @@ fn parse_frame(frame: &[u8]) -> Result<Vec<(&[u8], i64)>, String> {
     Ok(keys.into_iter().enumerate().map(|(i, k)| (k, u64_at(values, i * ITEM) as i64)).collect())
 }
 
-/// Pre-token -> count, kept natively across chunks; see rust/src/count.rs.
-///
-/// Example (Python):
-///     >>> t = CountTable(); t.add("gpt2", ["a b a"], classes)  # None: counted
-///     >>> len(t), t.total
-///     (2, 3)
-#[pyclass(module = "bpe_studio._native")]
-#[derive(Default)]
-pub struct CountTable {
-    inner: Table,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::classes;
 
-#[pymethods]
-impl CountTable {
-    #[new]
-    fn new() -> Self {
-        CountTable::default()
+    fn counted(texts: &[&str]) -> Table {
+        let mut table = Table::default();
+        table.add(texts, classes(), pretok::scanner("gpt2").unwrap()).unwrap();
+        table
     }
 
-    /// Pre-tokenizes `texts` with a preset's scanner (`gpt2`, `cl100k`, `o200k`) and counts the
-    /// pre-tokens into the table, with the GIL released.
-    ///
-    /// Returns None, or the first code point beyond `classes` (see `count_pretokens` in lib.rs) when
-    /// the class table is too small: then nothing was counted, and the caller extends the table and
-    /// calls again. A str holding a lone surrogate raises UnicodeEncodeError, also before counting.
-    fn add(
-        &mut self,
-        py: Python<'_>,
-        preset: &str,
-        texts: &Bound<'_, PyList>,
-        classes: &Bound<'_, PyBytes>,
-    ) -> PyResult<Option<u32>> {
-        let scan = pretok::scanner(preset).ok_or_else(|| {
-            PyValueError::new_err(format!("no native pre-tokenizer for {preset:?}; use gpt2, cl100k or o200k"))
-        })?;
-        let owned: Vec<Bound<'_, PyString>> =
-            texts.iter().map(|t| t.downcast_into::<PyString>().map_err(PyErr::from)).collect::<PyResult<_>>()?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let table = classes.as_bytes();
-        let inner = &mut self.inner;
-        Ok(crate::without_gil(py, || inner.add(&strs, table, scan))?.err())
+    /// The table's entries as text, in order of first appearance.
+    fn entries(table: &Table) -> Vec<(String, i64)> {
+        table.entries().into_iter().map(|(k, n)| (String::from_utf8(k.to_vec()).unwrap(), n)).collect()
     }
 
-    /// Adds every count of `other` into this table (GIL released); `other` is left as it was.
-    fn merge(&mut self, py: Python<'_>, other: PyRef<'_, CountTable>) -> PyResult<()> {
-        let inner = &mut self.inner;
-        let theirs = &other.inner;
-        crate::without_gil(py, || inner.merge(theirs))?;
-        Ok(())
+    fn owned(list: &[(&str, i64)]) -> Vec<(String, i64)> {
+        list.iter().map(|&(k, n)| (k.to_string(), n)).collect()
     }
 
-    /// The table as one frame, byte for byte what `encode_table` gives for the same counts in the same order.
-    fn to_frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let inner = &self.inner;
-        let frame = crate::without_gil(py, || inner.to_frame())?;
-        Ok(PyBytes::new(py, &frame))
+    #[test]
+    fn pre_tokens_are_counted_in_order_of_first_appearance() {
+        let table = counted(&["b a b", "it's a"]);
+        assert_eq!(entries(&table), owned(&[("b", 1), (" a", 2), (" b", 1), ("it", 1), ("'s", 1)]));
+        assert_eq!((table.len(), table.total()), (5, 6));
+        assert!(Table::default().is_empty() && !table.is_empty());
     }
 
-    /// Adds the counts of a frame (from `to_frame` or `encode_table`, maybe another process's),
-    /// checked against its declared sizes first: ValueError, and nothing added, if it does not hold them.
-    fn add_frame(&mut self, py: Python<'_>, frame: &[u8]) -> PyResult<()> {
-        let inner = &mut self.inner;
-        crate::without_gil(py, || inner.add_frame(frame))?.map_err(PyValueError::new_err)
+    #[test]
+    fn a_frame_is_laid_out_as_encode_table_lays_it_out() {
+        let mut expected = Vec::new();
+        expected.extend(2u64.to_le_bytes()); // keys
+        expected.extend(4u64.to_le_bytes()); // bytes of key text: "a", NUL, " b"
+        expected.push(1); // keys separated by NUL
+        expected.extend(b"a\0 b");
+        expected.extend(2i64.to_le_bytes());
+        expected.extend(1i64.to_le_bytes());
+        assert_eq!(counted(&["a", "a b"]).to_frame(), expected);
+        assert_eq!(Table::default().to_frame(), [&[0u8; 16][..], &[1]].concat(), "an empty table");
     }
 
-    /// Number of pre-tokens counted (the sum of all counts).
-    #[getter]
-    fn total(&self) -> i64 {
-        self.inner.total
+    #[test]
+    fn keys_holding_nul_are_framed_with_their_lengths() {
+        let table = counted(&["a\0\0 b"]); // "a", "\0\0", " b"
+        let mut expected = Vec::new();
+        expected.extend(3u64.to_le_bytes());
+        expected.extend(5u64.to_le_bytes());
+        expected.push(0);
+        expected.extend(b"a\0\0 b");
+        for n in [1u64, 2, 2, 1, 1, 1] {
+            expected.extend(n.to_le_bytes()); // three lengths, then three counts
+        }
+        assert_eq!(table.to_frame(), expected);
+        let mut back = Table::default();
+        back.add_frame(&expected).unwrap();
+        assert_eq!(entries(&back), entries(&table));
     }
 
-    /// Number of distinct pre-tokens.
-    fn __len__(&self) -> usize {
-        self.inner.len()
+    #[test]
+    fn merging_adds_counts_and_appends_new_keys_in_the_other_tables_order() {
+        let mut mine = counted(&["x y"]);
+        let theirs = counted(&["z y y x"]);
+        mine.merge(&theirs);
+        assert_eq!(entries(&mine), owned(&[("x", 1), (" y", 3), ("z", 1), (" x", 1)]));
+        assert_eq!(mine.total(), 6);
+        assert_eq!(entries(&theirs), owned(&[("z", 1), (" y", 2), (" x", 1)]), "left as it was");
+    }
+
+    #[test]
+    fn thousands_of_keys_short_and_long_survive_growth_and_a_frame_round_trip() {
+        // Keys past INLINE bytes keep their bytes apart; the table grows from 64 slots many times.
+        let letters = |i: usize| [i / 676, i / 26 % 26, i % 26].map(|d| (b'a' + d as u8) as char);
+        let words: Vec<String> =
+            (0..5_000).map(|i| format!("w{}{}", "x".repeat(i % 40), String::from_iter(letters(i)))).collect();
+        let text = words.join(" ") + " " + &words[..100].join(" ");
+        let table = counted(&[&text]);
+        assert_eq!(table.len(), 5_000 + 1); // the first word comes back with a space
+        assert_eq!(table.total(), 5_100);
+        let found = entries(&table);
+        assert_eq!(found[0], (words[0].clone(), 1));
+        assert_eq!(found[39], (format!(" {}", words[39]), 2), "a long key counted twice");
+        let mut back = Table::default();
+        back.add_frame(&table.to_frame()).unwrap();
+        assert_eq!(back.to_frame(), table.to_frame());
+    }
+
+    #[test]
+    fn a_bad_frame_is_refused_and_nothing_is_added() {
+        let good = counted(&["a b"]).to_frame();
+        let mut table = counted(&["a"]);
+        let before = table.to_frame();
+        let mut wrong_flag = good.clone();
+        wrong_flag[16] = 2;
+        let mut duplicate = Vec::new();
+        duplicate.extend(2u64.to_le_bytes());
+        duplicate.extend(3u64.to_le_bytes());
+        duplicate.push(1);
+        duplicate.extend(b"a\0a");
+        duplicate.extend([0u8; 16]);
+        let mut huge = good.clone();
+        huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes()); // declared sizes must not wrap around
+        let cases: [(&[u8], &str); 5] = [
+            (&good[..10], "shorter than its header"),
+            (&wrong_flag, "separator flag is 2"),
+            (&good[..good.len() - 1], "not the 2 keys it declares"),
+            (&duplicate, "the same key twice"),
+            (&huge, "not the 2 keys it declares"),
+        ];
+        for (frame, message) in cases {
+            let err = table.add_frame(frame).unwrap_err();
+            assert!(err.contains(message), "{err}");
+            assert_eq!(table.to_frame(), before);
+        }
+    }
+
+    #[test]
+    fn text_beyond_the_class_table_counts_nothing() {
+        let mut table = counted(&["a"]);
+        let scan = pretok::scanner("gpt2").unwrap();
+        assert_eq!(table.add(&["b c", "d é"], &classes()[..128], scan), Err(0xe9));
+        assert_eq!(entries(&table), owned(&[("a", 1)]));
+        assert_eq!(beyond("abc", 128), None);
+        assert_eq!(beyond("ab日", 0x10000), None);
+        assert_eq!(beyond("ab日", 128), Some(0x65e5));
     }
 }

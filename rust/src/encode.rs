@@ -1,5 +1,5 @@
 //! Native encoding and decoding for `Tokenizer` (bpe_studio/engine/encoding/tokenizer.py): the per-pre-token BPE,
-//! its cache and the joining of token bytes. Python keeps special tokens and normalization. For a custom
+//! its cache and the joining of token bytes (`Encoder`; the Python class is src/py/encoder.rs). Python keeps special tokens and normalization. For a custom
 //! pattern Python also pre-tokenizes and passes the pre-tokens in (`encode`); for a preset pattern the
 //! native scanners (pretok*.rs) split the text here, so that text becomes ids in one call (`encode_text`,
 //! `encode_batch`, `encode_join`). The Python `_bpe` stays the reference, with the same semantics:
@@ -9,12 +9,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Mutex;
 
-use pyo3::exceptions::PyValueError;
-use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
 use rustc_hash::FxHashMap;
 
-use crate::pretok::{self, Scanner};
+use crate::pretok::Scanner;
 
 /// "No such pair": larger than any rank.
 const NO_RANK: u32 = u32::MAX;
@@ -154,14 +151,6 @@ impl Cache {
 }
 
 /// Native BPE encoder and decoder of one `Tokenizer`, built once from its tables.
-///
-/// Args:
-///     byte_ids: the token id of each byte 0-255.
-///     merges: (left id, right id, merged id) in rank order.
-///     whole: for `ignore_merges`, ordinary token bytes -> id; None otherwise.
-///     decoder: each id's token bytes, None for an unused id.
-///     cache_size: how many pre-tokens' ids to remember.
-#[pyclass(module = "bpe_studio._native", frozen)]
 pub struct Encoder {
     tables: Tables,
     // A pool of caches: a call takes one (or makes a new one when all are in use) and puts it back, so
@@ -176,6 +165,43 @@ pub struct Encoder {
 }
 
 impl Encoder {
+    /// Builds the tables.
+    ///
+    /// Args:
+    ///     byte_ids: the token id of each byte 0-255.
+    ///     merges: (left id, right id, merged id) in rank order.
+    ///     whole: for `ignore_merges`, ordinary token bytes -> id; None otherwise.
+    ///     decoder: each id's token bytes, None for an unused id.
+    ///     cache_size: how many pre-tokens' ids to remember.
+    pub fn new(
+        byte_ids: [u32; 256],
+        merges: &[(u32, u32, u32)],
+        whole: Option<FxHashMap<Vec<u8>, u32>>,
+        decoder: &[Option<Vec<u8>>],
+        cache_size: usize,
+    ) -> Encoder {
+        let mut table = FxHashMap::default();
+        for (rank, &(a, b, merged)) in merges.iter().enumerate() {
+            table.entry((a, b)).or_insert((rank as u32, merged));
+        }
+        let mut bytes = Vec::new();
+        let mut starts = vec![0];
+        let mut present = Vec::with_capacity(decoder.len());
+        for token in decoder {
+            present.push(token.is_some());
+            bytes.extend_from_slice(token.as_deref().unwrap_or(b""));
+            starts.push(bytes.len());
+        }
+        Encoder {
+            tables: Tables { byte_ids, merges: table, whole },
+            caches: Mutex::new(Vec::new()),
+            cache_size: cache_size.max(1),
+            bytes,
+            starts,
+            present,
+        }
+    }
+
     /// The cache pool, also after a panic in another thread (a cache is always in a usable state).
     fn pool(&self) -> std::sync::MutexGuard<'_, Vec<Cache>> {
         self.caches.lock().unwrap_or_else(|e| e.into_inner())
@@ -196,7 +222,14 @@ impl Encoder {
     /// A long text is scanned in blocks of about `BLOCK` bytes cut where no preset's pre-token can span
     /// (see `safe_cut`): the scanners hold about 13 bytes per character, so this bounds their memory and
     /// keeps it in cache.
-    fn scan_into(&self, cache: &mut Cache, scan: Scanner, text: &str, classes: &[u8], out: &mut Vec<u32>) -> Option<u32> {
+    fn scan_into(
+        &self,
+        cache: &mut Cache,
+        scan: Scanner,
+        text: &str,
+        classes: &[u8],
+        out: &mut Vec<u32>,
+    ) -> Option<u32> {
         let before = out.len();
         let mut rest = text;
         while !rest.is_empty() {
@@ -213,10 +246,170 @@ impl Encoder {
         }
         None
     }
+
+    /// The ids of the pre-tokens, one after the other.
+    pub fn encode(&self, pieces: &[&str]) -> Vec<u32> {
+        self.with_cache(|cache| {
+            let mut out = Vec::with_capacity(pieces.iter().map(|s| s.len()).sum::<usize>() / 3 + 1);
+            for s in pieces {
+                cache.encode(&self.tables, s.as_bytes(), &mut out);
+            }
+            out
+        })
+    }
+
+    /// The ids of the pre-tokens and how many ids each pre-token has: (ids, counts).
+    pub fn encode_counts(&self, pieces: &[&str]) -> (Vec<u32>, Vec<usize>) {
+        self.with_cache(|cache| {
+            let mut out = Vec::new();
+            let counts = pieces.iter().map(|s| cache.encode(&self.tables, s.as_bytes(), &mut out)).collect();
+            (out, counts)
+        })
+    }
+
+    /// The ids of a whole text split by a preset's scanner (`classes`: the class table of
+    /// bpe_studio/engine/native.py), or Err with the first code point beyond the table.
+    pub fn encode_text(&self, scan: Scanner, text: &str, classes: &[u8]) -> Result<Vec<u32>, u32> {
+        self.with_cache(|cache| {
+            let mut out = Vec::with_capacity(text.len() / 4 + 1);
+            match self.scan_into(cache, scan, text, classes, &mut out) {
+                Some(code_point) => Err(code_point),
+                None => Ok(out),
+            }
+        })
+    }
+
+    /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
+    /// (in contiguous runs of about equal size, each thread with its own cache), in the texts' order, or
+    /// Err with the first code point beyond the table.
+    pub fn encode_batch(
+        &self,
+        scan: Scanner,
+        texts: &[&str],
+        classes: &[u8],
+        threads: usize,
+    ) -> Result<Vec<Vec<u32>>, u32> {
+        // No more threads than cores (the work is all CPU) or runs of texts: num_threads=20000 started
+        // 20,000 OS threads, and the one that could not start panicked.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let runs = split_runs(texts, threads.min(cores));
+        let encode_run = |run: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
+            self.with_cache(|cache| {
+                run.iter()
+                    .map(|text| {
+                        let mut out = Vec::with_capacity(text.len() / 4 + 1);
+                        match self.scan_into(cache, scan, text, classes, &mut out) {
+                            Some(code_point) => Err(code_point),
+                            None => Ok(out),
+                        }
+                    })
+                    .collect()
+            })
+        };
+        if runs.len() <= 1 {
+            return encode_run(texts);
+        }
+        let results: Vec<Result<Vec<Vec<u32>>, u32>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = runs
+                .iter()
+                .map(|run| {
+                    let spawned = std::thread::Builder::new()
+                        .name("bpe-studio-encode".into())
+                        .spawn_scoped(scope, move || encode_run(run));
+                    // A thread the system refuses (out of threads or memory): its run is encoded on
+                    // this thread instead, when its turn comes.
+                    spawned.map_err(|_| *run)
+                })
+                .collect();
+            // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
+            // makes it a RuntimeError.
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                    Err(run) => encode_run(run),
+                })
+                .collect()
+        });
+        let mut all = Vec::with_capacity(texts.len());
+        for result in results {
+            all.extend(result?);
+        }
+        Ok(all)
+    }
+
+    /// The ids of the texts one after the other, `separator` (an id, if given) between two texts, as
+    /// little-endian integers of `width` bytes (2 or 4, which the caller checks) — the `.npy`/`.bin` rows
+    /// of encode-corpus — or Err with the first code point beyond the table. One thread.
+    pub fn encode_join(
+        &self,
+        scan: Scanner,
+        texts: &[&str],
+        classes: &[u8],
+        separator: Option<u32>,
+        width: usize,
+    ) -> Result<Vec<u8>, u32> {
+        let ids = self.with_cache(|cache| {
+            let total: usize = texts.iter().map(|s| s.len()).sum();
+            let mut out = Vec::with_capacity(total / 4 + texts.len());
+            for (i, text) in texts.iter().enumerate() {
+                if i > 0 {
+                    out.extend(separator);
+                }
+                if let Some(code_point) = self.scan_into(cache, scan, text, classes, &mut out) {
+                    return Err(code_point);
+                }
+            }
+            Ok(out)
+        })?;
+        let mut raw = Vec::with_capacity(ids.len() * width);
+        if width == 2 {
+            // choose_dtype (corpus_encoding.py) picks uint16 only when every id fits.
+            raw.extend(ids.iter().flat_map(|&id| (id as u16).to_le_bytes()));
+        } else {
+            raw.extend(ids.iter().flat_map(|&id| id.to_le_bytes()));
+        }
+        Ok(raw)
+    }
+
+    /// The number of pre-tokens in the fullest of the encoder's caches (one unless threads encoded at
+    /// the same time).
+    pub fn cache_len(&self) -> usize {
+        self.pool().iter().map(|c| c.map.len()).max().unwrap_or(0)
+    }
+
+    /// Forgets the cached pre-token encodings.
+    pub fn clear_cache(&self) {
+        // Dropping the caches (not only emptying them) also gives their memory back.
+        self.pool().clear();
+    }
+
+    /// How many bytes the tokens `ids` decode to, or Err with the first id not in the vocabulary.
+    pub fn decoded_len(&self, ids: &[i64]) -> Result<usize, i64> {
+        let valid = |i: i64| i >= 0 && (i as u64) < self.present.len() as u64 && self.present[i as usize];
+        let mut total = 0usize;
+        for &i in ids {
+            if !valid(i) {
+                return Err(i);
+            }
+            total += self.starts[i as usize + 1] - self.starts[i as usize];
+        }
+        Ok(total)
+    }
+
+    /// Writes the tokens' bytes one after the other into `buf`, of the length `decoded_len` gave.
+    pub fn decode_into(&self, ids: &[i64], buf: &mut [u8]) {
+        let mut at = 0;
+        for &i in ids {
+            let token = &self.bytes[self.starts[i as usize]..self.starts[i as usize + 1]];
+            buf[at..at + token.len()].copy_from_slice(token);
+            at += token.len();
+        }
+    }
 }
 
 /// Long texts are scanned in blocks of about this many bytes.
-const BLOCK: usize = 1 << 20;
+pub const BLOCK: usize = 1 << 20;
 
 /// The first position at or after `at` where the text may be cut without changing any pre-token of the
 /// presets, or the text's length: after a printable ASCII character and a newline, before an ASCII letter
@@ -224,25 +417,21 @@ const BLOCK: usize = 1 << 20;
 /// a position is a character boundary, so the pieces are valid str.
 ///
 /// Example: `safe_cut(b"ab.\ncd", 0)` is 4 (between "\n" and "c").
-fn safe_cut(text: &[u8], at: usize) -> usize {
+pub fn safe_cut(text: &[u8], at: usize) -> usize {
     if text.len() <= at {
         return text.len();
     }
     (at.max(2)..text.len())
-        .find(|&i| (0x21..=0x7e).contains(&text[i - 2]) && text[i - 1] == b'\n' && text[i].is_ascii_alphabetic())
+        .find(|&i| {
+            (0x21..=0x7e).contains(&text[i - 2]) && text[i - 1] == b'\n' && text[i].is_ascii_alphabetic()
+        })
         .unwrap_or(text.len())
-}
-
-/// The native scanner of a preset, or a ValueError naming the presets.
-fn scanner(preset: &str) -> PyResult<Scanner> {
-    pretok::scanner(preset).ok_or_else(|| {
-        PyValueError::new_err(format!("no native pre-tokenizer for {preset:?}; use gpt2, cl100k or o200k"))
-    })
 }
 
 /// Cuts `texts` into at most `parts` contiguous runs of about equal byte size (no empty run).
 ///
-/// Example: sizes [5, 1, 1, 5] in 2 parts -> [5, 1] and [1, 5].
+/// Example: sizes [5, 1, 1, 5] in 2 parts -> [5, 1, 1] and [5] (a run closes once it holds half and
+/// a byte of the total).
 fn split_runs<'s, 'a>(texts: &'s [&'a str], parts: usize) -> Vec<&'s [&'a str]> {
     let total: usize = texts.iter().map(|t| t.len()).sum();
     let share = total / parts.max(1) + 1;
@@ -262,265 +451,237 @@ fn split_runs<'s, 'a>(texts: &'s [&'a str], parts: usize) -> Vec<&'s [&'a str]> 
     runs
 }
 
-/// UTF-8 views of the pre-tokens (no copy for ASCII ones); a str with a lone surrogate raises
-/// UnicodeEncodeError, which the Python side handles as its own path does.
-fn views<'py>(pieces: &Bound<'py, PyList>) -> PyResult<Vec<Bound<'py, PyString>>> {
-    pieces.iter().map(|p| p.downcast_into::<PyString>().map_err(PyErr::from)).collect()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pretok;
+    use crate::testing::classes;
 
-#[pymethods]
-impl Encoder {
-    #[new]
-    #[pyo3(signature = (byte_ids, merges, whole, decoder, *, cache_size))]
-    fn new(
-        byte_ids: Vec<u32>,
-        merges: Vec<(u32, u32, u32)>,
-        whole: Option<FxHashMap<Vec<u8>, u32>>,
-        decoder: Vec<Option<Vec<u8>>>,
-        cache_size: usize,
-    ) -> PyResult<Self> {
-        let byte_ids: [u32; 256] = byte_ids
-            .try_into()
-            .map_err(|v: Vec<u32>| PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len())))?;
-        let mut table = FxHashMap::default();
-        for (rank, &(a, b, merged)) in merges.iter().enumerate() {
-            table.entry((a, b)).or_insert((rank as u32, merged));
+    /// An encoder whose byte ids are the bytes and whose merges are given as (left, right) texts in rank
+    /// order, each making the next id from 256; `whole` maps texts to ids for `ignore_merges`.
+    fn encoder(merges: &[(&str, &str)], whole: Option<&[(&str, u32)]>) -> Encoder {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        let id = |decoder: &Vec<Option<Vec<u8>>>, text: &str| {
+            decoder.iter().position(|t| t.as_deref() == Some(text.as_bytes())).expect("a token") as u32
+        };
+        let mut table = Vec::new();
+        for &(a, b) in merges {
+            let (x, y) = (id(&decoder, a), id(&decoder, b));
+            table.push((x, y, decoder.len() as u32));
+            decoder.push(Some([a, b].concat().into_bytes()));
         }
-        let mut bytes = Vec::new();
-        let mut starts = vec![0];
-        let mut present = Vec::with_capacity(decoder.len());
-        for token in &decoder {
-            present.push(token.is_some());
-            bytes.extend_from_slice(token.as_deref().unwrap_or(b""));
-            starts.push(bytes.len());
-        }
-        Ok(Encoder {
-            tables: Tables { byte_ids, merges: table, whole },
-            caches: Mutex::new(Vec::new()),
-            cache_size: cache_size.max(1),
-            bytes,
-            starts,
-            present,
-        })
+        let whole = whole.map(|w| w.iter().map(|&(t, i)| (t.as_bytes().to_vec(), i)).collect());
+        let byte_ids = std::array::from_fn(|b| b as u32);
+        Encoder::new(byte_ids, &table, whole, &decoder, 1000)
     }
 
-    /// The ids of the pre-tokens, one after the other.
-    fn encode(&self, py: Python<'_>, pieces: &Bound<'_, PyList>) -> PyResult<Vec<u32>> {
-        let owned = views(pieces)?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        crate::without_gil(py, || {
-            self.with_cache(|cache| {
-                let mut out = Vec::with_capacity(strs.iter().map(|s| s.len()).sum::<usize>() / 3 + 1);
-                for s in &strs {
-                    cache.encode(&self.tables, s.as_bytes(), &mut out);
-                }
-                out
-            })
-        })
-    }
-
-    /// The ids of the pre-tokens and how many ids each pre-token has: (ids, counts).
-    fn encode_counts(&self, py: Python<'_>, pieces: &Bound<'_, PyList>) -> PyResult<(Vec<u32>, Vec<usize>)> {
-        let owned = views(pieces)?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        crate::without_gil(py, || {
-            self.with_cache(|cache| {
-                let mut out = Vec::new();
-                let counts = strs.iter().map(|s| cache.encode(&self.tables, s.as_bytes(), &mut out)).collect();
-                (out, counts)
-            })
-        })
-    }
-
-    /// The ids of a whole text under a preset pattern (`gpt2`, `cl100k`, `o200k`): the native scanner
-    /// splits it and each pre-token goes through the cache, all without the GIL.
-    ///
-    /// `classes` is the class table of bpe_studio/engine/native.py. Returns the ids, or the first code
-    /// point beyond the table as an int (the caller extends the table and calls again). A str with a lone
-    /// surrogate raises UnicodeEncodeError.
-    fn encode_text(&self, py: Python<'_>, preset: &str, text: &Bound<'_, PyString>, classes: &[u8]) -> PyResult<PyObject> {
-        let scan = scanner(preset)?;
-        let text = text.to_str()?;
-        let found = crate::without_gil(py, || {
-            self.with_cache(|cache| {
-                let mut out = Vec::with_capacity(text.len() / 4 + 1);
-                match self.scan_into(cache, scan, text, classes, &mut out) {
-                    Some(code_point) => Err(code_point),
-                    None => Ok(out),
-                }
-            })
-        })?;
-        match found {
-            Ok(ids) => Ok(PyList::new(py, ids)?.into_any().unbind()),
-            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
-        }
-    }
-
-    /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
-    /// (in contiguous runs of about equal size, each thread with its own cache): a list of lists in the
-    /// texts' order, or the first code point beyond the table as an int.
-    #[pyo3(signature = (preset, texts, classes, *, threads))]
-    fn encode_batch(
-        &self,
-        py: Python<'_>,
-        preset: &str,
-        texts: &Bound<'_, PyList>,
-        classes: &[u8],
-        threads: usize,
-    ) -> PyResult<PyObject> {
-        let scan = scanner(preset)?;
-        let owned = views(texts)?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        if threads == 0 {
-            return Err(PyValueError::new_err("threads must be at least 1"));
-        }
-        // No more threads than cores (the work is all CPU) or runs of texts: num_threads=20000 started
-        // 20,000 OS threads, and the one that could not start panicked.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let found = crate::without_gil(py, || -> Result<Vec<Vec<u32>>, u32> {
-            let runs = split_runs(&strs, threads.min(cores));
-            let encode_run = |run: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
-                self.with_cache(|cache| {
-                    run.iter()
-                        .map(|text| {
-                            let mut out = Vec::with_capacity(text.len() / 4 + 1);
-                            match self.scan_into(cache, scan, text, classes, &mut out) {
-                                Some(code_point) => Err(code_point),
-                                None => Ok(out),
-                            }
-                        })
-                        .collect()
-                })
+    /// The reference: merge the adjacent pair of lowest rank, leftmost first, until none is left.
+    fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
+        let mut word: Vec<u32> = piece.iter().map(|&b| encoder.tables.byte_ids[b as usize]).collect();
+        loop {
+            let ranks = word.windows(2).map(|w| encoder.tables.pair(w[0], w[1]));
+            let Some((at, (rank, merged))) = ranks.enumerate().min_by_key(|&(i, (rank, _))| (rank, i)) else {
+                return word;
             };
-            if runs.len() <= 1 {
-                return encode_run(&strs);
+            if rank == NO_RANK {
+                return word;
             }
-            let results: Vec<Result<Vec<Vec<u32>>, u32>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = runs
-                    .iter()
-                    .map(|run| {
-                        let spawned = std::thread::Builder::new()
-                            .name("bpe-studio-encode".into())
-                            .spawn_scoped(scope, move || encode_run(run));
-                        // A thread the system refuses (out of threads or memory): its run is encoded on
-                        // this thread instead, when its turn comes.
-                        spawned.map_err(|_| *run)
+            word[at] = merged;
+            word.remove(at + 1);
+        }
+    }
+
+    fn bpe(encoder: &Encoder, piece: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        encoder.tables.bpe(piece.as_bytes(), &mut out);
+        out
+    }
+
+    #[test]
+    fn the_pair_of_lowest_rank_merges_first_wherever_it_is() {
+        let e = encoder(&[("b", "c"), ("a", "b"), ("a", "bc")], None);
+        // bc (rank 0) before ab (rank 1), though ab is further left; then a|bc (rank 2) = 258.
+        assert_eq!(bpe(&e, "abc"), [258]);
+        assert_eq!(bpe(&e, "abx"), [257, b'x' as u32]);
+        assert_eq!(bpe(&e, "x"), [b'x' as u32]);
+        assert!(bpe(&e, "").is_empty());
+    }
+
+    #[test]
+    fn among_equal_ranks_the_leftmost_pair_merges_first() {
+        let e = encoder(&[("a", "a"), ("aa", "aa")], None);
+        assert_eq!(bpe(&e, "aaa"), [256, b'a' as u32]); // [aa, a], not [a, aa]
+        assert_eq!(bpe(&e, "aaaa"), [257]);
+        assert_eq!(bpe(&e, "aaaaa"), [257, b'a' as u32]);
+    }
+
+    #[test]
+    fn a_pair_listed_twice_keeps_its_first_rank() {
+        // (a, b) again at rank 2 makes no new rank: b|c (rank 1) does not overtake it.
+        let mut e = encoder(&[("a", "b"), ("b", "c")], None);
+        let merges = [(97, 98, 256), (98, 99, 257), (97, 98, 999)];
+        e.tables.merges.clear();
+        for (rank, &(a, b, m)) in merges.iter().enumerate() {
+            e.tables.merges.entry((a, b)).or_insert((rank as u32, m));
+        }
+        assert_eq!(bpe(&e, "abc"), [256, b'c' as u32]);
+        let built = Encoder::new(std::array::from_fn(|b| b as u32), &merges, None, &[], 10);
+        assert_eq!(built.tables.pair(97, 98), (0, 256));
+    }
+
+    #[test]
+    fn long_words_take_the_heap_and_agree_with_the_reference() {
+        let e =
+            encoder(&[("a", "b"), ("b", "a"), ("ab", "ab"), ("a", "a"), ("ba", "b"), ("abab", "abab")], None);
+        let mut state = 12345u64;
+        for len in [2, 3, 17, 255, 256, 257, 300, 1000] {
+            for _ in 0..20 {
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                        if (state >> 40).is_multiple_of(3) {
+                            b'a'
+                        } else {
+                            b'b'
+                        }
                     })
                     .collect();
-                // A panic in a thread (a bug) is raised again here, and `without_gil` makes it a RuntimeError.
-                handles
-                    .into_iter()
-                    .map(|h| match h {
-                        Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                        Err(run) => encode_run(run),
-                    })
-                    .collect()
-            });
-            let mut all = Vec::with_capacity(strs.len());
-            for result in results {
-                all.extend(result?);
+                let mut out = Vec::new();
+                e.tables.bpe(&piece, &mut out);
+                assert_eq!(out, naive(&e, &piece), "{}", String::from_utf8_lossy(&piece));
             }
-            Ok(all)
-        })?;
-        match found {
-            Ok(all) => {
-                let lists = PyList::empty(py);
-                for ids in all {
-                    lists.append(PyList::new(py, ids)?)?;
-                }
-                Ok(lists.into_any().unbind())
-            }
-            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
         }
     }
 
-    /// The ids of the texts one after the other, `separator` (an id, if given) between two texts, as
-    /// little-endian integers of `width` bytes (2 or 4) — the `.npy`/`.bin` rows of encode-corpus — or the
-    /// first code point beyond the table as an int. One thread; the GIL is released, so Python threads can
-    /// call it side by side.
-    #[pyo3(signature = (preset, texts, classes, *, separator, width))]
-    fn encode_join(
-        &self,
-        py: Python<'_>,
-        preset: &str,
-        texts: &Bound<'_, PyList>,
-        classes: &[u8],
-        separator: Option<u32>,
-        width: usize,
-    ) -> PyResult<PyObject> {
-        let scan = scanner(preset)?;
-        if width != 2 && width != 4 {
-            return Err(PyValueError::new_err(format!("width must be 2 or 4 bytes, not {width}")));
-        }
-        let owned = views(texts)?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let found = crate::without_gil(py, || -> Result<Vec<u8>, u32> {
-            let ids = self.with_cache(|cache| {
-                let total: usize = strs.iter().map(|s| s.len()).sum();
-                let mut out = Vec::with_capacity(total / 4 + strs.len());
-                for (i, text) in strs.iter().enumerate() {
-                    if i > 0 {
-                        out.extend(separator);
-                    }
-                    if let Some(code_point) = self.scan_into(cache, scan, text, classes, &mut out) {
-                        return Err(code_point);
-                    }
+    #[test]
+    fn ignore_merges_takes_a_whole_token_as_it_is() {
+        // "abc" by merges is [ab, c]; as a whole token it is 300, whatever the merges say.
+        let e = encoder(&[("a", "b")], Some(&[("abc", 300)]));
+        assert_eq!(bpe(&e, "abc"), [300]);
+        assert_eq!(bpe(&e, "abd"), [256, b'd' as u32]);
+    }
+
+    #[test]
+    fn a_text_is_split_by_the_preset_then_each_pre_token_merged() {
+        let e = encoder(&[("h", "i"), (" ", "hi")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let (hi, space_hi) = (256, 257);
+        assert_eq!(e.encode_text(gpt2, "hi hi!", classes()), Ok(vec![hi, space_hi, b'!' as u32]));
+        assert_eq!(e.encode(&["hi", " hi", "hi"]), [hi, space_hi, hi]);
+        assert_eq!(e.encode_counts(&["hi", " hix"]), (vec![hi, space_hi, b'x' as u32], vec![1, 2]));
+        assert_eq!(e.encode_text(gpt2, "hi é", &classes()[..128]), Err(0xe9));
+    }
+
+    #[test]
+    fn a_batch_on_many_threads_gives_each_texts_ids_in_order() {
+        let e = encoder(&[("a", "b"), ("ab", "c")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let texts: Vec<String> = (0..200).map(|i| format!("abc {} ab{}", "c".repeat(i % 7), i)).collect();
+        let texts: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+        let one_by_one: Vec<Vec<u32>> =
+            texts.iter().map(|t| e.encode_text(gpt2, t, classes()).unwrap()).collect();
+        assert_eq!(e.encode_batch(gpt2, &texts, classes(), 4), Ok(one_by_one.clone()));
+        assert_eq!(e.encode_batch(gpt2, &texts, classes(), 1), Ok(one_by_one));
+        assert_eq!(e.encode_batch(gpt2, &["a", "é"], &classes()[..128], 2), Err(0xe9));
+    }
+
+    #[test]
+    fn joined_ids_are_little_endian_rows_with_the_separator_between_texts() {
+        let e = encoder(&[("a", "b")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let two = e.encode_join(gpt2, &["ab", "a"], classes(), Some(0x1234), 2).unwrap();
+        assert_eq!(two, [0, 1, 0x34, 0x12, 97, 0]);
+        let four = e.encode_join(gpt2, &["ab", "a"], classes(), None, 4).unwrap();
+        assert_eq!(four, [0, 1, 0, 0, 97, 0, 0, 0]);
+        assert_eq!(e.encode_join(gpt2, &["a", "é"], &classes()[..128], None, 4), Err(0xe9));
+    }
+
+    #[test]
+    fn decoding_joins_token_bytes_and_names_the_first_unknown_id() {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.push(None); // 256: an unused id
+        decoder.push(Some(b"xyz".to_vec()));
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 10);
+        let ids = [104, 257, 105];
+        let size = e.decoded_len(&ids).unwrap();
+        let mut buf = vec![0u8; size];
+        e.decode_into(&ids, &mut buf);
+        assert_eq!(buf, b"hxyzi");
+        assert_eq!(e.decoded_len(&[104, 256, 999]), Err(256));
+        assert_eq!(e.decoded_len(&[-1]), Err(-1));
+        assert_eq!(e.decoded_len(&[258]), Err(258));
+        assert_eq!(e.decoded_len(&[]), Ok(0));
+    }
+
+    #[test]
+    fn the_cache_is_emptied_when_full_and_on_demand() {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.truncate(256);
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 3);
+        e.encode(&["a", "b", "c"]);
+        assert_eq!(e.cache_len(), 3);
+        assert_eq!(e.encode(&["d"]), [100]); // full: emptied, then "d" kept
+        assert_eq!(e.cache_len(), 1);
+        e.clear_cache();
+        assert_eq!(e.cache_len(), 0);
+    }
+
+    #[test]
+    fn safe_cut_is_after_a_printable_ascii_character_and_a_newline_before_an_ascii_letter() {
+        assert_eq!(safe_cut(b"ab.\ncd", 0), 4);
+        assert_eq!(safe_cut(b"ab.\ncd", 4), 4);
+        assert_eq!(safe_cut(b"ab.\ncd", 5), 6, "none after: the end");
+        assert_eq!(safe_cut(b"ab.\ncd", 9), 6, "beyond the end: the end");
+        assert_eq!(safe_cut(b"a\nb", 0), 2);
+        assert_eq!(safe_cut(b"\nb", 0), 2, "no character before the newline: no cut");
+        assert_eq!(safe_cut(b"a \nb", 0), 4, "a space before the newline: a run of whitespace");
+        assert_eq!(safe_cut(b"a\n\nb", 0), 4, "two newlines: one pre-token in cl100k");
+        assert_eq!(safe_cut(b"a\n1", 0), 3, "a digit after: no cut");
+        assert_eq!(safe_cut(b"a\n b", 0), 4, "a space after: no cut");
+        assert_eq!(safe_cut("é\nb".as_bytes(), 0), "é\nb".len(), "not after a non-ASCII character");
+        assert_eq!(safe_cut(b"a\nb\nc", 3), 4);
+    }
+
+    #[test]
+    fn a_cut_at_the_safe_boundary_changes_no_pre_token_of_any_preset() {
+        // Texts around the boundary: each side scanned alone gives the whole text's pre-tokens.
+        let texts = ["word.\nNext", "x!\n\ny\nz", "it's\nok", "12\nab 3", "a/\nb//", "A\nBc\nd"];
+        for preset in ["gpt2", "cl100k", "o200k"] {
+            for text in texts {
+                let whole = crate::testing::pieces(preset, text);
+                let mut at = 0;
+                let mut joined = Vec::new();
+                while at < text.len() {
+                    let cut = safe_cut(&text.as_bytes()[at..], 1) + at;
+                    joined.extend(crate::testing::pieces(preset, &text[at..cut]));
+                    at = cut;
                 }
-                Ok(out)
-            })?;
-            let mut raw = Vec::with_capacity(ids.len() * width);
-            if width == 2 {
-                // choose_dtype (corpus_encoding.py) picks uint16 only when every id fits.
-                raw.extend(ids.iter().flat_map(|&id| (id as u16).to_le_bytes()));
-            } else {
-                raw.extend(ids.iter().flat_map(|&id| id.to_le_bytes()));
+                assert_eq!(joined, whole, "{preset} {text:?}");
             }
-            Ok(raw)
-        })?;
-        match found {
-            Ok(raw) => Ok(PyBytes::new(py, &raw).into_any().unbind()),
-            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
         }
     }
 
-    /// The number of pre-tokens in the fullest of the encoder's caches (one unless threads encoded at
-    /// the same time).
-    fn __len__(&self) -> usize {
-        self.pool().iter().map(|c| c.map.len()).max().unwrap_or(0)
+    #[test]
+    fn a_text_longer_than_a_block_encodes_as_its_pieces_do() {
+        let e = encoder(&[("a", "b"), ("\n", "ab")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        let line = "ab cd, ab.\nab 1234\n";
+        let text = line.repeat(BLOCK / line.len() + 10);
+        // The text is cut between lines (".\nab"), where no pre-token spans: every line encodes alike.
+        let expected = e.encode_text(gpt2, line, classes()).unwrap();
+        let ids = e.encode_text(gpt2, &text, classes()).unwrap();
+        assert_eq!(ids.len(), expected.len() * (BLOCK / line.len() + 10));
+        assert!(ids.chunks(expected.len()).all(|c| c == expected));
     }
 
-    /// Forgets the cached pre-token encodings.
-    fn clear_cache(&self) {
-        // Dropping the caches (not only emptying them) also gives their memory back.
-        self.pool().clear();
-    }
-
-    /// The concatenated bytes of the tokens, or the first id that is not in the vocabulary (an int).
-    fn decode_bytes(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<PyObject> {
-        let valid = |i: i64| i >= 0 && (i as u64) < self.present.len() as u64 && self.present[i as usize];
-        let total = crate::without_gil(py, || {
-            let mut total = 0usize;
-            for &i in &ids {
-                if !valid(i) {
-                    return Err(i);
-                }
-                total += self.starts[i as usize + 1] - self.starts[i as usize];
-            }
-            Ok(total)
-        })?;
-        let total = match total {
-            Ok(total) => total,
-            Err(bad) => return Ok(bad.into_pyobject(py)?.into_any().unbind()),
-        };
-        let out = PyBytes::new_with(py, total, |buf| {
-            let mut at = 0;
-            for &i in &ids {
-                let token = &self.bytes[self.starts[i as usize]..self.starts[i as usize + 1]];
-                buf[at..at + token.len()].copy_from_slice(token);
-                at += token.len();
-            }
-            Ok(())
-        })?;
-        Ok(out.into_any().unbind())
+    #[test]
+    fn runs_share_the_texts_out_by_size_in_order() {
+        let texts = ["aaaaa", "a", "a", "aaaaa"];
+        assert_eq!(split_runs(&texts, 2), [&texts[..3], &texts[3..]]);
+        assert_eq!(split_runs(&texts, 1), [&texts[..]]);
+        let runs = split_runs(&texts, 10);
+        assert!(runs.len() <= 4 && runs.iter().all(|r| !r.is_empty()));
+        assert_eq!(runs.concat(), texts);
+        assert!(split_runs(&[], 3).is_empty());
     }
 }

@@ -119,13 +119,15 @@ impl Kernel {
         let bound = lengths.iter().zip(freqs).try_fold(0u128, |total, (&len, &f)| {
             total.checked_add(len.saturating_sub(1) as u128 * f.unsigned_abs() as u128)
         });
-        if bound.map_or(true, |b| b > i64::MAX as u128) {
+        if bound.is_none_or(|b| b > i64::MAX as u128) {
             // Word for word COUNT_LIMIT of bpe_studio/engine/merge.py, which the Python engine raises for the
             // same counts (it keeps the same limit), so that both engines accept exactly the same counts.
-            return Err("the counts are too large: pre-token counts times their lengths add up to more than \
+            return Err(
+                "the counts are too large: pre-token counts times their lengths add up to more than \
                         2**63 - 1, so a pair count could overflow (no corpus comes near that: the counts are \
                         damaged or made up)"
-                .into());
+                    .into(),
+            );
         }
         if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {
             return Err(format!("token id {bad} is not in the vocabulary of {} tokens", tokens.len()));
@@ -254,8 +256,7 @@ impl Kernel {
         let (a, b, _) = self.best()?;
         self.heap.pop();
         self.merges += 1;
-        let merged: Arc<[u8]> =
-            [&self.tokens[a as usize][..], &self.tokens[b as usize][..]].concat().into();
+        let merged: Arc<[u8]> = [&self.tokens[a as usize][..], &self.tokens[b as usize][..]].concat().into();
         let (c, new) = match self.ids.get(&merged) {
             Some(&id) => (id, false),
             None => {
@@ -280,7 +281,8 @@ impl Kernel {
 
     fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        let pair = self.pairs.entry(key(a, b)).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+        let pair =
+            self.pairs.entry(key(a, b)).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
         pair.count += f;
         pair.positions.push(position);
         if pair.grown_in != merges {
@@ -341,5 +343,116 @@ impl Kernel {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel over words given as text with their counts: the 256 bytes are ids 0-255, then `extra`.
+    fn kernel(words: &[(&str, i64)], extra: &[&str], max_len: Option<usize>) -> Kernel {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        tokens.extend(extra.iter().map(|t| t.as_bytes().to_vec()));
+        let symbols = words.iter().flat_map(|(w, _)| w.bytes().map(u32::from)).collect();
+        let lengths: Vec<u64> = words.iter().map(|(w, _)| w.len() as u64).collect();
+        let freqs: Vec<i64> = words.iter().map(|&(_, f)| f).collect();
+        Kernel::new(symbols, &lengths, &freqs, tokens, max_len).unwrap()
+    }
+
+    /// Every merge to the end, as (left bytes + "|" + right bytes, count).
+    fn merges(mut k: Kernel) -> Vec<(String, i64)> {
+        let mut out = Vec::new();
+        while let Some((a, b, count)) = k.best() {
+            let (left, right) = (k.tokens[a as usize].to_vec(), k.tokens[b as usize].to_vec());
+            let (id, new) = k.merge_top().unwrap();
+            assert!(new);
+            assert_eq!(*k.tokens[id as usize], [left.clone(), right.clone()].concat());
+            let text = |t: Vec<u8>| String::from_utf8(t).unwrap();
+            out.push((format!("{}|{}", text(left), text(right)), count));
+        }
+        assert_eq!(k.merge_top(), None);
+        out
+    }
+
+    fn expected(list: &[(&str, i64)]) -> Vec<(String, i64)> {
+        list.iter().map(|&(m, c)| (m.to_string(), c)).collect()
+    }
+
+    #[test]
+    fn the_most_frequent_pair_goes_first_and_its_neighbours_are_recounted() {
+        // Pairs at the start: ab 2, bc 3, cd 1. After b|c, the words are a-bc (2) and bc-d (1).
+        let k = kernel(&[("abc", 2), ("bcd", 1)], &[], None);
+        assert_eq!(merges(k), expected(&[("b|c", 3), ("a|bc", 2), ("bc|d", 1)]));
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_greatest_pair_of_left_bytes_then_right_bytes() {
+        let k = kernel(&[("ab", 1), ("cd", 1), ("ac", 1)], &[], None);
+        assert_eq!(merges(k), expected(&[("c|d", 1), ("a|c", 1), ("a|b", 1)]));
+        // "abc" once: ab and bc tie, b|c wins; then a|bc, while a|b's count fell to 0 (a stale entry).
+        assert_eq!(merges(kernel(&[("abc", 1)], &[], None)), expected(&[("b|c", 1), ("a|bc", 1)]));
+        // Equal left bytes: the right ones decide, and "bx" > "b".
+        let k = kernel(&[("abx", 3), ("ab", 3), ("bx", 3)], &[], None);
+        assert_eq!(merges(k), expected(&[("b|x", 6), ("a|bx", 3), ("a|b", 3)]));
+    }
+
+    #[test]
+    fn a_tie_compares_bytes_not_ids_and_a_longer_left_token_is_greater() {
+        // Ids: "z" = 0 after the reorder below, "a" = 1, "b" = 2: by ids (1, 2) is greater, by bytes "z|b".
+        let tokens = vec![b"z".to_vec(), b"a".to_vec(), b"b".to_vec()];
+        let mut k = Kernel::new(vec![0, 2, 1, 2], &[2, 2], &[1, 1], tokens, None).unwrap();
+        assert_eq!(k.best(), Some((0, 2, 1)));
+        // After a|b, "ab|z" and "a|z" tie (2 each): the left "ab" is greater than "a" (a prefix is less).
+        let k = kernel(&[("ab", 10), ("abz", 2), ("az", 2)], &[], None);
+        assert_eq!(merges(k), expected(&[("a|b", 12), ("ab|z", 2), ("a|z", 2)]));
+    }
+
+    #[test]
+    fn overlapping_pairs_of_one_token_merge_left_to_right() {
+        // "aaa": a|a counted twice; merged left to right it is [aa, a], so aa|a comes next.
+        assert_eq!(merges(kernel(&[("aaa", 1)], &[], None)), expected(&[("a|a", 2), ("aa|a", 1)]));
+        assert_eq!(merges(kernel(&[("aaaa", 1)], &[], None)), expected(&[("a|a", 3), ("aa|aa", 1)]));
+    }
+
+    #[test]
+    fn merged_bytes_that_are_already_a_token_reuse_its_id() {
+        let mut k = kernel(&[("ab", 4)], &["ab"], None);
+        assert_eq!(k.vocab_len(), 257);
+        assert_eq!(k.best(), Some((b'a' as u32, b'b' as u32, 4)));
+        assert_eq!(k.merge_top(), Some((256, false)));
+        assert_eq!(k.vocab_len(), 257);
+        assert_eq!(k.best(), None);
+    }
+
+    #[test]
+    fn pairs_longer_than_the_limit_are_never_merged() {
+        assert_eq!(merges(kernel(&[("abc", 5)], &[], Some(1))), []);
+        // b|c first (the tie rule); a|bc would be 3 bytes: the loop ends.
+        assert_eq!(merges(kernel(&[("abc", 5)], &[], Some(2))), expected(&[("b|c", 5)]));
+    }
+
+    #[test]
+    fn a_long_repetitive_word_merges_to_powers_of_two() {
+        let word = "a".repeat(1024);
+        let found = merges(kernel(&[(&word, 1)], &[], None));
+        let lengths: Vec<usize> = found.iter().map(|(m, _)| m.len() - 1).collect();
+        assert_eq!(lengths, [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
+        assert_eq!(found[0].1, 1023);
+    }
+
+    #[test]
+    fn inconsistent_tables_are_refused() {
+        let bytes = || (0..=255u8).map(|b| vec![b]).collect::<Vec<_>>();
+        let err = |r: Result<Kernel, String>| r.err().expect("refused");
+        assert!(err(Kernel::new(vec![1, 2], &[2], &[1, 1], bytes(), None)).contains("lengths and freqs"));
+        assert!(err(Kernel::new(vec![1, 2], &[3], &[1], bytes(), None)).contains("do not add up"));
+        assert!(
+            err(Kernel::new(vec![1, 2], &[u64::MAX, 3], &[1, 1], bytes(), None)).contains("do not add up")
+        );
+        assert!(err(Kernel::new(vec![1, 256], &[2], &[1], bytes(), None)).contains("token id 256"));
+        assert!(err(Kernel::new(vec![1, 2, 3], &[3], &[i64::MAX], bytes(), None)).contains("too large"));
+        // One pair per word of i64::MAX fits exactly.
+        assert!(Kernel::new(vec![1, 2], &[2], &[i64::MAX], bytes(), None).is_ok());
     }
 }

@@ -117,6 +117,11 @@ impl<'a> Chars<'a> {
         self.chars.len()
     }
 
+    /// True for the empty text.
+    pub fn is_empty(&self) -> bool {
+        self.chars.is_empty()
+    }
+
     /// The class of code point `k`.
     pub fn class(&self, k: usize) -> u8 {
         self.cls[k]
@@ -197,7 +202,13 @@ pub fn gpt2_pretokens<'a>(text: &'a str, classes: &[u8], mut emit: impl FnMut(&'
 fn gpt2_chars<'a>(text: &'a str, classes: &[u8]) -> Result<Chars<'a>, u32> {
     let mut text = Chars::new(text, classes)?;
     for class in text.cls.iter_mut() {
-        *class = if is_letter(*class) { LOWER } else if *class == MARK { OTHER } else { *class };
+        *class = if is_letter(*class) {
+            LOWER
+        } else if *class == MARK {
+            OTHER
+        } else {
+            *class
+        };
     }
     Ok(text)
 }
@@ -254,7 +265,11 @@ pub type Scanner = for<'a> fn(&'a str, &[u8], &mut dyn FnMut(&'a str)) -> Option
 /// The pre-tokens of `text` under a preset and the characters its scanner read to find them (see
 /// `Chars`), for tests that hold the scanners linear on any shape of text; Err with the first code point
 /// the table does not cover. Panics on a name that is not a preset.
-pub fn pretokens_with_work<'a>(preset: &str, text: &'a str, classes: &[u8]) -> Result<(Vec<&'a str>, u64), u32> {
+pub fn pretokens_with_work<'a>(
+    preset: &str,
+    text: &'a str,
+    classes: &[u8],
+) -> Result<(Vec<&'a str>, u64), u32> {
     let chars = if preset == "gpt2" { gpt2_chars(text, classes)? } else { Chars::new(text, classes)? };
     let mut pieces = Vec::new();
     let mut emit = |piece: &'a str| pieces.push(piece);
@@ -300,4 +315,195 @@ pub fn count<'a>(
         }
     }
     Ok((counts, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{classes, pieces};
+
+    const PRESETS: [&str; 3] = ["gpt2", "cl100k", "o200k"];
+
+    #[test]
+    fn gpt2_contractions_are_lower_case_only_and_the_first_alternative_wins() {
+        assert_eq!(
+            pieces("gpt2", "I'm they're we've he'll she'd it's don't 'S 'LL 'Re"),
+            [
+                "I", "'m", " they", "'re", " we", "'ve", " he", "'ll", " she", "'d", " it", "'s", " don",
+                "'t", " '", "S", " '", "LL", " '", "Re"
+            ]
+        );
+        assert_eq!(pieces("gpt2", "DON'T I'M"), ["DON", "'", "T", " I", "'", "M"]);
+        // "'sa" is "'s" then "a"; the long s is no contraction for gpt2 (case-sensitive).
+        assert_eq!(pieces("gpt2", "it's'sa"), ["it", "'s", "'s", "a"]);
+        assert_eq!(pieces("gpt2", "'ſ 'ſt"), ["'", "ſ", " '", "ſt"]);
+    }
+
+    #[test]
+    fn gpt2_numbers_are_one_run_with_the_space_before_them() {
+        assert_eq!(pieces("gpt2", "1234567 12 x1234"), ["1234567", " 12", " x", "1234"]);
+        assert_eq!(pieces("gpt2", "١٢٣٤ ½"), ["١٢٣٤", " ½"]);
+    }
+
+    #[test]
+    fn gpt2_a_whitespace_run_gives_its_last_space_to_the_next_word() {
+        assert_eq!(pieces("gpt2", "a   b\n\n  c  "), ["a", "  ", " b", "\n\n ", " c", "  "]);
+        // Only a space (not a newline or a tab) joins the word after it; a run at the end stays whole.
+        assert_eq!(
+            pieces("gpt2", "\tword 'x ,y  !? \r\n\r\nz"),
+            ["\t", "word", " '", "x", " ,", "y", " ", " !?", " \r\n\r", "\n", "z"]
+        );
+        assert_eq!(pieces("gpt2", "x \n\n  "), ["x", " \n\n  "]);
+        assert_eq!(pieces("gpt2", "a\u{a0}b \u{3000}c"), ["a", "\u{a0}", "b", " ", "\u{3000}", "c"]);
+    }
+
+    #[test]
+    fn gpt2_letters_are_any_script_and_marks_are_punctuation() {
+        assert_eq!(
+            pieces("gpt2", "naïve café 日本語 ǅx Áb\u{301}c"),
+            ["naïve", " café", " 日本語", " ǅx", " Áb", "\u{301}", "c"]
+        );
+        assert_eq!(pieces("gpt2", "e\u{301} \u{301}a ."), ["e", "\u{301}", " \u{301}", "a", " ."]);
+        assert_eq!(
+            pieces("gpt2", "x!!\n\ny a/b//\n"),
+            ["x", "!!", "\n", "\n", "y", " a", "/", "b", "//", "\n"]
+        );
+    }
+
+    #[test]
+    fn an_empty_text_has_no_pre_token_in_any_preset() {
+        for preset in PRESETS {
+            assert!(pieces(preset, "").is_empty(), "{preset}");
+        }
+    }
+
+    #[test]
+    fn a_code_point_beyond_the_table_is_named_before_any_pre_token() {
+        for preset in PRESETS {
+            let scan = scanner(preset).unwrap();
+            let mut seen = Vec::new();
+            assert_eq!(scan("ab cd é", &classes()[..128], &mut |p| seen.push(p)), Some(0xe9), "{preset}");
+            assert!(seen.is_empty(), "{preset}: {seen:?}");
+            assert_eq!(scan("日本 😀", classes(), &mut |p| seen.push(p)), Some(0x1f600), "{preset}");
+            assert!(seen.is_empty(), "{preset}: {seen:?}");
+            // The count too is all or nothing.
+            assert_eq!(count(&["ab", "x é"], &classes()[..128], scan), Err(0xe9), "{preset}");
+        }
+    }
+
+    #[test]
+    fn a_class_no_scanner_knows_counts_as_punctuation() {
+        // A damaged table (class 9 for "!"): every scanner still advances and cuts the whole text.
+        let mut table = classes()[..128].to_vec();
+        table[b'!' as usize] = 9;
+        for preset in PRESETS {
+            let mut seen = Vec::new();
+            assert_eq!(scanner(preset).unwrap()("a !! b!", &table, &mut |p| seen.push(p)), None);
+            assert_eq!(seen, ["a", " !!", " b", "!"], "{preset}");
+        }
+    }
+
+    #[test]
+    fn only_the_three_presets_have_a_scanner() {
+        assert!(PRESETS.iter().all(|p| scanner(p).is_some()));
+        assert!(scanner("r50k").is_none() && scanner("GPT2").is_none() && scanner("").is_none());
+    }
+
+    #[test]
+    fn contractions_of_cl100k_and_o200k_ignore_case_and_take_the_long_s() {
+        let chars = |s: &str| s.chars().collect::<Vec<_>>();
+        assert_eq!(contraction_ci(&chars("'S"), 0), 2);
+        assert_eq!(contraction_ci(&chars("'ſ"), 0), 2);
+        assert_eq!(contraction_ci(&chars("'LL"), 0), 3);
+        assert_eq!(contraction_ci(&chars("'vE"), 0), 3);
+        assert_eq!(contraction_ci(&chars("x'Re"), 1), 3);
+        assert_eq!(contraction_ci(&chars("'l"), 0), 0); // "'l" alone is no contraction
+        assert_eq!(contraction_ci(&chars("'x"), 0), 0);
+        assert_eq!(contraction_ci(&chars("s'"), 0), 0);
+        assert_eq!(contraction_ci(&chars("'"), 0), 0);
+    }
+
+    #[test]
+    fn count_gives_each_pre_token_its_count_and_the_total() {
+        let texts = ["a b a", "it's a", ""];
+        let (counts, total) = count(&texts, classes(), scanner("gpt2").unwrap()).unwrap();
+        let mut counts: Vec<(&str, u64)> = counts.into_iter().collect();
+        counts.sort();
+        assert_eq!(counts, [(" a", 2), (" b", 1), ("'s", 1), ("a", 1), ("it", 1)]);
+        assert_eq!(total, 6);
+    }
+
+    /// Characters read per character of text (plus a few per text) that a linear scanner stays within; a
+    /// quadratic one reads about n/6 per character on the shapes below (over 800 at n = 5,000).
+    const WORK_PER_CHAR: u64 = 8;
+
+    /// Text of about n characters in each hostile shape: one character repeated, long runs of digits,
+    /// whitespace, letters and punctuation, no ASCII, case changes that o200k splits on, one long line
+    /// (issue 18: cl100k's `\p{N}{1,3}` looked for the end of the digit run at every group of three).
+    fn shapes(n: usize) -> Vec<(&'static str, String)> {
+        vec![
+            ("letters", "a".repeat(n)),
+            ("upper", "A".repeat(n)),
+            ("digits", "7".repeat(n)),
+            ("digits then letter", "7".repeat(n) + "x"),
+            ("space digits", " ".to_string() + &"7".repeat(n)),
+            ("spaces then letter", " ".repeat(n) + "x"),
+            ("spaces at the end", "x".to_string() + &" ".repeat(n)),
+            ("newlines", "\n".repeat(n)),
+            ("space newline", " \n".repeat(n / 2) + "x"),
+            ("newline then spaces", "\n".to_string() + &" ".repeat(n) + "x"),
+            ("tabs and no-break spaces", "\t\u{a0}".repeat(n / 2) + "!"),
+            ("punctuation", "!".repeat(n)),
+            ("punctuation and slashes", "!".to_string() + &"/".repeat(n)),
+            ("contractions", "'s".repeat(n / 2)),
+            ("apostrophes", "'".repeat(n)),
+            ("no ASCII", "日".repeat(n)),
+            ("accents", "é".repeat(n)),
+            ("marks", "\u{301}".repeat(n)),
+            ("letter and mark", "A\u{301}".repeat(n / 2)),
+            ("mark and letter", "\u{301}A".repeat(n / 2)),
+            ("camel", "Aa".repeat(n / 2)),
+            ("upper then caseless", "A".repeat(n) + "日!"),
+            ("one line of words", "lorem ipsum 1234 dolor, sit! ".repeat(n / 29 + 1)),
+        ]
+    }
+
+    /// Checks the characters read for `text` within the bound, and its pre-tokens checked against the
+    /// scanner's own (the counting scanner and the counted one are the same code).
+    fn work(preset: &str, text: &str) {
+        let (found, steps) = pretokens_with_work(preset, text, classes()).unwrap();
+        assert_eq!(found, pieces(preset, text), "{preset}");
+        let chars = text.chars().count() as u64;
+        assert!(steps <= WORK_PER_CHAR * (chars + 1), "{preset}: {steps} characters read for {chars}");
+    }
+
+    #[test]
+    fn the_scanners_read_each_character_a_bounded_number_of_times_on_hostile_shapes() {
+        for preset in PRESETS {
+            for (_, text) in shapes(5_000) {
+                work(preset, &text);
+            }
+        }
+    }
+
+    #[test]
+    fn the_scanners_read_each_character_a_bounded_number_of_times_on_runs_of_any_length() {
+        // Runs of the characters that the patterns treat specially, in any order and length: the shapes
+        // the Python tests draw with hypothesis, drawn here from a fixed pseudo-random sequence.
+        const RUN_CHARS: [char; 17] = [
+            'a', 'A', 's', '7', '\u{661}', ' ', '\n', '\r', '\t', '\u{a0}', '!', '\'', '/', '日', 'é',
+            '\u{301}', 'ǅ',
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |bound: u64| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % bound
+        };
+        for round in 0..300 {
+            let text: String = (0..next(13))
+                .flat_map(|_| std::iter::repeat_n(RUN_CHARS[next(17) as usize], 1 + next(400) as usize))
+                .collect();
+            work(PRESETS[round % 3], &text);
+        }
+    }
 }

@@ -73,3 +73,50 @@ fn next_end(text: &Chars<'_>, i: usize) -> usize {
         end
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::pieces;
+
+    #[test]
+    fn contractions_ignore_case_and_take_the_long_s() {
+        assert_eq!(
+            pieces("cl100k", "I'm they're we've he'll she'd it's don't 'S 'LL 'Re"),
+            [
+                "I", "'m", " they", "'re", " we", "'ve", " he", "'ll", " she", "'d", " it", "'s", " don",
+                "'t", " '", "S", " '", "LL", " '", "Re"
+            ]
+        );
+        assert_eq!(pieces("cl100k", "DON'T I'M"), ["DON", "'T", " I", "'M"]);
+        assert_eq!(pieces("cl100k", "'ſ 'ſt"), ["'ſ", " '", "ſt"]);
+    }
+
+    #[test]
+    fn numbers_go_in_groups_of_three_from_the_left_without_their_space() {
+        assert_eq!(pieces("cl100k", "1234567 12 x1234"), ["123", "456", "7", " ", "12", " x", "123", "4"]);
+        assert_eq!(pieces("cl100k", "١٢٣٤ ½"), ["١٢٣", "٤", " ", "½"]);
+    }
+
+    #[test]
+    fn whitespace_before_a_letter_and_newline_runs() {
+        // A run gives its last space to the word; newlines end a run of their own; a run at the end is whole.
+        assert_eq!(pieces("cl100k", "a   b\n\n  c  "), ["a", "  ", " b", "\n\n", " ", " c", "  "]);
+        assert_eq!(pieces("cl100k", "x \n\n  "), ["x", " \n\n  "]);
+        // Any one character but a newline, a letter or a number may open a word: a tab, a quote, a no-break space.
+        assert_eq!(
+            pieces("cl100k", "\tword 'x ,y  !? \r\n\r\nz"),
+            ["\tword", " '", "x", " ,", "y", " ", " !?", " \r\n\r\n", "z"]
+        );
+        assert_eq!(pieces("cl100k", "a\u{a0}b \u{3000}c"), ["a", "\u{a0}b", " ", "\u{3000}c"]);
+    }
+
+    #[test]
+    fn punctuation_takes_the_newlines_after_it_and_letters_any_script() {
+        assert_eq!(pieces("cl100k", "x!!\n\ny a/b//\n"), ["x", "!!\n\n", "y", " a", "/b", "//\n"]);
+        assert_eq!(
+            pieces("cl100k", "naïve café 日本語 ǅx Áb\u{301}c"),
+            ["naïve", " café", " 日本語", " ǅx", " Áb", "\u{301}c"]
+        );
+        assert_eq!(pieces("cl100k", "HelloWorld ABCdef"), ["HelloWorld", " ABCdef"]);
+    }
+}

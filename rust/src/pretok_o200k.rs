@@ -16,8 +16,8 @@
 //! so the scanner follows the backtracking: A with its prefix, A without it, then B with and without.
 
 use crate::pretok::{
-    contraction_ci, is_letter, is_other, Chars, CASELESS, LOWER, MARK, NUMBER, NUMBERS, OTHERS, SPACES, U_LETTERS,
-    W_LETTERS,
+    contraction_ci, is_letter, is_other, Chars, CASELESS, LOWER, MARK, NUMBER, NUMBERS, OTHERS, SPACES,
+    U_LETTERS, W_LETTERS,
 };
 
 fn in_w(class: u8) -> bool {
@@ -98,5 +98,51 @@ fn next_end(text: &Chars<'_>, i: usize) -> usize {
         end - 1
     } else {
         end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing::pieces;
+
+    #[test]
+    fn contractions_stay_with_their_word_in_any_case() {
+        assert_eq!(
+            pieces("o200k", "I'm they're we've he'll she'd it's don't 'S 'LL 'Re"),
+            [
+                "I'm", " they're", " we've", " he'll", " she'd", " it's", " don't", " '", "S", " '", "LL",
+                " '", "Re"
+            ]
+        );
+        assert_eq!(pieces("o200k", "DON'T I'M"), ["DON'T", " I'M"]);
+        assert_eq!(pieces("o200k", "it's'sa"), ["it's", "'sa"]);
+        assert_eq!(pieces("o200k", "'ſ 'ſt"), ["'ſ", " '", "ſt"]);
+    }
+
+    #[test]
+    fn words_are_split_where_lower_case_turns_to_upper_case() {
+        assert_eq!(
+            pieces("o200k", "HelloWorld ABCdef aBC JSONParser"),
+            ["Hello", "World", " ABCdef", " a", "BC", " JSONParser"]
+        );
+    }
+
+    #[test]
+    fn marks_belong_to_words_and_caseless_letters_to_both_classes() {
+        assert_eq!(
+            pieces("o200k", "naïve café 日本語 ǅx Áb\u{301}c"),
+            ["naïve", " café", " 日本語", " ǅx", " Áb\u{301}c"]
+        );
+        assert_eq!(pieces("o200k", "e\u{301} \u{301}a ."), ["e\u{301}", " \u{301}a", " ."]);
+    }
+
+    #[test]
+    fn numbers_punctuation_and_whitespace() {
+        assert_eq!(pieces("o200k", "1234567 12 x1234"), ["123", "456", "7", " ", "12", " x", "123", "4"]);
+        assert_eq!(pieces("o200k", "x!!\n\ny a/b//\n"), ["x", "!!\n\n", "y", " a", "/b", "//\n"]);
+        assert_eq!(pieces("o200k", "a   b\n\n  c  "), ["a", "  ", " b", "\n\n", " ", " c", "  "]);
+        // Unlike cl100k, a run that ends the text still stops after its last newline.
+        assert_eq!(pieces("o200k", "x \n\n  "), ["x", " \n\n", "  "]);
+        assert_eq!(pieces("o200k", "a\u{a0}b \u{3000}c"), ["a", "\u{a0}b", " ", "\u{3000}c"]);
     }
 }

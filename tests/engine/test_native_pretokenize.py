@@ -147,8 +147,8 @@ def test_every_code_point_is_classed_as_the_regex_does(preset: str) -> None:
         assert wrong[:10] == [] and got[1] == expected[1]
 
 
-def test_gpt2_keeps_its_own_entry_point() -> None:
-    assert native.count_gpt2(["it's 12"]) == ({"it": 1, "'s": 1, " 12": 1}, 3)
+def test_gpt2_counts_through_the_common_entry_point() -> None:
+    assert native.count_pretokens("gpt2", ["it's 12"]) == ({"it": 1, "'s": 1, " 12": 1}, 3)
 
 
 def test_an_unknown_preset_is_refused_by_the_kernel() -> None:
@@ -158,11 +158,11 @@ def test_an_unknown_preset_is_refused_by_the_kernel() -> None:
 
 def test_the_class_table_grows_when_a_character_beyond_it_comes() -> None:
     with mock.patch.object(native, "_classes", [b""]):
-        assert native.count_gpt2(["ab 12"]) == ({"ab": 1, " 12": 1}, 2)
+        assert native.count_pretokens("gpt2", ["ab 12"]) == ({"ab": 1, " 12": 1}, 2)
         assert len(native._classes[0]) == 128
-        assert native.count_gpt2(["x é"]) == ({"x": 1, " é": 1}, 2)
+        assert native.count_pretokens("gpt2", ["x é"]) == ({"x": 1, " é": 1}, 2)
         assert len(native._classes[0]) == 0x10000
-        assert native.count_gpt2(["𝐀𝐁 𝟏"]) == ({"𝐀𝐁": 1, " 𝟏": 1}, 2)
+        assert native.count_pretokens("gpt2", ["𝐀𝐁 𝟏"]) == ({"𝐀𝐁": 1, " 𝟏": 1}, 2)
         assert len(native._classes[0]) == 0x110000
 
 

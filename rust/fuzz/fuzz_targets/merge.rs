@@ -2,11 +2,8 @@
 //! error or the merge loop runs to its end, and never panics.
 #![no_main]
 
+use kernel::merge;
 use libfuzzer_sys::fuzz_target;
-
-#[allow(dead_code)]
-#[path = "../../src/merge.rs"]
-mod merge;
 
 fuzz_target!(|data: &[u8]| {
     let mut it = data.iter().copied();

@@ -2,17 +2,8 @@
 //! the table covers the text the pre-tokens are the whole text cut in order, none empty.
 #![no_main]
 
+use kernel::pretok;
 use libfuzzer_sys::fuzz_target;
-
-#[allow(dead_code)]
-#[path = "../../src/pretok.rs"]
-mod pretok;
-#[allow(dead_code)]
-#[path = "../../src/pretok_cl100k.rs"]
-mod pretok_cl100k;
-#[allow(dead_code)]
-#[path = "../../src/pretok_o200k.rs"]
-mod pretok_o200k;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&head, rest)) = data.split_first() else { return };

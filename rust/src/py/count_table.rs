@@ -1,0 +1,82 @@
+//! `CountTable`: the core's count table (src/count.rs) for Python.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+
+use super::{scanner, strings, without_gil};
+use crate::count::Table;
+
+/// Pre-token -> count, kept natively across chunks; see rust/src/count.rs.
+///
+/// Example (Python):
+///     >>> t = CountTable(); t.add("gpt2", ["a b a"], classes)  # None: counted
+///     >>> len(t), t.total
+///     (2, 3)
+#[pyclass(module = "bpe_studio._native")]
+#[derive(Default)]
+pub struct CountTable {
+    inner: Table,
+}
+
+#[pymethods]
+impl CountTable {
+    #[new]
+    fn new() -> Self {
+        CountTable::default()
+    }
+
+    /// Pre-tokenizes `texts` with a preset's scanner (`gpt2`, `cl100k`, `o200k`) and counts the
+    /// pre-tokens into the table, with the GIL released.
+    ///
+    /// Returns None, or the first code point beyond `classes` (see `count_pretokens`) when the class
+    /// table is too small: then nothing was counted, and the caller extends the table and calls again. A
+    /// str holding a lone surrogate raises UnicodeEncodeError, also before counting.
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        preset: &str,
+        texts: &Bound<'_, PyList>,
+        classes: &Bound<'_, PyBytes>,
+    ) -> PyResult<Option<u32>> {
+        let scan = scanner(preset)?;
+        let owned = strings(texts)?;
+        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let table = classes.as_bytes();
+        let inner = &mut self.inner;
+        Ok(without_gil(py, || inner.add(&strs, table, scan))?.err())
+    }
+
+    /// Adds every count of `other` into this table (GIL released); `other` is left as it was.
+    fn merge(&mut self, py: Python<'_>, other: PyRef<'_, CountTable>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        let theirs = &other.inner;
+        without_gil(py, || inner.merge(theirs))?;
+        Ok(())
+    }
+
+    /// The table as one frame, byte for byte what `encode_table` gives for the same counts in the same order.
+    fn to_frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let inner = &self.inner;
+        let frame = without_gil(py, || inner.to_frame())?;
+        Ok(PyBytes::new(py, &frame))
+    }
+
+    /// Adds the counts of a frame (from `to_frame` or `encode_table`, maybe another process's),
+    /// checked against its declared sizes first: ValueError, and nothing added, if it does not hold them.
+    fn add_frame(&mut self, py: Python<'_>, frame: &[u8]) -> PyResult<()> {
+        let inner = &mut self.inner;
+        without_gil(py, || inner.add_frame(frame))?.map_err(PyValueError::new_err)
+    }
+
+    /// Number of pre-tokens counted (the sum of all counts).
+    #[getter]
+    fn total(&self) -> i64 {
+        self.inner.total()
+    }
+
+    /// Number of distinct pre-tokens.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}

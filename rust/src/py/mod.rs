@@ -1,0 +1,154 @@
+//! The PyO3 bindings: the `bpe_studio._native` module (typed in bpe_studio/_native.pyi, which a test holds
+//! to this module). Compiled only with the `python` feature. Each entry point converts its arguments,
+//! runs the core (`crate::*`) without the GIL through `without_gil`, and turns the core's errors into
+//! Python exceptions; no kernel logic lives here.
+
+mod count_table;
+mod encoder;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use crate::{guard, merge, pretok};
+
+/// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
+/// (src/guard.rs). Every entry point that does work goes through here.
+pub fn unpanic<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+    guard::catch(f).map_err(PyRuntimeError::new_err)
+}
+
+/// `py.allow_threads(f)` through `unpanic`: `f` runs without the GIL, and a panic is a RuntimeError.
+pub fn without_gil<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    unpanic(|| py.allow_threads(f))
+}
+
+/// The native scanner of a preset, or a ValueError naming the presets.
+pub fn scanner(preset: &str) -> PyResult<pretok::Scanner> {
+    pretok::scanner(preset).ok_or_else(|| {
+        PyValueError::new_err(format!("no native pre-tokenizer for {preset:?}; use gpt2, cl100k or o200k"))
+    })
+}
+
+/// The list's items as str objects, whose UTF-8 views (`to_str`, no copy for ASCII ones) the caller
+/// takes; a str with a lone surrogate raises UnicodeEncodeError there, which the Python side handles as
+/// its own path does.
+pub fn strings<'py>(list: &Bound<'py, PyList>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    list.iter().map(|t| t.downcast_into::<PyString>().map_err(PyErr::from)).collect()
+}
+
+/// `found` as a Python object: `ok`'s conversion, or the code point beyond the class table as an int (the
+/// caller extends the table and calls again).
+pub fn or_code_point<T>(
+    py: Python<'_>,
+    found: Result<T, u32>,
+    ok: impl FnOnce(T) -> PyResult<PyObject>,
+) -> PyResult<PyObject> {
+    match found {
+        Ok(value) => ok(value),
+        Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+    }
+}
+
+/// The merge loop's state; see rust/src/merge.rs.
+///
+/// Args:
+///     data: every pre-token's symbols one after the other: one byte each (`width` 1, token ids 0-255)
+///         or four little-endian bytes each (`width` 4).
+///     lengths: each pre-token's number of symbols.
+///     freqs: each pre-token's count.
+///     token_bytes: the bytes of every existing token id.
+///     max_token_length: pairs whose merged token would be longer are never merged.
+#[pyclass(module = "bpe_studio._native")]
+struct MergeKernel {
+    inner: merge::Kernel,
+}
+
+#[pymethods]
+impl MergeKernel {
+    #[new]
+    #[pyo3(signature = (data, width, lengths, freqs, token_bytes, *, max_token_length=None))]
+    fn new(
+        py: Python<'_>,
+        data: &Bound<'_, PyBytes>,
+        width: usize,
+        lengths: Vec<u64>,
+        freqs: Vec<i64>,
+        token_bytes: Vec<Vec<u8>>,
+        max_token_length: Option<usize>,
+    ) -> PyResult<Self> {
+        let raw = data.as_bytes();
+        if width != 1 && width != 4 || raw.len() % width != 0 {
+            return Err(PyValueError::new_err(format!(
+                "width must be 1 or 4 and divide the data's {} bytes, not {width}",
+                raw.len()
+            )));
+        }
+        // The index takes about a second on 100 MB of text: other Python threads (a GUI) run meanwhile.
+        let inner = without_gil(py, || {
+            let symbols: Vec<u32> = if width == 1 {
+                raw.iter().map(|&b| b as u32).collect()
+            } else {
+                raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            };
+            merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+        })?
+        .map_err(PyValueError::new_err)?;
+        Ok(MergeKernel { inner })
+    }
+
+    /// The pair the next merge makes and its count, as (left id, right id, count); None when no pair is
+    /// left that may be merged.
+    fn best(&mut self) -> PyResult<Option<(u32, u32, i64)>> {
+        unpanic(|| self.inner.best())
+    }
+
+    /// Makes the merge `best()` names: returns (token id, True if the id is new).
+    fn merge_top(&mut self, py: Python<'_>) -> PyResult<(u32, bool)> {
+        let inner = &mut self.inner;
+        without_gil(py, || inner.merge_top())?
+            .ok_or_else(|| PyRuntimeError::new_err("merge_top() called with no pair left; call best() first"))
+    }
+
+    /// Number of token ids, existing and made.
+    fn __len__(&self) -> usize {
+        self.inner.vocab_len()
+    }
+}
+
+/// Pre-tokenizes `texts` with a preset's pattern (`gpt2`, `cl100k`, `o200k`) and counts the pre-tokens.
+///
+/// `classes` gives each code point's class (see rust/src/pretok.rs and bpe_studio/engine/native.py).
+/// Returns (pre-token -> count, number of pre-tokens), or the first code point beyond the table as an
+/// int, so that the caller extends the table and calls again.
+#[pyfunction]
+fn count_pretokens<'py>(
+    py: Python<'py>,
+    preset: &str,
+    texts: &Bound<'py, PyList>,
+    classes: &Bound<'py, PyBytes>,
+) -> PyResult<PyObject> {
+    let scan = scanner(preset)?;
+    let owned = strings(texts)?;
+    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+    let table = classes.as_bytes();
+    let found = without_gil(py, || pretok::count(&strs, table, scan))?;
+    or_code_point(py, found, |(counts, total)| {
+        let dict = PyDict::new(py);
+        for (token, n) in counts {
+            dict.set_item(token, n)?;
+        }
+        Ok((dict, total).into_pyobject(py)?.into_any().unbind())
+    })
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
+    guard::install_hook();
+    m.add_class::<MergeKernel>()?;
+    m.add_class::<encoder::Encoder>()?;
+    m.add_class::<count_table::CountTable>()?;
+    m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
+    Ok(())
+}
