@@ -413,7 +413,7 @@ pub const BLOCK: usize = 1 << 20;
 
 /// The first position at or after `at` where the text may be cut without changing any pre-token of the
 /// presets, or the text's length: after a printable ASCII character and a newline, before an ASCII letter
-/// (the boundary that training cuts chunks at, `_NEWLINE_BOUNDARY` in bpe_studio/engine/corpus/plan.py). Such
+/// (the boundary that training cuts chunks at, written once for Python in bpe_studio/engine/pretokenize/boundary.py). Such
 /// a position is a character boundary, so the pieces are valid str.
 ///
 /// Example: `safe_cut(b"ab.\ncd", 0)` is 4 (between "\n" and "c").
@@ -624,6 +624,22 @@ mod tests {
         assert_eq!(e.cache_len(), 1);
         e.clear_cache();
         assert_eq!(e.cache_len(), 0);
+    }
+
+    /// The newline boundary's case table, shared with the Python rule (tests/engine/test_boundary.py checks
+    /// bpe_studio/engine/pretokenize/boundary.py against the same file), so that both languages cut alike.
+    #[test]
+    fn safe_cut_agrees_with_the_python_rule_on_the_shared_case_table() {
+        let table: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/data/newline_boundaries.json")).unwrap();
+        let cases = table["cases"].as_array().unwrap();
+        assert!(cases.len() >= 20, "the shared table lost its cases");
+        for case in cases {
+            let text = case["text"].as_str().unwrap();
+            let at = case["at"].as_u64().unwrap() as usize;
+            let cut = case["cut"].as_u64().unwrap() as usize;
+            assert_eq!(safe_cut(text.as_bytes(), at), cut, "{text:?} from {at}");
+        }
     }
 
     #[test]
