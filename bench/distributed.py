@@ -80,7 +80,8 @@ json.dump({"count_wall": counted, "save": saved, "unique": unique, "timings": la
 
 _GROWTH = """
 import json, sys, time
-from bpe_studio.engine.config import InvalidUtf8Policy, resolve_pattern
+from bpe_studio.engine.config import InvalidUtf8Policy
+from bpe_studio.engine.pretokenize.patterns import resolve_pattern
 from bpe_studio.engine.corpus.plan import plan_chunks
 from bpe_studio.engine.training.counting import ChunkCounter
 path, out = sys.argv[1:3]

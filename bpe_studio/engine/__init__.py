@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 _WHERE = {
     "backend": "native",
     "CountsFileError": "training.checkpoint",
-    "PATTERNS": "config",
+    "PATTERNS": "pretokenize.patterns",
     "InvalidUtf8Policy": "config",
     "TrainConfig": "config",
-    "compile_pattern": "config",
+    "compile_pattern": "pretokenize.patterns",
     "CorpusChangedError": "corpus.plan",
     "CorpusDecodeError": "corpus.plan",
     "UncuttableTextError": "corpus.plan",
@@ -75,7 +75,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
-    from .config import PATTERNS, InvalidUtf8Policy, TrainConfig, compile_pattern
+    from .config import InvalidUtf8Policy, TrainConfig
     from .corpus.distributed import ClusterError
     from .corpus.plan import CorpusChangedError, CorpusDecodeError, UncuttableTextError
     from .encoding.tokenizer import (
@@ -98,6 +98,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     )
     from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
     from .native import backend
+    from .pretokenize.patterns import PATTERNS, compile_pattern
     from .training.checkpoint import CountsFileError
     from .training.counting import WorkerCrashedError
     from .training.from_iterator import iter_train_from_iterator, train_from_iterator

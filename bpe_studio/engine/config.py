@@ -1,4 +1,5 @@
-"""Training configuration: one frozen, validated dataclass and the pre-tokenization pattern presets.
+"""Training configuration: one frozen, validated dataclass (the pattern presets are in
+:mod:`bpe_studio.engine.pretokenize.patterns`).
 
 Example:
     >>> cfg = TrainConfig(inputs=("corpus.txt",), vocab_size=1000, special_tokens=("<|endoftext|>",))
@@ -14,64 +15,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, cast
 
-import regex
-
 from .corpus.remote import is_url
-
-#: Pre-tokenization patterns by preset name.
-#:
-#: ``gpt2`` is the pattern of the GPT-2 paper's code as used by the Stanford CS336 handout;
-#: ``cl100k`` and ``o200k`` are the patterns of tiktoken's encodings of the same names.
-PATTERNS: dict[str, str] = {
-    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-    "cl100k": (
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-        r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-    ),
-    "o200k": "|".join(
-        [
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]
-    ),
-}
-
-# ASCII twins of the presets for the standard library's ``re``: on ASCII text they find exactly the same
-# pre-tokens (tests/engine/test_patterns.py checks it), and ``re`` scans ASCII with small classes about
-# 1.6x faster than ``regex`` with Unicode properties. In ASCII, \p{L} is [A-Za-z], \p{Lu} [A-Z], \p{Ll}
-# [a-z], \p{N} [0-9], \p{Lt}, \p{Lm}, \p{Lo} and \p{M} are empty, and \s is [\t\n\x0b\x0c\r ].
-_S = r"\t\n\x0b\x0c\r "
-ASCII_PATTERNS: dict[str, str] = {
-    "gpt2": rf"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^{_S}A-Za-z0-9]+|[{_S}]+(?![^{_S}])|[{_S}]+""",
-    "cl100k": (
-        rf"""'(?i:[sdmt]|ll|ve|re)|[^\r\nA-Za-z0-9]?+[A-Za-z]++|[0-9]{{1,3}}+| ?[^{_S}A-Za-z0-9]++[\r\n]*+"""
-        rf"""|[{_S}]++$|[{_S}]*[\r\n]|[{_S}]+(?![^{_S}])|[{_S}]"""
-    ),
-    "o200k": "|".join(
-        [
-            r"""[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[0-9]{1,3}""",
-            rf""" ?[^{_S}A-Za-z0-9]+[\r\n/]*""",
-            rf"""[{_S}]*[\r\n]+""",
-            rf"""[{_S}]+(?![^{_S}])""",
-            rf"""[{_S}]+""",
-        ]
-    ),
-}
+from .pretokenize.patterns import PATTERNS, compile_pattern, resolve_pattern
 
 #: The most code points a token id can use: ids are stored as code points of ``str`` objects.
 MAX_VOCAB_SIZE = 0x110000
-
-# A short text with letters, digits, punctuation, whitespace runs and newlines: a pattern that matches the
-# empty string anywhere in it would make pre-tokenization loop without progress, so it is rejected.
-_PROBE_TEXT = "Hello, world! It's 2024 -- naïve café  \n\n\t x_y 日本語 😀 '"
-
 
 class InvalidUtf8Policy(StrEnum):
     """What to do with bytes that are not valid UTF-8."""
@@ -80,62 +28,6 @@ class InvalidUtf8Policy(StrEnum):
     """Stop with an error naming the file and the byte offset (the default)."""
     REPLACE = "replace"
     """Decode them as U+FFFD, as ``bytes.decode(errors="replace")`` does."""
-
-
-def resolve_pattern(pattern: str) -> str:
-    """Return the regex of a preset name, or ``pattern`` itself when it is not a preset.
-
-    Example:
-        >>> resolve_pattern("gpt2").startswith("'(?:[sdmt]")
-        True
-    """
-    return PATTERNS.get(pattern, pattern)
-
-
-def preset_name(pattern: str) -> str | None:
-    """Return the preset name of a pattern given by name or by its regex, else ``None``.
-
-    Example:
-        >>> preset_name(PATTERNS["gpt2"])
-        'gpt2'
-    """
-    if pattern in PATTERNS:
-        return pattern
-    for name, regex_text in PATTERNS.items():
-        if regex_text == pattern:
-            return name
-    return None
-
-
-def compile_pattern(pattern: str) -> Any:
-    """Compile a preset name or regex, raising ``ValueError`` that says what is wrong and how to fix it.
-
-    Example:
-        >>> compile_pattern("gpt2").findall("Hello world")
-        ['Hello', ' world']
-    """
-    text = resolve_pattern(pattern)
-    try:
-        compiled = regex.compile(text)
-    except (regex.error, TypeError, ValueError) as exc:
-        raise ValueError(
-            f"pattern: {text!r} does not compile ({exc}); give a preset name "
-            f"({', '.join(PATTERNS)}) or a valid regex for the `regex` module"
-        ) from None
-    if compiled.fullmatch("") is not None or any(
-        m.start() == m.end() for m in compiled.finditer(_PROBE_TEXT)
-    ):
-        raise ValueError(
-            f"pattern: {text!r} can match the empty string; every alternative must consume at least one "
-            "character (use + instead of *, for example)"
-        )
-    if compiled.search(_PROBE_TEXT) is None:
-        raise ValueError(
-            f"pattern: {text!r} matches nothing in a sample of words, digits, spaces and punctuation, so "
-            f"there would be nothing to train on; give a preset ({', '.join(PATTERNS)}) or a regex that "
-            r"matches such text, e.g. \w+|\s+|[^\w\s]+"
-        )
-    return compiled
 
 
 def _integer(name: str, value: object, *, optional: bool = False) -> int | None:

@@ -19,8 +19,8 @@ from collections import deque
 
 import regex
 
-from .config import compile_pattern, resolve_pattern
 from .events import CountProgress, MergeMade, Phase, PhaseStarted, StopReason, TrainEvent
+from .pretokenize.patterns import compile_pattern, resolve_pattern
 
 # ----------------------------------------------------------------------------------------------------------
 # Sizes and durations

@@ -30,8 +30,8 @@ from unittest import mock
 from bpe_studio.engine import Tokenizer, UnknownTokenIdError
 from bpe_studio.engine import native as engine_native
 from bpe_studio.engine.bytes_unicode import byte_to_char
-from bpe_studio.engine.config import compile_pattern
 from bpe_studio.engine.formats import FormatError, load
+from bpe_studio.engine.pretokenize.patterns import compile_pattern
 from bpe_studio.engine.pretokenize.split import pretoken_matches
 from bpe_studio.engine.training.counting import decode_table, encode_table
 from bpe_studio.engine.training.merge import MergeLoop

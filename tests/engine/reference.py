@@ -17,7 +17,7 @@ from pathlib import Path
 
 import regex
 
-from bpe_studio.engine.config import resolve_pattern
+from bpe_studio.engine.pretokenize.patterns import resolve_pattern
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import regex
 
-from bpe_studio.engine.config import resolve_pattern
+from bpe_studio.engine.pretokenize.patterns import resolve_pattern
 
 
 def split_specials(text: str, special_tokens: Sequence[str]) -> list[tuple[str, bool]]:

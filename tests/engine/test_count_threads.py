@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import TrainConfig, native, train
-from bpe_studio.engine.config import InvalidUtf8Policy, resolve_pattern
+from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus.plan import Chunk, CorpusChangedError, CorpusDecodeError, plan_chunks
+from bpe_studio.engine.pretokenize.patterns import resolve_pattern
 from bpe_studio.engine.training import counting as counting_module
 from bpe_studio.engine.training.counting import (
     ChunkCounter,

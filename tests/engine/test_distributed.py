@@ -37,10 +37,11 @@ from bpe_studio.engine import (
     train,
     train_bpe,
 )
-from bpe_studio.engine.config import InvalidUtf8Policy, resolve_pattern
+from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus import distributed as dist
 from bpe_studio.engine.corpus.plan import plan_chunks
 from bpe_studio.engine.formats import load_studio
+from bpe_studio.engine.pretokenize.patterns import resolve_pattern
 from bpe_studio.engine.training.counting import CountOutcome, count_serial
 
 from .reference import reference_train

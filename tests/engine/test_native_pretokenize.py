@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import native
-from bpe_studio.engine.config import InvalidUtf8Policy, compile_pattern
+from bpe_studio.engine.config import InvalidUtf8Policy
+from bpe_studio.engine.pretokenize.patterns import compile_pattern
 from bpe_studio.engine.training.counting import ChunkCounter
 
 from .backends import BACKENDS, needs_native, use_backend

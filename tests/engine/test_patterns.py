@@ -8,7 +8,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine.config import ASCII_PATTERNS, PATTERNS
+from bpe_studio.engine.pretokenize.patterns import ASCII_PATTERNS, PATTERNS
 from bpe_studio.engine.pretokenize.split import Pretokenizer
 
 # Characters that decide pre-token boundaries: letters of both cases, digits, apostrophes and contraction

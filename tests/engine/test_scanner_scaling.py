@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import native
-from bpe_studio.engine.config import compile_pattern
+from bpe_studio.engine.pretokenize.patterns import compile_pattern
 
 from .backends import needs_native
 

@@ -41,9 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import InvalidUtf8Policy, preset_name
+from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk, check_read, decode, plan_chunks
 from ..corpus.sources import RecordReader, Task, plan_sources
+from ..pretokenize.patterns import preset_name
 from ..workers.task_pool import ordered_worker_map
 from ..workers.threaded import ordered_map
 from ..write_plan import WritePlan

@@ -31,9 +31,10 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import InvalidUtf8Policy, preset_name
+from ..config import InvalidUtf8Policy
 from ..corpus.plan import plan_chunks
 from ..corpus.sources import Task, plan_sources
+from ..pretokenize.patterns import preset_name
 from ..workers.task_pool import ordered_worker_map
 from ..workers.threaded import ordered_map
 from .analysis import Compression, compression

@@ -42,9 +42,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import regex
 
 from .. import native
-from ..config import MAX_VOCAB_SIZE, compile_pattern, preset_name, resolve_pattern
+from ..config import MAX_VOCAB_SIZE
 from ..corpus.plan import special_token_regex
 from ..pretokenize.boundary import last_newline_boundary
+from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 
 if TYPE_CHECKING:

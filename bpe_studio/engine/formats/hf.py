@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
-from ..config import PATTERNS, preset_name
+from ..pretokenize.patterns import PATTERNS, preset_name
 from .atomic import atomic_write
 from .studio import FormatError, FormatWarning, read_json, utf8
 

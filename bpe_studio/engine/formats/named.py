@@ -22,16 +22,18 @@ import contextlib
 import hashlib
 import math
 import os
-import socket
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .atomic import atomic_write
 from .studio import FormatError
 from .tiktoken_format import KNOWN_ENCODINGS, KnownEncoding
+
+if TYPE_CHECKING:  # socket is imported where a download runs: loading a tokenizer or training needs none
+    import socket
 
 #: The folder of GPT-2's files shipped with BPE Studio.
 GPT2_FOLDER = Path(__file__).resolve().parent.parent.parent / "resources" / "gpt2"
@@ -288,6 +290,8 @@ def _fetch_by(source: str, *, deadline: float, limit: int) -> bytes:
     thread.start()
     thread.join(max(0.0, deadline - time.monotonic()))
     if thread.is_alive():
+        import socket
+
         for sock in list(sockets):
             with contextlib.suppress(OSError):
                 # socket.socket's own shutdown, also for a TLS socket: wakes the blocked read without

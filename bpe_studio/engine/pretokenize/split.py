@@ -6,7 +6,7 @@ they agree on every pattern: capturing groups change nothing (the whole match co
 ``findall`` would give), and a pattern that matches the empty string in some context (``(?<=Z)|\\w+``)
 never makes an empty pre-token.
 
-For a preset, ASCII text is matched by its ASCII twin (``config.ASCII_PATTERNS``) with the standard
+For a preset, ASCII text is matched by its ASCII twin (``patterns.ASCII_PATTERNS``) with the standard
 library's ``re``, which is faster there than ``regex`` with Unicode properties; text that is not all ASCII
 is cut at newline boundaries, certain pre-token boundaries for every preset (see
 :mod:`bpe_studio.engine.pretokenize.boundary`), and each ASCII piece still takes the fast path.
@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..config import ASCII_PATTERNS, compile_pattern, preset_name
 from .boundary import split_at_newline_boundaries
+from .patterns import ASCII_PATTERNS, compile_pattern, preset_name
 
 
 def pretoken_matches(compiled: Any, text: str) -> Iterator[Any]:

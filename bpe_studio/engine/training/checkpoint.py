@@ -51,10 +51,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from ..config import preset_name
 from ..corpus.remote import file_size, file_stamp, is_url
 from ..corpus.sources import source_kind
 from ..formats.atomic import atomic_write
+from ..pretokenize.patterns import preset_name
 from .counting import CountTotals
 from .merge import COUNT_LIMIT, MAX_PAIR_COUNT, pair_count_bound
 

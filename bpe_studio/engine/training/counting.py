@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal, NoReturn
 
 from .. import native
-from ..config import InvalidUtf8Policy, preset_name
+from ..config import InvalidUtf8Policy
 from ..corpus.plan import (
     Chunk,
     CorpusChangedError,
@@ -37,6 +37,7 @@ from ..corpus.plan import (
     special_token_regex,
 )
 from ..corpus.sources import BadRecordError, Documents, LineRange, RecordReader, RowGroup, Task
+from ..pretokenize.patterns import preset_name
 from ..pretokenize.split import Pretokenizer
 from ..workers.launch import start_child
 from ..workers.threaded import pool_size

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from ..config import TrainConfig, resolve_pattern
+from ..config import TrainConfig
 from ..corpus.remote import check_url
 from ..corpus.sources import check_source, is_plain_text
+from ..pretokenize.patterns import resolve_pattern
 from ..write_plan import WritePlan, check_outputs, same_file
 from .checkpoint import CountsFileError, corpus_identity, mismatch, read_header
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from ..config import TrainConfig, preset_name
+from ..config import TrainConfig
 from ..corpus.plan import (
     Chunk,
     CorpusDecodeError,
@@ -40,6 +40,7 @@ from ..events import (
     TrainEvent,
     TrainResult,
 )
+from ..pretokenize.patterns import preset_name
 from .checkpoint import (
     CorpusFile,
     CountsData,

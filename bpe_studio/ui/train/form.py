@@ -40,8 +40,8 @@ from PySide6.QtWidgets import (
 )
 
 from ...engine import PATTERNS, TrainConfig
-from ...engine.config import preset_name
 from ...engine.humanize import human_bytes, pattern_problem
+from ...engine.pretokenize.patterns import preset_name
 from ..app.settings import TrainSettings
 from .preview import CORPUS_FILTER, CorpusPreview, CorpusScanner
 

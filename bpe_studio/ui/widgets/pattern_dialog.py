@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...engine.config import compile_pattern
+from ...engine.pretokenize.patterns import compile_pattern
 
 #: The choices offered: (label, preset name or None for a custom regex).
 CHOICES: tuple[tuple[str, str | None], ...] = (
