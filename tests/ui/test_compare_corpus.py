@@ -198,11 +198,11 @@ def test_dropped_files_are_added_as_corpora(
     target = view.files_list.viewport()  # dropped on the list of files, as a user would
     where = QPointF(10, 10)
     buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
-    enter = QDragEnterEvent(where.toPoint(), Qt.DropAction.CopyAction, mime, buttons, keys)
+    enter = QDragEnterEvent(where, Qt.DropAction.CopyAction, mime, buttons, keys)
     QApplication.sendEvent(target, enter)
     assert enter.isAccepted()
     QApplication.sendEvent(
-        target, QDragMoveEvent(where.toPoint(), Qt.DropAction.CopyAction, mime, buttons, keys)
+        target, QDragMoveEvent(where, Qt.DropAction.CopyAction, mime, buttons, keys)
     )
     drop = QDropEvent(where, Qt.DropAction.CopyAction, mime, buttons, keys)
     QApplication.sendEvent(target, drop)

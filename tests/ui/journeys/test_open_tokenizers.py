@@ -5,7 +5,6 @@ file on the playground, and types text into each."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
@@ -49,12 +48,8 @@ def drag_and_drop(target: QWidget, path: Path) -> None:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     where = QPointF(20, 20)
-    # Qt 6 keeps only QPoint constructors for drag enter/move events; PySide marks them deprecated anyway.
-    warnings.filterwarnings(
-        "ignore", message=".*QDrag(Enter|Move)Event.*deprecated", category=DeprecationWarning
-    )
     enter = QDragEnterEvent(
-        where.toPoint(),
+        where,
         Qt.DropAction.CopyAction,
         mime,
         Qt.MouseButton.LeftButton,
@@ -63,7 +58,7 @@ def drag_and_drop(target: QWidget, path: Path) -> None:
     QApplication.sendEvent(target, enter)
     assert enter.isAccepted(), f"{type(target).__name__} refused a dragged file"
     move = QDragMoveEvent(
-        where.toPoint(),
+        where,
         Qt.DropAction.CopyAction,
         mime,
         Qt.MouseButton.LeftButton,
