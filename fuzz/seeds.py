@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bpe_studio.engine.bytes_unicode import byte_to_char  # noqa: E402
-from bpe_studio.engine.training.counting import encode_table  # noqa: E402
+from bpe_studio.engine.workers.protocol import encode_table  # noqa: E402
 
 CASES = ROOT / "tests" / "engine" / "fuzz_cases"
 TEXT = "Hello world's 2024 caf\u00e9!\n\n  x = 12345;\r\n\u65e5\u672c\u8a9e \U0001f643 DON'T".encode()

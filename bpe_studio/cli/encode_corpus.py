@@ -26,7 +26,7 @@ from ..engine.encoding.corpus_encoding import (
 )
 from ..engine.formats import FormatError, source_files
 from ..engine.humanize import bytes_rate, error_message, human_bytes, human_seconds
-from ..engine.training.counting import WorkerCrashedError
+from ..engine.workers.protocol import WorkerCrashedError
 from ..engine.write_plan import WritePlan
 from .common import EXIT_FAILURE, CliError, text_arg
 from .signals import stoppable

@@ -13,7 +13,7 @@ from ..engine.corpus.sources import BadRecordError, CorruptStreamError, check_so
 from ..engine.encoding.evaluation import evaluate_files
 from ..engine.humanize import error_message
 from ..engine.notation import control_label
-from ..engine.training.counting import WorkerCrashedError
+from ..engine.workers.protocol import WorkerCrashedError
 from .common import EXIT_FAILURE, CliError, no_writes, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable

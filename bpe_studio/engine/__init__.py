@@ -26,7 +26,7 @@ _WHERE = {
     "CorpusChangedError": "corpus.plan",
     "CorpusDecodeError": "corpus.plan",
     "UncuttableTextError": "corpus.plan",
-    "WorkerCrashedError": "training.counting",
+    "WorkerCrashedError": "workers.protocol",
     "ClusterError": "corpus.distributed",
     "CorpusStats": "events",
     "CountProgress": "events",
@@ -100,7 +100,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .native import backend
     from .pretokenize.patterns import PATTERNS, compile_pattern
     from .training.checkpoint import CountsFileError
-    from .training.counting import WorkerCrashedError
     from .training.from_iterator import iter_train_from_iterator, train_from_iterator
     from .training.preflight import preflight
     from .training.trainer import iter_train, train, train_bpe
+    from .workers.protocol import WorkerCrashedError

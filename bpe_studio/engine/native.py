@@ -253,7 +253,7 @@ def merge_kernel(
 
 
 # Counting into a native table (rust/src/count.rs): pre-token -> count kept in Rust across chunks, so that
-# no Python dict is built per chunk; workers send it as a frame (counting.encode_table's layout).
+# no Python dict is built per chunk; workers send it as a frame (protocol.encode_table's layout).
 
 
 class NativeCountTable:
@@ -288,7 +288,7 @@ class NativeCountTable:
         self._table.merge(other._table)
 
     def add_frame(self, frame: bytes) -> None:
-        """Add the counts of one frame (``counting.encode_table``'s layout).
+        """Add the counts of one frame (``protocol.encode_table``'s layout).
 
         Raises:
             ValueError: The frame is not what its header declares (nothing of it is added).
@@ -296,7 +296,7 @@ class NativeCountTable:
         self._table.add_frame(frame)
 
     def to_frame(self) -> bytes:
-        """The counts as one frame (``counting.encode_table``'s layout and order)."""
+        """The counts as one frame (``protocol.encode_table``'s layout and order)."""
         frame: bytes = self._table.to_frame()
         return frame
 

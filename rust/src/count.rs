@@ -4,7 +4,7 @@
 //!
 //! Keys are the pre-tokens' UTF-8 bytes. The table remembers the order in which keys first appeared,
 //! as a Python dict does: `to_frame()` then gives exactly the bytes that
-//! `bpe_studio.engine.training.counting.encode_table` gives for a dict counted from the same texts in the same
+//! `bpe_studio.engine.workers.protocol.encode_table` gives for a dict counted from the same texts in the same
 //! order (so `decode_table` and every other reader of frames stay valid).
 
 use rustc_hash::FxHashMap;

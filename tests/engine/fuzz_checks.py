@@ -33,8 +33,8 @@ from bpe_studio.engine.bytes_unicode import byte_to_char
 from bpe_studio.engine.formats import FormatError, load
 from bpe_studio.engine.pretokenize.patterns import compile_pattern
 from bpe_studio.engine.pretokenize.split import pretoken_matches
-from bpe_studio.engine.training.counting import decode_table, encode_table
 from bpe_studio.engine.training.merge import MergeLoop
+from bpe_studio.engine.workers.protocol import decode_table, encode_table
 
 #: The harnesses, by the name of their folder under tests/engine/fuzz_cases/.
 HARNESSES = ("pretokenize", "encode", "decode", "merge", "kernel", "frames", "formats")  # see CHECKS

@@ -24,18 +24,17 @@ from bpe_studio.engine import TrainConfig, native, train
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus.plan import Chunk, CorpusChangedError, CorpusDecodeError, plan_chunks
 from bpe_studio.engine.pretokenize.patterns import resolve_pattern
-from bpe_studio.engine.training import counting as counting_module
+from bpe_studio.engine.training.counter import ChunkCounter
 from bpe_studio.engine.training.counting import (
-    ChunkCounter,
     CountOutcome,
     CountUpdate,
     count_parallel,
     count_serial,
     count_threads,
     counting_path,
-    decode_table,
-    encode_table,
 )
+from bpe_studio.engine.workers import protocol
+from bpe_studio.engine.workers.protocol import decode_table, encode_table
 
 from .backends import BACKENDS, needs_native, use_backend
 
@@ -114,7 +113,7 @@ def test_frames_are_merged_natively_as_decode_table_reads_them(
 @pytest.mark.parametrize("table", [{"a": 1, "bc": 2}, {"a\0": 1, "bc": 2}, {"bc": 1, "a": 2}])
 def test_a_frame_that_is_not_what_it_declares_is_refused_and_nothing_added(table: dict[str, int]) -> None:
     frame = encode_table(table)
-    header = counting_module._TABLE_HEADER
+    header = protocol._TABLE_HEADER
     n, size, separated = header.unpack(frame[: header.size])
     forged = [
         frame[:-1],
@@ -426,7 +425,7 @@ def test_a_file_that_shrinks_underneath_is_reported(tmp_path: Path) -> None:
 def test_an_unexpected_error_is_reported_as_a_worker_process_reports_it(tmp_path: Path) -> None:
     missing = Chunk(str(tmp_path / "gone.txt"), 0, 10, False)
     expected = "a counting worker failed: FileNotFoundError"
-    with pytest.raises(counting_module.WorkerCrashedError, match=expected):
+    with pytest.raises(protocol.WorkerCrashedError, match=expected):
         list(count_threads([missing, missing], workers=2, **_options()))
     assert _no_counting_threads()
 

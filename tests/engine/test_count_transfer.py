@@ -13,15 +13,8 @@ from hypothesis import strategies as st
 
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus.plan import plan_chunks
-from bpe_studio.engine.training.counting import (
-    CountOutcome,
-    count_parallel,
-    count_serial,
-    decode_table,
-    encode_table,
-    read_frame,
-    write_frame,
-)
+from bpe_studio.engine.training.counting import CountOutcome, count_parallel, count_serial
+from bpe_studio.engine.workers.protocol import decode_table, encode_table, read_frame, write_frame
 
 # Any text a pre-token can hold once decoded: every plane, NUL, and no lone surrogates (UTF-8 has none).
 keys = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)

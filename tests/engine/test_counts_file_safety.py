@@ -19,7 +19,7 @@ import pytest
 
 from bpe_studio.engine import CountsFileError, TrainConfig, train
 from bpe_studio.engine.training import checkpoint as ck
-from bpe_studio.engine.training.counting import CountTotals
+from bpe_studio.engine.training.counter import CountTotals
 
 HUGE = 256 * 1024 * 1024  # what the bombs inflate to: far more than the test lets the loader allocate
 PEAK_LIMIT = 32 * 1024 * 1024

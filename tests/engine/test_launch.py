@@ -18,9 +18,9 @@ import pytest
 
 from bpe_studio.engine import TrainConfig, train
 from bpe_studio.engine.corpus.plan import Chunk
-from bpe_studio.engine.training.counting import read_message, write_message
 from bpe_studio.engine.workers import launch
 from bpe_studio.engine.workers.launch import child_command, package_dir, start_child
+from bpe_studio.engine.workers.protocol import read_message, write_message
 from bpe_studio.ui.train.process import TrainingProcess
 
 from ..processes import assert_no_leftover_processes

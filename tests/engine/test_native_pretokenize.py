@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bpe_studio.engine import native
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.pretokenize.patterns import compile_pattern
-from bpe_studio.engine.training.counting import ChunkCounter
+from bpe_studio.engine.training.counter import ChunkCounter
 
 from .backends import BACKENDS, needs_native, use_backend
 

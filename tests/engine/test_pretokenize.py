@@ -19,7 +19,7 @@ from bpe_studio.cli import main
 from bpe_studio.engine import Tokenizer, TrainConfig, compile_pattern, train, train_bpe
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.pretokenize.split import Pretokenizer, pretoken_matches
-from bpe_studio.engine.training.counting import ChunkCounter
+from bpe_studio.engine.training.counter import ChunkCounter
 
 from .reference import reference_train
 from .reference_encoder import reference_encode

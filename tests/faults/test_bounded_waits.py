@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from bpe_studio.engine.training import counting
-from bpe_studio.engine.training.counting import stop_process
+from bpe_studio.engine.workers import launch
+from bpe_studio.engine.workers.launch import stop_process
 from bpe_studio.ui.train.process import TrainingProcess
 
 
@@ -50,7 +50,7 @@ def _returns(call: Any) -> bool:
 def test_stopping_a_worker_that_will_not_die_gives_up_after_the_timeout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(counting, "STOP_TIMEOUT", 0.01, raising=False)
+    monkeypatch.setattr(launch, "STOP_TIMEOUT", 0.01)
     proc = _Unkillable()
     assert _returns(lambda: stop_process(proc))  # type: ignore[arg-type]
     assert proc.signals == ["TERM", "KILL"]

@@ -10,7 +10,7 @@ How a run goes:
    a few small reads per range, also on object storage).
 2. Each range is one Dask task (:func:`count_range`). The worker opens the file (local path or fsspec
    URL), cuts its range into chunks of ``chunk_size`` at certain boundaries, exactly as the local planner
-   would, counts them with :class:`~bpe_studio.engine.training.counting.ChunkCounter` and returns one table.
+   would, counts them with :class:`~bpe_studio.engine.training.counter.ChunkCounter` and returns one table.
 3. The client merges the tables as the tasks complete (``as_completed``) and reports progress in bytes.
 
 Every cut is a certain boundary, so the counts are exactly those of the whole corpus, whatever the
@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from ..config import InvalidUtf8Policy
-from ..training.counting import ChunkCounter, CountOutcome, CountTotals, CountUpdate
+from ..training.counter import ChunkCounter, CountTotals
+from ..training.counting import CountOutcome, CountUpdate
 from .plan import Chunk, CorpusChangedError, CorpusDecodeError, _BoundaryFinder
 from .remote import INSTALL_HINT, open_binary, read_range
 

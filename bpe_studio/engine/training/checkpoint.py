@@ -55,7 +55,7 @@ from ..corpus.remote import file_size, file_stamp, is_url
 from ..corpus.sources import source_kind
 from ..formats.atomic import atomic_write
 from ..pretokenize.patterns import preset_name
-from .counting import CountTotals
+from .counter import CountTotals
 from .merge import COUNT_LIMIT, MAX_PAIR_COUNT, pair_count_bound
 
 #: The ``format`` field of the header.

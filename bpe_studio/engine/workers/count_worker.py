@@ -6,7 +6,7 @@ pickles: first ``(pattern, special_tokens, policy, text_field, skip_bad_records)
 finally
 ``None``. The worker answers each chunk with ``("progress", size, unique)`` and ``None`` with
 ``("done", totals, size)`` followed by its table as one frame of ``size`` raw bytes
-(:func:`~bpe_studio.engine.training.counting.encode_table`: numbers and text, no pickle); a decode error, a
+(:func:`~bpe_studio.engine.workers.protocol.encode_table`: numbers and text, no pickle); a decode error, a
 file
 that changed or any other failure is sent as a message, not a traceback.
 
@@ -24,7 +24,8 @@ import signal
 import sys
 
 from ..config import InvalidUtf8Policy
-from ..training.counting import ChunkCounter, failure_message, read_message, write_frame, write_message
+from ..training.counter import ChunkCounter
+from .protocol import failure_message, read_message, write_frame, write_message
 
 
 def main() -> None:
@@ -52,5 +53,5 @@ def main() -> None:
         write_frame(outbox, table)
     except (EOFError, BrokenPipeError):
         raise  # the parent is gone: nobody to tell (child_main leaves quietly)
-    except Exception as exc:  # told to the parent, which raises it again (counting.raise_failure)
+    except Exception as exc:  # told to the parent, which raises it again (protocol.raise_failure)
         write_message(outbox, failure_message(exc))

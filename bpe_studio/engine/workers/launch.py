@@ -35,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import os
@@ -210,3 +211,57 @@ __all__ = [
     "start_child",
     "user_site",
 ]
+
+
+# Stopping a child: every wait has a deadline (see stop_process).
+
+
+#: Seconds a worker is given to end after SIGTERM, and again after SIGKILL.
+STOP_TIMEOUT = 5.0
+
+
+def stop_process(proc: subprocess.Popen[bytes], *, timeout: float | None = None) -> None:
+    """Stop a worker process (if still running: terminate, then kill after ``timeout`` s, default
+    :data:`STOP_TIMEOUT`) and close its pipes.
+
+    Every wait has a deadline: a process that even SIGKILL does not end at once (stuck in the kernel, on a
+    hung network file system) is left to the kernel after another ``timeout`` s rather than waited for
+    forever; the caller goes on.
+    """
+    timeout = STOP_TIMEOUT if timeout is None else timeout
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=timeout)
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
+def death_message(proc: subprocess.Popen[bytes]) -> str:
+    """Why a worker's pipe ended, in words (it has ended, so the wait is short; bounded all the same)."""
+    try:
+        code = proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return "a counting worker process died (it closed its pipe but did not end)"
+    if code == -signal.SIGKILL:
+        # The kernel's out-of-memory killer sends SIGKILL.
+        return (
+            "a counting worker process died (killed by SIGKILL); this is often a lack of memory: try fewer "
+            "workers or a smaller chunk_size"
+        )
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:  # a real-time signal has no name
+            name = f"signal {-code}"
+        return f"a counting worker process died (stopped by {name}, sent from outside bpe-studio)"
+    return (
+        f"a counting worker process died (exit code {code}); this is often a lack of memory: try fewer "
+        "workers or a smaller chunk_size"
+    )

@@ -32,16 +32,8 @@ import threading
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, TypeVar
 
-from ..training.counting import (
-    WorkerCrashedError,
-    _death_message,
-    failure_message,
-    raise_failure,
-    read_message,
-    stop_process,
-    write_message,
-)
-from .launch import start_child
+from .launch import death_message, start_child, stop_process
+from .protocol import WorkerCrashedError, failure_message, raise_failure, read_message, write_message
 from .threaded import pool_size
 
 T = TypeVar("T")
@@ -77,7 +69,7 @@ def ordered_worker_map(
     Raises:
         WorkerCrashedError: A worker died (killed, out of memory): the message says how.
         Exception: What a worker's task raised, rebuilt by
-            :func:`~bpe_studio.engine.training.counting.raise_failure`.
+            :func:`~bpe_studio.engine.workers.protocol.raise_failure`.
     """
     workers = pool_size(workers)
     pool: list[tuple[Any, list[int]]] = []  # (process, indexes of its tasks in flight)
@@ -118,7 +110,7 @@ def ordered_worker_map(
                 try:
                     message = read_message(proc.stdout)
                 except EOFError:
-                    death = _death_message(proc).replace("a counting", f"{article} {role}")
+                    death = death_message(proc).replace("a counting", f"{article} {role}")
                     raise WorkerCrashedError(death) from None
                 if message[0] != "answer":
                     raise_failure(message, role=role)
@@ -168,7 +160,7 @@ def serve_tasks(prepare: Callable[[Any], Callable[[Any], tuple[Any, ...]]]) -> N
             write_message(outbox, ("answer", *handle(task)))
     except (EOFError, BrokenPipeError):
         raise  # the parent is gone: nobody to tell (child_main leaves quietly)
-    except Exception as exc:  # told to the parent, which raises it again (counting.raise_failure)
+    except Exception as exc:  # told to the parent, which raises it again (protocol.raise_failure)
         write_message(outbox, failure_message(exc))
 
 

@@ -9,7 +9,7 @@ events
 (:func:`bpe_studio.ui.train.worker.train_in_child`). This module is Qt-free.
 
 Protocol, over stdin/stdout with the engine's length-prefixed pickles
-(:func:`bpe_studio.engine.training.counting.write_message`):
+(:func:`bpe_studio.engine.workers.protocol.write_message`):
 
 * parent → child: the :class:`~bpe_studio.engine.TrainConfig`; later, any message (or the pipe closing)
   means "cancel".
@@ -36,8 +36,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...engine import CorpusDecodeError, Finished, MergeMade, TrainConfig, TrainEvent, iter_train
-from ...engine.training.counting import read_message, write_message
 from ...engine.workers.launch import start_child
+from ...engine.workers.protocol import read_message, write_message
 
 #: Seconds between two batches of events while merges stream in.
 BATCH_INTERVAL = 0.04
