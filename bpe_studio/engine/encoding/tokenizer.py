@@ -952,7 +952,7 @@ class Tokenizer:
                         buffer, carry = buffer[:-1], buffer[-1]
                     buffer = _fix_surrogates(buffer)
                 self._check_disallowed(buffer, disallowed)
-                ids, rest = self._encode_certain(buffer, matcher, longest, first=first)
+                ids, rest = self._encode_certain(buffer, matcher, longest, first)
                 first = first and len(rest) == len(buffer)
                 tail = rest + carry
                 del buffer
@@ -976,7 +976,7 @@ class Tokenizer:
         return out
 
     def _encode_certain(
-        self, buffer: str, matcher: re.Pattern[str] | None, longest: int, *, first: bool = True
+        self, buffer: str, matcher: re.Pattern[str] | None, longest: int, first: bool = True
     ) -> tuple[list[int], str]:
         """Encode the start of ``buffer`` that no continuation can change; return the ids and the rest.
 

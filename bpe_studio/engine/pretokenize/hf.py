@@ -83,12 +83,12 @@ class PipelineError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-# Oniguruma's \w and \s in Unicode mode (\w: letters, marks, numbers, connector punctuation; \s: White_Space).
-_WORD = r"[\p{L}\p{M}\p{N}\p{Pc}]"
 _WHITESPACE_RE = regex.compile(r"\s")
 _GPT2 = regex.compile(PATTERNS["gpt2"], regex.MULTILINE)
-# Whitespace: the pieces are the matches of \w+|[^\w\s]+ (everything else is dropped).
-_WORDS = regex.compile(rf"{_WORD}+|[^\p{{L}}\p{{M}}\p{{N}}\p{{Pc}}\s]+")
+# Whitespace: the pieces are the matches of \w+|[^\w\s]+ (everything else is dropped); tokenizers' \w is
+# Unicode's word class (letters and other alphabetic characters, marks, decimal digits, connectors), as the
+# regex module's.
+_WORDS = regex.compile(r"\w+|[^\w\s]+")
 
 Span = tuple[int, ...]
 """Where one character of a piece comes from: ``(start, end)`` in the original text, and after ``ByteLevel``
@@ -102,8 +102,9 @@ class Piece:
     Attributes:
         text: The characters (after ``ByteLevel``, GPT-2's spelling of the bytes).
         spans: Each character's :data:`Span`, or None when offsets are not asked for.
-        first: True when the piece starts where the whole original text starts (``Metaspace``'s
-            ``prepend_scheme: "first"`` asks).
+        first: True when the text this piece was cut from starts the whole original text (with its
+            first character coming from the original's first one, ``Metaspace``'s ``prepend_scheme:
+            "first"`` prepends; so it needs the spans).
     """
 
     text: str
@@ -111,9 +112,9 @@ class Piece:
     first: bool
 
     def slice(self, start: int, end: int) -> Piece:
-        """The characters ``start:end`` (its ``first`` holds only for a slice at 0 of a first piece)."""
+        """The characters ``start:end``."""
         spans = self.spans[start:end] if self.spans is not None else None
-        return Piece(self.text[start:end], spans, self.first and start == 0)
+        return Piece(self.text[start:end], spans, self.first)
 
     @property
     def data(self) -> bytes:
@@ -279,7 +280,7 @@ def _strip(piece: Piece, left: bool, right: bool) -> Piece:
     if (start, end) == (0, len(text)):
         return piece
     spans = piece.spans[start:end] if piece.spans is not None else None
-    return Piece(text[start:end], spans, piece.first)  # stripping keeps the piece where it was
+    return Piece(text[start:end], spans, piece.first)
 
 
 def _replace(piece: Piece, compiled: Any, content: str) -> Piece:
@@ -331,8 +332,11 @@ def _metaspace(pieces: list[Piece], replacement: str, scheme: str, split: bool) 
             piece = _edit(
                 piece, [(replacement if ch == " " else ch, i, i + 1) for i, ch in enumerate(piece.text)]
             )
+        # "first": the piece's first character comes from the first character of the whole text (as
+        # tokenizers checks it, on the alignments: text stripped or removed before it does not count).
+        at_start = piece.first and piece.spans is not None and bool(piece.spans) and piece.spans[0][0] == 0
         if not piece.text.startswith(replacement) and (
-            scheme == "always" or (scheme == "first" and piece.first)
+            scheme == "always" or (scheme == "first" and at_start)
         ):
             piece = _prepend(piece, replacement)
         if split:
@@ -505,6 +509,15 @@ def _pre_tokenizer_steps(node: object, where: str, units: list[int]) -> list[tup
     )
 
 
+def _has_first(node: object) -> bool:
+    """Whether a pre-tokenizer holds a ``Metaspace`` with ``prepend_scheme: "first"``."""
+    if not isinstance(node, Mapping):
+        return False
+    if node.get("type") == "Sequence":
+        return any(_has_first(child) for child in node.get("pretokenizers") or [])
+    return node.get("type") == "Metaspace" and node.get("prepend_scheme") == "first"
+
+
 def _split_chars(pieces: list[Piece], test: Callable[[str], bool], behavior: str) -> list[Piece]:
     out: list[Piece] = []
     for piece in pieces:
@@ -527,6 +540,7 @@ class Pipeline:
         self._steps = steps
         self._kinds = kinds
         self._units = units
+        self._needs_spans = False
 
     @classmethod
     def from_json(cls, normalizer: object, pre_tokenizer: object) -> Pipeline:
@@ -552,7 +566,15 @@ class Pipeline:
                 f"{kinds.count('ByteLevel')} ByteLevel steps; byte-level BPE needs exactly one (it spells "
                 "the pieces' bytes for the BPE)",
             )
-        return cls(normalizer, pre_tokenizer, normalizing + [step for _, step in named], kinds, units)
+        if "Metaspace" in kinds[kinds.index("ByteLevel") :]:
+            raise PipelineError(
+                "pre_tokenizer",
+                "Metaspace after ByteLevel writes '▁', which is not a byte of GPT-2's alphabet (tokenizers "
+                "would find no token for it); put Metaspace before ByteLevel",
+            )
+        pipeline = cls(normalizer, pre_tokenizer, normalizing + [step for _, step in named], kinds, units)
+        pipeline._needs_spans = _has_first(pre_tokenizer)
+        return pipeline
 
     def describe(self) -> str:
         """The steps in one line, for people."""
@@ -581,7 +603,8 @@ class Pipeline:
         """
         if not text:
             return []
-        spans: list[Span] | None = [(i, i + 1) for i in range(len(text))] if align else None
+        track = align or self._needs_spans
+        spans: list[Span] | None = [(i, i + 1) for i in range(len(text))] if track else None
         pieces = [Piece(text, spans, first)]
         self._units[0] = 0
         for step in self._steps:
