@@ -1,13 +1,16 @@
 """Hugging Face ``tokenizers``' ``tokenizer.json`` for byte-level BPE.
 
 What is read: a ``BPE`` model (vocab in GPT-2 characters, merges as ``"left right"`` strings or pairs, and
-``ignore_merges``, as Llama 3's files set it), no normalizer or ``NFC`` (Qwen's), and a pre-tokenizer that is
-either ``ByteLevel`` with its GPT-2 regex, or a ``Sequence`` of one ``Split`` (a regex, ``Isolated``) and
-``ByteLevel`` without regex (Llama 3, Qwen 2/3, OLMo, Phi-4). Added tokens become special tokens. So the
-byte-level BPE files LLMs ship load as they are. Anything else (``add_prefix_space``, a subword prefix,
-several ``Split`` steps, ...) would change the ids, so it is refused with an error naming the key; what is
-not byte-level BPE at all (WordPiece, Unigram, SentencePiece-style BPE with ``byte_fallback`` or
-``Metaspace``) is refused with one sentence saying why.
+``ignore_merges``, as Llama 3's files set it) with any normalizer and pre-tokenizer built of the steps
+:mod:`bpe_studio.engine.pretokenize.hf` runs (``Split`` with every behaviour, ``Digits``, ``Punctuation``,
+``Metaspace``, ``NFKC``, ``Lowercase``, ``Replace``, ... around one ``ByteLevel``), so OLMo 2, DeepSeek-V3
+and the legacy Claude tokenizer load too. The common shapes (``ByteLevel`` with its GPT-2 regex, or a
+``Sequence`` of one ``Split`` regex and ``ByteLevel``, with no normalizer or ``NFC``: Llama 3, Qwen 2/3, OLMo,
+Phi-4) become one pattern, which the native kernel splits; the others run as a
+:class:`~bpe_studio.engine.pretokenize.hf.Pipeline` in Python before the BPE. A ``decoder`` other than
+``ByteLevel`` is applied by ``decode``. Added tokens become special tokens. What is not byte-level BPE at
+all (WordPiece, Unigram, SentencePiece-style BPE with ``byte_fallback``, a pre-tokenizer without
+``ByteLevel``) is refused with one sentence saying why; a step this engine does not know, naming its key.
 
 A ``Split`` keeps the text between two matches as a piece of its own, where this engine's pattern (like
 tiktoken's) drops text it does not match: a regex that is not one of the presets is read with a second
