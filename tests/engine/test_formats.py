@@ -267,9 +267,9 @@ def test_malformed_files_name_the_file_and_place(cs336_data: Path, tmp_path: Pat
     hf.write_text(json.dumps(document), encoding="utf-8")
     assert "model.byte_fallback" in _error(hf)
     document["model"]["byte_fallback"] = False
-    document["pre_tokenizer"]["add_prefix_space"] = True
+    document["pre_tokenizer"]["add_prefix_space"] = "yes"
     hf.write_text(json.dumps(document), encoding="utf-8")
-    assert "add_prefix_space" in _error(hf)
+    assert "pre_tokenizer.add_prefix_space" in _error(hf)
     document["pre_tokenizer"] = {"type": "Whitespace"}
     hf.write_text(json.dumps(document), encoding="utf-8")
     assert "pre_tokenizer" in _error(hf)

@@ -281,23 +281,30 @@ def _refusal(cs336_data: Path, tmp_path: Path, change: Any) -> str:
             "Metaspace (SentencePiece style",
         ),
         (
-            lambda d: d.update(
-                normalizer={"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}]}
-            ),
-            "Metaspace (SentencePiece style",
+            lambda d: d.update(pre_tokenizer={"type": "WhitespaceSplit"}),
+            "0 ByteLevel steps; byte-level BPE needs exactly one",
         ),
-        (lambda d: d.update(normalizer={"type": "NFKC"}), "NFKC is not supported: only null or NFC"),
+        (
+            lambda d: d.update(normalizer={"type": "BertNormalizer"}),
+            "normalizer: normalizer 'BertNormalizer' is not supported",
+        ),
+        (
+            lambda d: d.update(
+                pre_tokenizer={"type": "Sequence", "pretokenizers": [{"type": "BertPreTokenizer"}]}
+            ),
+            "pre_tokenizer.pretokenizers[0]: pre-tokenizer 'BertPreTokenizer' is not supported",
+        ),
         (
             lambda d: d.update(
                 pre_tokenizer={
                     "type": "Sequence",
                     "pretokenizers": [
-                        *_split(r"\p{N}{1,3}")["pretokenizers"][:1],
-                        *_split(r"\p{L}+")["pretokenizers"],
+                        {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Sideways", "invert": False},
+                        _byte_level(use_regex=False),
                     ],
                 }
             ),
-            "2 Split steps (DeepSeek-V3 style)",
+            "pre_tokenizer.pretokenizers[0].behavior: 'Sideways' is not one of Removed, Isolated",
         ),
     ],
 )

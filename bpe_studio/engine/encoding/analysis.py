@@ -249,6 +249,8 @@ def cut_to_merges(tokenizer: Tokenizer, merges: int, *, index: MergeIndex | None
         pattern=tokenizer.pattern,
         ignore_merges=tokenizer.ignore_merges,
         normalizer=tokenizer.normalizer,
+        pipeline=tokenizer.pipeline,
+        decoder=tokenizer.hf_decoder,
     )
 
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import regex
 
 from .. import native
+from ..bytes_unicode import bytes_to_text
 from ..config import MAX_VOCAB_SIZE
 from ..corpus.plan import special_token_regex
 from ..pretokenize.boundary import last_newline_boundary
@@ -50,6 +51,8 @@ from ..pretokenize.split import Pretokenizer, pretoken_matches
 
 if TYPE_CHECKING:
     from ..events import TrainResult
+    from ..pretokenize.hf import Pipeline
+    from .hf_decode import Decoder
 
 #: Default number of pre-tokens whose ids are cached; the cache is emptied when it is full.
 DEFAULT_CACHE_SIZE = 100_000
@@ -244,6 +247,11 @@ class Tokenizer:
             tiktoken does and as ``tokenizers`` does with ``ignore_merges`` (Llama 3's files).
         normalizer: ``"NFC"`` to encode the text between special tokens in Unicode normalization form C
             (Qwen's files), or None to take it as it is.
+        pipeline: A Hugging Face normalizer and pre-tokenizer (:class:`~bpe_studio.engine.pretokenize.hf.
+            Pipeline`) that cuts the text between special tokens into pieces instead of ``pattern`` and
+            ``normalizer`` (which are then not used for encoding); the BPE merges each piece's bytes.
+        decoder: A Hugging Face decoder (:class:`~bpe_studio.engine.encoding.hf_decode.Decoder`) that
+            :meth:`decode` applies to the tokens' spellings, or None to join the tokens' bytes.
 
     Raises:
         ValueError: Something in the arguments is inconsistent; the message says what and how to fix it.
@@ -265,12 +273,16 @@ class Tokenizer:
         template: Template | None = None,
         ignore_merges: bool = False,
         normalizer: str | None = None,
+        pipeline: Pipeline | None = None,
+        decoder: Decoder | None = None,
     ) -> None:
         if not isinstance(cache_size, int) or cache_size < 1:
             raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
         if normalizer not in (None, "NFC"):
             raise ValueError(f"normalizer: {normalizer!r} is not supported; give 'NFC' or None")
         self._normalizer = normalizer
+        self._pipeline = pipeline
+        self._hf_decoder = decoder
         self._ignore_merges = bool(ignore_merges)
         self._pattern = resolve_pattern(pattern)
         self._regex = compile_pattern(pattern)
@@ -493,6 +505,17 @@ class Tokenizer:
         return self._normalizer
 
     @property
+    def pipeline(self) -> Pipeline | None:
+        """The Hugging Face normalizer and pre-tokenizer that cut ordinary text into pieces, or None when
+        :attr:`pattern` (and :attr:`normalizer`) do."""
+        return self._pipeline
+
+    @property
+    def hf_decoder(self) -> Decoder | None:
+        """The Hugging Face decoder :meth:`decode` applies, or None (the tokens' bytes read as UTF-8)."""
+        return self._hf_decoder
+
+    @property
     def vocab_size(self) -> int:
         """The number of tokens, special tokens included."""
         return len(self._vocab)
@@ -546,7 +569,10 @@ class Tokenizer:
 
     def _bpe(self, piece: str) -> tuple[int, ...]:
         """Merge one pre-token's bytes by rank; returns the token ids."""
-        raw = piece.encode("utf-8").decode("latin-1")
+        return self._bpe_raw(piece.encode("utf-8").decode("latin-1"))
+
+    def _bpe_raw(self, raw: str) -> tuple[int, ...]:
+        """Merge bytes (as a latin-1 ``str``, one code point per byte) by rank; returns the token ids."""
         if self._ignore_merges:
             whole = self._whole.get(raw)
             if whole is not None:
@@ -626,6 +652,32 @@ class Tokenizer:
         """
         return self._encoder.encode_each(pieces)
 
+    def _encode_data(self, pieces: list[bytes]) -> list[int]:
+        """The ids of pieces of bytes, one after the other (a :attr:`pipeline`'s pieces).
+
+        Pieces are whole characters unless a step after ``ByteLevel`` cut one (a ``Punctuation`` step sees
+        ``"¡"`` in GPT-2's spelling of some bytes): those few go through :meth:`_bpe_raw`.
+        """
+        try:
+            return self._encoder.encode_pieces([piece.decode("utf-8") for piece in pieces])
+        except UnicodeDecodeError:
+            out: list[int] = []
+            for piece in pieces:
+                try:
+                    out += self._encoder.encode_pieces([piece.decode("utf-8")])
+                except UnicodeDecodeError:
+                    out += self._bpe_raw(piece.decode("latin-1"))
+            return out
+
+    def _ordinary(self, text: str, first: bool) -> list[int]:
+        """The ids of ordinary ``text``; ``first`` says whether it starts the whole text (a
+        :attr:`pipeline`'s ``Metaspace`` with ``prepend_scheme: "first"`` asks)."""
+        if self._pipeline is None:
+            return self.encode_ordinary(text)
+        if not text:
+            return []
+        return self._encode_data([p.data for p in self._pipeline.pieces(_fix_surrogates(text), first=first)])
+
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode text, treating special tokens as ordinary text (and adding no :attr:`template` ids).
 
@@ -633,6 +685,8 @@ class Tokenizer:
             >>> tok.encode_ordinary("<|endoftext|>")
             [27, 91, 437, 1659, 5239, 91, 29]
         """
+        if self._pipeline is not None:
+            return self._ordinary(text, True)
         if self._normalizer is not None:
             text = unicodedata.normalize("NFC", text)
         try:
@@ -657,6 +711,8 @@ class Tokenizer:
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"encode_ordinary_batch: expected str texts, got {type(text).__name__}")
+        if self._pipeline is not None:
+            return [self._ordinary(text, True) for text in texts]
         if self._normalizer is not None:
             texts = [unicodedata.normalize("NFC", text) for text in texts]
         try:
@@ -703,6 +759,17 @@ class Tokenizer:
             >>> tok.encode_batch(["hi<|endoftext|>", "there"])
             [[5303, 50256], [8117]]
         """
+        if self._pipeline is not None:
+            # A segment's pieces depend on where it starts (Metaspace's "first"): text by text.
+            return [
+                self.encode(
+                    text,
+                    allowed_special=allowed_special,
+                    disallowed_special=disallowed_special,
+                    add_special_tokens=add_special_tokens,
+                )
+                for text in texts
+            ]
         allowed, disallowed = self._resolve_specials(allowed_special, disallowed_special)
         matcher, _ = self._special_matcher(allowed)
         # Each text as its ordinary pieces (indices into `pieces`) and special ids, in order.
@@ -818,10 +885,10 @@ class Tokenizer:
         specials = self._specials
         pos = 0
         for m in matcher.finditer(text):
-            out += self.encode_ordinary(text[pos : m.start()])
+            out += self._ordinary(text[pos : m.start()], pos == 0)
             out.append(specials[m.group()])
             pos = m.end()
-        out += self.encode_ordinary(text[pos:])
+        out += self._ordinary(text[pos:], pos == 0)
         return out
 
     def encode_iterable(
@@ -869,6 +936,7 @@ class Tokenizer:
         pending: list[str] = []
         pending_size = 0
         tail = ""
+        first = True  # nothing of the text is encoded yet
         for chunk in iterable:
             if not isinstance(chunk, str):
                 raise TypeError(f"encode_iterable: expected str chunks, got {type(chunk).__name__}")
@@ -885,34 +953,38 @@ class Tokenizer:
                         buffer, carry = buffer[:-1], buffer[-1]
                     buffer = _fix_surrogates(buffer)
                 self._check_disallowed(buffer, disallowed)
-                ids, rest = self._encode_certain(buffer, matcher, longest)
+                ids, rest = self._encode_certain(buffer, matcher, longest, first)
+                first = first and len(rest) == len(buffer)
                 tail = rest + carry
                 del buffer
                 yield from ids
         buffer = _fix_surrogates(tail + "".join(pending))
         self._check_disallowed(buffer, disallowed)
-        yield from self._encode_specials(buffer, matcher)
+        yield from self._encode_specials(buffer, matcher, first=first)
 
-    def _encode_specials(self, text: str, matcher: re.Pattern[str] | None) -> list[int]:
+    def _encode_specials(
+        self, text: str, matcher: re.Pattern[str] | None, *, first: bool = True
+    ) -> list[int]:
         if matcher is None:
-            return self.encode_ordinary(text)
+            return self._ordinary(text, first)
         out: list[int] = []
         pos = 0
         for m in matcher.finditer(text):
-            out += self.encode_ordinary(text[pos : m.start()])
+            out += self._ordinary(text[pos : m.start()], first and pos == 0)
             out.append(self._specials[m.group()])
             pos = m.end()
-        out += self.encode_ordinary(text[pos:])
+        out += self._ordinary(text[pos:], first and pos == 0)
         return out
 
     def _encode_certain(
-        self, buffer: str, matcher: re.Pattern[str] | None, longest: int
+        self, buffer: str, matcher: re.Pattern[str] | None, longest: int, first: bool = True
     ) -> tuple[list[int], str]:
         """Encode the start of ``buffer`` that no continuation can change; return the ids and the rest.
 
         Special tokens: the scan (leftmost, longest first) decides at position ``q`` by reading at most
         ``longest`` characters, so every decision at ``q <= len - longest`` is final: matches starting there
-        are certain, and the text before them is certainly ordinary.
+        are certain, and the text before them is certainly ordinary. With a :attr:`pipeline` these are the
+        only certain cuts (a normalizer such as ``Strip`` sees the whole text between two special tokens).
 
         Pre-tokens: a cut at ``c`` is certain when ``c`` is a pre-token boundary of the known ordinary text,
         the character before it is not whitespace, and the text runs at least ``_STREAM_MARGIN`` characters
@@ -928,9 +1000,11 @@ class Tokenizer:
             for m in matcher.finditer(buffer):
                 if m.start() >= decided:
                     break
-                out += self.encode_ordinary(buffer[pos : m.start()])
+                out += self._ordinary(buffer[pos : m.start()], first and pos == 0)
                 out.append(self._specials[m.group()])
                 pos = m.end()
+        if self._pipeline is not None:
+            return out, buffer[pos:]
         known = buffer[pos:decided] if decided > pos else ""
         later = buffer[max(pos, decided) :]
         if self._normalizer is not None:
@@ -1016,6 +1090,9 @@ class Tokenizer:
         return spans
 
     def _offsets_ordinary(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        if self._pipeline is not None:
+            self._offsets_pipeline(text, start, end, spans)
+            return
         if self._normalizer is not None:
             piece = text[start:end]
             normal = unicodedata.normalize("NFC", piece)
@@ -1030,6 +1107,31 @@ class Tokenizer:
                 )
                 return
         self._offsets_plain(text, start, end, spans)
+
+    def _offsets_pipeline(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        """Offsets through a :attr:`pipeline`: each byte of a piece knows the original characters it comes
+        from (see :mod:`bpe_studio.engine.pretokenize.hf`), and a token spans those of its bytes. It is
+        ``partial`` when a neighbouring byte outside it comes from the same character."""
+        assert self._pipeline is not None
+        if start == end:
+            return
+        pieces = self._pipeline.pieces(text[start:end], first=start == 0, align=True)
+        where: list[tuple[int, ...]] = [span for piece in pieces for span in piece.spans or ()]
+        decoder = self._decoder
+        b = 0
+        for piece in pieces:
+            for i in self._encode_data([piece.data]):
+                e = b + len(decoder[i])
+                covered = where[b:e]
+                partial = (b > 0 and where[b - 1][2] == where[b][2]) or (
+                    e < len(where) and where[e][2] == where[e - 1][2]
+                )
+                spans.append(
+                    TokenSpan(
+                        i, start + min(s[0] for s in covered), start + max(s[1] for s in covered), partial
+                    )
+                )
+                b = e
 
     def _offsets_plain(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
         decoder = self._decoder
@@ -1093,11 +1195,21 @@ class Tokenizer:
         Raises:
             UnknownTokenIdError: An id is not in the vocabulary.
 
+        With a Hugging Face :attr:`hf_decoder`, the text is what it makes of the tokens' spellings (ordinary
+        tokens in GPT-2's characters, special tokens as their text), as ``tokenizers`` decodes.
+
         Example:
             >>> tok.decode(tok.encode("Hello"))
             'Hello'
         """
-        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+        if self._hf_decoder is None:
+            return self.decode_bytes(ids).decode("utf-8", errors="replace")
+        ids = _id_list(ids)
+        self.decode_bytes(ids)  # names the first unknown id
+        names = {i: token for token, i in self._specials.items()}
+        return self._hf_decoder.decode(
+            [names[i] if i in names else bytes_to_text(self._decoder[i]) for i in ids]
+        )
 
 
 def _id_list(ids: Iterable[int]) -> list[int] | tuple[int, ...]:

@@ -284,6 +284,11 @@ def save(
         for what, dropped in (
             ("ignore_merges", tokenizer.ignore_merges and format in ("studio", "gpt2")),
             ("the NFC normalizer", tokenizer.normalizer is not None and format != "hf"),
+            (
+                "the Hugging Face normalizer and pre-tokenizer",
+                tokenizer.pipeline is not None and format != "hf",
+            ),
+            ("the Hugging Face decoder", tokenizer.hf_decoder is not None and format != "hf"),
         )
         if dropped
     ]

@@ -1,13 +1,16 @@
 """Hugging Face ``tokenizers``' ``tokenizer.json`` for byte-level BPE.
 
 What is read: a ``BPE`` model (vocab in GPT-2 characters, merges as ``"left right"`` strings or pairs, and
-``ignore_merges``, as Llama 3's files set it), no normalizer or ``NFC`` (Qwen's), and a pre-tokenizer that is
-either ``ByteLevel`` with its GPT-2 regex, or a ``Sequence`` of one ``Split`` (a regex, ``Isolated``) and
-``ByteLevel`` without regex (Llama 3, Qwen 2/3, OLMo, Phi-4). Added tokens become special tokens. So the
-byte-level BPE files LLMs ship load as they are. Anything else (``add_prefix_space``, a subword prefix,
-several ``Split`` steps, ...) would change the ids, so it is refused with an error naming the key; what is
-not byte-level BPE at all (WordPiece, Unigram, SentencePiece-style BPE with ``byte_fallback`` or
-``Metaspace``) is refused with one sentence saying why.
+``ignore_merges``, as Llama 3's files set it) with any normalizer and pre-tokenizer built of the steps
+:mod:`bpe_studio.engine.pretokenize.hf` runs (``Split`` with every behaviour, ``Digits``, ``Punctuation``,
+``Metaspace``, ``NFKC``, ``Lowercase``, ``Replace``, ... around one ``ByteLevel``), so OLMo 2, DeepSeek-V3
+and the legacy Claude tokenizer load too. The common shapes (``ByteLevel`` with its GPT-2 regex, or a
+``Sequence`` of one ``Split`` regex and ``ByteLevel``, with no normalizer or ``NFC``: Llama 3, Qwen 2/3, OLMo,
+Phi-4) become one pattern, which the native kernel splits; the others run as a
+:class:`~bpe_studio.engine.pretokenize.hf.Pipeline` in Python before the BPE. A ``decoder`` other than
+``ByteLevel`` is applied by ``decode``. Added tokens become special tokens. What is not byte-level BPE at
+all (WordPiece, Unigram, SentencePiece-style BPE with ``byte_fallback``, a pre-tokenizer without
+``ByteLevel``) is refused with one sentence saying why; a step this engine does not know, naming its key.
 
 A ``Split`` keeps the text between two matches as a piece of its own, where this engine's pattern (like
 tiktoken's) drops text it does not match: a regex that is not one of the presets is read with a second
@@ -29,52 +32,27 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
-from ..pretokenize.patterns import PATTERNS, preset_name
+from ..pretokenize.hf import Pipeline, PipelineError, from_oniguruma, to_oniguruma
+from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name
 from .atomic import atomic_write
 from .studio import FormatError, FormatWarning, read_json, utf8
 
 if TYPE_CHECKING:
+    from ..encoding.hf_decode import Decoder
     from ..encoding.tokenizer import Template, Tokenizer
+
+__all__ = ["from_oniguruma", "load_hf", "save_hf", "to_oniguruma"]
 
 FILE_NAME = "tokenizer.json"
 
 # ByteLevel(use_regex=False) alone does not split the text: the whole text is one pre-token.
 _NO_SPLIT = r"[\s\S]+"
-
-# tokenizers compiles Split regexes with Oniguruma (Ruby syntax), where "X{1,3}+" means "(X{1,3})+", not
-# the possessive "X{1,3}" of the regex module and tiktoken (cl100k has "\p{N}{1,3}+"). An atomic group is
-# possessive in both, so intervals on a single atom are written as "(?>X{1,3})" and read back.
-_ATOM = r"(\\[pP]\{[^}]*\}|\\[pP][A-Za-z]|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()\[\]{}|])"
-_POSSESSIVE_INTERVAL = re.compile(_ATOM + r"(\{\d+(?:,\d*)?\})\+")
-_ATOMIC_INTERVAL = re.compile(r"\(\?>" + _ATOM + r"(\{\d+(?:,\d*)?\})\)")
-
-
-def to_oniguruma(pattern: str) -> str:
-    r"""Rewrite possessive intervals for Oniguruma.
-
-    Example:
-        >>> print(to_oniguruma(r"\p{N}{1,3}+|\s++$"))
-        (?>\p{N}{1,3})|\s++$
-    """
-    return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", pattern)
-
-
-def from_oniguruma(pattern: str) -> str:
-    r"""Undo :func:`to_oniguruma` (an equivalent spelling), so that presets are recognised again.
-
-    Example:
-        >>> print(from_oniguruma(r"(?>\p{N}{1,3})"))
-        \p{N}{1,3}+
-    """
-    return _ATOMIC_INTERVAL.sub(r"\1\2+", pattern)
-
 
 # A Split's pieces as one regex: R's matches, or else a run of characters where R does not match.
 _GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
@@ -226,6 +204,44 @@ def _normalizer_of(path: Path, normalizer: object) -> str | None:
         f"{kinds[0] if len(kinds) == 1 else kinds} is not supported: only null or NFC (a normalizer changes "
         "the text before encoding)",
     )
+
+
+def _pipeline_of(path: Path, document: Mapping[str, Any], shape_error: Exception) -> Pipeline:
+    """The ``normalizer`` and ``pre_tokenizer`` as a :class:`Pipeline` of steps.
+
+    Raises:
+        FormatError: A step is malformed or not supported (naming it); ``shape_error`` (which says why it is
+            not byte-level BPE) when there is no ``ByteLevel`` step but a ``Metaspace`` one.
+    """
+    try:
+        return Pipeline.from_json(document.get("normalizer"), document.get("pre_tokenizer"))
+    except PipelineError as exc:
+        if "ByteLevel steps" in exc.problem and "Metaspace" in json.dumps(document.get("pre_tokenizer")):
+            raise shape_error from None
+        raise _fail(path, exc.where, exc.problem) from None
+
+
+def _decoder_of(path: Path, decoder: object) -> Decoder | None:
+    """The ``decoder`` as a :class:`~bpe_studio.engine.encoding.hf_decode.Decoder`, or None for none or
+    ``ByteLevel`` alone (the tokens' bytes read as UTF-8, which is what ``decode`` does anyway).
+
+    One that cannot be read is not applied, with a :class:`FormatWarning` (the ids stay exact; only the
+    text of ``decode`` may differ).
+    """
+    from ..encoding.hf_decode import Decoder
+
+    if decoder is None or (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
+        return None
+    try:
+        return Decoder.from_json(decoder)
+    except PipelineError as exc:
+        warnings.warn(
+            f"{path}: {exc.where}: {exc.problem} -- the decoder is not applied: decode joins the tokens' "
+            "bytes",
+            FormatWarning,
+            stacklevel=4,
+        )
+        return None
 
 
 class _NotAppliedError(Exception):
@@ -394,8 +410,16 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
             raise _fail(source, f"model.{key}", f"{model[key]!r} is not supported by byte-level BPE")
     if model.get("dropout"):
         raise _fail(source, "model.dropout", "BPE dropout makes encoding random; set it to null")
-    normalizer = _normalizer_of(source, document.get("normalizer"))
-    pattern = _pattern_of(source, document.get("pre_tokenizer"))
+    pipeline: Pipeline | None = None
+    try:
+        normalizer = _normalizer_of(source, document.get("normalizer"))
+        pattern = _pattern_of(source, document.get("pre_tokenizer"))
+        compile_pattern(pattern)  # a Split regex that can match the empty string is not one pattern
+    except (FormatError, ValueError) as exc:
+        # Not one regex (and NFC): the steps themselves, run as tokenizers runs them.
+        pipeline = _pipeline_of(source, document, exc)
+        normalizer, pattern = None, _NO_SPLIT
+    decoder = _decoder_of(source, document.get("decoder"))
     template = _template_of(source, document.get("post_processor"))
 
     specials: dict[str, int] = {}
@@ -461,6 +485,8 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
             template=template,
             ignore_merges=bool(model.get("ignore_merges")),
             normalizer=normalizer,
+            pipeline=pipeline,
+            decoder=decoder,
         )
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
@@ -491,8 +517,10 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
             seen.add((left, right))
             merges.append(f"{bytes_to_text(left)} {bytes_to_text(right)}")
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
-    pre_tokenizer: dict[str, Any]
-    if preset_name(tokenizer.pattern) == "gpt2":
+    pre_tokenizer: Any
+    if tokenizer.pipeline is not None:
+        pre_tokenizer = tokenizer.pipeline.pre_tokenizer
+    elif preset_name(tokenizer.pattern) == "gpt2":
         pre_tokenizer = byte_level
     else:
         pre_tokenizer = {
@@ -523,10 +551,16 @@ def dumps_hf(tokenizer: Tokenizer) -> str:
             }
             for token, i in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
         ],
-        "normalizer": {"type": "NFC"} if tokenizer.normalizer == "NFC" else None,
+        "normalizer": (
+            tokenizer.pipeline.normalizer
+            if tokenizer.pipeline is not None
+            else {"type": "NFC"}
+            if tokenizer.normalizer == "NFC"
+            else None
+        ),
         "pre_tokenizer": pre_tokenizer,
         "post_processor": _dumps_template(tokenizer),
-        "decoder": byte_level,
+        "decoder": tokenizer.hf_decoder.json if tokenizer.hf_decoder is not None else byte_level,
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -643,9 +677,19 @@ def not_carried_over(path: str | os.PathLike[str], tokenizer: Tokenizer, fmt: st
             "token is written as a special token"
         )
     decoder = document.get("decoder")
-    if decoder is not None and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
+    applied = fmt == "hf" and tokenizer.hf_decoder is not None
+    if (
+        decoder is not None
+        and not applied
+        and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel")
+    ):
         kind = decoder.get("type") if isinstance(decoder, dict) else decoder
         lines.append(f"key 'decoder' ({kind!r}): not kept; decoding is byte-level")
+    if tokenizer.pipeline is not None and fmt != "hf":
+        lines.append(
+            f"keys 'normalizer' and 'pre_tokenizer' ({tokenizer.pipeline.describe()}): not kept; the {fmt} "
+            "format holds one regex"
+        )
     model = document["model"]
     if model.get("unk_token") is not None:
         lines.append(
