@@ -101,7 +101,7 @@ class LoadedTokenizer:
     def cut(self, merges: int) -> Tokenizer:
         """The tokenizer of the first ``merges`` merges (the tokenizer itself for all of them).
 
-        The vocabulary is the 256 single bytes and the tokens those merges make, with their ids, then the
+        The vocabulary is the single bytes and the tokens those merges make, with their ids, then the
         special tokens numbered right after the largest of those ids. For a tokenizer trained by the engine
         this equals training the same corpus to ``index.vocab_size_at(merges)`` tokens whenever the last
         kept merge made a new token.
