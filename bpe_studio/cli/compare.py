@@ -21,7 +21,15 @@ from ..engine.encoding.analysis import (
     shared_vocab,
 )
 from ..engine.notation import control_label, json_text
-from .common import CliError, add_download_option, add_pattern_option, add_text_options, no_writes, read_text
+from .common import (
+    CliError,
+    add_download_option,
+    add_pattern_option,
+    add_special_token_option,
+    add_text_options,
+    no_writes,
+    read_text,
+)
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -41,6 +49,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     add_pattern_option(p, "--pattern-a", of=" of A")
     add_pattern_option(p, "--pattern-b", of=" of B")
+    add_special_token_option(p, "--special-token-a", of=" of A")
+    add_special_token_option(p, "--special-token-b", of=" of B")
     add_download_option(p)
     p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
@@ -127,11 +137,20 @@ def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio compare``."""
     text = read_text(args)
     assert text is not None  # the options are required
-    tok_a = load_tokenizer(
-        args.a, pattern=args.pattern_a, option="A", pattern_option="--pattern-a", download=args.download
-    )
-    tok_b = load_tokenizer(
-        args.b, pattern=args.pattern_b, option="B", pattern_option="--pattern-b", download=args.download
+    tok_a, tok_b = (
+        load_tokenizer(
+            path,
+            pattern=pattern,
+            option=side,
+            pattern_option=f"--pattern-{side.lower()}",
+            download=args.download,
+            special_tokens=specials,
+            special_option=f"--special-token-{side.lower()}",
+        )
+        for side, path, pattern, specials in (
+            ("A", args.a, args.pattern_a, args.special_token_a),
+            ("B", args.b, args.pattern_b, args.special_token_b),
+        )
     )
     a = (str(args.a), _format_of(args.a), tok_a)
     b = (str(args.b), _format_of(args.b), tok_b)

@@ -13,7 +13,7 @@ from ..engine import FORMATS, FormatError, detect_format
 from ..engine.formats import sample_texts, save_plan, save_tokenizer, source_files
 from ..engine.formats.hf import not_carried_over
 from ..engine.write_plan import WritePlan
-from .common import EXIT_FAILURE, CliError, text_arg
+from .common import EXIT_FAILURE, CliError, add_special_token_option, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable
 from .warn import print_format_warnings
@@ -41,6 +41,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="pattern of an input that does not store one (.tiktoken without sidecar): preset or regex",
     )
+    add_special_token_option(p)
     p.add_argument(
         "--sample-file", type=Path, metavar="F", help="also check that this UTF-8 file encodes the same"
     )
@@ -78,7 +79,7 @@ def _prepare_output(output: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio convert``."""
-    tok = load_tokenizer(args.input, pattern=args.pattern)
+    tok = load_tokenizer(args.input, pattern=args.pattern, special_tokens=args.special_token)
     extra = None
     if args.sample_file is not None:
         try:

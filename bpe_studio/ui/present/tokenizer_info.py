@@ -14,14 +14,16 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...engine import Tokenizer, TrainConfig, TrainResult, detect_format, load
+from ...engine import FormatError, Tokenizer, TrainConfig, TrainResult, detect_format, load
 from ...engine.encoding import analysis
 from ...engine.encoding.analysis import MergeIndex
 from ...engine.formats import training_record
+from ...engine.formats.tiktoken_format import SpecialTokenSpec, add_special_tokens
 
 #: How the views name the engine's file formats.
 FORMAT_NAMES = {"studio": "BPE Studio", "gpt2": "GPT-2", "tiktoken": "tiktoken", "hf": "Hugging Face"}
@@ -136,21 +138,29 @@ def from_result(result: TrainResult, config: TrainConfig | None = None) -> Loade
     )
 
 
-def load_file(path: Path, *, pattern: str | None = None) -> LoadedTokenizer:
+def load_file(
+    path: Path, *, pattern: str | None = None, special_tokens: Sequence[SpecialTokenSpec] = ()
+) -> LoadedTokenizer:
     """Load a tokenizer file or folder (any format the engine reads), with a studio file's training record.
 
     Args:
         path: The file or folder.
         pattern: The pattern of a file that states none (a bare ``.tiktoken``), as the user chose it.
+        special_tokens: Special tokens to add to a ``.tiktoken`` file's, as the user listed them (see
+            :func:`~bpe_studio.engine.formats.tiktoken_format.add_special_tokens`).
 
     Raises:
         FormatError: The file is malformed or not a tokenizer (the engine's message);
-            ``PatternRequiredError`` when it needs ``pattern``.
+            ``PatternRequiredError`` when it needs ``pattern``; a special token's id is taken.
         OSError: The file cannot be read.
     """
     path = Path(path)
     kind = detect_format(path)
     tokenizer = load(path, pattern=pattern)
+    try:
+        tokenizer = add_special_tokens(tokenizer, special_tokens)
+    except ValueError as exc:
+        raise FormatError(f"{path}: special tokens: {exc}") from None
     training: dict[str, Any] = {}
     if kind == "studio" and path.is_file():
         try:
