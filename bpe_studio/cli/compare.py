@@ -9,6 +9,7 @@ of B's, and the first merge where the two merge lists differ. The figures come f
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
@@ -20,6 +21,7 @@ from ..engine.encoding.analysis import (
     same_tokenizer,
     shared_vocab,
 )
+from ..engine.formats import display_names
 from ..engine.notation import control_label, json_text
 from .common import (
     CliError,
@@ -71,9 +73,10 @@ def _figures(c: Compression) -> str:
     return ", ".join(parts)
 
 
-def _side_json(path: str, fmt: str, tok: Tokenizer, c: Compression) -> dict[str, Any]:
+def _side_json(path: str, name: str, fmt: str, tok: Tokenizer, c: Compression) -> dict[str, Any]:
     return {
         "path": path,
+        "name": name,
         "format": fmt,
         "vocab_size": tok.vocab_size,
         "merges": len(tok.merges),
@@ -85,9 +88,16 @@ def _side_json(path: str, fmt: str, tok: Tokenizer, c: Compression) -> dict[str,
 
 
 def to_json(
-    found: Comparison, a: tuple[str, str, Tokenizer], b: tuple[str, str, Tokenizer], *, same: bool
+    found: Comparison,
+    a: tuple[str, str, Tokenizer],
+    b: tuple[str, str, Tokenizer],
+    *,
+    same: bool,
+    names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The figures as a JSON-ready dict (``a`` and ``b``: path, format and tokenizer of each side)."""
+    """The figures as a JSON-ready dict (``a`` and ``b``: path, format and tokenizer of each side; ``names``:
+    their :func:`~bpe_studio.engine.formats.display_names`, by default made from the paths)."""
+    name_a, name_b = names if names is not None else display_names([a[0], b[0]])
     diff = found.merges
 
     def merge(pair: tuple[bytes, bytes] | None) -> list[str] | None:
@@ -95,8 +105,8 @@ def to_json(
 
     return {
         "text": {"characters": found.a.characters, "bytes": found.a.bytes, "words": found.a.words},
-        "a": _side_json(a[0], a[1], a[2], found.a),
-        "b": _side_json(b[0], b[1], b[2], found.b),
+        "a": _side_json(a[0], name_a, a[1], a[2], found.a),
+        "b": _side_json(b[0], name_b, b[1], b[2], found.b),
         "shared_tokens": found.shared,
         "same_split": found.agree,
         "same_tokenizer": same,
@@ -112,14 +122,22 @@ def to_json(
 
 
 def to_text(
-    found: Comparison, a: tuple[str, str, Tokenizer], b: tuple[str, str, Tokenizer], *, same: bool
+    found: Comparison,
+    a: tuple[str, str, Tokenizer],
+    b: tuple[str, str, Tokenizer],
+    *,
+    same: bool,
+    names: Sequence[str] | None = None,
 ) -> str:
-    """The figures for people: the Compare tab's sentences, and each side's numbers."""
+    """The figures for people: the Compare tab's sentences, and each side's numbers (each side shown by its
+    name, ``names`` as for :func:`to_json`, with its path when that says more)."""
     t = found.a
     lines = [f"text: {t.characters:,} characters, {t.bytes:,} bytes, {t.words:,} words"]
-    for name, (path, fmt, tok), figures in (("A", a, found.a), ("B", b, found.b)):
+    shown = names if names is not None else display_names([a[0], b[0]])
+    for side, name, (path, fmt, tok), figures in (("A", shown[0], a, found.a), ("B", shown[1], b, found.b)):
         size = f"{tok.vocab_size:,} tokens, {len(tok.merges):,} merges"
-        lines.append(f"{name}: {path} ({fmt}, {size}): {_figures(figures)}")
+        where = f"{path}, " if path != name else ""
+        lines.append(f"{side}: {name} ({where}{fmt}, {size}): {_figures(figures)}")
     lines.append(found.describe_counts())
     merges = found.merges.describe(token=plain_token)
     if same:
@@ -154,10 +172,13 @@ def run(args: argparse.Namespace) -> int:
     )
     a = (str(args.a), _format_of(args.a), tok_a)
     b = (str(args.b), _format_of(args.b), tok_b)
+    names = display_names([args.a, args.b])
     found = compare(a[2], b[2], text)
     same = same_tokenizer(a[2], b[2])
     if args.json:
-        print(json_text(to_json(found, a, b, same=same)))  # control characters escaped
+        print(json_text(to_json(found, a, b, same=same, names=names)))  # control characters escaped
     else:
-        print(control_label(to_text(found, a, b, same=same)))  # names and tokens must not drive the terminal
+        print(
+            control_label(to_text(found, a, b, same=same, names=names))
+        )  # names and tokens must not drive the terminal
     return 0

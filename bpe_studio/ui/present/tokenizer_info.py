@@ -22,7 +22,7 @@ from typing import Any
 from ...engine import FormatError, Tokenizer, TrainConfig, TrainResult, detect_format, load
 from ...engine.encoding import analysis
 from ...engine.encoding.analysis import MergeIndex
-from ...engine.formats import training_record
+from ...engine.formats import display_name, display_names, training_record
 from ...engine.formats.tiktoken_format import SpecialTokenSpec, add_special_tokens
 
 #: How the views name the engine's file formats.
@@ -171,8 +171,31 @@ def load_file(
                 training = found
         except (OSError, ValueError):  # pragma: no cover - load() above read the same file
             training = {}
-    name = path.name or os.fspath(path)
+    name = display_name(path)  # the folder's name for a tokenizer.json, as the CLI shows it
     return LoadedTokenizer(tokenizer, name, path=path, format=kind, training=training)
 
 
-__all__ = ["FORMAT_NAMES", "LoadedTokenizer", "from_result", "load_file"]
+def listed_names(tokenizers: Sequence[LoadedTokenizer]) -> list[str]:
+    """Each tokenizer's name in a list or legend that shows them together, all different: those loaded from
+    files as :func:`~bpe_studio.engine.formats.display_names` tells them apart (``a/out`` and ``b/out``),
+    and a name still repeated (two runs of this session) numbered from its second time, ``name (2)``.
+
+    Example:
+        >>> listed_names([LoadedTokenizer(small, "Trained tokenizer")] * 2)
+        ['Trained tokenizer', 'Trained tokenizer (2)']
+    """
+    names = [t.name for t in tokenizers]
+    with_paths = [i for i, t in enumerate(tokenizers) if t.path is not None]
+    for i, name in zip(
+        with_paths, display_names([tokenizers[i].path or "" for i in with_paths]), strict=True
+    ):
+        names[i] = name
+    seen: dict[str, int] = {}
+    listed: list[str] = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        listed.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return listed
+
+
+__all__ = ["FORMAT_NAMES", "LoadedTokenizer", "from_result", "listed_names", "load_file"]
