@@ -105,6 +105,46 @@ def add_pattern_option(parser: argparse.ArgumentParser, flag: str = "--pattern",
     )
 
 
+def add_special_token_option(
+    parser: argparse.ArgumentParser, flag: str = "--special-token", *, of: str = ""
+) -> None:
+    """Add ``--special-token TOKEN=ID`` (or ``TOKEN``: the next free id), repeatable, for a ``.tiktoken``
+    file, which names no special tokens of its own (Llama 3's ``<|begin_of_text|>``).
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_special_token_option(p)
+        >>> p.parse_args(["--special-token", "<|begin_of_text|>=128000", "--special-token", "<|x|>"])
+        Namespace(special_token=[('<|begin_of_text|>', 128000), ('<|x|>', None)])
+    """
+    parser.add_argument(
+        flag,
+        action="append",
+        type=special_token_arg,
+        default=[],
+        metavar="TOKEN[=ID]",
+        help=f"a special token{of} for a .tiktoken file (which names none of its own), with its id, or alone "
+        "for the next id after the ranks and the special tokens before it; repeat for several, e.g. "
+        "--special-token '<|begin_of_text|>=128000'. Recognised in the text like other formats' special "
+        "tokens",
+    )
+
+
+def special_token_arg(value: str) -> tuple[str, int | None]:
+    """``argparse`` type of ``--special-token``: ``TOKEN=ID`` or ``TOKEN``, as ``(token, id or None)``.
+
+    Example:
+        >>> special_token_arg("<|eot_id|>=128009")
+        ('<|eot_id|>', 128009)
+    """
+    from ..engine.formats.tiktoken_format import parse_special_token
+
+    try:
+        return parse_special_token(text_arg(value))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_download_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--download``: fetch an OpenAI encoding named as the tokenizer when it is not cached."""
     parser.add_argument(

@@ -9,6 +9,7 @@ of B's, and the first merge where the two merge lists differ. The figures come f
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
@@ -20,8 +21,17 @@ from ..engine.encoding.analysis import (
     same_tokenizer,
     shared_vocab,
 )
+from ..engine.formats import display_names
 from ..engine.notation import control_label, json_text
-from .common import CliError, add_download_option, add_pattern_option, add_text_options, no_writes, read_text
+from .common import (
+    CliError,
+    add_download_option,
+    add_pattern_option,
+    add_special_token_option,
+    add_text_options,
+    no_writes,
+    read_text,
+)
 from .encode import load_tokenizer
 from .signals import stoppable
 
@@ -41,6 +51,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     add_pattern_option(p, "--pattern-a", of=" of A")
     add_pattern_option(p, "--pattern-b", of=" of B")
+    add_special_token_option(p, "--special-token-a", of=" of A")
+    add_special_token_option(p, "--special-token-b", of=" of B")
     add_download_option(p)
     p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
@@ -61,9 +73,10 @@ def _figures(c: Compression) -> str:
     return ", ".join(parts)
 
 
-def _side_json(path: str, fmt: str, tok: Tokenizer, c: Compression) -> dict[str, Any]:
+def _side_json(path: str, name: str, fmt: str, tok: Tokenizer, c: Compression) -> dict[str, Any]:
     return {
         "path": path,
+        "name": name,
         "format": fmt,
         "vocab_size": tok.vocab_size,
         "merges": len(tok.merges),
@@ -75,9 +88,16 @@ def _side_json(path: str, fmt: str, tok: Tokenizer, c: Compression) -> dict[str,
 
 
 def to_json(
-    found: Comparison, a: tuple[str, str, Tokenizer], b: tuple[str, str, Tokenizer], *, same: bool
+    found: Comparison,
+    a: tuple[str, str, Tokenizer],
+    b: tuple[str, str, Tokenizer],
+    *,
+    same: bool,
+    names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The figures as a JSON-ready dict (``a`` and ``b``: path, format and tokenizer of each side)."""
+    """The figures as a JSON-ready dict (``a`` and ``b``: path, format and tokenizer of each side; ``names``:
+    their :func:`~bpe_studio.engine.formats.display_names`, by default made from the paths)."""
+    name_a, name_b = names if names is not None else display_names([a[0], b[0]])
     diff = found.merges
 
     def merge(pair: tuple[bytes, bytes] | None) -> list[str] | None:
@@ -85,8 +105,8 @@ def to_json(
 
     return {
         "text": {"characters": found.a.characters, "bytes": found.a.bytes, "words": found.a.words},
-        "a": _side_json(a[0], a[1], a[2], found.a),
-        "b": _side_json(b[0], b[1], b[2], found.b),
+        "a": _side_json(a[0], name_a, a[1], a[2], found.a),
+        "b": _side_json(b[0], name_b, b[1], b[2], found.b),
         "shared_tokens": found.shared,
         "same_split": found.agree,
         "same_tokenizer": same,
@@ -102,14 +122,22 @@ def to_json(
 
 
 def to_text(
-    found: Comparison, a: tuple[str, str, Tokenizer], b: tuple[str, str, Tokenizer], *, same: bool
+    found: Comparison,
+    a: tuple[str, str, Tokenizer],
+    b: tuple[str, str, Tokenizer],
+    *,
+    same: bool,
+    names: Sequence[str] | None = None,
 ) -> str:
-    """The figures for people: the Compare tab's sentences, and each side's numbers."""
+    """The figures for people: the Compare tab's sentences, and each side's numbers (each side shown by its
+    name, ``names`` as for :func:`to_json`, with its path when that says more)."""
     t = found.a
     lines = [f"text: {t.characters:,} characters, {t.bytes:,} bytes, {t.words:,} words"]
-    for name, (path, fmt, tok), figures in (("A", a, found.a), ("B", b, found.b)):
+    shown = names if names is not None else display_names([a[0], b[0]])
+    for side, name, (path, fmt, tok), figures in (("A", shown[0], a, found.a), ("B", shown[1], b, found.b)):
         size = f"{tok.vocab_size:,} tokens, {len(tok.merges):,} merges"
-        lines.append(f"{name}: {path} ({fmt}, {size}): {_figures(figures)}")
+        where = f"{path}, " if path != name else ""
+        lines.append(f"{side}: {name} ({where}{fmt}, {size}): {_figures(figures)}")
     lines.append(found.describe_counts())
     merges = found.merges.describe(token=plain_token)
     if same:
@@ -127,18 +155,30 @@ def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio compare``."""
     text = read_text(args)
     assert text is not None  # the options are required
-    tok_a = load_tokenizer(
-        args.a, pattern=args.pattern_a, option="A", pattern_option="--pattern-a", download=args.download
-    )
-    tok_b = load_tokenizer(
-        args.b, pattern=args.pattern_b, option="B", pattern_option="--pattern-b", download=args.download
+    tok_a, tok_b = (
+        load_tokenizer(
+            path,
+            pattern=pattern,
+            option=side,
+            pattern_option=f"--pattern-{side.lower()}",
+            download=args.download,
+            special_tokens=specials,
+            special_option=f"--special-token-{side.lower()}",
+        )
+        for side, path, pattern, specials in (
+            ("A", args.a, args.pattern_a, args.special_token_a),
+            ("B", args.b, args.pattern_b, args.special_token_b),
+        )
     )
     a = (str(args.a), _format_of(args.a), tok_a)
     b = (str(args.b), _format_of(args.b), tok_b)
+    names = display_names([args.a, args.b])
     found = compare(a[2], b[2], text)
     same = same_tokenizer(a[2], b[2])
     if args.json:
-        print(json_text(to_json(found, a, b, same=same)))  # control characters escaped
+        print(json_text(to_json(found, a, b, same=same, names=names)))  # control characters escaped
     else:
-        print(control_label(to_text(found, a, b, same=same)))  # names and tokens must not drive the terminal
+        print(
+            control_label(to_text(found, a, b, same=same, names=names))
+        )  # names and tokens must not drive the terminal
     return 0

@@ -6,14 +6,16 @@ import argparse
 import contextlib
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
-from ..engine import FORMATS, FormatError, detect_format
+from ..engine import FORMATS, FormatError, FormatWarning, detect_format
 from ..engine.formats import sample_texts, save_plan, save_tokenizer, source_files
 from ..engine.formats.hf import not_carried_over
+from ..engine.formats.saving import other_readers
 from ..engine.write_plan import WritePlan
-from .common import EXIT_FAILURE, CliError, text_arg
+from .common import EXIT_FAILURE, CliError, add_special_token_option, text_arg
 from .encode import load_tokenizer
 from .signals import stoppable
 from .warn import print_format_warnings
@@ -41,6 +43,7 @@ def register(subparsers: Any) -> None:
         default=None,
         help="pattern of an input that does not store one (.tiktoken without sidecar): preset or regex",
     )
+    add_special_token_option(p)
     p.add_argument(
         "--sample-file", type=Path, metavar="F", help="also check that this UTF-8 file encodes the same"
     )
@@ -78,7 +81,7 @@ def _prepare_output(output: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio convert``."""
-    tok = load_tokenizer(args.input, pattern=args.pattern)
+    tok = load_tokenizer(args.input, pattern=args.pattern, special_tokens=args.special_token)
     extra = None
     if args.sample_file is not None:
         try:
@@ -90,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
         with print_format_warnings():  # e.g. a BOS/EOS template the output format cannot store
             # Written into a staging folder, loaded back and compared on the sample, then renamed into place.
             report = save_tokenizer(tok, output, format=args.format, verify_texts=sample_texts(tok, extra))
+            # What transformers, tokenizers and tiktoken will do with the files alone (no sidecar).
+            for note in other_readers(tok, args.format):
+                warnings.warn(f"{report.path}: {note}", FormatWarning, stacklevel=1)
     except FormatError as exc:  # also VerificationError: the file does not encode the sample identically
         raise CliError(str(exc), EXIT_FAILURE) from None
     except OSError as exc:  # checked writable above, so not the user's mistake (e.g. a full disk)

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..engine import UnknownTokenIdError
-from .common import CliError, add_download_option, add_pattern_option, no_writes
+from .common import CliError, add_download_option, add_pattern_option, add_special_token_option, no_writes
 from .encode import load_tokenizer
 
 # Ids may be separated by spaces, commas or newlines, and wrapped in brackets (a JSON list).
@@ -30,6 +30,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bytes", action="store_true", help="write the raw bytes instead of text")
     p.add_argument("-n", "--no-newline", action="store_true", help="do not end the output with a newline")
     add_pattern_option(p)
+    add_special_token_option(p)
     add_download_option(p)
     p.set_defaults(handler=run, plan=no_writes)  # prints only: writes no file
 
@@ -54,7 +55,13 @@ def parse_ids(texts: list[str]) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio decode``."""
-    tok = load_tokenizer(args.tokenizer, pattern=args.pattern, decode_only=True, download=args.download)
+    tok = load_tokenizer(
+        args.tokenizer,
+        pattern=args.pattern,
+        decode_only=True,
+        download=args.download,
+        special_tokens=args.special_token,
+    )
     ids = parse_ids(args.ids if args.ids else [sys.stdin.read()])
     try:
         data = tok.decode_bytes(ids)

@@ -7,17 +7,31 @@ import codecs
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.encoding.analysis import compression
+from ..engine.formats.detect import detect_format
 from ..engine.formats.named import download_encoding, download_timeout, encoding_of, tokenizer_names
-from ..engine.formats.tiktoken_format import PATTERN_MISSING, PatternRequiredError
+from ..engine.formats.tiktoken_format import (
+    PATTERN_MISSING,
+    PatternRequiredError,
+    SpecialTokenSpec,
+    add_special_tokens,
+)
 from ..engine.humanize import error_message
 from ..engine.notation import control_label
-from .common import EXIT_FAILURE, CliError, add_download_option, add_pattern_option, no_writes, text_arg
+from .common import (
+    EXIT_FAILURE,
+    CliError,
+    add_download_option,
+    add_pattern_option,
+    add_special_token_option,
+    no_writes,
+    text_arg,
+)
 from .signals import stoppable
 from .warn import print_format_warnings
 
@@ -40,6 +54,8 @@ def load_tokenizer(
     pattern_option: str = "--pattern",
     decode_only: bool = False,
     download: bool = False,
+    special_tokens: Sequence[SpecialTokenSpec] = (),
+    special_option: str = "--special-token",
 ) -> Tokenizer:
     """Load a tokenizer for a subcommand, turning file problems into one-line errors (naming ``option``).
 
@@ -51,6 +67,10 @@ def load_tokenizer(
         decode_only: The command only decodes, which no pattern affects: a file that states none loads
             with ``gpt2`` rather than failing.
         download: ``path`` names an OpenAI encoding that may be fetched if it is not cached (``--download``).
+        special_tokens: The ``--special-token`` values given: special tokens added to a ``.tiktoken`` file's
+            (see :func:`~bpe_studio.engine.formats.tiktoken_format.add_special_tokens`); other formats
+            store their own, so giving any for them is refused.
+        special_option: The option that gives them, for messages.
 
     Example:
         >>> save(small, "out/tokenizer.json")
@@ -66,15 +86,24 @@ def load_tokenizer(
                 download_encoding(path, timeout=seconds)
             except FormatError as exc:  # the network or the server, not the user's mistake
                 raise CliError(str(exc), EXIT_FAILURE) from None
+        if special_tokens and detect_format(path) != "tiktoken":
+            raise CliError(
+                f"{special_option}: {path} is not a .tiktoken file; its format stores its own special tokens "
+                f"(leave out {special_option}, or convert it with --to tiktoken first)"
+            )
         with print_format_warnings():
             try:
-                return load(path, pattern=pattern)
+                tokenizer = load(path, pattern=pattern)
             except PatternRequiredError as exc:
                 if not decode_only:
                     raise CliError(
                         f"{exc.path}: {PATTERN_MISSING}; pass {pattern_option} gpt2|cl100k|o200k|REGEX"
                     ) from None
-                return load(path, pattern="gpt2")
+                tokenizer = load(path, pattern="gpt2")
+        try:
+            return add_special_tokens(tokenizer, special_tokens)
+        except ValueError as exc:
+            raise CliError(f"{special_option}: {path}: {exc}") from None
     except FileNotFoundError:
         raise CliError(
             f"{option}: {path} does not exist; give a tokenizer file or folder, or a name: "
@@ -115,6 +144,7 @@ def register(subparsers: Any) -> None:
         "--no-special", action="store_true", help="encode special tokens as ordinary text (encode_ordinary)"
     )
     add_pattern_option(p)
+    add_special_token_option(p)
     add_download_option(p)
     p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
@@ -231,7 +261,9 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio encode``."""
-    tok = load_tokenizer(args.tokenizer, pattern=args.pattern, download=args.download)
+    tok = load_tokenizer(
+        args.tokenizer, pattern=args.pattern, download=args.download, special_tokens=args.special_token
+    )
     special: dict[str, Any] = {}
     if args.no_special:  # as encode_ordinary: special tokens are text, and no BOS/EOS template is added
         special = {"allowed_special": set(), "disallowed_special": (), "add_special_tokens": False}

@@ -11,6 +11,7 @@ from typing import Any
 from ..engine.corpus.plan import CorpusChangedError, CorpusDecodeError, UncuttableTextError
 from ..engine.corpus.sources import BadRecordError, CorruptStreamError, check_source, expand_inputs
 from ..engine.encoding.evaluation import evaluate_files
+from ..engine.formats import display_names
 from ..engine.humanize import error_message
 from ..engine.notation import control_label
 from ..engine.workers.protocol import WorkerCrashedError
@@ -89,13 +90,16 @@ def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     except OSError as exc:
         raise CliError(error_message(exc)) from None
     rows: list[dict[str, Any]] = []
+    # Each tokenizer by a name that says which (a tokenizer.json by its folder), the path kept beside it.
+    shown = display_names(args.tokenizers)
     for path, figures_of in zip(corpora, per_file, strict=True):
         first_tokens = figures_of[0].tokens
-        for name, figures in zip(args.tokenizers, figures_of, strict=True):
+        for given, name, figures in zip(args.tokenizers, shown, figures_of, strict=True):
             rows.append(
                 {
                     "corpus": str(path),
-                    "tokenizer": name,
+                    "tokenizer": given,
+                    "name": name,
                     "bytes": figures.bytes,
                     "words": figures.words,
                     "tokens": figures.tokens,
@@ -127,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     columns = [
         "corpus",
         "tokenizer",
+        "name",
         "bytes",
         "words",
         "tokens",
@@ -143,15 +148,13 @@ def run(args: argparse.Namespace) -> int:
         writer.writerows(rows)
         return 0
     titles = ["corpus", "tokenizer", "bytes", "words", "tokens", "bytes/token", "tokens/word", "× first"]
+    shown = [c for c in columns if c != "tokenizer"]  # the table names each tokenizer; JSON/CSV add its path
     table = [titles] + [
         # A file or tokenizer name's control characters as codes (a tab or newline would break the table).
-        [
-            _cell(row[c]) if c not in ("corpus", "tokenizer") else control_label(row[c], keep="")
-            for c in columns
-        ]
+        [_cell(row[c]) if c not in ("corpus", "name") else control_label(row[c], keep="") for c in shown]
         for row in rows
     ]
-    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+    widths = [max(len(line[i]) for line in table) for i in range(len(shown))]
     for line in table:
         cells = [cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i]) for i, cell in enumerate(line)]
         print("  ".join(cells).rstrip())

@@ -12,7 +12,15 @@ from typing import Any
 from ..engine import FormatError, Tokenizer, detect_format
 from ..engine.encoding.analysis import MergeIndex, compression, token_count_curve
 from ..engine.notation import control_label, json_text
-from .common import CliError, add_download_option, add_pattern_option, add_text_options, no_writes, read_text
+from .common import (
+    CliError,
+    add_download_option,
+    add_pattern_option,
+    add_special_token_option,
+    add_text_options,
+    no_writes,
+    read_text,
+)
 from .encode import load_tokenizer
 
 # Token lengths above this are counted together in the length summary.
@@ -34,6 +42,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--top", type=int, default=10, metavar="N", help="how many of the longest tokens to list")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
     add_pattern_option(p)
+    add_special_token_option(p)
     add_download_option(p)
     add_text_options(
         p, required=False, purpose="also show how the tokenizer compresses this text, at several vocab sizes"
@@ -162,7 +171,13 @@ def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio inspect``."""
     text = read_text(args)
-    tok = load_tokenizer(args.path, pattern=args.pattern, option="PATH", download=args.download)
+    tok = load_tokenizer(
+        args.path,
+        pattern=args.pattern,
+        option="PATH",
+        download=args.download,
+        special_tokens=args.special_token,
+    )
     try:
         fmt = detect_format(args.path)
     except (FormatError, OSError) as exc:  # load() succeeded, so this is not expected

@@ -418,7 +418,7 @@ def test_cache_is_bounded(cs336_data: Path) -> None:
 def test_constructor_errors() -> None:
     vocab = {i: bytes([i]) for i in range(256)}
     with pytest.raises(ValueError, match="single byte"):
-        Tokenizer({i: bytes([i]) for i in range(255)}, [])
+        Tokenizer({i: bytes([i]) for i in range(1, 256)}, [])
     with pytest.raises(ValueError, match="merge 0"):
         Tokenizer(vocab, [(b"a", b"b")])  # b"ab" is not a token
     with pytest.raises(ValueError, match="id 65"):

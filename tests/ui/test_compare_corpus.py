@@ -366,3 +366,32 @@ def test_export_chart_refuses_to_write_over_a_corpus(
     assert len(shown) == 1 and shown[0][0] == "Export chart"
     assert "Export chart:" in shown[0][1] and "is a corpus file" in shown[0][1]
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
+def test_tokenizers_named_tokenizer_json_are_listed_by_folder(
+    qtbot: Any, tiny_result: Any, tmp_path: Path
+) -> None:
+    """Exports named tokenizer.json in alpha/, x/out/ and y/out/, and two runs of this session: the list,
+    the figures and the chart's legend name each differently, as ``bpe-studio eval`` does."""
+    from bpe_studio.ui.present.tokenizer_info import from_result, load_file
+
+    tok = Tokenizer.from_result(tiny_result)
+    loaded = []
+    for folder in ("alpha", "x/out", "y/out"):
+        (tmp_path / folder).mkdir(parents=True)
+        loaded.append(load_file(save(tok, tmp_path / folder / "tokenizer.json", format="hf")))
+    loaded += [from_result(tiny_result), from_result(tiny_result)]
+    assert [t.name for t in loaded[:3]] == ["alpha", "out", "out"]
+    view = CorpusCompareView()
+    qtbot.addWidget(view)
+    view.set_tokenizers(loaded, loaded)
+    expected = ["alpha", "x/out", "y/out", loaded[3].name, f"{loaded[3].name} (2)"]
+    assert [view.tokenizer_list.item(i).text() for i in range(5)] == expected
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("".join(DOCUMENTS), encoding="utf-8")
+    view.add_files([corpus])
+    _compute(qtbot, view)
+    assert [row.tokenizer for row in view.rows] == expected
+    legend = [label.text for _, label in view.plot.legend.items]
+    assert legend == expected
+    view.shutdown()

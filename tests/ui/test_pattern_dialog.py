@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 from bpe_studio.engine import Tokenizer, save
 from bpe_studio.engine.formats.tiktoken_format import sidecar_path
 from bpe_studio.ui.app.main_window import MainWindow
-from bpe_studio.ui.widgets.pattern_dialog import PatternDialog
+from bpe_studio.ui.widgets.pattern_dialog import PatternAnswer, PatternDialog
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     WAIT_MS,
@@ -35,12 +35,14 @@ def bare_file(tiny_corpus: Path, tmp_path: Path) -> Path:
     return path
 
 
-def _answer(monkeypatch: pytest.MonkeyPatch, answer: str | None) -> list[Path]:
+def _answer(
+    monkeypatch: pytest.MonkeyPatch, pattern: str | None, special_tokens: tuple[Any, ...] = ()
+) -> list[Path]:
     asked: list[Path] = []
 
-    def ask(_parent: Any, path: Path) -> str | None:
+    def ask(_parent: Any, path: Path) -> PatternAnswer | None:
         asked.append(path)
-        return answer
+        return None if pattern is None else PatternAnswer(pattern, special_tokens)
 
     monkeypatch.setattr(PatternDialog, "ask", staticmethod(ask))
     return asked
@@ -124,3 +126,46 @@ def test_open_gpt2_from_the_menu(qtbot, window: MainWindow, views) -> None:  # t
     tok = blocker.args[0].tokenizer
     assert tok.vocab_size == 50_257 and tok.encode("Hello world<|endoftext|>") == [15496, 995, 50256]
     assert views.error_box is None and views.playground.loaded is blocker.args[0]
+
+
+def test_the_dialog_reads_special_tokens_one_per_line(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    dialog = PatternDialog(None, tmp_path / "llama.tiktoken")
+    qtbot.addWidget(dialog)
+    ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
+    assert dialog.answer() == PatternAnswer("gpt2", ()) and ok.isEnabled()
+    dialog.choice.setCurrentIndex(1)
+    dialog.specials.setPlainText("<|begin_of_text|>=128000\n\n<|end_of_text|>\n")
+    assert ok.isEnabled() and dialog.problem.text() == ""
+    assert dialog.answer() == PatternAnswer(
+        "cl100k", (("<|begin_of_text|>", 128000), ("<|end_of_text|>", None))
+    )
+    dialog.specials.setPlainText("<|a|>\n=7")
+    assert not ok.isEnabled() and dialog.problem.text().startswith("Line 2: '=7' names no token before '='")
+    dialog.specials.setPlainText("<|a|>\n<|a|>=9")
+    assert not ok.isEnabled() and "Line 2: '<|a|>' is listed twice" in dialog.problem.text()
+    dialog.specials.setPlainText("")
+    assert ok.isEnabled() and dialog.answer() == PatternAnswer("cl100k", ())
+
+
+def test_a_bare_file_opens_with_the_special_tokens_listed(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, views, bare_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _answer(monkeypatch, "gpt2", (("<|begin_of_text|>", None), ("<|eot|>", 5000)))
+    with qtbot.waitSignal(views.current_changed, timeout=WAIT_MS) as blocker:
+        window.open_tokenizer(bare_file, "<|begin_of_text|>Hello<|eot|>")
+    wait_playground(qtbot, views.playground)
+    tok = blocker.args[0].tokenizer
+    ranks = max(i for i in tok.vocab if i not in tok.special_tokens.values())
+    assert dict(tok.special_tokens) == {"<|begin_of_text|>": ranks + 1, "<|eot|>": 5000}
+    ids = tok.encode("<|begin_of_text|>Hello<|eot|>")
+    assert ids[0] == ranks + 1 and ids[-1] == 5000
+
+
+def test_a_special_token_on_a_rank_is_an_error_that_says_which(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, views, bare_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _answer(monkeypatch, "gpt2", (("<|x|>", 65),))
+    window.open_tokenizer(bare_file)
+    qtbot.waitUntil(lambda: bool(asked) and not views.is_busy() and views.last_error != "", timeout=WAIT_MS)
+    assert views.current is None and views.error_box is not None
+    assert "<|x|>=65: id 65 is the rank of the token b'A'; give a free id" in views.last_error

@@ -187,3 +187,30 @@ def test_browser_search_label(qtbot, window: MainWindow, views: TokenizerViews, 
     shown = browser.model.rowCount(QModelIndex())
     assert 0 < shown < 600
     assert browser.match_label.text() == f"{shown:,} of 600"
+
+
+def test_a_vocabulary_without_the_bytes_utf8_never_uses_opens(
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_result: TrainResult, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """GPT-NeoX-20B's shape (no token for 0xC0, 0xC1, 0xF5-0xFF): the playground, the vocabulary, a merge
+    tree and the vocab-size slider work; the single bytes counted are the 243 there are."""
+    from bpe_studio.engine import Tokenizer, save
+    from bpe_studio.engine.encoding.tokenizer import UTF8_UNUSED_BYTES
+
+    full = from_result(tiny_result).tokenizer
+    vocab = {i: t for i, t in full.vocab.items() if not (len(t) == 1 and t[0] in UTF8_UNUSED_BYTES)}
+    tok = Tokenizer(vocab, full.merges, dict(full.special_tokens), pattern=full.pattern)
+    (tmp_path / "neox").mkdir()
+    path = save(tok, tmp_path / "neox" / "tokenizer.json", format="hf")
+    open_and_wait(qtbot, window, path, "the cat 日本 😀")
+    loaded = views.current
+    assert loaded is not None and loaded.tokenizer.missing_bytes == tuple(sorted(UTF8_UNUSED_BYTES))
+    assert loaded.index.vocab_sizes()[0] == 243 + 1
+    browser = views.vocab_browser
+    window.tabs.setCurrentWidget(browser)
+    assert browser.model.rowCount() == len(vocab)
+    longest = max(vocab, key=lambda i: (len(vocab[i]), -i))
+    browser.show_token(longest)
+    tree = browser.tree_view.tree
+    assert tree is not None and b"".join(map(loaded.tokenizer.token_bytes, tree.leaves())) == vocab[longest]
+    assert loaded.cut(5).missing_bytes == loaded.tokenizer.missing_bytes

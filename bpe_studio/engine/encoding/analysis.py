@@ -92,7 +92,8 @@ class MergeIndex:
     """A tokenizer's merges indexed by token id.
 
     Attributes:
-        byte_ids: Id of each single byte 0-255.
+        byte_ids: Id of each single byte 0-255; -1 for a byte the vocabulary lacks (only bytes UTF-8 never
+            uses may be missing, see :attr:`Tokenizer.missing_bytes`).
         left, right, result: Per merge rank, the ids of its two tokens and of the token it makes.
         creates: Per merge rank, whether it makes a new token (False for the rare merge whose bytes some
             earlier merge already made).
@@ -109,14 +110,16 @@ class MergeIndex:
 
     def __init__(self, tokenizer: Tokenizer, counts: Sequence[int] | None = None) -> None:
         token_id = tokenizer.token_id
-        self.byte_ids = [_required_id(token_id(bytes([b]))) for b in range(256)]
+        missing = set(tokenizer.missing_bytes)
+        self.byte_ids = [-1 if b in missing else _required_id(token_id(bytes([b]))) for b in range(256)]
+        self._byte_count = 256 - len(missing)
         merges = tokenizer.merges
         self.left: list[int] = []
         self.right: list[int] = []
         self.result: list[int] = []
         self.creates: list[bool] = []
         self.rank_of: dict[int, int] = {}
-        seen = set(self.byte_ids)
+        seen = {i for i in self.byte_ids if i >= 0}
         for rank, (a, b) in enumerate(merges):
             made = _required_id(token_id(a + b))
             self.left.append(_required_id(token_id(a)))
@@ -141,11 +144,11 @@ class MergeIndex:
         """The vocab size of the tokenizer cut to its first ``merges`` merges (special tokens included)."""
         if merges >= self.merge_count:
             return self._vocab_size
-        return 256 + self.new_before[max(merges, 0)] + len(self.special_ids)
+        return self._byte_count + self.new_before[max(merges, 0)] + len(self.special_ids)
 
     def vocab_sizes(self) -> list[int]:
         """The vocab size at every cut 0..merge_count."""
-        sizes = [256 + n + len(self.special_ids) for n in self.new_before]
+        sizes = [self._byte_count + n + len(self.special_ids) for n in self.new_before]
         sizes[-1] = self._vocab_size
         return sizes
 
@@ -220,7 +223,7 @@ def merge_tree(tokenizer: Tokenizer, token_id: int) -> MergeNode:
 def cut_to_merges(tokenizer: Tokenizer, merges: int, *, index: MergeIndex | None = None) -> Tokenizer:
     """The tokenizer of the first ``merges`` merges (``tokenizer`` itself for all of them or more).
 
-    The vocabulary is the 256 single bytes and the tokens those merges make, with their ids, then the
+    The vocabulary is the single bytes and the tokens those merges make, with their ids, then the
     special tokens numbered right after the largest of those ids. Merges form a sequence, so for a
     tokenizer trained by the engine this equals training the same corpus to
     ``index.vocab_size_at(merges)`` tokens whenever the last kept merge made a new token.
@@ -235,7 +238,7 @@ def cut_to_merges(tokenizer: Tokenizer, merges: int, *, index: MergeIndex | None
     if merges >= index.merge_count:
         return tokenizer
     merges = max(merges, 0)
-    vocab = {i: tokenizer.token_bytes(i) for i in index.byte_ids}
+    vocab = {i: tokenizer.token_bytes(i) for i in index.byte_ids if i >= 0}
     for rank in range(merges):
         made = index.result[rank]
         vocab[made] = tokenizer.token_bytes(made)

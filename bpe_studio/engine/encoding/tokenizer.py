@@ -72,6 +72,14 @@ _STREAM_MARGIN = 3
 # "No such pair": larger than any rank.
 _NO_RANK = MAX_VOCAB_SIZE * 64
 
+#: The bytes UTF-8 never uses (0xC0, 0xC1 and 0xF5-0xFF): a vocabulary may lack them (GPT-NeoX-20B's and its
+#: family's do), since the UTF-8 bytes of a text never hold them.
+UTF8_UNUSED_BYTES = frozenset({0xC0, 0xC1, *range(0xF5, 0x100)})
+
+# The id given to the native encoder for a byte the vocabulary lacks (one of UTF8_UNUSED_BYTES): no text
+# reaches it, and were one to, the id would be out of every vocabulary rather than another token's.
+_NO_BYTE_ID = 0xFFFF_FFFF
+
 _WHITESPACE = regex.compile(r"\s")
 
 AllowedSpecial = Literal["all"] | Collection[str]
@@ -235,7 +243,9 @@ class Tokenizer:
     """A byte-level BPE tokenizer: vocabulary, ranked merges, special tokens and a pre-tokenization pattern.
 
     Args:
-        vocab: Token id -> bytes. It must hold all 256 single bytes (under any ids).
+        vocab: Token id -> bytes. It must hold every single byte (under any ids), except that the bytes
+            UTF-8 never uses (:data:`UTF8_UNUSED_BYTES`) may be missing: the tokenizer then encodes every
+            text (see :attr:`missing_bytes`).
         merges: Pairs of tokens (as bytes) in rank order; a merge's result is the token with the
             concatenated bytes, which must be in ``vocab``. A pair listed twice keeps its first rank.
         special_tokens: Strings that are never split: a sequence (each gets the id of a vocab entry with
@@ -314,13 +324,17 @@ class Tokenizer:
             ids_of.setdefault(special.encode("utf-8"), i)
         self._ids_of = ids_of
         missing = [b for b in range(256) if bytes([b]) not in ids_of]
-        if missing:
+        if any(b not in UTF8_UNUSED_BYTES for b in missing):
+            first = next(b for b in missing if b not in UTF8_UNUSED_BYTES)
             raise ValueError(
-                f"vocab: {len(missing)} single byte(s) have no token (first: 0x{missing[0]:02x}); a "
-                "byte-level BPE vocabulary needs all 256 single bytes"
+                f"vocab: {len(missing)} single byte(s) have no token (first: 0x{first:02x}); a "
+                "byte-level BPE vocabulary needs all 256 single bytes (only 0xc0, 0xc1 and 0xf5-0xff, which "
+                "UTF-8 never uses, may be missing)"
             )
-        # latin-1 decoding turns bytes into code points 0-255; translate() then maps them to token ids.
-        self._byte_chars = {b: chr(ids_of[bytes([b])]) for b in range(256)}
+        self._missing_bytes = tuple(missing)
+        # latin-1 decoding turns bytes into code points 0-255; translate() then maps them to token ids. A
+        # missing byte (never in a text's UTF-8) has no entry.
+        self._byte_chars = {b: chr(ids_of[bytes([b])]) for b in range(256) if b not in missing}
 
         self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
         ranks: dict[str, int] = {}
@@ -354,7 +368,7 @@ class Tokenizer:
         # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
         # built or BPE_STUDIO_PURE=1.
         native_encoder = native.encoder(
-            [ord(self._byte_chars[b]) for b in range(256)],
+            [ord(self._byte_chars[b]) if b in self._byte_chars else _NO_BYTE_ID for b in range(256)],
             triples,
             {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
             [table.get(i) for i in range(len(self._by_id))],
@@ -514,6 +528,18 @@ class Tokenizer:
     def hf_decoder(self) -> Decoder | None:
         """The Hugging Face decoder :meth:`decode` applies, or None (the tokens' bytes read as UTF-8)."""
         return self._hf_decoder
+
+    @property
+    def missing_bytes(self) -> tuple[int, ...]:
+        """The single bytes with no token, in order: empty but for vocabularies like GPT-NeoX-20B's, which
+        lack the bytes UTF-8 never uses (:data:`UTF8_UNUSED_BYTES`). Every text still encodes; a format or a
+        view that needs all 256 single bytes refuses such a tokenizer.
+
+        Example:
+            >>> tok.missing_bytes
+            ()
+        """
+        return self._missing_bytes
 
     @property
     def vocab_size(self) -> int:

@@ -1,7 +1,17 @@
 """Tokenizer file formats. Every write is atomic."""
 
 from .atomic import atomic_plan, atomic_write
-from .detect import FORMATS, FormatName, detect_format, load, save, save_targets, source_files
+from .detect import (
+    FORMATS,
+    FormatName,
+    detect_format,
+    display_name,
+    display_names,
+    load,
+    save,
+    save_targets,
+    source_files,
+)
 from .saving import (
     SaveReport,
     VerificationError,
@@ -24,6 +34,8 @@ __all__ = [
     "atomic_plan",
     "atomic_write",
     "detect_format",
+    "display_name",
+    "display_names",
     "dumps_studio",
     "load",
     "load_studio",

@@ -195,6 +195,71 @@ def load(
         raise FormatError(f"{target}: {exc}") from None
 
 
+# File names that say nothing of which tokenizer they hold: such a file is named after its folder.
+_GENERIC_NAMES = frozenset(
+    {*DEFAULT_FILE_NAMES.values(), VOCAB_FILE, MERGES_FILE, SIDECAR_FILE, "tokenizer.tiktoken.json"}
+)
+
+
+def display_name(path: str | os.PathLike[str]) -> str:
+    """A tokenizer's name for lists, legends and titles (the CLI's and the app's alike).
+
+    A file named only for its format (``tokenizer.json``, ``vocab.json``, ``tokenizer.tiktoken``...) takes
+    its folder's name, or the model id of a Hugging Face cache folder
+    (``models--meta-llama--Llama-3.1-8B/snapshots/<commit>/tokenizer.json``); a folder its own name; any
+    other file its file name; a name that is not a path (``cl100k_base``) stays as it is.
+
+    Example:
+        >>> display_name("out/tokenizer.json"), display_name("out/gpt2/"), display_name("mine.tiktoken")
+        ('out', 'gpt2', 'mine.tiktoken')
+        >>> display_name("hub/models--meta-llama--Llama-3.1-8B/snapshots/0e9e39f/tokenizer.json")
+        'meta-llama/Llama-3.1-8B'
+    """
+    return _names(Path(path), 1) if os.fspath(path) else ""
+
+
+def display_names(paths: list[str | os.PathLike[str]]) -> list[str]:
+    """:func:`display_name` of each path, with as many more parent folders as it takes to tell apart two
+    different paths of the same name (``a/out`` and ``b/out``).
+
+    Example:
+        >>> display_names(["a/out/tokenizer.json", "b/out/tokenizer.json", "c/tokenizer.json"])
+        ['a/out', 'b/out', 'c']
+    """
+    depth = [1] * len(paths)
+    names = [display_name(p) for p in paths]
+    for _ in range(32):  # each round adds a folder to the names that clash; paths are not that deep
+        clashes = [
+            i
+            for i, name in enumerate(names)
+            if any(names[j] == name and _same_path(paths[i], paths[j]) is False for j in range(len(paths)))
+        ]
+        if not clashes:
+            break
+        for i in clashes:
+            depth[i] += 1
+            names[i] = _names(Path(paths[i]), depth[i]) if os.fspath(paths[i]) else ""
+    return names
+
+
+def _same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _names(path: Path, depth: int) -> str:
+    """The last ``depth`` parts of the name :func:`display_name` gives (a folder's, the model id...)."""
+    if not path.parent.name and not path.exists():
+        return path.name or os.fspath(path)  # a name such as cl100k_base, or a missing file
+    full = Path(os.path.abspath(path))
+    if full.name in _GENERIC_NAMES and not full.is_dir():
+        full = full.parent
+    parts = full.parts
+    if len(parts) >= 3 and parts[-2] == "snapshots" and parts[-3].startswith("models--"):
+        return parts[-3].removeprefix("models--").replace("--", "/")
+    kept = list(parts[1:])[-depth:]
+    return "/".join(kept) or os.fspath(full)
+
+
 def source_files(path: str | os.PathLike[str]) -> list[Path]:
     """The existing files :func:`load` reads for ``path`` (a tokenizer's files and its sidecar).
 

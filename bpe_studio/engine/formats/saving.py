@@ -173,6 +173,54 @@ def save_tokenizer(
     return SaveReport(final, tuple(moves), format, sum(len(t) for t in verify_texts), checked_in)
 
 
+def other_readers(tokenizer: Tokenizer, format: str) -> list[str]:
+    """What other libraries reading the saved files without BPE Studio's sidecar will do differently, one
+    sentence each (empty: nothing): the ``gpt2`` and ``tiktoken`` files carry the pattern and the special
+    tokens only in the sidecar, which ``transformers``, ``tokenizers`` and ``tiktoken`` do not read. ``hf``
+    and ``studio`` files carry both; what no format but ``hf`` keeps (a template, ``ignore_merges``, NFC)
+    :func:`~bpe_studio.engine.formats.save` warns about itself.
+
+    Example:
+        >>> cl100k = Tokenizer({i: bytes([i]) for i in range(256)}, [], pattern="cl100k")
+        >>> print(*other_readers(cl100k, "gpt2"))  # doctest: +NORMALIZE_WHITESPACE
+        gpt2 files carry no pattern: transformers and tokenizers will split text with GPT-2's regex, not
+        cl100k's, and encode differently; convert --to hf keeps the pattern
+        >>> other_readers(cl100k, "hf")
+        []
+    """
+    from ..pretokenize.patterns import preset_name
+
+    preset = preset_name(tokenizer.pattern)
+    pattern = f"{preset}'s" if preset else "this tokenizer's own"
+    specials = sorted(tokenizer.special_tokens, key=lambda token: tokenizer.special_tokens[token])
+    named = (
+        f"{specials[0]!r}" + (f" and {len(specials) - 1} more" if len(specials) > 1 else "")
+        if specials
+        else ""
+    )
+    notes: list[str] = []
+    if format == "gpt2":
+        if preset != "gpt2":
+            notes.append(
+                "gpt2 files carry no pattern: transformers and tokenizers will split text with GPT-2's "
+                f"regex, not {pattern}, and encode differently; convert --to hf keeps the pattern"
+            )
+        if specials:
+            notes.append(
+                f"gpt2 files do not mark special tokens: tokenizers will encode {named} as ordinary text "
+                "(transformers' GPT2Tokenizer knows only '<|endoftext|>'); convert --to hf keeps them"
+            )
+    elif format == "tiktoken":
+        also = f" and special_tokens ({named})" if specials else ""
+        notes.append(
+            "tiktoken rank files carry no pattern"
+            + (" and no special tokens" if specials else "")
+            + f": tiktoken.Encoding must be given pat_str ({pattern} regex){also}, which only the sidecar "
+            "(.tiktoken.json) holds; without them text is split and encoded differently"
+        )
+    return notes
+
+
 def save_plan(
     plan: WritePlan,
     option: str,
@@ -346,6 +394,7 @@ __all__ = [
     "SAMPLE_TEXT",
     "SaveReport",
     "VerificationError",
+    "other_readers",
     "sample_texts",
     "save_plan",
     "save_result",

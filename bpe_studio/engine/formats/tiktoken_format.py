@@ -21,7 +21,7 @@ import base64
 import binascii
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -371,3 +371,81 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
         }
     )
     return target
+
+
+#: A special token as the user spells it: ``TOKEN=ID``, or ``TOKEN`` for the next free id.
+SpecialTokenSpec = tuple[str, int | None]
+
+
+def parse_special_token(text: str) -> SpecialTokenSpec:
+    """A special token as typed, ``TOKEN=ID`` or ``TOKEN`` (the next free id): ``(token, id or None)``.
+
+    The text after the last ``=`` is the id when it is a number, so a token may hold ``=`` itself.
+
+    Raises:
+        ValueError: The token is empty (the message says how to write one).
+
+    Example:
+        >>> parse_special_token("<|begin_of_text|>=128000"), parse_special_token("<|eot_id|>")
+        (('<|begin_of_text|>', 128000), ('<|eot_id|>', None))
+        >>> parse_special_token("<|a=b|>")
+        ('<|a=b|>', None)
+    """
+    token, equals, number = text.rpartition("=")
+    if equals and number.isascii() and number.isdigit() and token:
+        return token, int(number)
+    if not text:
+        raise ValueError(f"{text!r} is not a special token; write TOKEN=ID, or TOKEN for the next free id")
+    if equals and not token:
+        raise ValueError(f"{text!r} names no token before '='; write TOKEN=ID, e.g. <|begin_of_text|>=128000")
+    return text, None
+
+
+def add_special_tokens(tokenizer: Tokenizer, wanted: Sequence[SpecialTokenSpec]) -> Tokenizer:
+    """The tokenizer with more special tokens, for a rank file that names none (Llama 3's, say).
+
+    Each is ``(token, id)``, or ``(token, None)`` for the next id after every id so far (the ranks, the
+    special tokens it has, and those placed before it), so Llama 3's ``<|begin_of_text|>`` and
+    ``<|end_of_text|>``, given in that order, get 128000 and 128001.
+
+    Raises:
+        ValueError: A token is listed twice or is already special, or an id is a rank's or another
+            special token's; one line naming the token and the free id to use instead.
+
+    Example:
+        >>> tok = add_special_tokens(small, [("<|begin_of_text|>", None), ("<|x|>", 400)])
+        >>> sorted(tok.special_tokens.items(), key=lambda item: item[1])[-2:]
+        [('<|begin_of_text|>', 300), ('<|x|>', 400)]
+    """
+    from ..encoding.tokenizer import Tokenizer
+
+    if not wanted:
+        return tokenizer
+    specials = dict(tokenizer.special_tokens)
+    owner = {i: token for token, i in specials.items()}
+    vocab = {i: token for i, token in tokenizer.vocab.items() if i not in owner}
+    following = max(tokenizer.vocab, default=-1) + 1
+    for token, wanted_id in wanted:
+        if token in specials:
+            raise ValueError(
+                f"{token!r} is already a special token (id {specials[token]}); list each special token once"
+            )
+        i = following if wanted_id is None else wanted_id
+        if i in vocab:
+            raise ValueError(
+                f"{token}={i}: id {i} is the rank of the token {vocab[i]!r}; give a free id, e.g. {following}"
+            )
+        if i in owner:
+            raise ValueError(f"{token}={i}: id {i} is already {owner[i]!r}; give a free id, e.g. {following}")
+        specials[token] = i
+        owner[i] = token
+        following = max(following, i + 1)
+    return Tokenizer(
+        vocab,
+        tokenizer.merges,
+        specials,
+        pattern=tokenizer.pattern,
+        template=tokenizer.template,
+        ignore_merges=tokenizer.ignore_merges,
+        normalizer=tokenizer.normalizer,
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,12 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ...engine import TrainConfig, TrainResult
 from ...engine.formats.named import GPT2_FOLDER, download_encoding, find_cached, tiktoken_cache_dir
-from ...engine.formats.tiktoken_format import KNOWN_ENCODINGS, KnownEncoding, PatternRequiredError
+from ...engine.formats.tiktoken_format import (
+    KNOWN_ENCODINGS,
+    KnownEncoding,
+    PatternRequiredError,
+    SpecialTokenSpec,
+)
 from ...engine.humanize import error_message
 from ..compare.view import CompareView
 from ..export.dialog import ExportDialog
@@ -229,10 +235,17 @@ class TokenizerViews(QObject):
             self.open(Path(chosen))
 
     def open(
-        self, source: Path | TrainResult, text: str = "", *, target: str = CURRENT, pattern: str | None = None
+        self,
+        source: Path | TrainResult,
+        text: str = "",
+        *,
+        target: str = CURRENT,
+        pattern: str | None = None,
+        special_tokens: Sequence[SpecialTokenSpec] = (),
     ) -> None:
         """Load a tokenizer in the background and show it (``target``: the current one, or a compare side;
-        ``pattern``: for a file that states none, see :class:`~.pattern_dialog.PatternDialog`)."""
+        ``pattern`` and ``special_tokens``: for a file that states none, see
+        :class:`~.pattern_dialog.PatternDialog`)."""
         config: TrainConfig | None = None
         if isinstance(source, TrainResult):
             train_view = self.window.train_view
@@ -244,7 +257,7 @@ class TokenizerViews(QObject):
             if isinstance(source, TrainResult):
                 loaded = from_result(source, config)
             else:
-                loaded = load_file(source, pattern=pattern)
+                loaded = load_file(source, pattern=pattern, special_tokens=special_tokens)
             ctx.check()
             _ = loaded.index  # index the merges here rather than on the GUI thread
             return loaded, text, target
@@ -296,10 +309,12 @@ class TokenizerViews(QObject):
         path = source if isinstance(source, Path) else Path("tokenizer")
         if isinstance(exc, PatternRequiredError) and isinstance(source, Path):
             # The file does not say how it splits text: ask rather than guess (a wrong one gives other ids).
-            pattern = PatternDialog.ask(self.window, source)
-            if pattern is not None:
+            answer = PatternDialog.ask(self.window, source)
+            if answer is not None:
                 text, target = self._pending_request
-                self.open(source, text, target=target, pattern=pattern)
+                self.open(
+                    source, text, target=target, pattern=answer.pattern, special_tokens=answer.special_tokens
+                )
                 return
             self.window.statusBar().showMessage(f"{source.name} was not opened: no pattern chosen.", 8000)
             return

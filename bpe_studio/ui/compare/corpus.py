@@ -56,7 +56,7 @@ from ...engine.humanize import error_message
 from ...engine.write_plan import WritePlan
 from ..app.style import LIGHT_THEME, Theme, theme_of
 from ..app.tasks import TaskCancelledError, TaskContext, TaskRunner
-from ..present.tokenizer_info import LoadedTokenizer
+from ..present.tokenizer_info import LoadedTokenizer, listed_names
 from ..train.charts import render_chart
 from ..train.preview import CORPUS_FILTER
 from ..widgets.file_drop import FileDropWidget
@@ -401,8 +401,8 @@ class CorpusCompareView(FileDropWidget):
         self.tokenizers = list(tokenizers)
         self.tokenizer_list.blockSignals(True)
         self.tokenizer_list.clear()
-        for loaded in self.tokenizers:
-            item = QListWidgetItem(loaded.name, self.tokenizer_list)
+        for loaded, name in zip(self.tokenizers, listed_names(self.tokenizers), strict=True):
+            item = QListWidgetItem(name, self.tokenizer_list)
             item.setToolTip(loaded.source_text)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if id(loaded) in wanted else Qt.CheckState.Unchecked)
@@ -429,7 +429,13 @@ class CorpusCompareView(FileDropWidget):
     @Slot()
     def compute(self) -> None:
         """Compute the figures in the background (the previous run, if any, is superseded)."""
-        chosen = [(t.name, t.tokenizer) for t in self.checked_tokenizers()]
+        # The list's names: never two alike, which the chart's legend and bars would merge into one.
+        checked = {id(t) for t in self.checked_tokenizers()}
+        chosen = [
+            (name, t.tokenizer)
+            for t, name in zip(self.tokenizers, listed_names(self.tokenizers), strict=True)
+            if id(t) in checked
+        ]
         corpora = self.corpora()
         if not chosen or not corpora:
             return

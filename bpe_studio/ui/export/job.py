@@ -240,8 +240,8 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
         "",
         "| | |",
         "|---|---|",
-        f"| Vocabulary | {tok.vocab_size:,} tokens: 256 bytes, {int(learned):,} learned, "
-        f"{len(specials)} special |",
+        f"| Vocabulary | {tok.vocab_size:,} tokens: {256 - len(tok.missing_bytes)} bytes, "
+        f"{int(learned):,} learned, {len(specials)} special |",
         f"| Merges | {len(tok.merges):,} |",
     ]
     if "cut_to_merges" in training:

@@ -14,14 +14,16 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...engine import Tokenizer, TrainConfig, TrainResult, detect_format, load
+from ...engine import FormatError, Tokenizer, TrainConfig, TrainResult, detect_format, load
 from ...engine.encoding import analysis
 from ...engine.encoding.analysis import MergeIndex
-from ...engine.formats import training_record
+from ...engine.formats import display_name, display_names, training_record
+from ...engine.formats.tiktoken_format import SpecialTokenSpec, add_special_tokens
 
 #: How the views name the engine's file formats.
 FORMAT_NAMES = {"studio": "BPE Studio", "gpt2": "GPT-2", "tiktoken": "tiktoken", "hf": "Hugging Face"}
@@ -101,7 +103,7 @@ class LoadedTokenizer:
     def cut(self, merges: int) -> Tokenizer:
         """The tokenizer of the first ``merges`` merges (the tokenizer itself for all of them).
 
-        The vocabulary is the 256 single bytes and the tokens those merges make, with their ids, then the
+        The vocabulary is the single bytes and the tokens those merges make, with their ids, then the
         special tokens numbered right after the largest of those ids. For a tokenizer trained by the engine
         this equals training the same corpus to ``index.vocab_size_at(merges)`` tokens whenever the last
         kept merge made a new token.
@@ -136,21 +138,29 @@ def from_result(result: TrainResult, config: TrainConfig | None = None) -> Loade
     )
 
 
-def load_file(path: Path, *, pattern: str | None = None) -> LoadedTokenizer:
+def load_file(
+    path: Path, *, pattern: str | None = None, special_tokens: Sequence[SpecialTokenSpec] = ()
+) -> LoadedTokenizer:
     """Load a tokenizer file or folder (any format the engine reads), with a studio file's training record.
 
     Args:
         path: The file or folder.
         pattern: The pattern of a file that states none (a bare ``.tiktoken``), as the user chose it.
+        special_tokens: Special tokens to add to a ``.tiktoken`` file's, as the user listed them (see
+            :func:`~bpe_studio.engine.formats.tiktoken_format.add_special_tokens`).
 
     Raises:
         FormatError: The file is malformed or not a tokenizer (the engine's message);
-            ``PatternRequiredError`` when it needs ``pattern``.
+            ``PatternRequiredError`` when it needs ``pattern``; a special token's id is taken.
         OSError: The file cannot be read.
     """
     path = Path(path)
     kind = detect_format(path)
     tokenizer = load(path, pattern=pattern)
+    try:
+        tokenizer = add_special_tokens(tokenizer, special_tokens)
+    except ValueError as exc:
+        raise FormatError(f"{path}: special tokens: {exc}") from None
     training: dict[str, Any] = {}
     if kind == "studio" and path.is_file():
         try:
@@ -161,8 +171,31 @@ def load_file(path: Path, *, pattern: str | None = None) -> LoadedTokenizer:
                 training = found
         except (OSError, ValueError):  # pragma: no cover - load() above read the same file
             training = {}
-    name = path.name or os.fspath(path)
+    name = display_name(path)  # the folder's name for a tokenizer.json, as the CLI shows it
     return LoadedTokenizer(tokenizer, name, path=path, format=kind, training=training)
 
 
-__all__ = ["FORMAT_NAMES", "LoadedTokenizer", "from_result", "load_file"]
+def listed_names(tokenizers: Sequence[LoadedTokenizer]) -> list[str]:
+    """Each tokenizer's name in a list or legend that shows them together, all different: those loaded from
+    files as :func:`~bpe_studio.engine.formats.display_names` tells them apart (``a/out`` and ``b/out``),
+    and a name still repeated (two runs of this session) numbered from its second time, ``name (2)``.
+
+    Example:
+        >>> listed_names([LoadedTokenizer(small, "Trained tokenizer")] * 2)
+        ['Trained tokenizer', 'Trained tokenizer (2)']
+    """
+    names = [t.name for t in tokenizers]
+    with_paths = [i for i, t in enumerate(tokenizers) if t.path is not None]
+    for i, name in zip(
+        with_paths, display_names([tokenizers[i].path or "" for i in with_paths]), strict=True
+    ):
+        names[i] = name
+    seen: dict[str, int] = {}
+    listed: list[str] = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        listed.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
+    return listed
+
+
+__all__ = ["FORMAT_NAMES", "LoadedTokenizer", "from_result", "listed_names", "load_file"]
