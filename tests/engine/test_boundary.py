@@ -18,6 +18,7 @@ from bpe_studio.engine.pretokenize.boundary import (
     NEWLINE_BOUNDARY_BYTES,
     PRESET_BOUNDARIES,
     last_newline_boundary,
+    may_hold_preset_boundary,
     split_at_newline_boundaries,
 )
 
@@ -83,3 +84,26 @@ def test_the_python_rule_gives_the_table_that_the_rust_safe_cut_is_held_to() -> 
         text, at = case["text"], len(data[: case["at"]].decode("utf-8", "ignore"))
         positions = [p for p in _from_split(text) if p >= at]
         assert (len(text[: positions[0]].encode("utf-8")) if positions else len(data)) == case["cut"], case
+
+
+_ANY_PRESET_BOUNDARY = re.compile(b"|".join(PRESET_BOUNDARIES))
+
+# Bytes of each class, and neighbours that form boundaries (the quick test must never hide one).
+_BYTES = st.sampled_from(
+    [b"a", b"Z", b"7", b" ", b"\n", b"\t", b".", b"'", b"\x00", *(c.encode() for c in "é中\u00a0\u3000")]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces=st.lists(_BYTES, max_size=12), repeat=st.integers(1, 4))
+def test_the_quick_test_never_hides_a_boundary(pieces: list[bytes], repeat: int) -> None:
+    window = b"".join(piece * repeat for piece in pieces)
+    inside = [m.start() for m in _ANY_PRESET_BOUNDARY.finditer(window) if 0 < m.start() < len(window)]
+    if inside:
+        assert may_hold_preset_boundary(window)
+
+
+def test_stretches_of_one_class_hold_no_boundary() -> None:
+    for window in (b"a" * 100, b"7" * 100, b" " * 100, b"\n" * 100, "中文字".encode() * 30):
+        assert not may_hold_preset_boundary(window)
+        assert not [m for m in _ANY_PRESET_BOUNDARY.finditer(window) if 0 < m.start() < len(window)]

@@ -85,7 +85,7 @@ from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from ..config import InvalidUtf8Policy
-from ..pretokenize.boundary import PRESET_BOUNDARIES
+from ..pretokenize.boundary import PRESET_BOUNDARIES, may_hold_preset_boundary
 
 #: How far past its target size a chunk may grow while no certain boundary comes (see the docstring).
 MAX_UNCUT_BYTES = 64 << 20
@@ -307,9 +307,20 @@ class _BoundaryFinder:
         self._specials = sorted({s.encode("utf-8") for s in special_tokens}, key=len, reverse=True)
         self._overlap = max((len(s) for s in self._specials), default=0)
         alternatives = [b"(?=" + re.escape(s) + b")" for s in self._specials]
+        self._newline_cuts = newline_cuts
         if newline_cuts:
             alternatives += PRESET_BOUNDARIES  # (pretokenize.boundary; see the module docstring)
         self._candidates = re.compile(b"|".join(alternatives)) if alternatives else None
+
+    def _may_hold(self, buf: bytes, start: int, stop: int) -> bool:
+        """False when no boundary can be at a position in ``[start, stop)`` of ``buf``: no special token
+        starts there, and (for the presets) the bytes around are all of one class
+        (:func:`~bpe_studio.engine.pretokenize.boundary.may_hold_preset_boundary`). Without this test the
+        look-behind patterns run at every byte of a stretch without boundaries (~50 ns a byte, most of a
+        plan of 12 MB of Chinese or of one repeated letter)."""
+        if any(buf.find(s, start, stop + len(s) - 1) != -1 for s in self._specials):
+            return True
+        return self._newline_cuts and may_hold_preset_boundary(memoryview(buf)[max(0, start - 1) : stop])
 
     def _covered(self, buf: bytes, p: int, *, allow_end: bool) -> bool:
         """True if a special-token occurrence in ``buf`` spans ``p`` (or ends there, unless allowed)."""
@@ -333,6 +344,9 @@ class _BoundaryFinder:
             self._handle.seek(lo)
             buf = self._handle.read(pos - lo + _WINDOW + self._overlap + 2)
             stop = min(pos - lo + _WINDOW, end - lo)
+            if not self._may_hold(buf, pos - lo, stop):
+                pos = lo + stop  # one letter repeated, a digit run, text without ASCII...: nothing here
+                continue
             for m in self._candidates.finditer(buf, pos - lo):
                 p = m.start()
                 if p >= stop:

@@ -12,7 +12,8 @@ letter. It is the one rule the tokenizer, the pre-tokenizer and the native encod
   long texts into blocks); tests/data/newline_boundaries.json holds cases both sides are tested against.
 
 :data:`PRESET_BOUNDARIES` adds the other certain chunk boundaries (a space after a character that is not
-whitespace, a change between letters, digits and punctuation in ASCII), which training finds on bytes only.
+whitespace, a change between letters, digits and punctuation in ASCII), which training finds on bytes only;
+:func:`may_hold_preset_boundary` tells at C speed that a stretch of bytes holds none.
 Why each is certain, for every preset, is shown in the docstring of :mod:`bpe_studio.engine.corpus.plan`.
 
 Example:
@@ -49,6 +50,40 @@ PRESET_BOUNDARIES = (
     rb"(?<=[0-9])(?=[A-Za-z" + _PUNCT + rb"])",
     rb"(?<=[" + _PUNCT + rb"])(?=[0-9])",
 )
+
+# Each byte's class for :func:`may_hold_preset_boundary`: ASCII letters, digits, the space, the newline, other
+# ASCII whitespace, other printable ASCII (punctuation), other control bytes, and every byte of a non-ASCII
+# character. Every boundary of PRESET_BOUNDARIES lies between two bytes of different classes: a newline and
+# a letter; a printable or non-ASCII byte and a space; a letter and a digit or punctuation; a digit and a
+# letter or punctuation; punctuation and a digit.
+_BYTE_CLASSES = bytes(
+    ord(
+        "L" if chr(b).isascii() and chr(b).isalpha()
+        else "D" if chr(b).isdigit() and b < 128
+        else "S" if b == 0x20
+        else "N" if b == 0x0A
+        else "W" if b in b"\t\r\x0b\x0c"
+        else "P" if 0x21 <= b <= 0x7E
+        else "C" if b < 128
+        else "H"
+    )
+    for b in range(256)
+)
+
+
+def may_hold_preset_boundary(window: bytes | bytearray | memoryview) -> bool:
+    """False when no position inside ``window`` (between two of its bytes) can be one of
+    :data:`PRESET_BOUNDARIES`: its bytes are all of one class (one letter repeated, a run of digits, of
+    spaces, of newlines, or text without ASCII). A quick test (``bytes.translate``, in C) that lets the chunk
+    planner pass over such stretches without running the look-behind patterns at every byte.
+
+    Example:
+        >>> [may_hold_preset_boundary(b) for b in (b"aaaa", "中文".encode(), b"   ", b"a 1")]
+        [False, False, False, True]
+    """
+    classes = bytes(window).translate(_BYTE_CLASSES)
+    return bool(classes.strip(classes[:1]))
+
 
 _NEWLINE = re.compile(_NEWLINE_BOUNDARY)
 _AT = _NEWLINE.match  # a match at pos: the look-behind still sees the characters before pos
