@@ -36,6 +36,8 @@ struct Tables {
     whole: Option<FxHashMap<Vec<u8>, u32>>,
     /// tiktoken's rule (`Encoder::with_ranks`): ordinary token bytes -> rank (its id); `merges` is then empty.
     ranks: Option<FxHashMap<Vec<u8>, u32>>,
+    /// With `ranks`: take a pre-token that is an ordinary token whole (`whole` would be the same table).
+    whole_by_ranks: bool,
 }
 
 impl Tables {
@@ -52,6 +54,12 @@ impl Tables {
             }
         }
         if let Some(ranks) = &self.ranks {
+            if self.whole_by_ranks {
+                if let Some(&id) = ranks.get(piece) {
+                    out.push(id);
+                    return;
+                }
+            }
             self.bpe_ranks(ranks, piece, NO_RANK, out);
             return;
         }
@@ -299,7 +307,7 @@ impl Encoder {
             starts.push(bytes.len());
         }
         Encoder {
-            tables: Tables { byte_ids, merges: table, whole, ranks: None },
+            tables: Tables { byte_ids, merges: table, whole, ranks: None, whole_by_ranks: false },
             caches: Mutex::new(Vec::new()),
             cache_size: cache_size.max(1),
             bytes,
@@ -346,10 +354,15 @@ impl Encoder {
             }
             starts.push(bytes.len());
         }
-        // With ignore_merges the whole-token lookup is the rank table itself (a pre-token that is a token).
-        let whole = ignore_merges.then(|| ranks.clone());
         Encoder {
-            tables: Tables { byte_ids, merges: FxHashMap::default(), whole, ranks: Some(ranks) },
+            tables: Tables {
+                byte_ids,
+                merges: FxHashMap::default(),
+                whole: None,
+                ranks: Some(ranks),
+                // With ignore_merges the whole-token lookup is the rank table itself.
+                whole_by_ranks: ignore_merges,
+            },
             caches: Mutex::new(Vec::new()),
             cache_size: cache_size.max(1),
             bytes,

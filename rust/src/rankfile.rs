@@ -24,32 +24,34 @@ fn digit(b: u8) -> Option<u32> {
     } as u32)
 }
 
-/// Canonical padded base64 -> bytes, or None (other lengths, characters, padding or non-zero spare bits).
-fn decode_base64(text: &[u8]) -> Option<Vec<u8>> {
+/// Appends the bytes of canonical padded base64 to `out`; false (and `out` in any state) for other
+/// lengths, characters, padding or non-zero spare bits.
+fn decode_base64(text: &[u8], out: &mut Vec<u8>) -> bool {
     if text.is_empty() || !text.len().is_multiple_of(4) {
-        return None;
+        return false;
     }
     let pad = text.iter().rev().take_while(|&&b| b == b'=').count();
     if pad > 2 {
-        return None;
+        return false;
     }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let quads = text.len() / 4;
     for (n, quad) in text.chunks_exact(4).enumerate() {
-        let last = n + 1 == text.len() / 4;
-        let used = if last { 4 - pad } else { 4 };
+        let used = if n + 1 == quads { 4 - pad } else { 4 };
         let mut value = 0u32;
         for &b in &quad[..used] {
-            value = value << 6 | digit(b)?;
+            let Some(d) = digit(b) else {
+                return false;
+            };
+            value = value << 6 | d;
         }
         value <<= 6 * (4 - used) as u32;
-        let bytes = value.to_be_bytes();
         let take = used * 6 / 8; // 4 digits: 3 bytes; 3: 2; 2: 1
         if used < 4 && value & ((1 << (8 * (3 - take))) - 1) != 0 {
-            return None; // spare bits set: Python ignores them; leave such a file to it
+            return false; // spare bits set: Python ignores them; leave such a file to it
         }
-        out.extend_from_slice(&bytes[1..1 + take]);
+        out.extend_from_slice(&value.to_be_bytes()[1..1 + take]);
     }
-    Some(out)
+    true
 }
 
 /// A decimal rank that fits in a u32, or None.
@@ -61,15 +63,35 @@ fn decode_rank(text: &[u8]) -> Option<u32> {
     u32::try_from(value).ok()
 }
 
-/// The (rank, token bytes) of every line of a canonical rank file, in file order, or None when a line is
-/// not canonical or a rank or token repeats (the Python parser then reads the file and names the line).
-/// A token of only `=` is the empty token, as tiktoken reads it.
+/// A parsed rank file: line i (of those not empty) has rank `ranks[i]` and token
+/// `bytes[starts[i]..starts[i + 1]]`.
+#[derive(Debug, PartialEq)]
+pub struct Ranks {
+    pub ranks: Vec<u32>,
+    pub bytes: Vec<u8>,
+    pub starts: Vec<usize>,
+}
+
+impl Ranks {
+    /// The token of line `i`.
+    pub fn token(&self, i: usize) -> &[u8] {
+        &self.bytes[self.starts[i]..self.starts[i + 1]]
+    }
+}
+
+/// Every line's rank and token bytes, in file order, or None when a line is not canonical or a rank or
+/// token repeats (the Python parser then reads the file and names the line). A token of only `=` is the
+/// empty token, as tiktoken reads it.
 ///
-/// Example: `parse(b"YQ== 0\nYmM= 1\n")` is `Some(vec![(0, b"a".to_vec()), (1, b"bc".to_vec())])`.
-pub fn parse(data: &[u8]) -> Option<Vec<(u32, Vec<u8>)>> {
-    let mut found = Vec::with_capacity(data.len() / 12);
-    let mut ranks = FxHashSet::default();
-    let mut tokens: FxHashSet<&[u8]> = FxHashSet::default();
+/// Example: `parse(b"YQ== 0\nYmM= 1\n")` has ranks `[0, 1]` and tokens `b"a"`, `b"bc"`.
+pub fn parse(data: &[u8]) -> Option<Ranks> {
+    let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut found = Ranks {
+        ranks: Vec::with_capacity(lines),
+        bytes: Vec::with_capacity(data.len() / 4 * 3),
+        starts: Vec::with_capacity(lines + 1),
+    };
+    found.starts.push(0);
     for line in data.split(|&b| b == b'\n') {
         let mut fields = line.split(|&b| is_space(b)).filter(|f| !f.is_empty());
         let Some(token) = fields.next() else {
@@ -78,18 +100,26 @@ pub fn parse(data: &[u8]) -> Option<Vec<(u32, Vec<u8>)>> {
         let (Some(rank), None) = (fields.next(), fields.next()) else {
             return None;
         };
-        let rank = decode_rank(rank)?;
-        let bytes = if token.iter().all(|&b| b == b'=') { Vec::new() } else { decode_base64(token)? };
-        if !ranks.insert(rank) {
+        found.ranks.push(decode_rank(rank)?);
+        if !token.iter().all(|&b| b == b'=') && !decode_base64(token, &mut found.bytes) {
             return None;
         }
-        found.push((rank, bytes));
+        found.starts.push(found.bytes.len());
     }
-    for (_, bytes) in &found {
-        if !tokens.insert(bytes.as_slice()) {
+    // Each rank once: files list them in order, so a check of the order is enough, else sort a copy.
+    if !found.ranks.windows(2).all(|w| w[0] < w[1]) {
+        let mut sorted = found.ranks.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
             return None;
         }
     }
+    let mut tokens: FxHashSet<&[u8]> = FxHashSet::default();
+    tokens.reserve(found.ranks.len());
+    if !(0..found.ranks.len()).all(|i| tokens.insert(found.token(i))) {
+        return None;
+    }
+    drop(tokens);
     Some(found)
 }
 
@@ -102,9 +132,12 @@ mod tests {
         let data = b"YQ== 0\nYmM= 1\r\n\n  Zm9v\t2 \n= 3\nAAEC 4";
         let want = [(0, &b"a"[..]), (1, b"bc"), (2, b"foo"), (3, b""), (4, &[0, 1, 2])];
         let got = parse(data).unwrap();
-        assert_eq!(got.iter().map(|(r, t)| (*r, t.as_slice())).collect::<Vec<_>>(), want);
-        assert_eq!(parse(b"").unwrap(), []);
-        assert_eq!(parse(b"YQ==\x0b7").unwrap(), [(7, b"a".to_vec())], "\\x0b is whitespace, as in Python");
+        assert_eq!((0..got.ranks.len()).map(|i| (got.ranks[i], got.token(i))).collect::<Vec<_>>(), want);
+        assert!(parse(b"").unwrap().ranks.is_empty());
+        let vt = parse(b"YQ==\x0b7").unwrap();
+        assert_eq!((vt.ranks, vt.bytes), (vec![7], b"a".to_vec()), "\\x0b is whitespace, as in Python");
+        let unordered = parse(b"YQ== 5\nYg== 2").unwrap();
+        assert_eq!(unordered.ranks, [5, 2]);
     }
 
     #[test]
@@ -148,7 +181,9 @@ mod tests {
         };
         for len in 1..10 {
             let bytes: Vec<u8> = (0..len).map(|i| (i * 97 + 13) as u8).collect();
-            assert_eq!(decode_base64(&encode(&bytes)), Some(bytes));
+            let mut out = Vec::new();
+            assert!(decode_base64(&encode(&bytes), &mut out));
+            assert_eq!(out, bytes);
         }
     }
 }

@@ -108,4 +108,3 @@ def test_singletons_survive_many_void_calls_and_emits() -> None:
         emitter.setObjectName("x")
         emitter.ping.emit()
     assert sys.getrefcount(None) > 0 and sys.getrefcount(True) > 0
-

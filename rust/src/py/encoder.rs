@@ -54,7 +54,7 @@ impl Encoder {
         _cls: &Bound<'_, PyType>,
         py: Python<'_>,
         byte_ids: Vec<u32>,
-        decoder: Vec<Option<Vec<u8>>>,
+        decoder: &Bound<'_, PyList>,
         special_ids: Vec<u32>,
         ignore_merges: bool,
         cache_size: usize,
@@ -62,6 +62,18 @@ impl Encoder {
         let byte_ids: [u32; 256] = byte_ids.try_into().map_err(|v: Vec<u32>| {
             PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
         })?;
+        // Each bytes object's buffer is copied as it is (extracting Vec<u8> would go through the sequence
+        // protocol, one int at a time: most of the time of a 200k-token rank file's load).
+        let decoder: Vec<Option<Vec<u8>>> = decoder
+            .iter()
+            .map(|item| {
+                if item.is_none() {
+                    Ok(None)
+                } else {
+                    Ok(Some(item.downcast::<PyBytes>()?.as_bytes().to_vec()))
+                }
+            })
+            .collect::<PyResult<_>>()?;
         let inner = without_gil(py, || {
             encode::Encoder::with_ranks(byte_ids, decoder, &special_ids, ignore_merges, cache_size)
         })?;

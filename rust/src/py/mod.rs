@@ -152,8 +152,8 @@ fn parse_ranks<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Opt
         return Ok(None);
     };
     let dict = PyDict::new(py);
-    for (rank, token) in found {
-        dict.set_item(rank, PyBytes::new(py, &token))?;
+    for (i, &rank) in found.ranks.iter().enumerate() {
+        dict.set_item(rank, PyBytes::new(py, found.token(i)))?;
     }
     Ok(Some(dict))
 }
