@@ -196,6 +196,21 @@ def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int]
         return None
 
 
+def parse_ranks(data: bytes) -> dict[int, bytes] | None:
+    """A tiktoken rank file's lines as rank -> token bytes, read natively (rust/src/rankfile.rs), or None when
+    the kernel is off or the file is not in canonical form (padded base64, decimal ranks, each rank and token
+    once): the caller then reads it in Python, which names the line of any error.
+
+    Example:
+        >>> parse_ranks(b"YQ== 0\\nYmM= 1\\n") in ({0: b"a", 1: b"bc"}, None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: dict[int, bytes] | None = _native.parse_ranks(data)
+    return found
+
+
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 
@@ -410,6 +425,12 @@ class NativeEncoder:
         """Forget the cached pre-token encodings."""
         self._encoder.clear_cache()
 
+    def derive_merges(self) -> list[tuple[int, int, int]]:
+        """Under tiktoken's rule, each token's merge as ``(left id, right id, id)`` by rank (see
+        ``encoding.rank_rule.derive_merges``, the reference); empty for an encoder of merges."""
+        found: list[tuple[int, int, int]] = self._encoder.derive_merges()
+        return found
+
     def __len__(self) -> int:
         """The number of cached pre-tokens (of the cache that answered last)."""
         return len(self._encoder)
@@ -417,24 +438,30 @@ class NativeEncoder:
 
 def encoder(
     byte_ids: Sequence[int],
-    merges: list[tuple[int, int, int]],
+    merges: list[tuple[int, int, int]] | None,
     whole: dict[bytes, int] | None,
     decoder: list[bytes | None],
     *,
     cache_size: int,
     preset: str | None,
     split: Callable[[str], list[str]],
+    special_ids: Sequence[int] = (),
+    ignore_merges: bool = False,
 ) -> NativeEncoder | None:
     """The native encoder of a tokenizer, or None when the native kernel is off (:func:`backend`).
 
     Args:
         byte_ids: The id of each single byte.
-        merges: ``(left id, right id, merged id)`` in rank order.
-        whole: Ordinary token bytes -> id when a pre-token that is a token is taken whole (``ignore_merges``).
+        merges: ``(left id, right id, merged id)`` in rank order; None for tiktoken's rule (any two parts
+            whose concatenation is an ordinary token merge, lowest id first).
+        whole: With merges: ordinary token bytes -> id when a pre-token that is a token is taken whole
+            (``ignore_merges``).
         decoder: Each id's bytes (None for an unused id).
         cache_size: How many pre-tokens' ids to cache.
         preset: The pattern's preset name (or None): with a native scanner, texts are split natively.
         split: The tokenizer's pre-tokenizer, for a pattern without a native scanner.
+        special_ids: With tiktoken's rule: the special tokens' ids (no merge makes them).
+        ignore_merges: With tiktoken's rule: a pre-token that is an ordinary token is taken whole.
 
     Example:
         >>> enc = encoder(range(256), [], None, [bytes([i]) for i in range(256)], cache_size=10,
@@ -444,5 +471,10 @@ def encoder(
     """
     if _native is None or _forced_pure():
         return None
-    native_encoder = _native.Encoder(list(byte_ids), merges, whole, decoder, cache_size=cache_size)
+    if merges is None:
+        native_encoder = _native.Encoder.with_ranks(
+            list(byte_ids), decoder, list(special_ids), ignore_merges=ignore_merges, cache_size=cache_size
+        )
+    else:
+        native_encoder = _native.Encoder(list(byte_ids), merges, whole, decoder, cache_size=cache_size)
     return NativeEncoder(native_encoder, preset if preset in NATIVE_PRESETS else None, split)

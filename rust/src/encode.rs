@@ -4,6 +4,11 @@
 //! native scanners (pretok*.rs) split the text here, so that text becomes ids in one call (`encode_text`,
 //! `encode_batch`, `encode_join`). The Python `_bpe` stays the reference, with the same semantics:
 //! repeatedly merge the adjacent pair of lowest rank, leftmost first.
+//!
+//! A pair's rank comes from one of two rules. `merges` (Hugging Face `tokenizers`, GPT-2's files, our own
+//! training): a pair of tokens is ranked only when it is listed as a merge. `ranks` (tiktoken's
+//! `byte_pair_merge`, for rank files): any two adjacent parts whose concatenation is a token merge, ranked by
+//! that token's id. The two agree on a vocabulary closed under BPE; a rank file (Llama 3's) need not be.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,6 +34,10 @@ struct Tables {
     merges: FxHashMap<(u32, u32), (u32, u32)>,
     /// `ignore_merges`: a pre-token whose bytes are an ordinary token -> that token's id.
     whole: Option<FxHashMap<Vec<u8>, u32>>,
+    /// tiktoken's rule (`Encoder::with_ranks`): ordinary token bytes -> rank (its id); `merges` is then empty.
+    ranks: Option<FxHashMap<Vec<u8>, u32>>,
+    /// With `ranks`: take a pre-token that is an ordinary token whole (`whole` would be the same table).
+    whole_by_ranks: bool,
 }
 
 impl Tables {
@@ -43,6 +52,16 @@ impl Tables {
                 out.push(id);
                 return;
             }
+        }
+        if let Some(ranks) = &self.ranks {
+            if self.whole_by_ranks {
+                if let Some(&id) = ranks.get(piece) {
+                    out.push(id);
+                    return;
+                }
+            }
+            self.bpe_ranks(ranks, piece, NO_RANK, out);
+            return;
         }
         let mut word: Vec<u32> = piece.iter().map(|&b| self.byte_ids[b as usize]).collect();
         if word.len() < 2 {
@@ -125,6 +144,101 @@ impl Tables {
         }
         out.extend(tokens.into_iter().filter(|&t| t != GONE));
     }
+
+    /// tiktoken's `byte_pair_merge`: the parts start as single bytes, and repeatedly the two adjacent parts
+    /// whose concatenation is the token of lowest rank below `limit` merge (leftmost first); appends the
+    /// parts' ids to `out`. `limit` is `NO_RANK` to encode, a token's own rank to derive its merge.
+    fn bpe_ranks(&self, ranks: &FxHashMap<Vec<u8>, u32>, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+        let n = piece.len();
+        if n < 2 {
+            out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
+            return;
+        }
+        let rank = |start: usize, end: usize| match ranks.get(&piece[start..end]) {
+            Some(&r) if r < limit => r,
+            _ => NO_RANK,
+        };
+        let mut starts: Vec<usize> = if n > LONG_WORD {
+            self.parts_long(piece, &rank)
+        } else {
+            // starts[i] is where part i begins (starts[len - 1] == n); pairs[i] ranks parts i and i + 1.
+            let mut starts: Vec<usize> = (0..=n).collect();
+            let mut pairs: Vec<u32> = (0..n - 1).map(|i| rank(i, i + 2)).collect();
+            loop {
+                let mut best = NO_RANK;
+                let mut at = 0;
+                for (i, &r) in pairs.iter().enumerate() {
+                    if r < best {
+                        best = r; // strict: the leftmost of the lowest rank
+                        at = i;
+                    }
+                }
+                if best == NO_RANK {
+                    break;
+                }
+                starts.remove(at + 1);
+                pairs.remove(at);
+                if at > 0 {
+                    pairs[at - 1] = rank(starts[at - 1], starts[at + 1]);
+                }
+                if at < pairs.len() {
+                    pairs[at] = rank(starts[at], starts[at + 2]);
+                }
+            }
+            starts
+        };
+        let end = starts.pop();
+        debug_assert_eq!(end, Some(n));
+        starts.push(n);
+        out.extend(starts.windows(2).map(|w| match w[1] - w[0] {
+            1 => self.byte_ids[piece[w[0]] as usize],
+            _ => ranks[&piece[w[0]..w[1]]],
+        }));
+    }
+
+    /// `bpe_ranks`'s merges for a long pre-token: a linked list of part starts and a heap of (rank, start).
+    /// An entry is stale (skipped) unless the pair at its start still has its rank; a rank is one token's,
+    /// so such a pair spans the same bytes, and merging it is the merge the entry stood for. Returns the
+    /// part starts followed by `n`.
+    fn parts_long(&self, piece: &[u8], rank: &dyn Fn(usize, usize) -> u32) -> Vec<usize> {
+        let n = piece.len();
+        // next[i]: the start of the part after the one at i (n at the end); prev[i]: the one before.
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut alive = vec![true; n];
+        let mut heap: BinaryHeap<Reverse<(u32, usize)>> = (0..n - 1)
+            .filter_map(|i| {
+                let r = rank(i, i + 2);
+                (r != NO_RANK).then_some(Reverse((r, i)))
+            })
+            .collect();
+        while let Some(Reverse((r, i))) = heap.pop() {
+            if !alive[i] || next[i] >= n || rank(i, next[next[i]]) != r {
+                continue;
+            }
+            let j = next[i];
+            alive[j] = false;
+            let k = next[j];
+            next[i] = k;
+            if k < n {
+                prev[k] = i;
+                let r = rank(i, next[k]);
+                if r != NO_RANK {
+                    heap.push(Reverse((r, i)));
+                }
+            }
+            let h = prev[i];
+            if h < n {
+                let r = rank(h, k);
+                if r != NO_RANK {
+                    heap.push(Reverse((r, h)));
+                }
+            }
+        }
+        let mut starts: Vec<usize> = (0..n).filter(|&i| alive[i]).collect();
+        starts.push(n);
+        starts
+    }
 }
 
 /// Pre-token bytes -> ids, emptied when full (which bounds memory whatever the input), as in Python.
@@ -193,13 +307,90 @@ impl Encoder {
             starts.push(bytes.len());
         }
         Encoder {
-            tables: Tables { byte_ids, merges: table, whole },
+            tables: Tables { byte_ids, merges: table, whole, ranks: None, whole_by_ranks: false },
             caches: Mutex::new(Vec::new()),
             cache_size: cache_size.max(1),
             bytes,
             starts,
             present,
         }
+    }
+
+    /// Builds the tables for tiktoken's rule (see the module's doc): a pair's rank is its concatenation's id
+    /// among the ordinary tokens (`decoder`'s entries but `special_ids`; of repeated bytes the smallest id).
+    ///
+    /// Args:
+    ///     byte_ids: the token id of each byte 0-255.
+    ///     decoder: each id's token bytes, None for an unused id.
+    ///     special_ids: the ids of the special tokens, which never come out of a merge.
+    ///     ignore_merges: a pre-token whose bytes are an ordinary token is taken whole (as tiktoken does).
+    ///     cache_size: how many pre-tokens' ids to remember.
+    pub fn with_ranks(
+        byte_ids: [u32; 256],
+        decoder: Vec<Option<Vec<u8>>>,
+        special_ids: &[u32],
+        ignore_merges: bool,
+        cache_size: usize,
+    ) -> Encoder {
+        let mut special = vec![false; decoder.len()];
+        for &i in special_ids {
+            if let Some(s) = special.get_mut(i as usize) {
+                *s = true;
+            }
+        }
+        let mut ranks: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        ranks.reserve(decoder.len());
+        let mut bytes = Vec::with_capacity(decoder.iter().flatten().map(Vec::len).sum());
+        let mut starts = Vec::with_capacity(decoder.len() + 1);
+        starts.push(0);
+        let mut present = Vec::with_capacity(decoder.len());
+        for (i, token) in decoder.into_iter().enumerate() {
+            present.push(token.is_some());
+            if let Some(token) = token {
+                bytes.extend_from_slice(&token);
+                if !special[i] {
+                    ranks.entry(token).or_insert(i as u32);
+                }
+            }
+            starts.push(bytes.len());
+        }
+        Encoder {
+            tables: Tables {
+                byte_ids,
+                merges: FxHashMap::default(),
+                whole: None,
+                ranks: Some(ranks),
+                // With ignore_merges the whole-token lookup is the rank table itself.
+                whole_by_ranks: ignore_merges,
+            },
+            caches: Mutex::new(Vec::new()),
+            cache_size: cache_size.max(1),
+            bytes,
+            starts,
+            present,
+        }
+    }
+
+    /// Under tiktoken's rule, each multi-byte ordinary token's merge: tiktoken's BPE on the token's bytes
+    /// with only the tokens of lower rank ends with two parts, which make it (`(left id, right id, id)` by
+    /// rank); a token it ends with more parts for has none (it comes only from a pre-token that is exactly
+    /// that token). Empty under the `merges` rule, whose merges the caller has.
+    pub fn derive_merges(&self) -> Vec<(u32, u32, u32)> {
+        let Some(ranks) = &self.tables.ranks else {
+            return Vec::new();
+        };
+        let mut tokens: Vec<(u32, &[u8])> =
+            ranks.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.as_slice())).collect();
+        tokens.sort_unstable();
+        let mut parts = Vec::new();
+        tokens
+            .into_iter()
+            .filter_map(|(rank, token)| {
+                parts.clear();
+                self.tables.bpe_ranks(ranks, token, rank, &mut parts);
+                (parts.len() == 2).then(|| (parts[0], parts[1], rank))
+            })
+            .collect()
     }
 
     /// The cache pool, also after a panic in another thread (a cache is always in a usable state).
@@ -527,6 +718,85 @@ mod tests {
         assert_eq!(bpe(&e, "abc"), [256, b'c' as u32]);
         let built = Encoder::new(std::array::from_fn(|b| b as u32), &merges, None, &[], 10);
         assert_eq!(built.tables.pair(97, 98), (0, 256));
+    }
+
+    /// An encoder under tiktoken's rule: the 256 bytes, then `tokens` with ids from 256 in order.
+    fn rank_encoder(tokens: &[&str], ignore_merges: bool) -> Encoder {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.extend(tokens.iter().map(|t| Some(t.as_bytes().to_vec())));
+        Encoder::with_ranks(std::array::from_fn(|b| b as u32), decoder, &[], ignore_merges, 10)
+    }
+
+    /// tiktoken's `byte_pair_merge`, as plainly as it can be written: parts as byte strings.
+    fn naive_ranks(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
+        let ranks = encoder.tables.ranks.as_ref().unwrap();
+        let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
+        loop {
+            let best = (0..parts.len().saturating_sub(1))
+                .filter_map(|i| {
+                    ranks.get(&[parts[i].clone(), parts[i + 1].clone()].concat()).map(|&r| (r, i))
+                })
+                .min();
+            let Some((_, at)) = best else {
+                return parts.iter().map(|p| ranks[p]).collect();
+            };
+            let right = parts.remove(at + 1);
+            parts[at].extend(right);
+        }
+    }
+
+    #[test]
+    fn ranks_merge_any_two_parts_whose_concatenation_is_a_token() {
+        // No pair is listed: "xyz" forms as y|z (259), then x|yz (260), because "yz" and "xyz" are tokens.
+        let e = rank_encoder(&["ab", "bc", "abc", "yz", "xyz"], false);
+        assert_eq!(bpe(&e, "abc"), [258]);
+        assert_eq!(bpe(&e, "xyz"), [260]);
+        assert_eq!(bpe(&e, "abcd"), [258, b'd' as u32]);
+        assert_eq!(bpe(&e, "a"), [b'a' as u32]);
+        assert!(bpe(&e, "").is_empty());
+    }
+
+    #[test]
+    fn ranks_take_a_pre_token_that_is_a_token_whole_with_ignore_merges() {
+        // a|b (256), then neither ab|c nor c|d is a token: BPE stops at ab|c|d and never reaches "abcd".
+        assert_eq!(
+            bpe(&rank_encoder(&["ab", "bcd", "abcd"], false), "abcd"),
+            [256, b'c' as u32, b'd' as u32]
+        );
+        assert_eq!(bpe(&rank_encoder(&["ab", "bcd", "abcd"], true), "abcd"), [258]);
+    }
+
+    #[test]
+    fn ranks_long_words_take_the_heap_and_agree_with_the_reference() {
+        let e = rank_encoder(&["ab", "ba", "aab", "bab", "abab", "bb", "abba", "aa", "baab", "bbb"], false);
+        let mut state = 99u64;
+        for len in [2, 3, 17, 255, 256, 257, 300, 1000] {
+            for _ in 0..20 {
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                        if (state >> 40).is_multiple_of(3) {
+                            b'a'
+                        } else {
+                            b'b'
+                        }
+                    })
+                    .collect();
+                let mut out = Vec::new();
+                e.tables.bpe(&piece, &mut out);
+                assert_eq!(out, naive_ranks(&e, &piece), "{}", String::from_utf8_lossy(&piece));
+            }
+        }
+    }
+
+    #[test]
+    fn derived_merges_are_the_last_step_of_bpe_below_each_tokens_rank() {
+        // abcd: with ab, bc, cd below it BPE ends ab|cd (ab first, then cd): its merge. bcd: bc|d (bc is
+        // lower than cd). xyz: no lower token but its bytes: three parts, no merge.
+        let e = rank_encoder(&["ab", "bc", "cd", "abcd", "bcd", "xyz"], false);
+        let merges = [(97, 98, 256), (98, 99, 257), (99, 100, 258), (256, 258, 259), (257, 100, 260)];
+        assert_eq!(e.derive_merges(), merges);
+        assert!(encoder(&[("a", "b")], None).derive_merges().is_empty());
     }
 
     #[test]

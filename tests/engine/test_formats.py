@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import FORMATS, FormatError, Tokenizer, detect_format, load, save
+from bpe_studio.engine.encoding.rank_rule import derive_merges
 from bpe_studio.engine.formats.gpt2 import SIDECAR_FILE, read_merges_txt, read_vocab_json
-from bpe_studio.engine.formats.tiktoken_format import derive_merges, sidecar_path
+from bpe_studio.engine.formats.tiktoken_format import sidecar_path
 
 from .reference_encoder import SAMPLE_TEXTS, SPECIAL, gpt2_tokenizer, trained_tokenizer
 

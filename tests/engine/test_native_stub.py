@@ -36,7 +36,7 @@ def _stub_params(node: ast.FunctionDef) -> list[Param]:
     args = node.args
     positional = args.posonlyargs + args.args
     with_default = {a.arg for a in positional[len(positional) - len(args.defaults) :]}
-    found = [(a.arg, False, a.arg in with_default) for a in positional if a.arg != "self"]
+    found = [(a.arg, False, a.arg in with_default) for a in positional if a.arg not in ("self", "cls")]
     found += [(a.arg, True, d is not None) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
     return found
 

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import PATTERNS, FormatError, load, save
+from bpe_studio.engine.encoding.rank_rule import derive_merges
 from bpe_studio.engine.formats import tiktoken_format
 from bpe_studio.engine.formats.tiktoken_format import (
     KNOWN_ENCODINGS,
     PatternRequiredError,
-    derive_merges,
     known_encoding,
     sidecar_path,
 )

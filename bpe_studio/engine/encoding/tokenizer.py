@@ -48,6 +48,7 @@ from ..corpus.plan import special_token_regex
 from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern
 from ..pretokenize.split import Pretokenizer, pretoken_matches
+from .rank_rule import derive_merges, merge_parts
 
 if TYPE_CHECKING:
     from ..events import TrainResult
@@ -234,6 +235,10 @@ class PythonEncoder:
         """Forget the cached pre-token encodings."""
         self._cache.clear()
 
+    def derive_merges(self) -> list[tuple[int, int, int]] | None:
+        """None: only the native encoder derives merges (the Tokenizer derives them in Python)."""
+        return None
+
     def __len__(self) -> int:
         """The number of cached pre-tokens."""
         return len(self._cache)
@@ -247,7 +252,10 @@ class Tokenizer:
             UTF-8 never uses (:data:`UTF8_UNUSED_BYTES`) may be missing: the tokenizer then encodes every
             text (see :attr:`missing_bytes`).
         merges: Pairs of tokens (as bytes) in rank order; a merge's result is the token with the
-            concatenated bytes, which must be in ``vocab``. A pair listed twice keeps its first rank.
+            concatenated bytes, which must be in ``vocab``. A pair listed twice keeps its first rank. None
+            for tiktoken's rule (a rank file's): any two adjacent parts whose concatenation is an ordinary
+            token merge, the token of lowest id first (see :mod:`.rank_rule`); :attr:`merges` is then
+            derived when first asked for.
         special_tokens: Strings that are never split: a sequence (each gets the id of a vocab entry with
             its UTF-8 bytes, or a new id after the largest) or a mapping token -> id.
         pattern: A preset name (``gpt2``, ``cl100k``, ``o200k``) or a regex for the ``regex`` module.
@@ -270,12 +278,15 @@ class Tokenizer:
         >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"hi"}, [(b"h", b"i")])
         >>> tok.encode("hi!")
         [256, 33]
+        >>> ranked = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"hi", 257: b"hip"}, None)
+        >>> ranked.encode("hip"), ranked.rule, ranked.merges
+        ([257], 'ranks', ((b'h', b'i'), (b'hi', b'p')))
     """
 
     def __init__(
         self,
         vocab: Mapping[int, bytes],
-        merges: Sequence[tuple[bytes, bytes]],
+        merges: Sequence[tuple[bytes, bytes]] | None,
         special_tokens: Iterable[str] | Mapping[str, int] | None = None,
         *,
         pattern: str = "gpt2",
@@ -299,27 +310,20 @@ class Tokenizer:
         # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
         self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
 
-        table: dict[int, bytes] = {}
-        for i, token in vocab.items():
-            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_VOCAB_SIZE:
-                raise ValueError(f"vocab: id {i!r} must be an integer in 0..{MAX_VOCAB_SIZE - 1}")
-            if not isinstance(token, bytes):
-                raise ValueError(f"vocab: token {i} is {type(token).__name__}, expected bytes")
-            table[i] = token
+        table = self._checked_vocab(vocab)
         specials = self._place_specials(table, special_tokens)
         self._vocab = table
         self._specials = specials
         special_ids = set(specials.values())
 
-        # bytes -> id over the ordinary tokens; with duplicate bytes the smallest id wins.
-        ids_of: dict[bytes, int] = {}
-        for i in sorted(table):
-            if i not in special_ids:
-                ids_of.setdefault(table[i], i)
-        # ignore_merges: a pre-token (as a latin-1 str of its bytes) that is an ordinary token -> its id.
-        self._whole: dict[str, int] = (
-            {token.decode("latin-1"): i for token, i in ids_of.items()} if self._ignore_merges else {}
-        )
+        # bytes -> id over the ordinary tokens; with duplicate bytes the smallest id wins (the dict is built
+        # from the largest id down, so the smallest is written last). Built in C: a rank file has 200k.
+        ordinary = sorted(table)
+        if special_ids:
+            ordinary = [i for i in ordinary if i not in special_ids]
+        ordinary.reverse()
+        ids_of: dict[bytes, int] = dict(zip(map(table.__getitem__, ordinary), ordinary, strict=True))
+        del ordinary
         for special, i in specials.items():
             ids_of.setdefault(special.encode("utf-8"), i)
         self._ids_of = ids_of
@@ -335,12 +339,99 @@ class Tokenizer:
         # latin-1 decoding turns bytes into code points 0-255; translate() then maps them to token ids. A
         # missing byte (never in a text's UTF-8) has no entry.
         self._byte_chars = {b: chr(ids_of[bytes([b])]) for b in range(256) if b not in missing}
+        byte_ids = [ids_of[bytes([b])] if b not in missing else _NO_BYTE_ID for b in range(256)]
+        self._ranks: dict[str, int] = {}
+        self._new_chars: list[str] = []
+        triples: list[tuple[int, int, int]] = []
+        self._merges: tuple[tuple[bytes, bytes], ...] | None
+        self._rank_by_merges = merges is not None
+        if merges is None:
+            # tiktoken's rule: any two parts whose concatenation is an ordinary token merge (rank_rule.py);
+            # the merges list is derived only when asked for (the merges property).
+            self._merges = None
+        else:
+            self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
+            triples = self._rank_merges(self._merges, ids_of)
 
-        self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
-        ranks: dict[str, int] = {}
-        new_chars: list[str] = []
-        triples: list[tuple[int, int, int]] = []  # (left id, right id, merged id) by rank, for native code
-        for rank, (left, right) in enumerate(self._merges):
+        self._decoder: dict[int, bytes] = dict(table)
+        token_of_id = list(map(table.get, range(max(table) + 1)))
+        self._cache = _PieceCache(self._bpe, cache_size)
+        # The encoder, chosen once: the native one (rust/src/encode.rs) does the same BPE and caching as
+        # _bpe and _cache, and with a preset pattern also splits the text (rust/src/pretok*.rs, equal to the
+        # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
+        # built or BPE_STUDIO_PURE=1.
+        native_encoder = native.encoder(
+            byte_ids,
+            triples if merges is not None else None,
+            (
+                {token: i for token, i in ids_of.items() if i not in special_ids}
+                if self._ignore_merges and merges is not None
+                else None
+            ),
+            token_of_id,
+            cache_size=cache_size,
+            preset=preset_name(self._pattern),
+            split=self._split,
+            special_ids=sorted(special_ids),
+            ignore_merges=self._ignore_merges,
+        )
+        # The Python encoder's tables (built only when it encodes): a pre-token (a latin-1 str of its bytes)
+        # that is an ordinary token -> its id, for ignore_merges and tiktoken's rule; for decoding, each id's
+        # bytes as a latin-1 str (joining strs is about twice as fast as joining bytes objects; None for an
+        # unused id makes the join raise TypeError).
+        self._whole: dict[str, int] = {}
+        if native_encoder is None and (self._ignore_merges or merges is None):
+            self._whole = {token.decode("latin-1"): i for token, i in ids_of.items() if i not in special_ids}
+        by_id: list[Any] = (
+            []
+            if native_encoder is not None
+            else [None if t is None else t.decode("latin-1") for t in token_of_id]
+        )
+        # (Compared with None: an encoder has a length, its cache's, and an empty one is falsy.)
+        self._encoder: PythonEncoder | native.NativeEncoder = (
+            PythonEncoder(self._cache, self._split, by_id) if native_encoder is None else native_encoder
+        )
+        if template is not None:
+            if not isinstance(template, Template):
+                raise ValueError(f"template: expected a Template, got {type(template).__name__}")
+            unknown = [i for i in (*template.prefix, *template.suffix) if i not in table]
+            if unknown:
+                raise ValueError(f"template: id {unknown[0]!r} is not in the vocabulary; use a token's id")
+        self._template = template
+        self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
+
+    # ------------------------------------------------------------------ construction helpers
+
+    @staticmethod
+    def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
+        """``vocab`` as a new dict, checked (in C when all is well: a rank file has 200k tokens)."""
+        table = dict(vocab)
+        if (
+            set(map(type, table)) <= {int}
+            and set(map(type, table.values())) <= {bytes}
+            and (not table or (min(table) >= 0 and max(table) < MAX_VOCAB_SIZE))
+        ):
+            return table
+        for i, token in table.items():  # something is wrong, or a subclass of int or bytes: one by one
+            if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < MAX_VOCAB_SIZE:
+                raise ValueError(f"vocab: id {i!r} must be an integer in 0..{MAX_VOCAB_SIZE - 1}")
+            if not isinstance(token, bytes):
+                raise ValueError(f"vocab: token {i} is {type(token).__name__}, expected bytes")
+        return {int(i): bytes(token) for i, token in table.items()}
+
+    def _rank_merges(
+        self, merges: tuple[tuple[bytes, bytes], ...], ids_of: Mapping[bytes, int]
+    ) -> list[tuple[int, int, int]]:
+        """Fill the Python encoder's pair -> rank table and merged tokens; return ``(left id, right id,
+        merged id)`` by rank for the native encoder.
+
+        Raises:
+            ValueError: A merge uses or makes bytes that are not a token.
+        """
+        ranks = self._ranks
+        new_chars = self._new_chars
+        triples: list[tuple[int, int, int]] = []
+        for rank, (left, right) in enumerate(merges):
             try:
                 key = chr(ids_of[left]) + chr(ids_of[right])
                 merged = chr(ids_of[left + right])
@@ -353,43 +444,7 @@ class Tokenizer:
             ranks.setdefault(key, rank)
             new_chars.append(merged)
             triples.append((ord(key[0]), ord(key[1]), ord(merged)))
-        self._ranks = ranks
-        self._new_chars = new_chars
-
-        self._decoder: dict[int, bytes] = dict(table)
-        # For decoding: id -> the token's bytes as a latin-1 str (one code point per byte). Joining strs is
-        # about twice as fast as joining bytes objects. None for unused ids makes the join raise TypeError.
-        self._by_id: list[Any] = [None] * (max(table) + 1)
-        for i, token in table.items():
-            self._by_id[i] = token.decode("latin-1")
-        self._cache = _PieceCache(self._bpe, cache_size)
-        # The encoder, chosen once: the native one (rust/src/encode.rs) does the same BPE and caching as
-        # _bpe and _cache, and with a preset pattern also splits the text (rust/src/pretok*.rs, equal to the
-        # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
-        # built or BPE_STUDIO_PURE=1.
-        native_encoder = native.encoder(
-            [ord(self._byte_chars[b]) if b in self._byte_chars else _NO_BYTE_ID for b in range(256)],
-            triples,
-            {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
-            [table.get(i) for i in range(len(self._by_id))],
-            cache_size=cache_size,
-            preset=preset_name(self._pattern),
-            split=self._split,
-        )
-        # (Compared with None: an encoder has a length, its cache's, and an empty one is falsy.)
-        self._encoder: PythonEncoder | native.NativeEncoder = (
-            PythonEncoder(self._cache, self._split, self._by_id) if native_encoder is None else native_encoder
-        )
-        if template is not None:
-            if not isinstance(template, Template):
-                raise ValueError(f"template: expected a Template, got {type(template).__name__}")
-            unknown = [i for i in (*template.prefix, *template.suffix) if i not in table]
-            if unknown:
-                raise ValueError(f"template: id {unknown[0]!r} is not in the vocabulary; use a token's id")
-        self._template = template
-        self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
-
-    # ------------------------------------------------------------------ construction helpers
+        return triples
 
     @staticmethod
     def _place_specials(
@@ -485,8 +540,24 @@ class Tokenizer:
 
     @property
     def merges(self) -> tuple[tuple[bytes, bytes], ...]:
-        """The merges in rank order."""
+        """The merges in rank order; under tiktoken's rule (:attr:`rule` ``"ranks"``), one per token that BPE
+        makes from two lower-ranked tokens, derived on first use (natively when the kernel is on)."""
+        if self._merges is None:
+            found = self._encoder.derive_merges()
+            if found is None:
+                ordinary = set(self._ids_of.values()) - set(self._specials.values())
+                self._merges = tuple(derive_merges({i: self._vocab[i] for i in ordinary}))
+            else:
+                token = self._vocab.__getitem__
+                self._merges = tuple((token(left), token(right)) for left, right, _ in found)
         return self._merges
+
+    @property
+    def rule(self) -> Literal["merges", "ranks"]:
+        """How pairs are ranked: ``"merges"`` (only the listed merges, by their order: Hugging Face
+        ``tokenizers``, GPT-2) or ``"ranks"`` (any two parts whose concatenation is a token, by its id:
+        tiktoken, for rank files)."""
+        return "merges" if self._rank_by_merges else "ranks"
 
     @property
     def special_tokens(self) -> Mapping[str, int]:
@@ -588,7 +659,8 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         name = self.pattern_name or "custom pattern"
-        sizes = f"{self.vocab_size} tokens, {len(self._merges)} merges, {len(self._specials)} special"
+        rule = "tiktoken's rule" if self._merges is None else f"{len(self._merges)} merges"
+        sizes = f"{self.vocab_size} tokens, {rule}, {len(self._specials)} special"
         return f"<Tokenizer {sizes}, {name}>"
 
     # ------------------------------------------------------------------ BPE on one pre-token
@@ -603,6 +675,10 @@ class Tokenizer:
             whole = self._whole.get(raw)
             if whole is not None:
                 return (whole,)
+        if not self._rank_by_merges:
+            rank_of, byte_chars = self._whole, self._byte_chars
+            parts = merge_parts(rank_of, raw)
+            return tuple(rank_of[p] if len(p) > 1 else ord(byte_chars[ord(p)]) for p in parts)
         word = raw.translate(self._byte_chars)
         n = len(word)
         if n < 2:

@@ -4,9 +4,12 @@ tiktoken ranks a pair by the rank of its concatenation and has no merges list, a
 the pattern nor the special tokens. So a save writes, next to ``NAME.tiktoken``, the sidecar
 ``NAME.tiktoken.json`` (pattern and special tokens, as for the ``gpt2`` format). Ranks are token ids.
 
-Reading one back, the merges are derived as tiktoken applies them: a token's merge is the last step of
-tiktoken's own BPE on the token's bytes with the tokens of lower rank (GPT-2's 50,256 ranks give its 50,000
-merges). The tokenizer takes a pre-token that is itself a token whole (``ignore_merges``), as tiktoken does.
+Reading one back gives a tokenizer of tiktoken's rule (``merges=None``, :mod:`~..encoding.rank_rule`): any
+two adjacent parts whose concatenation is a token merge, the lowest rank first, and a pre-token that is itself
+a token is taken whole (``ignore_merges``), exactly as tiktoken encodes, also for a vocabulary that one merge
+per token cannot reproduce (Llama 3's ``tokenizer.model``). The merges the app shows are derived only when
+asked for (a token's merge is the last step of tiktoken's BPE on its bytes with the tokens of lower rank:
+GPT-2's 50,256 ranks give its 50,000 merges). The file is read natively when the kernel is built.
 
 A file without a sidecar states neither pattern nor special tokens. OpenAI's published files (``r50k_base``,
 ``p50k_base``, ``cl100k_base``, ``o200k_base``) are recognised by their SHA-256, which tiktoken publishes,
@@ -21,11 +24,13 @@ import base64
 import binascii
 import hashlib
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import native
 from .atomic import atomic_write_set
 from .gpt2 import check_sidecar_files, dumps_sidecar, read_sidecar
 from .studio import FormatError
@@ -168,6 +173,9 @@ def parse_tiktoken(data: bytes, path: str | os.PathLike[str]) -> dict[int, bytes
         >>> parse_tiktoken(b"YQ== 0\\n= 1\\n", "x.tiktoken")
         {0: b'a', 1: b''}
     """
+    fast = native.parse_ranks(data)
+    if fast is not None:
+        return fast
     ranks: dict[int, bytes] = {}
     seen: dict[bytes, int] = {}
     for number, line in enumerate(data.split(b"\n"), start=1):
@@ -198,48 +206,6 @@ def parse_tiktoken(data: bytes, path: str | os.PathLike[str]) -> dict[int, bytes
         ranks[rank] = token
         seen[token] = rank
     return ranks
-
-
-def _tiktoken_parts(rank_of: Mapping[bytes, int], token: bytes, below: int) -> list[bytes]:
-    """tiktoken's BPE on ``token``'s bytes with the tokens ranked below ``below``: the parts it ends with.
-
-    Example:
-        >>> _tiktoken_parts({b"a": 0, b"b": 1, b"c": 2, b"ab": 3, b"abc": 4}, b"abc", 4)
-        [b'ab', b'c']
-    """
-    parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best, at = below, -1
-        for i in range(len(parts) - 1):
-            rank = rank_of.get(parts[i] + parts[i + 1], below)
-            if rank < best:  # strict: the leftmost of the lowest rank, as tiktoken
-                best, at = rank, i
-        if at < 0:
-            break
-        parts[at : at + 2] = [parts[at] + parts[at + 1]]
-    return parts
-
-
-def derive_merges(ranks: Mapping[int, bytes]) -> list[tuple[bytes, bytes]]:
-    """The merges a rank file stands for: for each token by rank, the two parts tiktoken joins to make it.
-
-    tiktoken's BPE on a token's own bytes, with only the lower-ranked tokens, ends with two parts: those
-    are its merge. A token it cannot make (not two parts) gets no merge; tiktoken produces it only for a
-    pre-token that is exactly that token, which ``ignore_merges`` reproduces. So GPT-2's 50,256 ranks give
-    its 50,000 merges.
-
-    Example:
-        >>> derive_merges({0: b"a", 1: b"b", 2: b"c", 3: b"ab", 4: b"abc", 5: b"bc"})
-        [(b'a', b'b'), (b'ab', b'c'), (b'b', b'c')]
-    """
-    rank_of = {token: rank for rank, token in ranks.items()}
-    merges: list[tuple[bytes, bytes]] = []
-    for rank, token in sorted(ranks.items()):
-        if len(token) > 1:
-            parts = _tiktoken_parts(rank_of, token, rank)
-            if len(parts) == 2:
-                merges.append((parts[0], parts[1]))
-    return merges
 
 
 def load_tiktoken(
@@ -293,7 +259,7 @@ def load_tiktoken(
     try:
         return Tokenizer(
             ranks,
-            derive_merges(ranks),
+            None,  # tiktoken's rule: no merges needed (derived if a view asks)
             dict(special_tokens if special_tokens is not None else stored_specials),
             pattern=chosen,
             ignore_merges=True,
@@ -303,12 +269,24 @@ def load_tiktoken(
 
 
 def check_tiktoken_compatible(tokenizer: Tokenizer) -> None:
-    """Raise :class:`FormatError` unless tiktoken's rank-by-id rule reproduces the tokenizer's merges.
+    """Raise :class:`FormatError` unless tiktoken's rank-by-id rule reproduces the tokenizer's encoding.
 
-    tiktoken merges the pair whose concatenation has the lowest id, so the tokens must get their ids in the
-    order of the merges that make them, and every multi-byte ordinary token must be made by some merge.
+    A tokenizer of tiktoken's rule (one read from a rank file) is one already: its tokens need only be
+    unique. For one of merges, tiktoken merges the pair whose concatenation has the lowest id, so the tokens
+    must get their ids in the order of the merges that make them, and every multi-byte ordinary token must be
+    made by some merge.
     """
     specials = set(tokenizer.special_tokens.values())
+    if tokenizer.rule == "ranks":
+        ordinary = [token for i, token in tokenizer.vocab.items() if i not in specials]
+        if len(set(ordinary)) != len(ordinary):
+            counted = Counter(ordinary)
+            twice = next(t for t in ordinary if counted[t] > 1)
+            raise FormatError(
+                f"cannot save as tiktoken: token {twice!r} appears under two ids; tiktoken needs unique "
+                "tokens. Save as studio, gpt2 or hf instead"
+            )
+        return
     first_rank: dict[bytes, int] = {}
     for rank, (left, right) in enumerate(tokenizer.merges):
         first_rank.setdefault(left + right, rank)

@@ -3,7 +3,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use rustc_hash::FxHashMap;
 
 use super::{or_code_point, scanner, strings, without_gil};
@@ -37,6 +37,54 @@ impl Encoder {
             PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
         })?;
         Ok(Encoder { inner: encode::Encoder::new(byte_ids, &merges, whole, &decoder, cache_size) })
+    }
+
+    /// The encoder of tiktoken's rule: any two adjacent parts whose concatenation is an ordinary token merge,
+    /// the token of lowest id first (see src/encode.rs).
+    ///
+    /// Args:
+    ///     byte_ids: the token id of each byte 0-255.
+    ///     decoder: each id's token bytes, None for an unused id.
+    ///     special_ids: the ids of the special tokens (never merged into).
+    ///     ignore_merges: a pre-token whose bytes are an ordinary token is taken whole.
+    ///     cache_size: how many pre-tokens' ids to remember.
+    #[classmethod]
+    #[pyo3(signature = (byte_ids, decoder, special_ids, *, ignore_merges, cache_size))]
+    fn with_ranks(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        byte_ids: Vec<u32>,
+        decoder: &Bound<'_, PyList>,
+        special_ids: Vec<u32>,
+        ignore_merges: bool,
+        cache_size: usize,
+    ) -> PyResult<Self> {
+        let byte_ids: [u32; 256] = byte_ids.try_into().map_err(|v: Vec<u32>| {
+            PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
+        })?;
+        // Each bytes object's buffer is copied as it is (extracting Vec<u8> would go through the sequence
+        // protocol, one int at a time: most of the time of a 200k-token rank file's load).
+        let decoder: Vec<Option<Vec<u8>>> = decoder
+            .iter()
+            .map(|item| {
+                if item.is_none() {
+                    Ok(None)
+                } else {
+                    Ok(Some(item.downcast::<PyBytes>()?.as_bytes().to_vec()))
+                }
+            })
+            .collect::<PyResult<_>>()?;
+        let inner = without_gil(py, || {
+            encode::Encoder::with_ranks(byte_ids, decoder, &special_ids, ignore_merges, cache_size)
+        })?;
+        Ok(Encoder { inner })
+    }
+
+    /// Under tiktoken's rule, each multi-byte token's merge as (left id, right id, id) by rank: the two
+    /// parts tiktoken's BPE ends with on the token's bytes with only lower ranks (none when it ends with
+    /// more). Empty for an encoder of merges.
+    fn derive_merges(&self, py: Python<'_>) -> PyResult<Vec<(u32, u32, u32)>> {
+        without_gil(py, || self.inner.derive_merges())
     }
 
     /// The ids of the pre-tokens, one after the other.

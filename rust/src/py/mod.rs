@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use crate::{guard, merge, pretok};
+use crate::{guard, merge, pretok, rankfile};
 
 /// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
 /// (src/guard.rs). Every entry point that does work goes through here.
@@ -142,6 +142,22 @@ fn count_pretokens<'py>(
     })
 }
 
+/// A tiktoken rank file's lines as rank -> token bytes, when the file is in canonical form (padded base64,
+/// decimal ranks, no rank or token twice); None otherwise (the Python parser then reads it and names the
+/// line of any error). See src/rankfile.rs.
+#[pyfunction]
+fn parse_ranks<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let raw = data.as_bytes();
+    let Some(found) = without_gil(py, || rankfile::parse(raw))? else {
+        return Ok(None);
+    };
+    let dict = PyDict::new(py);
+    for (i, &rank) in found.ranks.iter().enumerate() {
+        dict.set_item(rank, PyBytes::new(py, found.token(i)))?;
+    }
+    Ok(Some(dict))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -150,5 +166,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::Encoder>()?;
     m.add_class::<count_table::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     Ok(())
 }
