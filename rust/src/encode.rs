@@ -11,7 +11,7 @@
 //! that token's id. The two agree on a vocabulary closed under BPE; a rank file (Llama 3's) need not be.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
@@ -100,21 +100,35 @@ impl Tables {
         out.extend_from_slice(&word);
     }
 
-    /// The same merges for a long pre-token: a linked list and a heap of (rank, position). Positions never
-    /// move, so the smallest position among the lowest-rank entries is the leftmost pair. An entry is stale
-    /// (skipped) when its pair no longer has that rank (a rank belongs to one pair).
+    /// The same merges for a long pre-token: a linked list of positions and a queue of (rank, position).
+    /// Positions never move, so the smallest position among the lowest-rank entries is the leftmost pair.
+    /// An entry is stale (skipped) when its pair no longer has that rank (a rank belongs to one pair).
+    ///
+    /// The queue is first a [`Buckets`] (linear, and it walks the word in order, which the caches like);
+    /// a merge list in which a merge makes a pair that ranks before it (no trained BPE does) sends the word
+    /// to a heap instead, which takes any order.
     fn bpe_long(&self, word: &[u32], out: &mut Vec<u32>) {
+        let tokens = self
+            .bpe_long_with(word, Buckets::default())
+            .or_else(|| self.bpe_long_with(word, MinHeap::default()))
+            .expect("a heap takes every order");
+        out.extend(tokens.into_iter().filter(|&t| t != GONE));
+    }
+
+    /// [`Tables::bpe_long`] with a given queue: the tokens (merged-away positions GONE), or None when the
+    /// queue refused an entry.
+    fn bpe_long_with(&self, word: &[u32], mut queue: impl MergeQueue) -> Option<Vec<u32>> {
         let n = word.len();
         let mut tokens = word.to_vec();
         let mut next: Vec<usize> = (1..=n).collect();
         let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        let mut heap: BinaryHeap<Reverse<(u32, usize)>> = (0..n - 1)
-            .filter_map(|i| {
-                let (rank, _) = self.pair(word[i], word[i + 1]);
-                (rank != NO_RANK).then_some(Reverse((rank, i)))
-            })
-            .collect();
-        while let Some(Reverse((rank, i))) = heap.pop() {
+        for i in 0..n - 1 {
+            let (rank, _) = self.pair(word[i], word[i + 1]);
+            if rank != NO_RANK && !queue.push(rank, i) {
+                return None;
+            }
+        }
+        while let Some((rank, i)) = queue.pop() {
             let j = next[i];
             if j >= n || tokens[i] == GONE {
                 continue;
@@ -130,19 +144,19 @@ impl Tables {
             if k < n {
                 prev[k] = i;
                 let (r, _) = self.pair(tokens[i], tokens[k]);
-                if r != NO_RANK {
-                    heap.push(Reverse((r, i)));
+                if r != NO_RANK && !queue.push(r, i) {
+                    return None;
                 }
             }
             let h = prev[i];
             if h < n {
                 let (r, _) = self.pair(tokens[h], tokens[i]);
-                if r != NO_RANK {
-                    heap.push(Reverse((r, h)));
+                if r != NO_RANK && !queue.push(r, h) {
+                    return None;
                 }
             }
         }
-        out.extend(tokens.into_iter().filter(|&t| t != GONE));
+        Some(tokens)
     }
 
     /// tiktoken's `byte_pair_merge`: the parts start as single bytes, and repeatedly the two adjacent parts
@@ -196,23 +210,35 @@ impl Tables {
         }));
     }
 
-    /// `bpe_ranks`'s merges for a long pre-token: a linked list of part starts and a heap of (rank, start).
+    /// `bpe_ranks`'s merges for a long pre-token: a linked list of part starts and a queue of (rank, start).
     /// An entry is stale (skipped) unless the pair at its start still has its rank; a rank is one token's,
     /// so such a pair spans the same bytes, and merging it is the merge the entry stood for. Returns the
-    /// part starts followed by `n`.
+    /// part starts followed by `n`. The queue is as in [`Tables::bpe_long`]: buckets, or a heap for the
+    /// words of a vocabulary in which a longer token ranks before a part of it.
     fn parts_long(&self, piece: &[u8], rank: &dyn Fn(usize, usize) -> u32) -> Vec<usize> {
+        self.parts_long_with(piece, rank, Buckets::default())
+            .or_else(|| self.parts_long_with(piece, rank, MinHeap::default()))
+            .expect("a heap takes every order")
+    }
+
+    fn parts_long_with(
+        &self,
+        piece: &[u8],
+        rank: &dyn Fn(usize, usize) -> u32,
+        mut queue: impl MergeQueue,
+    ) -> Option<Vec<usize>> {
         let n = piece.len();
         // next[i]: the start of the part after the one at i (n at the end); prev[i]: the one before.
         let mut next: Vec<usize> = (1..=n).collect();
         let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
         let mut alive = vec![true; n];
-        let mut heap: BinaryHeap<Reverse<(u32, usize)>> = (0..n - 1)
-            .filter_map(|i| {
-                let r = rank(i, i + 2);
-                (r != NO_RANK).then_some(Reverse((r, i)))
-            })
-            .collect();
-        while let Some(Reverse((r, i))) = heap.pop() {
+        for i in 0..n - 1 {
+            let r = rank(i, i + 2);
+            if r != NO_RANK && !queue.push(r, i) {
+                return None;
+            }
+        }
+        while let Some((r, i)) = queue.pop() {
             if !alive[i] || next[i] >= n || rank(i, next[next[i]]) != r {
                 continue;
             }
@@ -223,21 +249,81 @@ impl Tables {
             if k < n {
                 prev[k] = i;
                 let r = rank(i, next[k]);
-                if r != NO_RANK {
-                    heap.push(Reverse((r, i)));
+                if r != NO_RANK && !queue.push(r, i) {
+                    return None;
                 }
             }
             let h = prev[i];
             if h < n {
                 let r = rank(h, k);
-                if r != NO_RANK {
-                    heap.push(Reverse((r, h)));
+                if r != NO_RANK && !queue.push(r, h) {
+                    return None;
                 }
             }
         }
         let mut starts: Vec<usize> = (0..n).filter(|&i| alive[i]).collect();
         starts.push(n);
-        starts
+        Some(starts)
+    }
+}
+
+/// The queue of a long word's merge loop: entries (rank, position), taken lowest rank first and, among
+/// equal ranks, leftmost first.
+trait MergeQueue {
+    /// Adds an entry; false when this queue cannot take it (the caller starts again with another).
+    fn push(&mut self, rank: u32, position: usize) -> bool;
+    /// The next entry, or None when none is left.
+    fn pop(&mut self) -> Option<(u32, usize)>;
+}
+
+/// A binary heap: any order of pushes, O(log n) each, and random access over the whole word.
+#[derive(Default)]
+struct MinHeap(BinaryHeap<Reverse<(u32, usize)>>);
+
+impl MergeQueue for MinHeap {
+    fn push(&mut self, rank: u32, position: usize) -> bool {
+        self.0.push(Reverse((rank, position)));
+        true
+    }
+
+    fn pop(&mut self) -> Option<(u32, usize)> {
+        self.0.pop().map(|Reverse(entry)| entry)
+    }
+}
+
+/// One bucket of positions per rank, taken rank by rank, each sorted once: linear in the word (plus the
+/// sorts of its buckets) and in order along it. It holds while every merge makes only pairs that rank
+/// after it, which is what BPE training gives (a pair holding a new token is merged later, if ever); a
+/// push at or before the rank being taken is refused.
+#[derive(Default)]
+struct Buckets {
+    /// Ranks still to take -> their positions (unsorted).
+    waiting: BTreeMap<u32, Vec<usize>>,
+    /// The rank being taken and its positions, sorted, and how many were taken.
+    current: Option<(u32, Vec<usize>, usize)>,
+}
+
+impl MergeQueue for Buckets {
+    fn push(&mut self, rank: u32, position: usize) -> bool {
+        if matches!(&self.current, Some((taking, _, _)) if rank <= *taking) {
+            return false;
+        }
+        self.waiting.entry(rank).or_default().push(position);
+        true
+    }
+
+    fn pop(&mut self) -> Option<(u32, usize)> {
+        loop {
+            if let Some((rank, positions, taken)) = &mut self.current {
+                if let Some(&position) = positions.get(*taken) {
+                    *taken += 1;
+                    return Some((*rank, position));
+                }
+            }
+            let (rank, mut positions) = self.waiting.pop_first()?;
+            positions.sort_unstable();
+            self.current = Some((rank, positions, 0));
+        }
     }
 }
 
@@ -820,6 +906,49 @@ mod tests {
                 e.tables.bpe(&piece, &mut out);
                 assert_eq!(out, naive(&e, &piece), "{}", String::from_utf8_lossy(&piece));
             }
+        }
+    }
+
+    /// A merge list that BPE training never makes: ("c", "ab") ranks before ("a", "b"), which makes "ab".
+    /// The buckets refuse the pair as it appears, and the word goes through the heap, as the reference.
+    #[test]
+    fn a_merge_that_ranks_before_its_part_sends_a_long_word_to_the_heap() {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.push(Some(b"ab".to_vec())); // 256
+        decoder.push(Some(b"cab".to_vec())); // 257
+        let table = [(u32::from(b'c'), 256, 257), (u32::from(b'a'), u32::from(b'b'), 256)];
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &table, None, &decoder, 1000);
+        let piece = b"cab".repeat(200);
+        assert!(piece.len() > LONG_WORD);
+        assert!(e
+            .tables
+            .bpe_long_with(&piece.iter().map(|&b| u32::from(b)).collect::<Vec<_>>(), Buckets::default())
+            .is_none());
+        let mut out = Vec::new();
+        e.tables.bpe(&piece, &mut out);
+        assert_eq!(out, naive(&e, &piece));
+        assert_eq!(out, vec![257; 200]);
+    }
+
+    /// Buckets and the heap give the same tokens on long random words of a trained-like merge list.
+    #[test]
+    fn buckets_and_the_heap_agree_on_long_words() {
+        let e =
+            encoder(&[("a", "b"), ("b", "a"), ("ab", "ab"), ("a", "a"), ("ba", "b"), ("abab", "abab")], None);
+        let mut state = 99u64;
+        for len in [257, 1000, 5000] {
+            let word: Vec<u32> = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    if (state >> 40).is_multiple_of(3) {
+                        u32::from(b'a')
+                    } else {
+                        u32::from(b'b')
+                    }
+                })
+                .collect();
+            let buckets = e.tables.bpe_long_with(&word, Buckets::default()).expect("a trained-like list");
+            assert_eq!(Some(buckets), e.tables.bpe_long_with(&word, MinHeap::default()));
         }
     }
 

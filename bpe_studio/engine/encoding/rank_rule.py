@@ -19,10 +19,10 @@ Example:
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping
 
 from ..config import MAX_VOCAB_SIZE
+from .merge_queue import Buckets, Heap, MergeQueue
 
 #: "No such token": larger than any rank.
 NO_RANK = MAX_VOCAB_SIZE * 64
@@ -70,7 +70,9 @@ def merge_parts(rank_of: Mapping[str, int], word: str, below: int = NO_RANK) -> 
 
 
 def _merge_parts_long(rank_of: Mapping[str, int], word: str, below: int) -> list[str]:
-    """:func:`merge_parts` for a long word: a linked list of parts and a heap of (rank, position).
+    """:func:`merge_parts` for a long word: a linked list of parts and a queue of (rank, position), by rank
+    in buckets (linear), or by a heap for a vocabulary in which a longer token ranks before a part of it
+    (:mod:`~bpe_studio.engine.encoding.merge_queue`).
 
     Positions never move, so the smallest position among the lowest-rank entries is the leftmost pair. An
     entry is used only if the pair at its position still has its rank: a rank is one token's, so that pair
@@ -80,16 +82,30 @@ def _merge_parts_long(rank_of: Mapping[str, int], word: str, below: int) -> list
         >>> _merge_parts_long({"aa": 0, "aaaa": 1}, "a" * 5, 9)
         ['aaaa', 'a']
     """
+    parts = _merge_parts_long_with(rank_of, word, below, Buckets())
+    if parts is None:
+        parts = _merge_parts_long_with(rank_of, word, below, Heap())
+        assert parts is not None  # a heap takes every order
+    return [part for part in parts if part]
+
+
+def _merge_parts_long_with(
+    rank_of: Mapping[str, int], word: str, below: int, queue: MergeQueue
+) -> list[str] | None:
+    """:func:`_merge_parts_long`'s loop with a given queue: the parts ("" where merged away), or None when
+    the queue refused an entry."""
     get = rank_of.get
     parts = list(word)
     n = len(parts)
     following = list(range(1, n + 1))
     following[-1] = -1
     previous = list(range(-1, n - 1))
-    heap = [(r, i) for i in range(n - 1) if (r := get(word[i : i + 2], below)) < below]
-    heapq.heapify(heap)
-    while heap:
-        rank, i = heapq.heappop(heap)
+    for i in range(n - 1):
+        r = get(word[i : i + 2], below)
+        if r < below and not queue.push(r, i):
+            return None
+    while (entry := queue.pop()) is not None:
+        rank, i = entry
         j = following[i]
         if j < 0 or not parts[i] or get(parts[i] + parts[j], below) != rank:
             continue
@@ -100,14 +116,14 @@ def _merge_parts_long(rank_of: Mapping[str, int], word: str, below: int) -> list
         if k >= 0:
             previous[k] = i
             r = get(parts[i] + parts[k], below)
-            if r < below:
-                heapq.heappush(heap, (r, i))
+            if r < below and not queue.push(r, i):
+                return None
         h = previous[i]
         if h >= 0:
             r = get(parts[h] + parts[i], below)
-            if r < below:
-                heapq.heappush(heap, (r, h))
-    return [part for part in parts if part]
+            if r < below and not queue.push(r, h):
+                return None
+    return parts
 
 
 def derive_merges(ranks: Mapping[int, bytes]) -> list[tuple[bytes, bytes]]:

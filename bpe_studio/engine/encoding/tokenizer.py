@@ -28,7 +28,6 @@ Example:
 
 from __future__ import annotations
 
-import heapq
 import os
 import re
 import unicodedata
@@ -48,6 +47,7 @@ from ..corpus.plan import special_token_regex
 from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern
 from ..pretokenize.split import Pretokenizer, pretoken_matches
+from .merge_queue import Buckets, Heap, MergeQueue
 from .rank_rule import derive_merges, merge_parts
 
 if TYPE_CHECKING:
@@ -703,12 +703,23 @@ class Tokenizer:
         return tuple(map(ord, word))
 
     def _bpe_long(self, word: str) -> tuple[int, ...]:
-        """The same merges as :meth:`_bpe` for a long pre-token: a linked list and a heap of (rank, position).
+        """The same merges as :meth:`_bpe` for a long pre-token: a linked list and a queue of (rank,
+        position), by rank in buckets (linear), or by a heap when the merges come out of order
+        (:mod:`~bpe_studio.engine.encoding.merge_queue`).
 
         Node positions never change, so the smallest position among the lowest-rank pairs is the leftmost,
-        as in the short-word loop. Heap entries can go stale; an entry is used only if its pair still has
+        as in the short-word loop. Queue entries can go stale; an entry is used only if its pair still has
         that rank (a rank belongs to one pair, so that means the pair is still there).
         """
+        tokens = self._bpe_long_with(word, Buckets())
+        if tokens is None:
+            tokens = self._bpe_long_with(word, Heap())
+            assert tokens is not None  # a heap takes every order
+        return tuple(ord(t) for t in tokens if t)
+
+    def _bpe_long_with(self, word: str, queue: MergeQueue) -> list[str] | None:
+        """:meth:`_bpe_long`'s loop with a given queue: the tokens ("" where merged away), or None when the
+        queue refused an entry."""
         get = self._ranks.get
         new_chars = self._new_chars
         tokens = list(word)
@@ -716,10 +727,12 @@ class Tokenizer:
         following = list(range(1, n + 1))
         following[-1] = -1
         previous = list(range(-1, n - 1))
-        heap = [(r, i) for i in range(n - 1) if (r := get(word[i : i + 2])) is not None]
-        heapq.heapify(heap)
-        while heap:
-            rank, i = heapq.heappop(heap)
+        for i in range(n - 1):
+            r = get(word[i : i + 2])
+            if r is not None and not queue.push(r, i):
+                return None
+        while (entry := queue.pop()) is not None:
+            rank, i = entry
             j = following[i]
             if j < 0 or not tokens[i] or get(tokens[i] + tokens[j]) != rank:
                 continue
@@ -730,14 +743,14 @@ class Tokenizer:
             if k >= 0:
                 previous[k] = i
                 r = get(tokens[i] + tokens[k])
-                if r is not None:
-                    heapq.heappush(heap, (r, i))
+                if r is not None and not queue.push(r, i):
+                    return None
             h = previous[i]
             if h >= 0:
                 r = get(tokens[h] + tokens[i])
-                if r is not None:
-                    heapq.heappush(heap, (r, h))
-        return tuple(ord(t) for t in tokens if t)
+                if r is not None and not queue.push(r, h):
+                    return None
+        return tokens
 
     # ------------------------------------------------------------------ encoding
 
