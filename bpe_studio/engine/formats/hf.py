@@ -403,21 +403,24 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     if kind != "BPE":
         reason = NOT_BYTE_LEVEL.get(kind, f"{kind!r} is not supported; only byte-level BPE models are")
         raise _fail(source, "model.type", reason)
-    if model.get("byte_fallback"):
-        raise _fail(source, "model.byte_fallback", NOT_BYTE_LEVEL["byte_fallback"])
+    pieces = bool(model.get("byte_fallback"))  # SentencePiece style: formats/sentencepiece.py reads it
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise _fail(source, f"model.{key}", f"{model[key]!r} is not supported by byte-level BPE")
     if model.get("dropout"):
         raise _fail(source, "model.dropout", "BPE dropout makes encoding random; set it to null")
     pipeline: Pipeline | None = None
+    normalizer, pattern = None, _NO_SPLIT
     try:
+        if pieces:
+            raise FormatError("read by formats/sentencepiece.py")
         normalizer = _normalizer_of(source, document.get("normalizer"))
         pattern = _pattern_of(source, document.get("pre_tokenizer"))
         compile_pattern(pattern)  # a Split regex that can match the empty string is not one pattern
     except (FormatError, ValueError) as exc:
         # Not one regex (and NFC): the steps themselves, run as tokenizers runs them.
-        pipeline = _pipeline_of(source, document, exc)
+        if not pieces:
+            pipeline = _pipeline_of(source, document, exc)
         normalizer, pattern = None, _NO_SPLIT
     decoder = _decoder_of(source, document.get("decoder"))
     template = _template_of(source, document.get("post_processor"))
@@ -439,6 +442,12 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
                 raise _fail(source, f"{where}.{flag}", "true is not supported")
         specials[entry["content"]] = entry["id"]
 
+    if pieces:
+        from .sentencepiece import load_piece_hf
+
+        tokenizer = load_piece_hf(source, document, specials, template)
+        _warn_unapplied(source, document)
+        return tokenizer
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
         raise _fail(source, "model.vocab", "expected an object of token -> id")
