@@ -374,14 +374,18 @@ class Tokenizer:
         # _bpe and _cache, and with a preset pattern also splits the text (rust/src/pretok*.rs, equal to the
         # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
         # built or BPE_STUDIO_PURE=1.
-        native_encoder = None if piece_model is not None else native.encoder(
-            [ord(self._byte_chars[b]) if b in self._byte_chars else _NO_BYTE_ID for b in range(256)],
-            triples,
-            {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
-            [table.get(i) for i in range(len(self._by_id))],
-            cache_size=cache_size,
-            preset=preset_name(self._pattern),
-            split=self._split,
+        native_encoder = (
+            None
+            if piece_model is not None
+            else native.encoder(
+                [ord(self._byte_chars[b]) if b in self._byte_chars else _NO_BYTE_ID for b in range(256)],
+                triples,
+                {k.encode("latin-1"): i for k, i in self._whole.items()} if self._ignore_merges else None,
+                [table.get(i) for i in range(len(self._by_id))],
+                cache_size=cache_size,
+                preset=preset_name(self._pattern),
+                split=self._split,
+            )
         )
         # (Compared with None: an encoder has a length, its cache's, and an empty one is falsy.)
         self._encoder: PythonEncoder | native.NativeEncoder = (

@@ -280,6 +280,13 @@ def load_piece_hf(
             document.get("normalizer"), document.get("pre_tokenizer"), byte_level=False
         )
     except PipelineError as exc:
+        if "ByteLevel in" in exc.problem:
+            raise _fail(
+                path,
+                "model.byte_fallback",
+                "true beside a ByteLevel pre-tokenizer: byte-level BPE has a token for every byte and needs "
+                "no fallback; set it to false",
+            ) from None
         raise _fail(path, exc.where, exc.problem) from None
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
