@@ -273,9 +273,10 @@ def _refusal(cs336_data: Path, tmp_path: Path, change: Any) -> str:
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (lambda d: d["model"].update(type="WordPiece"), "WordPiece (BERT style) is not byte-level BPE"),
-        (lambda d: d["model"].update(type="Unigram"), "Unigram (SentencePiece) is not byte-level BPE"),
-        (lambda d: d["model"].update(byte_fallback=True), "byte_fallback BPE (SentencePiece style"),
+        (lambda d: d["model"].update(type="WordPiece"), "model.type: a WordPiece model (BERT style"),
+        (lambda d: d["model"].update(type="Unigram"), "model.type: a Unigram model (SentencePiece"),
+        (lambda d: d["model"].update(type="WordLevel"), "model.type: a WordLevel model"),
+        (lambda d: d["model"].update(byte_fallback=True), "model.byte_fallback: true beside a ByteLevel"),
         (
             lambda d: d.update(pre_tokenizer={"type": "Metaspace", "replacement": "▁"}),
             "Metaspace (SentencePiece style",

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ..events import TrainResult
     from ..pretokenize.hf import Pipeline
     from .hf_decode import Decoder
+    from .pieces import PieceModel
 
 #: Default number of pre-tokens whose ids are cached; the cache is emptied when it is full.
 DEFAULT_CACHE_SIZE = 100_000
@@ -270,6 +271,10 @@ class Tokenizer:
             ``normalizer`` (which are then not used for encoding); the BPE merges each piece's bytes.
         decoder: A Hugging Face decoder (:class:`~bpe_studio.engine.encoding.hf_decode.Decoder`) that
             :meth:`decode` applies to the tokens' spellings, or None to join the tokens' bytes.
+        piece_model: A SentencePiece-style BPE (:class:`~bpe_studio.engine.encoding.pieces.PieceModel`)
+            that encodes the text instead of the byte-level merges (its own pipeline cuts the text;
+            ``vocab`` then holds each piece's bytes and ``merges`` its pairs, for the views). It encodes in
+            Python: the native kernel merges bytes, not characters.
 
     Raises:
         ValueError: Something in the arguments is inconsistent; the message says what and how to fix it.
@@ -296,6 +301,7 @@ class Tokenizer:
         normalizer: str | None = None,
         pipeline: Pipeline | None = None,
         decoder: Decoder | None = None,
+        piece_model: PieceModel | None = None,
     ) -> None:
         if not isinstance(cache_size, int) or cache_size < 1:
             raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
@@ -304,6 +310,7 @@ class Tokenizer:
         self._normalizer = normalizer
         self._pipeline = pipeline
         self._hf_decoder = decoder
+        self._piece_model = piece_model
         self._ignore_merges = bool(ignore_merges)
         self._pattern = resolve_pattern(pattern)
         self._regex = compile_pattern(pattern)
@@ -360,7 +367,8 @@ class Tokenizer:
         # _bpe and _cache, and with a preset pattern also splits the text (rust/src/pretok*.rs, equal to the
         # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
         # built or BPE_STUDIO_PURE=1.
-        native_encoder = native.encoder(
+        # (A SentencePiece-style model merges characters, not bytes: the Python encoder, with its own BPE.)
+        native_encoder = None if piece_model is not None else native.encoder(
             byte_ids,
             triples if merges is not None else None,
             (
@@ -391,6 +399,9 @@ class Tokenizer:
         self._encoder: PythonEncoder | native.NativeEncoder = (
             PythonEncoder(self._cache, self._split, by_id) if native_encoder is None else native_encoder
         )
+        if piece_model is not None:
+            self._cache = _PieceCache(piece_model.encode, cache_size)
+            self._encoder = PythonEncoder(self._cache, self._split, by_id)
         if template is not None:
             if not isinstance(template, Template):
                 raise ValueError(f"template: expected a Template, got {type(template).__name__}")
@@ -601,6 +612,11 @@ class Tokenizer:
         return self._hf_decoder
 
     @property
+    def piece_model(self) -> PieceModel | None:
+        """The SentencePiece-style BPE that encodes the text, or None for byte-level BPE."""
+        return self._piece_model
+
+    @property
     def missing_bytes(self) -> tuple[int, ...]:
         """The single bytes with no token, in order: empty but for vocabularies like GPT-NeoX-20B's, which
         lack the bytes UTF-8 never uses (:data:`UTF8_UNUSED_BYTES`). Every text still encodes; a format or a
@@ -787,6 +803,12 @@ class Tokenizer:
     def _ordinary(self, text: str, first: bool) -> list[int]:
         """The ids of ordinary ``text``; ``first`` says whether it starts the whole text (a
         :attr:`pipeline`'s ``Metaspace`` with ``prepend_scheme: "first"`` asks)."""
+        model = self._piece_model
+        if model is not None:
+            if not text or model.pipeline is None:
+                return self._encoder.encode_pieces([text] if text else [])
+            pieces = model.pipeline.pieces(_fix_surrogates(text), first=first)
+            return self._encoder.encode_pieces([p.text for p in pieces])
         if self._pipeline is None:
             return self.encode_ordinary(text)
         if not text:
@@ -800,7 +822,7 @@ class Tokenizer:
             >>> tok.encode_ordinary("<|endoftext|>")
             [27, 91, 437, 1659, 5239, 91, 29]
         """
-        if self._pipeline is not None:
+        if self._pipeline is not None or self._piece_model is not None:
             return self._ordinary(text, True)
         if self._normalizer is not None:
             text = unicodedata.normalize("NFC", text)
@@ -826,7 +848,7 @@ class Tokenizer:
         for text in texts:
             if not isinstance(text, str):
                 raise TypeError(f"encode_ordinary_batch: expected str texts, got {type(text).__name__}")
-        if self._pipeline is not None:
+        if self._pipeline is not None or self._piece_model is not None:
             return [self._ordinary(text, True) for text in texts]
         if self._normalizer is not None:
             texts = [unicodedata.normalize("NFC", text) for text in texts]
@@ -874,7 +896,7 @@ class Tokenizer:
             >>> tok.encode_batch(["hi<|endoftext|>", "there"])
             [[5303, 50256], [8117]]
         """
-        if self._pipeline is not None:
+        if self._pipeline is not None or self._piece_model is not None:
             # A segment's pieces depend on where it starts (Metaspace's "first"): text by text.
             return [
                 self.encode(
@@ -1118,7 +1140,7 @@ class Tokenizer:
                 out += self._ordinary(buffer[pos : m.start()], first and pos == 0)
                 out.append(self._specials[m.group()])
                 pos = m.end()
-        if self._pipeline is not None:
+        if self._pipeline is not None or self._piece_model is not None:
             return out, buffer[pos:]
         known = buffer[pos:decided] if decided > pos else ""
         later = buffer[max(pos, decided) :]
@@ -1205,6 +1227,9 @@ class Tokenizer:
         return spans
 
     def _offsets_ordinary(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        if self._piece_model is not None:
+            self._offsets_pieces(text, start, end, spans)
+            return
         if self._pipeline is not None:
             self._offsets_pipeline(text, start, end, spans)
             return
@@ -1247,6 +1272,34 @@ class Tokenizer:
                     )
                 )
                 b = e
+
+    def _offsets_pieces(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
+        """Offsets through a :attr:`piece_model`: a piece's token spans the original characters of its
+        characters; byte tokens (a character the vocabulary lacks) each span that character, ``partial``."""
+        model = self._piece_model
+        assert model is not None and model.pipeline is not None
+        if start == end:
+            return
+        byte_ids = set(model.byte_ids)
+        for piece in model.pipeline.pieces(text[start:end], first=start == 0, align=True):
+            where = piece.spans or []
+            c = 0  # the character of the piece where the next token starts
+            left = 0  # bytes of that character still to come, inside byte tokens
+            for i in self._encoder.encode_pieces([piece.text]):
+                if i in byte_ids:
+                    size = len(piece.text[c].encode("utf-8", errors="surrogatepass"))
+                    left = left or size
+                    s = where[c]
+                    spans.append(TokenSpan(i, start + s[0], start + s[1], size > 1))
+                    left -= 1
+                    if not left:
+                        c += 1
+                    continue
+                size = len(self._decoder[i].decode("utf-8", errors="surrogatepass"))
+                covered = where[c : c + size]
+                first, last = min(s[0] for s in covered), max(s[1] for s in covered)
+                spans.append(TokenSpan(i, start + first, start + last, False))
+                c += size
 
     def _offsets_plain(self, text: str, start: int, end: int, spans: list[TokenSpan]) -> None:
         decoder = self._decoder
@@ -1317,6 +1370,8 @@ class Tokenizer:
             >>> tok.decode(tok.encode("Hello"))
             'Hello'
         """
+        if self._piece_model is not None:
+            return self._piece_model.decode_text(self.decode_bytes(ids))
         if self._hf_decoder is None:
             return self.decode_bytes(ids).decode("utf-8", errors="replace")
         ids = _id_list(ids)

@@ -30,6 +30,7 @@ from .gpt2 import (
 from .hf import FILE_NAME as HF_FILE
 from .hf import is_hf_document, load_hf, save_hf
 from .named import resolve_name
+from .sentencepiece import OPENS, is_sentencepiece_model, load_sentencepiece
 from .studio import FORMAT_NAME as STUDIO_FORMAT
 from .studio import FormatError, FormatWarning, load_studio, read_json, save_studio
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
@@ -38,8 +39,8 @@ from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
 
-FormatName = Literal["studio", "gpt2", "tiktoken", "hf"]
-"""A tokenizer file format's name."""
+FormatName = Literal["studio", "gpt2", "tiktoken", "hf", "sentencepiece"]
+"""A tokenizer file format's name (``sentencepiece``, a ``.model`` file, is read, not written)."""
 
 #: The formats :func:`save` writes and :func:`load` reads.
 FORMATS: tuple[FormatName, ...] = ("studio", "gpt2", "tiktoken", "hf")
@@ -50,6 +51,12 @@ DEFAULT_FILE_NAMES: dict[str, str] = {
     "hf": HF_FILE,
     "tiktoken": "tokenizer.tiktoken",
 }
+
+#: A SentencePiece model's usual file name (a folder with no tokenizer.json is read through it).
+SENTENCEPIECE_FILE = "tokenizer.model"
+
+# RWKV's vocabulary: "ID TOKEN LENGTH" a line, the token a Python str or bytes literal.
+_RWKV_LINE = re.compile(rb"""^\d+ b?(?:'.*'|".*") \d+\s*$""")
 
 _TIKTOKEN_LINE = re.compile(rb"^(?:[A-Za-z0-9+/]+={0,2}|={1,2}) \d+\s*$")  # "= RANK": the empty token
 
@@ -87,7 +94,7 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     if target.is_dir():
         if find_gpt2_files(target) is not None:
             return "gpt2"
-        for name in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]):
+        for name in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"], SENTENCEPIECE_FILE):
             if (target / name).is_file():
                 return detect_format(target / name)
         raise FormatError(
@@ -125,6 +132,12 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     first_line = head.split(b"\n", 1)[0]
     if _TIKTOKEN_LINE.match(first_line):
         return "tiktoken"
+    if _RWKV_LINE.match(first_line):
+        raise FormatError(
+            f"{target}: line 1: an RWKV vocabulary (whole tokens matched longest first, no merges); {OPENS}"
+        )
+    if target.name.endswith(".model") or is_sentencepiece_model(head):
+        return "sentencepiece"
     raise FormatError(
         f"{target}: line 1: not a tokenizer file this engine reads (studio or Hugging Face JSON, .tiktoken, "
         f"or a folder with {VOCAB_FILE} + {MERGES_FILE})"
@@ -137,7 +150,8 @@ def _locate(path: str | os.PathLike[str]) -> tuple[FormatName, Path]:
     target = _named(path)
     kind = detect_format(target)
     if target.is_dir() and kind != "gpt2":
-        target = next(target / n for n in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"]) if (target / n).is_file())
+        names = (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"], SENTENCEPIECE_FILE)
+        target = next(target / n for n in names if (target / n).is_file())
     if kind == "gpt2":
         gpt2_vocab = target.is_dir() or target.name.endswith(VOCAB_FILE)
         return kind, target if gpt2_vocab else target.parent
@@ -185,6 +199,8 @@ def load(
         return load_tiktoken(target, pattern=pattern, special_tokens=special_tokens)
     if kind == "hf":
         return load_hf(target)
+    if kind == "sentencepiece":
+        return load_sentencepiece(target)
     data = load_studio(target)
     template = Template(*data.template) if data.template is not None else None
     try:
@@ -335,6 +351,11 @@ def save(
     """
     if format not in FORMATS:
         raise ValueError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
+    if tokenizer.piece_model is not None:
+        raise FormatError(
+            f"cannot save as {format}: this is a SentencePiece-style BPE (pieces of text, byte fallback), "
+            "and bpe-studio writes byte-level BPE only; keep the original file"
+        )
     if tokenizer.template is not None and format in ("gpt2", "tiktoken"):
         template = tokenizer.template
         warnings.warn(

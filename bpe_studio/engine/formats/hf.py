@@ -41,6 +41,7 @@ from ..bytes_unicode import bytes_to_text, char_to_byte
 from ..pretokenize.hf import Pipeline, PipelineError, from_oniguruma, to_oniguruma
 from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name
 from .atomic import atomic_write
+from .sentencepiece import OPENS
 from .studio import FormatError, FormatWarning, read_json, utf8
 
 if TYPE_CHECKING:
@@ -89,14 +90,13 @@ def _without_gaps(pattern: str) -> str:
 #: Why each kind of tokenizer that is not byte-level BPE cannot be read, in one sentence.
 NOT_BYTE_LEVEL = {
     "WordPiece": (
-        "WordPiece (BERT style) is not byte-level BPE: it takes the longest vocabulary prefix of each word "
-        "and marks inner pieces with '##', with no merges to apply"
+        "a WordPiece model (BERT style: the longest vocabulary prefix of each word, '##' inside words, no "
+        f"merges); {OPENS}"
     ),
     "Unigram": (
-        "Unigram (SentencePiece) is not byte-level BPE: it picks the most probable split of the text by "
-        "token scores, with no merges to apply"
+        f"a Unigram model (SentencePiece: the most probable split by token scores, no merges); {OPENS}"
     ),
-    "WordLevel": "WordLevel is not byte-level BPE: it maps whole words to ids, with no merges to apply",
+    "WordLevel": f"a WordLevel model (whole words to ids, no merges); {OPENS}",
     "byte_fallback": (
         "byte_fallback BPE (SentencePiece style, as Llama 2 and Mistral) is not byte-level BPE: its tokens "
         "are pieces of text with '▁' for spaces, and only unknown characters fall back to bytes"
@@ -401,23 +401,26 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     model = document["model"]
     kind = model.get("type", "BPE")
     if kind != "BPE":
-        reason = NOT_BYTE_LEVEL.get(kind, f"{kind!r} is not supported; only byte-level BPE models are")
+        reason = NOT_BYTE_LEVEL.get(kind, f"a {kind!r} model; {OPENS}")
         raise _fail(source, "model.type", reason)
-    if model.get("byte_fallback"):
-        raise _fail(source, "model.byte_fallback", NOT_BYTE_LEVEL["byte_fallback"])
+    pieces = bool(model.get("byte_fallback"))  # SentencePiece style: formats/sentencepiece.py reads it
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise _fail(source, f"model.{key}", f"{model[key]!r} is not supported by byte-level BPE")
     if model.get("dropout"):
         raise _fail(source, "model.dropout", "BPE dropout makes encoding random; set it to null")
     pipeline: Pipeline | None = None
+    normalizer, pattern = None, _NO_SPLIT
     try:
+        if pieces:
+            raise FormatError("read by formats/sentencepiece.py")
         normalizer = _normalizer_of(source, document.get("normalizer"))
         pattern = _pattern_of(source, document.get("pre_tokenizer"))
         compile_pattern(pattern)  # a Split regex that can match the empty string is not one pattern
     except (FormatError, ValueError) as exc:
         # Not one regex (and NFC): the steps themselves, run as tokenizers runs them.
-        pipeline = _pipeline_of(source, document, exc)
+        if not pieces:
+            pipeline = _pipeline_of(source, document, exc)
         normalizer, pattern = None, _NO_SPLIT
     decoder = _decoder_of(source, document.get("decoder"))
     template = _template_of(source, document.get("post_processor"))
@@ -439,6 +442,12 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
                 raise _fail(source, f"{where}.{flag}", "true is not supported")
         specials[entry["content"]] = entry["id"]
 
+    if pieces:
+        from .sentencepiece import load_piece_hf
+
+        tokenizer = load_piece_hf(source, document, specials, template)
+        _warn_unapplied(source, document)
+        return tokenizer
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
         raise _fail(source, "model.vocab", "expected an object of token -> id")

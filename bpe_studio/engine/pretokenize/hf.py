@@ -543,8 +543,12 @@ class Pipeline:
         self._needs_spans = False
 
     @classmethod
-    def from_json(cls, normalizer: object, pre_tokenizer: object) -> Pipeline:
+    def from_json(cls, normalizer: object, pre_tokenizer: object, *, byte_level: bool = True) -> Pipeline:
         """Read the ``normalizer`` and ``pre_tokenizer`` entries of a ``tokenizer.json``.
+
+        ``byte_level=False`` reads a SentencePiece-style pipeline (``Metaspace``, or ``Prepend`` and
+        ``Replace``), whose pieces are characters for :class:`~bpe_studio.engine.encoding.pieces.PieceModel`:
+        it must hold no ``ByteLevel`` step.
 
         Raises:
             PipelineError: A step is malformed or not supported, or the pre-tokenizer holds no ``ByteLevel``
@@ -560,6 +564,13 @@ class Pipeline:
             _pre_tokenizer_steps(pre_tokenizer, "pre_tokenizer", units) if pre_tokenizer is not None else []
         )
         kinds = [kind for kind, _ in named]
+        if not byte_level:
+            if "ByteLevel" in kinds:
+                raise PipelineError("pre_tokenizer", "ByteLevel in a SentencePiece-style (byte_fallback) BPE")
+            steps = [*normalizing, *(step for _, step in named)]
+            pieces = cls(normalizer, pre_tokenizer, steps, kinds, units)
+            pieces._needs_spans = _has_first(pre_tokenizer)
+            return pieces
         if kinds.count("ByteLevel") != 1:
             raise PipelineError(
                 "pre_tokenizer",

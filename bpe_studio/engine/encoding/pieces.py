@@ -1,0 +1,221 @@
+"""SentencePiece-style BPE: characters merged into pieces, unknown characters as ``<0xNN>`` byte tokens.
+
+Llama 2, Mistral 7B, Gemma, TinyLlama, Yi... tokenize this way, in a SentencePiece ``.model`` file or a
+``tokenizer.json`` (a ``BPE`` model with ``byte_fallback``). The text is normalized first (spaces written
+``▁``, one ``▁`` put before the text), then:
+
+1. it is cut into characters (a user-defined piece of a ``.model``, longest first, is one symbol that never
+   merges);
+2. repeatedly the adjacent pair of symbols with the lowest *rank* is merged, leftmost first. In a
+   ``tokenizer.json`` a pair's rank is its place in ``merges`` (as ``tokenizers`` does); in a ``.model``
+   every pair whose concatenation is a piece has that piece's rank in the order of the scores, highest
+   first, so that pairs making pieces of equal score go leftmost first (as ``sentencepiece`` does);
+3. each symbol that is a piece is its id; any other (a character the vocabulary lacks) is the byte tokens
+   ``<0xNN>`` of its UTF-8 bytes (``byte_fallback``).
+
+This is not byte-level BPE: the native kernel merges bytes, so these tokenizers encode in Python
+(:attr:`~bpe_studio.engine.encoding.tokenizer.Tokenizer.backend` says ``"python"``). The
+:class:`~bpe_studio.engine.encoding.tokenizer.Tokenizer` still holds bytes: a piece's token is its text
+with ``▁`` read as a space, a byte token its byte.
+
+Example:
+    >>> model = PieceModel({"▁": 3, "h": 4, "i": 5, "▁h": 6, "▁hi": 7}, [("▁", "h"), ("▁h", "i")],
+    ...                    byte_ids=list(range(100, 356)))
+    >>> model.encode("▁hi")
+    (7,)
+    >>> model.encode("▁hé")
+    (6, 295, 269)
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pretokenize.hf import Pipeline
+
+#: The character SentencePiece writes for a space.
+SPACE = "▁"
+
+
+def byte_piece(byte: int) -> str:
+    """The name of a byte token.
+
+    Example:
+        >>> byte_piece(10)
+        '<0x0A>'
+    """
+    return f"<0x{byte:02X}>"
+
+
+def piece_bytes(piece: str) -> bytes:
+    """The bytes a piece stands for in text: its UTF-8 with ``▁`` read as a space.
+
+    Example:
+        >>> piece_bytes("▁the")
+        b' the'
+    """
+    return piece.replace(SPACE, " ").encode("utf-8", errors="surrogatepass")
+
+
+class PieceModel:
+    """The pieces and ranked pairs of a SentencePiece-style BPE, and how text becomes its symbols.
+
+    Args:
+        pieces: Piece text -> id, for every piece that text can become (normal and user-defined pieces).
+        merges: The pairs that merge, in rank order (a ``tokenizer.json``'s ``merges``); a pair listed
+            twice keeps its last rank, as ``tokenizers`` reads it.
+        byte_ids: The ids of ``<0x00>`` .. ``<0xFF>``, by byte.
+        ranks: Instead of ``merges``: pair -> rank, several pairs sharing a rank (a ``.model``'s pairs that
+            make pieces of equal score).
+        frozen: User-defined pieces: matched whole before merging (longest first), never merged further.
+        ignore_merges: A piece that is a token is taken whole (``tokenizers``' ``ignore_merges``).
+        pipeline: The normalizer and pre-tokenizer that cut text into pieces (without ``ByteLevel``).
+        prefix: Whether the normalizer writes a ``▁`` before the text (then :meth:`decode_text` drops one
+            space at the start, as ``sentencepiece`` and the ``Strip`` decoder do).
+
+    Raises:
+        ValueError: A merge makes a text that is not a piece.
+    """
+
+    def __init__(
+        self,
+        pieces: Mapping[str, int],
+        merges: Iterable[tuple[str, str]] = (),
+        *,
+        byte_ids: Sequence[int],
+        ranks: Mapping[tuple[str, str], int] | None = None,
+        frozen: Collection[str] = (),
+        ignore_merges: bool = False,
+        pipeline: Pipeline | None = None,
+        prefix: bool = True,
+    ) -> None:
+        if len(byte_ids) != 256:
+            raise ValueError(f"byte_ids: expected 256 ids, got {len(byte_ids)}")
+        self.pieces = dict(pieces)
+        self.byte_ids = tuple(byte_ids)
+        self.pipeline = pipeline
+        self.prefix = prefix
+        self.ignore_merges = ignore_merges
+        self.frozen = frozenset(frozen)
+        self._longest_frozen = max(map(len, self.frozen), default=0)
+        table: dict[tuple[str, str], int] = {}
+        if ranks is not None:
+            table.update(ranks)
+        else:
+            for rank, pair in enumerate(merges):
+                table.pop(pair, None)
+                table[pair] = rank  # the last one wins, as tokenizers builds its map
+        for (left, right), rank in table.items():
+            if left + right not in self.pieces:
+                raise ValueError(
+                    f"merges: pair {rank} ({left!r}, {right!r}) makes {left + right!r}, which is not a piece"
+                )
+        self.ranks = table
+
+    def merges(self) -> list[tuple[str, str]]:
+        """The pairs in rank order, one pair for each piece made (the first listed of its rank)."""
+        seen: set[str] = set()
+        out: list[tuple[str, str]] = []
+        for pair, _ in sorted(self.ranks.items(), key=lambda item: item[1]):
+            if pair[0] + pair[1] not in seen:
+                seen.add(pair[0] + pair[1])
+                out.append(pair)
+        return out
+
+    def _symbols(self, text: str) -> tuple[list[str], list[bool]]:
+        """The characters of ``text``, a user-defined piece as one frozen symbol."""
+        if not self.frozen:
+            return list(text), [False] * len(text)
+        symbols: list[str] = []
+        frozen: list[bool] = []
+        i = 0
+        while i < len(text):
+            for size in range(min(self._longest_frozen, len(text) - i), 0, -1):
+                if text[i : i + size] in self.frozen:
+                    symbols.append(text[i : i + size])
+                    frozen.append(True)
+                    i += size
+                    break
+            else:
+                symbols.append(text[i])
+                frozen.append(False)
+                i += 1
+        return symbols, frozen
+
+    def encode(self, piece: str) -> tuple[int, ...]:
+        """The ids of one normalized piece (``"▁Hello▁world"``).
+
+        A linked list of symbols and a heap of (rank, position): positions never change, so the smallest
+        among the lowest-rank pairs is the leftmost; a stale entry is skipped (its pair no longer has that
+        rank there).
+        """
+        if self.ignore_merges and piece in self.pieces:
+            return (self.pieces[piece],)
+        tokens, frozen = self._symbols(piece)
+        n = len(tokens)
+        get = self.ranks.get
+        following = list(range(1, n + 1))
+        if n:
+            following[-1] = -1
+        previous = list(range(-1, n - 1))
+
+        def rank_at(i: int, j: int) -> int | None:
+            return None if frozen[i] or frozen[j] else get((tokens[i], tokens[j]))
+
+        heap = [(r, i) for i in range(n - 1) if (r := rank_at(i, i + 1)) is not None]
+        heapq.heapify(heap)
+        while heap:
+            rank, i = heapq.heappop(heap)
+            j = following[i] if tokens[i] else -1
+            if j < 0 or rank_at(i, j) != rank:
+                continue
+            tokens[i] += tokens[j]
+            tokens[j] = ""
+            k = following[j]
+            following[i] = k
+            if k >= 0:
+                previous[k] = i
+                if (r := rank_at(i, k)) is not None:
+                    heapq.heappush(heap, (r, i))
+            h = previous[i]
+            if h >= 0 and (r := rank_at(h, i)) is not None:
+                heapq.heappush(heap, (r, h))
+        ids: list[int] = []
+        pieces, byte_ids = self.pieces, self.byte_ids
+        for token in tokens:
+            if not token:
+                continue
+            found = pieces.get(token)
+            if found is not None:
+                ids.append(found)
+            else:
+                ids.extend(byte_ids[b] for b in token.encode("utf-8", errors="surrogatepass"))
+        return tuple(ids)
+
+    def decode_text(self, data: bytes) -> str:
+        """The text of the tokens' bytes: UTF-8 (U+FFFD for invalid bytes), less the space the normalizer
+        put before the text."""
+        text = data.decode("utf-8", errors="replace")
+        return text[1:] if self.prefix and text.startswith(" ") else text
+
+    def truncated(self, keep: Collection[int]) -> PieceModel:
+        """The model with only the pieces of ids ``keep`` and the pairs that make them (a smaller vocabulary).
+
+        Example:
+            >>> model = PieceModel({"a": 1, "b": 2, "ab": 3}, [("a", "b")], byte_ids=range(256))
+            >>> model.truncated({1, 2}).encode("ab")
+            (1, 2)
+        """
+        kept = {piece: i for piece, i in self.pieces.items() if i in keep}
+        return PieceModel(
+            kept,
+            byte_ids=self.byte_ids,
+            ranks={pair: r for pair, r in self.ranks.items() if pair[0] + pair[1] in kept},
+            frozen=self.frozen & kept.keys(),
+            ignore_merges=self.ignore_merges,
+            pipeline=self.pipeline,
+            prefix=self.prefix,
+        )
