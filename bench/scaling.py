@@ -72,7 +72,7 @@ READERS = (
 # Characters at size n (before --quick / --scale): 8n takes ~0.1-1 s on a 2-core machine when linear.
 SCANNER_N = {
     ("native", "train"): 4 << 20,
-    ("native", "encode"): 256 << 10,
+    ("native", "encode"): 1 << 20,
     ("python", "train"): 1 << 20,
     ("python", "encode"): 32 << 10,
 }
@@ -297,6 +297,10 @@ def run_case(case: Case, folder: Path, *, first_timeout: float, patience: float)
     ``patience`` seconds): the ratio is then at least the time waited over n's. When n alone takes longer
     than ``first_timeout``, the case is run again at n / 8 (it is super-linear at n already)."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    # glibc raises its mmap threshold after a large block is freed (up to 32 MB): a repeated run at n then
+    # reuses memory already faulted in, while every run at 8n (over 32 MB) maps and faults its memory anew,
+    # which alone gave ratios of 11-19. A fixed threshold treats both sizes alike.
+    env["MALLOC_MMAP_THRESHOLD_"] = str(64 << 10)
     env.pop("BPE_STUDIO_PURE", None)
     if case.backend == "python":
         env["BPE_STUDIO_PURE"] = "1"

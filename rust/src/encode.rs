@@ -321,7 +321,7 @@ impl MergeQueue for Buckets {
                 }
             }
             let (rank, mut positions) = self.waiting.pop_first()?;
-            positions.sort_unstable();
+            positions.sort(); // stable: it finds the sorted runs the pushes come in (linear for one run)
             self.current = Some((rank, positions, 0));
         }
     }
