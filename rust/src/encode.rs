@@ -1025,7 +1025,7 @@ mod tests {
         assert_eq!(e.cache_len(), 0);
     }
 
-    /// The newline boundary's case table, shared with the Python rule (tests/engine/test_boundary.py checks
+    /// The newline boundary's case table, shared with the Python rule (tests/engine/pretokenize/test_boundary.py checks
     /// bpe_studio/engine/pretokenize/boundary.py against the same file), so that both languages cut alike.
     #[test]
     fn safe_cut_agrees_with_the_python_rule_on_the_shared_case_table() {

@@ -6,7 +6,7 @@ use crate::pretok::{self, CASELESS, LOWER, MARK, NUMBER, OTHER, SPACE, UPPER};
 
 /// Each code point's class below U+10000, from Rust's own Unicode properties. It equals the table that
 /// bpe_studio/engine/native.py builds with the `regex` module on the characters the tests use (Python
-/// checks the scanners against the patterns on every code point: tests/engine/test_native_pretokenize.py).
+/// checks the scanners against the patterns on every code point: tests/engine/pretokenize/test_native_pretokenize.py).
 pub fn classes() -> &'static [u8] {
     static TABLE: OnceLock<Vec<u8>> = OnceLock::new();
     TABLE.get_or_init(|| (0..0x10000u32).map(class_of).collect())

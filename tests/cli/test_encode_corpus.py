@@ -23,7 +23,7 @@ from bpe_studio.engine import Tokenizer, TrainConfig, load, train
 from bpe_studio.engine.encoding.corpus_encoding import encode_corpus, npy_header
 from bpe_studio.engine.formats import save_result
 
-from ..engine.test_corpus_formats import ENDOFTEXT, FORMATS, documents_strategy, write_as
+from ..engine.corpus.test_corpus_formats import ENDOFTEXT, FORMATS, documents_strategy, write_as
 from ..processes import assert_no_leftover_processes
 
 pytest.importorskip("pyarrow")

@@ -18,7 +18,7 @@ from bpe_studio.engine.encoding.analysis import compression
 from bpe_studio.engine.encoding.corpus_encoding import corpus_compression
 from bpe_studio.engine.formats import save_result
 
-from ..engine.test_corpus_formats import ENDOFTEXT, FRAGMENTS, write_as
+from ..engine.corpus.test_corpus_formats import ENDOFTEXT, FRAGMENTS, write_as
 
 pytest.importorskip("pyarrow")
 

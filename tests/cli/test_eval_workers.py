@@ -11,7 +11,7 @@ from bpe_studio.cli import main
 from bpe_studio.engine import TrainConfig, train
 from bpe_studio.engine.formats import save_result
 
-from ..engine.test_corpus_formats import write_as
+from ..engine.corpus.test_corpus_formats import write_as
 from ..processes import live_children
 
 pytest.importorskip("pyarrow")

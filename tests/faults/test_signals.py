@@ -148,7 +148,7 @@ def test_a_signal_stops_the_run_cleanly(case: Case, corpora: dict[str, Corpus], 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     if case.phase == "counting":
         # Worker processes count on the Python backend; the native one counts in threads of the CLI's own
-        # process (signals to it: tests/engine/test_count_threads.py).
+        # process (signals to it: tests/engine/training/test_count_threads.py).
         env["BPE_STUDIO_PURE"] = "1"
     with open(stderr_path, "wb") as stderr:
         # Its own session: a signal to "the group" reaches the CLI and its workers, and nothing of pytest's.

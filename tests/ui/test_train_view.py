@@ -435,7 +435,8 @@ def test_cancel_while_the_child_merges(  # type: ignore[no-untyped-def]
     qtbot, window: MainWindow, big_corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The Python merge loop, so that the run is still merging when the test acts: the native one ends
-    # this corpus's merges in a fraction of a second (see tests/engine/test_native_merge.py for its cancel).
+    # this corpus's merges in a fraction of a second (see tests/engine/training/test_native_merge.py for its
+    # cancel).
     monkeypatch.setenv("BPE_STUDIO_PURE", "1")
     view = window.train_view
     _fill(view, big_corpus, 30_000)
@@ -460,7 +461,8 @@ def test_a_killed_child_is_reported(  # type: ignore[no-untyped-def]
     qtbot, window: MainWindow, big_corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The Python merge loop, so that the run is still merging when the test acts: the native one ends
-    # this corpus's merges in a fraction of a second (see tests/engine/test_native_merge.py for its cancel).
+    # this corpus's merges in a fraction of a second (see tests/engine/training/test_native_merge.py for its
+    # cancel).
     monkeypatch.setenv("BPE_STUDIO_PURE", "1")
     view = window.train_view
     _fill(view, big_corpus, 30_000)

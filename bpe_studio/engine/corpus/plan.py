@@ -60,7 +60,7 @@ initial state, so decoding the chunks (also with ``invalid_utf8="replace"``) giv
 For the space cut after a non-ASCII character, "not whitespace" is checked on the bytes: the character
 ends in a continuation byte and is none of the UTF-8 encodings of Unicode whitespace (U+0085, U+00A0,
 U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000: what ``\\s`` matches beyond ASCII).
-tests/engine/test_chunking.py checks all of this with property tests, for each preset.
+tests/engine/corpus/test_chunking.py checks all of this with property tests, for each preset.
 
 For a custom pattern only special tokens and file ends cut a file. Where no certain boundary comes for a
 while (one long word, a run of digits or of punctuation, text in a script without spaces, or a custom

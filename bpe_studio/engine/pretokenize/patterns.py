@@ -36,7 +36,8 @@ PATTERNS: dict[str, str] = {
 }
 
 # ASCII twins of the presets for the standard library's ``re``: on ASCII text they find exactly the same
-# pre-tokens (tests/engine/test_patterns.py checks it), and ``re`` scans ASCII with small classes about
+# pre-tokens (tests/engine/pretokenize/test_patterns.py checks it), and ``re`` scans ASCII with small classes
+# about
 # 1.6x faster than ``regex`` with Unicode properties. In ASCII, \p{L} is [A-Za-z], \p{Lu} [A-Z], \p{Ll}
 # [a-z], \p{N} [0-9], \p{Lt}, \p{Lm}, \p{Lo} and \p{M} are empty, and \s is [\t\n\x0b\x0c\r ].
 _S = r"\t\n\x0b\x0c\r "

@@ -60,7 +60,8 @@ class Pretokenizer:
         compiled = compile_pattern(pattern)
         name = preset_name(pattern)
         # The presets have no capturing groups and every alternative consumes a character, so findall
-        # (faster than finditer) gives exactly the non-empty whole matches; tests/engine/test_patterns.py
+        # (faster than finditer) gives exactly the non-empty whole matches;
+        # tests/engine/pretokenize/test_patterns.py
         # checks it. A custom pattern takes the general path.
         self._slow: Callable[[str], list[str]] = (
             compiled.findall if name is not None else pretoken_splitter(compiled)

@@ -9,7 +9,8 @@ run's tens of thousands of merges follow along at no noticeable cost, and :meth:
 gives the text's tokens at any point.
 
 Applying a run's merges one after the other, each to every occurrence left to right, gives the same tokens
-as encoding with the tokenizer of those merges (lowest rank first): ``tests/engine/test_learn.py`` checks
+as encoding with the tokenizer of those merges (lowest rank first): ``tests/engine/training/test_learn.py``
+checks
 it against :func:`~bpe_studio.engine.encoding.analysis.cut_to_merges`.
 
 Example:

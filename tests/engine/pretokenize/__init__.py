@@ -1,0 +1,1 @@
+"""Tests of bpe_studio.engine.pretokenize."""
