@@ -7,6 +7,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 from collections.abc import Iterable, Mapping
@@ -20,6 +21,29 @@ from .pretokenize.patterns import PATTERNS, compile_pattern, resolve_pattern
 
 #: The most code points a token id can use: ids are stored as code points of ``str`` objects.
 MAX_VOCAB_SIZE = 0x110000
+
+def env_seconds(name: str, default: float, *, example: int) -> float:
+    """Seconds from the environment variable ``name`` (a positive number), or ``default`` when it is unset
+    or empty: the deadlines a user may lengthen (a cluster's handshake, a download).
+
+    Raises:
+        ValueError: The variable holds something else; the message names it and gives ``example``.
+
+    Example:
+        >>> env_seconds("BPE_STUDIO_NO_SUCH_TIMEOUT", 10.0, example=30)
+        10.0
+    """
+    given = os.environ.get(name)
+    if given is None or not given.strip():
+        return default
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{name}={given!r} is not a positive number of seconds; set it to e.g. {example}")
+    return seconds
+
 
 class InvalidUtf8Policy(StrEnum):
     """What to do with bytes that are not valid UTF-8."""

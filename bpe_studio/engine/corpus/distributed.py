@@ -41,7 +41,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from ..config import InvalidUtf8Policy
+from ..config import InvalidUtf8Policy, env_seconds
 from ..training.counter import ChunkCounter, CountTotals
 from ..training.counting import CountOutcome, CountUpdate
 from .plan import Chunk, CorpusChangedError, CorpusDecodeError, _BoundaryFinder
@@ -317,16 +317,10 @@ def connect_timeout() -> float:
         >>> connect_timeout()
         10.0
     """
-    given = os.environ.get(TIMEOUT_ENV)
-    if given is None or not given.strip():
-        return CONNECT_TIMEOUT
     try:
-        seconds = float(given)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ClusterError(f"{TIMEOUT_ENV}={given!r} is not a positive number of seconds; set it to e.g. 30")
-    return seconds
+        return env_seconds(TIMEOUT_ENV, CONNECT_TIMEOUT, example=30)
+    except ValueError as error:
+        raise ClusterError(str(error)) from None
 
 
 def _address_parts(address: str) -> tuple[str, str, int]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import math
 import os
 import tempfile
 import threading
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import env_seconds
 from .atomic import atomic_write
 from .studio import FormatError
 from .tiktoken_format import KNOWN_ENCODINGS, KnownEncoding
@@ -185,16 +185,10 @@ def download_timeout() -> float:
         >>> download_timeout()
         60.0
     """
-    given = os.environ.get(TIMEOUT_ENV)
-    if given is None or not given.strip():
-        return DOWNLOAD_TIMEOUT
     try:
-        seconds = float(given)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise FormatError(f"{TIMEOUT_ENV}={given!r} is not a positive number of seconds; set it to e.g. 300")
-    return seconds
+        return env_seconds(TIMEOUT_ENV, DOWNLOAD_TIMEOUT, example=300)
+    except ValueError as error:
+        raise FormatError(str(error)) from None
 
 
 class _DeadlinePassedError(Exception):
