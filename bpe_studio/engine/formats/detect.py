@@ -30,6 +30,7 @@ from .gpt2 import (
 )
 from .hf import FILE_NAME as HF_FILE
 from .hf import is_hf_document, load_hf, save_hf
+from .hub import is_model_id, resolve_model
 from .named import resolve_name
 from .studio import FORMAT_NAME as STUDIO_FORMAT
 from .studio import FormatError, FormatWarning, load_studio, read_json, save_studio
@@ -61,16 +62,21 @@ _TIKTOKEN_LINE = re.compile(rb"^(?:[A-Za-z0-9+/]+={0,2}|={1,2}) \d+\s*$")  # "= 
 
 
 def _named(path: str | os.PathLike[str]) -> Path:
-    """``path``, or the files of a tokenizer name (``gpt2``, ``cl100k_base``...) that is not an existing path.
+    """``path``, or the files of a tokenizer name (``gpt2``, ``cl100k_base``...) or of a Hugging Face model id
+    (``Qwen/Qwen2.5-7B``, from the local cache) that is not an existing path.
 
     Raises:
         NamedTokenizerMissingError: An OpenAI encoding's name whose file is not in tiktoken's cache.
+        HubModelMissingError: A model id whose tokenizer is not in the Hugging Face cache.
     """
-    if isinstance(path, str) and not os.path.exists(path):
+    name = os.fspath(path)
+    if not os.path.exists(name):
         try:
-            return resolve_name(path)
+            return resolve_name(name)
         except KeyError:
             pass
+        if is_model_id(name):
+            return resolve_model(name)
     return Path(path)
 
 
@@ -168,7 +174,8 @@ def load(
             ``tekken.json`` (see :mod:`~bpe_studio.engine.formats.tekken`), or a folder with ``vocab.json`` +
             ``merges.txt`` (or with a ``tokenizer.json``, ``tokenizer.tiktoken`` or ``tekken.json``); or, when
             no such path exists, a name: ``gpt2`` (shipped) or ``cl100k_base``, ``o200k_base``, ``p50k_base``,
-            ``r50k_base`` (from tiktoken's cache; see :mod:`~bpe_studio.engine.formats.named`).
+            ``r50k_base`` (from tiktoken's cache; see :mod:`~bpe_studio.engine.formats.named`), or a
+            Hugging Face model id, ``ORG/NAME``, from its local cache (see :mod:`.hub`).
         pattern: For files that do not store one: the pattern preset or regex. GPT-2 files without a
             sidecar default to ``gpt2``; a ``.tiktoken`` file without a sidecar that is not one of OpenAI's
             (recognised by content) needs it.
