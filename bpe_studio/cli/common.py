@@ -146,13 +146,16 @@ def special_token_arg(value: str) -> tuple[str, int | None]:
 
 
 def add_download_option(parser: argparse.ArgumentParser) -> None:
-    """Add ``--download``: fetch an OpenAI encoding named as the tokenizer when it is not cached."""
+    """Add ``--download``: fetch an OpenAI encoding or a Hugging Face model's tokenizer named as the tokenizer
+    when it is not cached."""
     parser.add_argument(
         "--download",
         action="store_true",
         help="for a tokenizer named cl100k_base, o200k_base, p50k_base or r50k_base that is not in "
-        "tiktoken's cache: download it from OpenAI (checked against its published SHA-256) into that cache, "
-        "within 60 s in all (BPE_STUDIO_DOWNLOAD_TIMEOUT=SECONDS for another deadline)",
+        "tiktoken's cache: download it from OpenAI (checked against its published SHA-256) into that cache; "
+        "for a Hugging Face model id (ORG/NAME) not in the Hugging Face cache: download only its tokenizer "
+        "files into that cache (HF_TOKEN for gated models, HF_ENDPOINT for a mirror); within 60 s in all "
+        "(BPE_STUDIO_DOWNLOAD_TIMEOUT=SECONDS for another deadline)",
     )
 
 

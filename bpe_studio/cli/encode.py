@@ -14,6 +14,7 @@ from typing import Any, BinaryIO
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.encoding.analysis import compression
 from ..engine.formats.detect import detect_format
+from ..engine.formats.hub import HubModelUnavailableError, download_model, endpoint, find_model, is_model_id
 from ..engine.formats.named import download_encoding, download_timeout, encoding_of, tokenizer_names
 from ..engine.formats.tiktoken_format import (
     PATTERN_MISSING,
@@ -66,7 +67,8 @@ def load_tokenizer(
         pattern_option: The option that gives the pattern, for the message when one is needed.
         decode_only: The command only decodes, which no pattern affects: a file that states none loads
             with ``gpt2`` rather than failing.
-        download: ``path`` names an OpenAI encoding that may be fetched if it is not cached (``--download``).
+        download: ``path`` names an OpenAI encoding or a Hugging Face model that may be fetched if it is not
+            cached (``--download``).
         special_tokens: The ``--special-token`` values given: special tokens added to a ``.tiktoken`` file's
             (see :func:`~bpe_studio.engine.formats.tiktoken_format.add_special_tokens`); other formats
             store their own, so giving any for them is refused.
@@ -79,12 +81,22 @@ def load_tokenizer(
         True
     """
     try:
-        if download and isinstance(path, str) and not os.path.exists(path) and encoding_of(path) is not None:
+        name = os.fspath(path)
+        if download and not os.path.exists(name) and encoding_of(name) is not None:
             seconds = download_timeout()  # a bad BPE_STUDIO_DOWNLOAD_TIMEOUT is the user's mistake (exit 2)
-            print(f"bpe-studio: fetching {path} (if not cached)…", file=sys.stderr)
+            print(f"bpe-studio: fetching {name} (if not cached)…", file=sys.stderr)
             try:
-                download_encoding(path, timeout=seconds)
+                download_encoding(name, timeout=seconds)
             except FormatError as exc:  # the network or the server, not the user's mistake
+                raise CliError(str(exc), EXIT_FAILURE) from None
+        elif download and not os.path.exists(name) and is_model_id(name) and find_model(name) is None:
+            seconds = download_timeout()
+            print(f"bpe-studio: fetching the tokenizer of {name} from {endpoint()}…", file=sys.stderr)
+            try:
+                download_model(name, timeout=seconds)
+            except HubModelUnavailableError as exc:  # gated, private or no such model: the user's to fix
+                raise CliError(str(exc)) from None
+            except FormatError as exc:  # the network, the server or HF_HUB_OFFLINE
                 raise CliError(str(exc), EXIT_FAILURE) from None
         if special_tokens and detect_format(path) != "tiktoken":
             raise CliError(
@@ -107,7 +119,7 @@ def load_tokenizer(
     except FileNotFoundError:
         raise CliError(
             f"{option}: {path} does not exist; give a tokenizer file or folder, or a name: "
-            f"{', '.join(tokenizer_names())}"
+            f"{', '.join(tokenizer_names())}, or a Hugging Face model id (ORG/NAME)"
         ) from None
     except (FormatError, ValueError) as exc:
         raise CliError(str(exc)) from None

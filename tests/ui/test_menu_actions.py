@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox
 from bpe_studio.engine import TrainConfig
 from bpe_studio.ui.app.main_window import MainWindow
 from bpe_studio.ui.train.view import save_result
+from bpe_studio.ui.widgets.hub_dialog import HubDialog
 
 from .tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,
@@ -114,6 +115,11 @@ def cancelled_dialogs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         answer(name, None)
     for name in ("information", "warning", "critical", "question"):
         answer(name, QMessageBox.StandardButton.Cancel)
+
+    def hub_cancelled(*_args: Any) -> None:  # File ▸ Open from Hugging Face…: the model id dialog
+        calls.append("HubDialog.ask")
+
+    monkeypatch.setattr(HubDialog, "ask", staticmethod(hub_cancelled))
     return calls
 
 
@@ -196,6 +202,7 @@ def test_every_menu_action_can_be_triggered_on_an_empty_window(  # type: ignore[
     assert "getOpenFileName" in cancelled_dialogs
     assert "getExistingDirectory" in cancelled_dialogs
     assert "about" in cancelled_dialogs
+    assert "HubDialog.ask" in cancelled_dialogs
 
 
 def test_every_menu_action_can_be_triggered_with_a_tokenizer_open(  # type: ignore[no-untyped-def]

@@ -363,7 +363,7 @@ def token_count_curve(
     merge list; special tokens count one token each at every cut. ``allowed_special`` and
     ``disallowed_special`` mean (and default to) what they do for :meth:`Tokenizer.encode`. The tokenizer's
     NFC normalizer applies as in ``encode``; with ``ignore_merges``, a pre-token that is a token of the cut
-    is one token.
+    is one token. A tokenizer with a Hugging Face :attr:`~Tokenizer.pipeline` cuts the text with it.
 
     Raises:
         DisallowedSpecialTokenError: The text holds a disallowed special token.
@@ -385,12 +385,19 @@ def token_count_curve(
     if matcher is not None:
         pieces = matcher.split(text)
     special_count = len(pieces) - 1
-    if tokenizer.normalizer is not None:  # as encode() does: the text between special tokens
-        pieces = [unicodedata.normalize("NFC", piece) for piece in pieces]
-    split = Pretokenizer(tokenizer.pattern).findall
-    found_pieces: Counter[str] = Counter()
-    for piece in pieces:
-        found_pieces.update(split(piece))
+    found_pieces: Counter[bytes] = Counter()
+    pipeline = tokenizer.pipeline
+    if pipeline is not None:
+        # The tokenizer's own normalizer and pre-tokenizer (its pattern is only a placeholder then), each
+        # text between special tokens as encode() cuts it: only the first starts the whole text.
+        for i, piece in enumerate(pieces):
+            found_pieces.update(p.data for p in pipeline.pieces(piece, first=i == 0))
+    else:
+        if tokenizer.normalizer is not None:  # as encode() does: the text between special tokens
+            pieces = [unicodedata.normalize("NFC", piece) for piece in pieces]
+        split = Pretokenizer(tokenizer.pattern).findall
+        for piece in pieces:
+            found_pieces.update(pre.encode("utf-8") for pre in split(piece))
     check()
     ranks = index.pair_ranks()
     made = index.result
@@ -398,8 +405,7 @@ def token_count_curve(
     hist = [0] * (n + 1)
     total = special_count
     whole_at_full = 0  # steps saved, with every merge, by pre-tokens that are tokens made by no merge
-    for done, (piece, times) in enumerate(found_pieces.items()):
-        data = piece.encode("utf-8")
+    for done, (data, times) in enumerate(found_pieces.items()):
         total += len(data) * times
         ids = [byte_ids[b] for b in data]
         if len(ids) < 2:

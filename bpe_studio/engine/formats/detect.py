@@ -1,7 +1,8 @@
 """Loading any supported tokenizer file (the format is detected) and saving to a named format.
 
 Formats: ``studio`` (our versioned JSON), ``gpt2`` (a folder with ``vocab.json`` + ``merges.txt``),
-``tiktoken`` (``.tiktoken`` plus a sidecar) and ``hf`` (Hugging Face ``tokenizer.json``).
+``tiktoken`` (``.tiktoken`` plus a sidecar) and ``hf`` (Hugging Face ``tokenizer.json``); ``tekken``
+(Mistral's ``tekken.json``) is read, not written.
 
 Example:
     >>> tok = load(".")  # vocab.json + merges.txt: GPT-2's files
@@ -29,20 +30,24 @@ from .gpt2 import (
 )
 from .hf import FILE_NAME as HF_FILE
 from .hf import is_hf_document, load_hf, save_hf
+from .hub import is_model_id, resolve_model
 from .named import resolve_name
 from .sentencepiece import OPENS, is_sentencepiece_model, load_sentencepiece
 from .studio import FORMAT_NAME as STUDIO_FORMAT
 from .studio import FormatError, FormatWarning, load_studio, read_json, save_studio
+from .tekken import FILE_NAME as TEKKEN_FILE
+from .tekken import is_tekken_document, load_tekken
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
 from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
 
-FormatName = Literal["studio", "gpt2", "tiktoken", "hf", "sentencepiece"]
-"""A tokenizer file format's name (``sentencepiece``, a ``.model`` file, is read, not written)."""
+FormatName = Literal["studio", "gpt2", "tiktoken", "hf", "sentencepiece", "tekken"]
+"""A tokenizer file format's name (``sentencepiece``, a ``.model`` file, and ``tekken``, Mistral's JSON, are
+read, not written)."""
 
-#: The formats :func:`save` writes and :func:`load` reads.
+#: The formats :func:`save` writes and :func:`load` reads (:func:`load` reads ``tekken`` too).
 FORMATS: tuple[FormatName, ...] = ("studio", "gpt2", "tiktoken", "hf")
 
 #: The file a format is written to when :func:`save` is given a folder.
@@ -58,20 +63,28 @@ SENTENCEPIECE_FILE = "tokenizer.model"
 # RWKV's vocabulary: "ID TOKEN LENGTH" a line, the token a Python str or bytes literal.
 _RWKV_LINE = re.compile(rb"""^\d+ b?(?:'.*'|".*") \d+\s*$""")
 
+# The files a folder is opened by, in this order (after GPT-2's pair).
+_FOLDER_FILES = (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"], TEKKEN_FILE, SENTENCEPIECE_FILE)
+
 _TIKTOKEN_LINE = re.compile(rb"^(?:[A-Za-z0-9+/]+={0,2}|={1,2}) \d+\s*$")  # "= RANK": the empty token
 
 
 def _named(path: str | os.PathLike[str]) -> Path:
-    """``path``, or the files of a tokenizer name (``gpt2``, ``cl100k_base``...) that is not an existing path.
+    """``path``, or the files of a tokenizer name (``gpt2``, ``cl100k_base``...) or of a Hugging Face model id
+    (``Qwen/Qwen2.5-7B``, from the local cache) that is not an existing path.
 
     Raises:
         NamedTokenizerMissingError: An OpenAI encoding's name whose file is not in tiktoken's cache.
+        HubModelMissingError: A model id whose tokenizer is not in the Hugging Face cache.
     """
-    if isinstance(path, str) and not os.path.exists(path):
+    name = os.fspath(path)
+    if not os.path.exists(name):
         try:
-            return resolve_name(path)
+            return resolve_name(name)
         except KeyError:
             pass
+        if is_model_id(name):
+            return resolve_model(name)
     return Path(path)
 
 
@@ -94,12 +107,12 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     if target.is_dir():
         if find_gpt2_files(target) is not None:
             return "gpt2"
-        for name in (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"], SENTENCEPIECE_FILE):
+        for name in _FOLDER_FILES:
             if (target / name).is_file():
                 return detect_format(target / name)
         raise FormatError(
-            f"{target}: a tokenizer folder needs {VOCAB_FILE} + {MERGES_FILE} (GPT-2) or {HF_FILE}; "
-            "found neither"
+            f"{target}: a tokenizer folder needs {VOCAB_FILE} + {MERGES_FILE} (GPT-2), {HF_FILE} or "
+            f"{TEKKEN_FILE}; found none"
         )
     if target.name.endswith(TIKTOKEN_SUFFIX):
         return "tiktoken"
@@ -119,6 +132,8 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
             return "studio"
         if is_hf_document(document):
             return "hf"
+        if is_tekken_document(document):
+            return "tekken"
         if isinstance(document, dict) and document.get("format") == SIDECAR_FORMAT:
             # A sidecar stands for the tokenizer it describes.
             if target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
@@ -127,7 +142,8 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
                 return "gpt2"
         raise FormatError(
             f"{target}: key 'format'/'model': this JSON file is neither a BPE Studio tokenizer "
-            f"(format {STUDIO_FORMAT!r}) nor a Hugging Face tokenizer.json (with a 'model' object)"
+            f"(format {STUDIO_FORMAT!r}), a Hugging Face tokenizer.json (with a 'model' object) nor a "
+            "Mistral tekken.json (with 'config' and 'vocab')"
         )
     first_line = head.split(b"\n", 1)[0]
     if _TIKTOKEN_LINE.match(first_line):
@@ -150,8 +166,7 @@ def _locate(path: str | os.PathLike[str]) -> tuple[FormatName, Path]:
     target = _named(path)
     kind = detect_format(target)
     if target.is_dir() and kind != "gpt2":
-        names = (HF_FILE, DEFAULT_FILE_NAMES["tiktoken"], SENTENCEPIECE_FILE)
-        target = next(target / n for n in names if (target / n).is_file())
+        target = next(target / n for n in _FOLDER_FILES if (target / n).is_file())
     if kind == "gpt2":
         gpt2_vocab = target.is_dir() or target.name.endswith(VOCAB_FILE)
         return kind, target if gpt2_vocab else target.parent
@@ -169,10 +184,12 @@ def load(
     """Load a tokenizer, detecting its format.
 
     Args:
-        path: A studio or Hugging Face ``tokenizer.json``, a ``.tiktoken`` file (or its sidecar), or a folder
-            with ``vocab.json`` + ``merges.txt`` (or with a ``tokenizer.json``); or, when no such path
-            exists, a name: ``gpt2`` (shipped) or ``cl100k_base``, ``o200k_base``, ``p50k_base``,
-            ``r50k_base`` (from tiktoken's cache; see :mod:`~bpe_studio.engine.formats.named`).
+        path: A studio or Hugging Face ``tokenizer.json``, a ``.tiktoken`` file (or its sidecar), a Mistral
+            ``tekken.json`` (see :mod:`~bpe_studio.engine.formats.tekken`), or a folder with ``vocab.json`` +
+            ``merges.txt`` (or with a ``tokenizer.json``, ``tokenizer.tiktoken`` or ``tekken.json``); or, when
+            no such path exists, a name: ``gpt2`` (shipped) or ``cl100k_base``, ``o200k_base``, ``p50k_base``,
+            ``r50k_base`` (from tiktoken's cache; see :mod:`~bpe_studio.engine.formats.named`), or a
+            Hugging Face model id, ``ORG/NAME``, from its local cache (see :mod:`.hub`).
         pattern: For files that do not store one: the pattern preset or regex. GPT-2 files without a
             sidecar default to ``gpt2``; a ``.tiktoken`` file without a sidecar that is not one of OpenAI's
             (recognised by content) needs it.
@@ -201,6 +218,8 @@ def load(
         return load_hf(target)
     if kind == "sentencepiece":
         return load_sentencepiece(target)
+    if kind == "tekken":
+        return load_tekken(target)
     data = load_studio(target)
     template = Template(*data.template) if data.template is not None else None
     try:
@@ -213,7 +232,14 @@ def load(
 
 # File names that say nothing of which tokenizer they hold: such a file is named after its folder.
 _GENERIC_NAMES = frozenset(
-    {*DEFAULT_FILE_NAMES.values(), VOCAB_FILE, MERGES_FILE, SIDECAR_FILE, "tokenizer.tiktoken.json"}
+    {
+        *DEFAULT_FILE_NAMES.values(),
+        VOCAB_FILE,
+        MERGES_FILE,
+        SIDECAR_FILE,
+        "tokenizer.tiktoken.json",
+        TEKKEN_FILE,
+    }
 )
 
 

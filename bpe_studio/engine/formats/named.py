@@ -24,6 +24,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -191,22 +192,31 @@ def download_timeout() -> float:
         raise FormatError(str(error)) from None
 
 
-class _DeadlinePassedError(Exception):
+class DeadlinePassedError(Exception):
     """The download's deadline passed (raised in the fetching thread, or by the caller that waits for it)."""
 
 
-class _TruncatedError(Exception):
+class TruncatedError(Exception):
     """The server closed the connection before the bytes its ``Content-Length`` declared."""
 
 
-class _TooLargeError(Exception):
+class TooLargeError(Exception):
     """The answer is, or declares itself, larger than allowed."""
 
 
-def _fetch(source: str, *, deadline: float, limit: int, sockets: list[socket.socket]) -> bytes:
-    """Fetch ``source`` (run in a thread of :func:`_fetch_by`): every socket it opens is added to ``sockets``
+def _fetch(
+    source: str,
+    *,
+    deadline: float,
+    limit: int,
+    sockets: list[socket.socket],
+    headers: Mapping[str, str] | None = None,
+    answer_headers: dict[str, str] | None = None,
+) -> bytes:
+    """Fetch ``source`` (run in a thread of :func:`fetch_by`): every socket it opens is added to ``sockets``
     (so that the waiting caller can shut them down), and before every read the socket's timeout is set to the
-    time left, so that no single read can outlast ``deadline``."""
+    time left, so that no single read can outlast ``deadline``. ``headers`` go with the request only, never
+    with a redirect (a bearer token stays with its host); ``answer_headers`` receives the answer's."""
     # Imported here: urllib.request (http.client, ssl, email) costs ~15 ms that training never needs.
     import http.client
     import urllib.request
@@ -214,7 +224,7 @@ def _fetch(source: str, *, deadline: float, limit: int, sockets: list[socket.soc
     def left() -> float:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise _DeadlinePassedError
+            raise DeadlinePassedError
         return remaining
 
     class Http(http.client.HTTPConnection):
@@ -237,11 +247,16 @@ def _fetch(source: str, *, deadline: float, limit: int, sockets: list[socket.soc
 
     opener = urllib.request.build_opener(HttpHandler, HttpsHandler)
     # The timeout bounds connecting and each read of the headers; the caller's deadline bounds their sum.
-    with opener.open(source, timeout=left()) as answer:
+    request = urllib.request.Request(source)
+    for key, value in (headers or {}).items():
+        request.add_unredirected_header(key, value)
+    with opener.open(request, timeout=left()) as answer:
+        if answer_headers is not None:
+            answer_headers.update(answer.headers.items())
         declared = answer.headers.get("Content-Length")
         expected = int(declared) if declared is not None and declared.strip().isdigit() else None
         if expected is not None and expected > limit:
-            raise _TooLargeError(expected)
+            raise TooLargeError(expected)
         wanted = limit + 1 if expected is None else expected
         blocks: list[bytes] = []
         got = 0
@@ -250,20 +265,27 @@ def _fetch(source: str, *, deadline: float, limit: int, sockets: list[socket.soc
             try:
                 block = answer.read(min(_BLOCK, wanted - got))
             except http.client.IncompleteRead as exc:
-                raise _TruncatedError(got + len(exc.partial), expected) from None
+                raise TruncatedError(got + len(exc.partial), expected) from None
             if not block:
                 break
             blocks.append(block)
             got += len(block)
         left()  # the last block came, but after the deadline: refused all the same
         if got > limit:
-            raise _TooLargeError(got)
+            raise TooLargeError(got)
         if expected is not None and got < expected:
-            raise _TruncatedError(got, expected)
+            raise TruncatedError(got, expected)
         return b"".join(blocks)
 
 
-def _fetch_by(source: str, *, deadline: float, limit: int) -> bytes:
+def fetch_by(
+    source: str,
+    *,
+    deadline: float,
+    limit: int,
+    headers: Mapping[str, str] | None = None,
+    answer_headers: dict[str, str] | None = None,
+) -> bytes:
     """``_fetch(source)`` in a thread that the caller waits for only until ``deadline``.
 
     The socket timeouts bound each read, but not the name lookup (``getaddrinfo`` has no timeout) nor a
@@ -276,7 +298,14 @@ def _fetch_by(source: str, *, deadline: float, limit: int) -> bytes:
 
     def run() -> None:
         try:
-            outcome["data"] = _fetch(source, deadline=deadline, limit=limit, sockets=sockets)
+            outcome["data"] = _fetch(
+                source,
+                deadline=deadline,
+                limit=limit,
+                sockets=sockets,
+                headers=headers,
+                answer_headers=answer_headers,
+            )
         except BaseException as exc:  # handed to the caller, which raises it in its own thread
             outcome["error"] = exc
 
@@ -291,12 +320,12 @@ def _fetch_by(source: str, *, deadline: float, limit: int) -> bytes:
                 # socket.socket's own shutdown, also for a TLS socket: wakes the blocked read without
                 # touching the TLS state the other thread is using.
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
-        raise _DeadlinePassedError
+        raise DeadlinePassedError
     error = outcome.get("error")
     if error is not None:
         # Every timeout set is the time left: a timed-out connect or read means the deadline passed.
         if isinstance(error, TimeoutError) or isinstance(getattr(error, "reason", None), TimeoutError):
-            raise _DeadlinePassedError
+            raise DeadlinePassedError
         raise error
     data: bytes = outcome["data"]
     return data
@@ -341,18 +370,18 @@ def download_encoding(name: str, *, timeout: float | None = None, url: str | Non
     import urllib.error  # see _fetch
 
     try:
-        data = _fetch_by(source, deadline=time.monotonic() + seconds, limit=DOWNLOAD_LIMIT)
-    except _DeadlinePassedError:
+        data = fetch_by(source, deadline=time.monotonic() + seconds, limit=DOWNLOAD_LIMIT)
+    except DeadlinePassedError:
         raise FormatError(
             f"{name}: downloading {source} did not finish within the {seconds:g} s deadline; nothing was "
             f"written; retry, or allow more time with {TIMEOUT_ENV}=SECONDS (timeout= in Python)"
         ) from None
-    except _TooLargeError as exc:
+    except TooLargeError as exc:
         raise FormatError(
             f"{name}: {source} sent or declared {exc.args[0]:,} bytes, more than the {DOWNLOAD_LIMIT:,} any "
             "OpenAI encoding needs; check the address; nothing was written"
         ) from None
-    except _TruncatedError as exc:
+    except TruncatedError as exc:
         got, expected = exc.args
         raise FormatError(
             f"{name}: the connection to {source} closed after {got:,} of {expected:,} bytes; nothing was "

@@ -18,7 +18,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ...engine import TrainConfig, TrainResult
+from ...engine.formats.hub import download_model, find_model, resolve_model
 from ...engine.formats.named import GPT2_FOLDER, download_encoding, find_cached, tiktoken_cache_dir
+from ...engine.formats.studio import FormatError
 from ...engine.formats.tiktoken_format import (
     KNOWN_ENCODINGS,
     KnownEncoding,
@@ -33,6 +35,7 @@ from ..playground.view import SAMPLE_TEXT, PlaygroundView
 from ..present.tokenizer_info import LoadedTokenizer, from_result, load_file
 from ..vocabulary.view import VocabBrowser
 from ..widgets.common import open_error_box
+from ..widgets.hub_dialog import HubDialog
 from ..widgets.pattern_dialog import PatternDialog
 from .tasks import TaskContext, TaskRunner
 
@@ -137,6 +140,17 @@ class TokenizerViews(QObject):
             action = self.openai_menu.addAction(f"{name} ({used_by})")
             action.setToolTip("From tiktoken's cache on this computer; downloaded only if you say so")
             action.triggered.connect(lambda _checked=False, n=name: self.open_encoding(n))
+        self.open_hub_action = QAction("Open from &Hugging Face…", menu)
+        self.open_hub_action.setToolTip("A model's tokenizer from the local Hugging Face cache, by model id")
+        self.open_hub_action.triggered.connect(self._on_open_hub_action_triggered)
+        menu.addAction(self.open_hub_action)
+        file_menu = next((a.menu() for a in bar.actions() if a.text().replace("&", "") == "File"), None)
+        if isinstance(file_menu, QMenu):  # File ▸ Open from Hugging Face…, before the recent files
+            recent = next((a for a in file_menu.actions() if a.menu() is not None), None)
+            if recent is not None:
+                file_menu.insertAction(recent, self.open_hub_action)
+            else:
+                file_menu.addAction(self.open_hub_action)
         menu.addSeparator()
         self.compare_action = menu.addAction("&Compare with…")
         self.compare_action.triggered.connect(lambda: self.choose_tokenizer_file(target=COMPARE_B))
@@ -198,6 +212,38 @@ class TokenizerViews(QObject):
         self.loader.start(task)
         self.window.statusBar().showMessage(f"Downloading {name} from {encoding.url}…")
         self._pending_source = Path(f"{name}.tiktoken")
+        self._pending_request = ("", CURRENT)
+
+    @Slot()
+    def _on_open_hub_action_triggered(self) -> None:
+        answer = HubDialog.ask(self.window)
+        if answer is not None:
+            self.open_model(answer.model_id, download=answer.download)
+
+    def open_model(self, model_id: str, *, download: bool = False) -> None:
+        """Open a Hugging Face model's tokenizer from the local cache, as the CLI resolves ``ORG/NAME``;
+        with ``download``, fetch its tokenizer files first when not cached (within the download deadline)."""
+        found = find_model(model_id)
+        if found is not None:
+            self.open(found)
+            return
+        if not download:
+            self.last_error = _hub_missing(model_id)
+            self.window.statusBar().showMessage(self.last_error, 8000)
+            open_error_box(self.window, "Not in the Hugging Face cache", self.last_error, name="hub_missing")
+            return
+        self.last_error = ""
+
+        def task(ctx: TaskContext) -> tuple[LoadedTokenizer, str, str]:
+            path = download_model(model_id)  # its own deadline; only the tokenizer files
+            ctx.check()
+            loaded = load_file(path)
+            _ = loaded.index
+            return loaded, "", CURRENT
+
+        self.loader.start(task)
+        self.window.statusBar().showMessage(f"Downloading the tokenizer of {model_id}…")
+        self._pending_source = Path(model_id)
         self._pending_request = ("", CURRENT)
 
     def _ask_download(self, encoding: KnownEncoding) -> bool:
@@ -438,3 +484,12 @@ def _same(first: Path, second: Path) -> bool:
 
 
 __all__ = ["TOKENIZER_FILTER", "TokenizerViews", "describe_load_error"]
+
+
+def _hub_missing(model_id: str) -> str:
+    """The sentence the CLI prints for a model id not in the cache (where it looked, how to fetch it)."""
+    try:
+        resolve_model(model_id)
+    except FormatError as exc:
+        return f"{exc}; or tick “Download” in File ▸ Open from Hugging Face…"
+    return ""

@@ -404,3 +404,69 @@ def test_metaspace_after_byte_level_is_refused(folder: Path) -> None:
     pre = {"type": "Sequence", "pretokenizers": [_byte_level(), {"type": "Metaspace", "replacement": "▁"}]}
     with pytest.raises(FormatError, match="Metaspace after ByteLevel"):
         load(_file(folder, None, pre))
+
+
+# ---------------------------------------------------------------------------------- the vocab-size curve
+
+_CURVE_SHAPES = {
+    "olmo2": (
+        None,
+        [{"type": "Split", "pattern": {"Regex": OLMO2_REGEX}, "behavior": "Removed", "invert": True}],
+    ),
+    "deepseek-v3": (
+        None,
+        [
+            {"type": "Split", "pattern": {"Regex": r"\p{N}{1,3}"}, "behavior": "Isolated", "invert": False},
+            {"type": "Split", "pattern": {"Regex": DEEPSEEK_WORDS}, "behavior": "Isolated", "invert": False},
+        ],
+    ),
+    "nfkc-lowercase-digits": (
+        {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]},
+        [{"type": "Digits", "individual_digits": True}],
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", sorted(_CURVE_SHAPES))
+def test_vocab_size_curve_cuts_with_the_pipeline(folder: Path, backend: str, shape: str) -> None:
+    # The curve once split with the placeholder pattern: its counts were not what encode gives.
+    from bpe_studio.engine.encoding.analysis import MergeIndex, cut_to_merges, token_count_curve
+
+    normalizer, steps = _CURVE_SHAPES[shape]
+    path = _file(folder, normalizer, {"type": "Sequence", "pretokenizers": [*steps, _byte_level()]})
+    with use_backend(backend):
+        tok = load(path)
+        assert tok.pipeline is not None
+        index = MergeIndex(tok)
+        cuts = sorted({0, 1, 7, len(tok.merges) // 2, len(tok.merges)})
+
+        @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(text=st.text(max_size=60) | st.sampled_from(["Hello WORLD 1234567 <|sep|> x", _TRAINING[0]]))
+        def check(text: str) -> None:
+            curve = token_count_curve(tok, text, index=index)
+            assert curve.counts[-1] == len(tok.encode(text, add_special_tokens=False))
+            if "<|sep|>" not in text:
+                assert curve.counts[-1] == len(tok.encode_ordinary(text))
+            for k in cuts:
+                cut = cut_to_merges(tok, k, index=index)
+                assert curve.counts[k] == len(cut.encode(text, add_special_tokens=False)), (k, text)
+
+        check()
+
+
+@_settings
+@given(pipeline=pipelines(), text=texts, cut=st.integers(0, 30))
+def test_vocab_size_curve_of_random_pipelines(
+    folder: Path, pipeline: tuple[Any, Any], text: str, cut: int
+) -> None:
+    # Metaspace's "first" too: only the text before the first special token starts the whole text.
+    from bpe_studio.engine.encoding.analysis import cut_to_merges, token_count_curve
+
+    normalizer, pre = pipeline
+    text = text[:cut] + "<|sep|>" + text[cut:]
+    tok = load(_file(folder, normalizer, pre))
+    curve = token_count_curve(tok, text)
+    assert curve.counts[-1] == len(tok.encode(text, add_special_tokens=False))
+    half = len(tok.merges) // 2
+    assert curve.counts[half] == len(cut_to_merges(tok, half).encode(text, add_special_tokens=False))
