@@ -180,6 +180,10 @@ WRITERS: dict[str, str] = {
     f"{_ENGINE}.write_plan:_check_writable": "none: its own probe file (mkstemp: a new name), removed",
     f"{_ENGINE}.formats.named:download_encoding": "none: an encoding downloaded into tiktoken's cache, "
     "under the name tiktoken gives it",
+    f"{_ENGINE}.formats.hub:download_model": "none: a model's tokenizer files, in a new snapshot folder of "
+    "the Hugging Face cache's own layout (then refs/main); nothing a command reads is written",
+    f"{_ENGINE}.formats.tekken:write_tekken": "none: writes the one path it is given; an example and test "
+    "helper (tekken files are read, not written, by every command)",
     "bpe_studio.demo:demo_corpus": "none: the demo corpus, in BPE Studio's own cache folder",
     "bpe_studio.ui.app.settings:save_settings": "none: the app's settings file, in its own config folder",
     "bpe_studio.ui.compare.corpus:CorpusCompareView.export_chart": "bpe_studio.ui.compare.corpus:chart_plan",

@@ -613,11 +613,12 @@ def test_tokenizer_menu(qtbot, window: MainWindow, views: TokenizerViews, tiny_f
     titles = [action.text() for action in window.menuBar().actions()]
     assert titles.index("T&okenizer") == titles.index("&Help") - 1
     texts = [action.text() for action in views.menu.actions() if action.text()]
-    assert texts[:6] == [
+    assert texts[:7] == [
         "&Open tokenizer…",
         "Open tokenizer &folder…",
         "Open &GPT-2",
         "Open &OpenAI encoding",
+        "Open from &Hugging Face…",
         "&Compare with…",
         "&Export…",
     ]
