@@ -117,6 +117,10 @@ def on_text(tok: Tokenizer, text: str, *, points: int = _CURVE_POINTS) -> dict[s
     }
 
 
+#: How many special tokens the text output lists.
+_SPECIALS_SHOWN = 8
+
+
 def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
     lines = [
         f"file:           {path} ({fmt})",
@@ -130,8 +134,12 @@ def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
         )
     specials = info["special_tokens"]
     if specials:
-        shown = ", ".join(f"{token!r} = {i}" for token, i in sorted(specials.items(), key=lambda kv: kv[1]))
-        lines.append(f"special tokens: {len(specials)}: {shown}")
+        ordered = sorted(specials.items(), key=lambda kv: kv[1])
+        # A file may hold a thousand (Mistral's tekken): the first few on the line, all of them in --json.
+        shown = ", ".join(f"{token!r} = {i}" for token, i in ordered[:_SPECIALS_SHOWN])
+        more = len(ordered) - _SPECIALS_SHOWN
+        tail = f" … and {more:,} more" if more > 0 else ""
+        lines.append(f"special tokens: {len(specials)}: {shown}{tail}")
     else:
         lines.append("special tokens: none")
     preset = info["pattern_preset"]

@@ -171,6 +171,21 @@ def test_inspect(studio_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert sum(info["token_lengths"]["histogram"].values()) == 998
 
 
+def test_inspect_lists_the_first_special_tokens_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Mistral's tekken has 1,000 special tokens: one line of them all was unreadable; --json keeps them all.
+    specials = [f"<SPECIAL_{n}>" for n in range(1000)]
+    path = tmp_path / "many.json"
+    save(Tokenizer({i: bytes([i]) for i in range(256)}, [], specials), path)
+    code, out, _ = _run(capsys, "inspect", path)
+    line = next(line for line in out.splitlines() if line.startswith("special tokens:"))
+    assert code == 0 and "'<SPECIAL_0>' = 256" in line and line.endswith("… and 992 more")
+    assert "<SPECIAL_8>" not in line and len(line) < 300
+    code, out, _ = _run(capsys, "inspect", path, "--json")
+    assert len(json.loads(out)["special_tokens"]) == 1000
+
+
 # ---------------------------------------------------------------------------------------------------- train
 
 

@@ -32,6 +32,7 @@ import regex
 
 from ..humanize import merge_number
 from ..pretokenize.split import Pretokenizer
+from .pieces import PieceModel
 from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
 
 Check = Callable[[], None]
@@ -113,6 +114,12 @@ class MergeIndex:
         missing = set(tokenizer.missing_bytes)
         self.byte_ids = [-1 if b in missing else _required_id(token_id(bytes([b]))) for b in range(256)]
         self._byte_count = 256 - len(missing)
+        model = tokenizer.piece_model
+        if model is not None:
+            # Every cut of a SentencePiece-style model keeps all but the pieces merges make (cut_to_merges).
+            dropped = {i for piece, i in model.pieces.items() if not model.always_kept(piece)}
+            specials = set(tokenizer.special_tokens.values())
+            self._byte_count = tokenizer.vocab_size - len(specials) - len(dropped - specials)
         merges = tokenizer.merges
         self.left: list[int] = []
         self.right: list[int] = []
@@ -238,6 +245,8 @@ def cut_to_merges(tokenizer: Tokenizer, merges: int, *, index: MergeIndex | None
     if merges >= index.merge_count:
         return tokenizer
     merges = max(merges, 0)
+    if tokenizer.piece_model is not None:
+        return _cut_pieces(tokenizer, merges)
     vocab = {i: tokenizer.token_bytes(i) for i in index.byte_ids if i >= 0}
     for rank in range(merges):
         made = index.result[rank]
@@ -254,6 +263,26 @@ def cut_to_merges(tokenizer: Tokenizer, merges: int, *, index: MergeIndex | None
         normalizer=tokenizer.normalizer,
         pipeline=tokenizer.pipeline,
         decoder=tokenizer.hf_decoder,
+    )
+
+
+def _cut_pieces(tokenizer: Tokenizer, merges: int) -> Tokenizer:
+    """:func:`cut_to_merges` of a SentencePiece-style tokenizer: its model's :meth:`PieceModel.cut`, the
+    pieces it drops left out of the vocabulary, every other id (bytes, control pieces, specials) kept."""
+    model = tokenizer.piece_model
+    assert model is not None  # (the caller asks)
+    cut = model.cut(merges)
+    dropped = set(model.pieces.values()) - set(cut.pieces.values()) - set(tokenizer.special_tokens.values())
+    vocab = {i: data for i, data in tokenizer.vocab.items() if i not in dropped}
+    present = set(vocab.values())
+    return Tokenizer(
+        vocab,
+        # (A merge whose part only a later merge makes, which a .model allows, shows in no cut's views.)
+        [pair for pair in tokenizer.merges[:merges] if pair[0] in present and pair[1] in present],
+        dict(tokenizer.special_tokens),
+        pattern=tokenizer.pattern,
+        template=tokenizer.template,
+        piece_model=cut,
     )
 
 
@@ -385,6 +414,8 @@ def token_count_curve(
     if matcher is not None:
         pieces = matcher.split(text)
     special_count = len(pieces) - 1
+    if tokenizer.piece_model is not None:
+        return Curve(sizes, _piece_counts(tokenizer, index, pieces, check))
     found_pieces: Counter[bytes] = Counter()
     pipeline = tokenizer.pipeline
     if pipeline is not None:
@@ -436,6 +467,84 @@ def token_count_curve(
     counts = [total - below for below in accumulate(hist[:n], initial=0)]
     counts[-1] -= whole_at_full
     return Curve(sizes, counts)
+
+
+def _piece_counts(tokenizer: Tokenizer, index: MergeIndex, texts: list[str], check: Check) -> list[int]:
+    """:func:`token_count_curve`'s counts for a SentencePiece-style tokenizer (``texts``: the text between
+    special tokens, each counted one token).
+
+    The same argument as for bytes, on the model's symbols: cut ``k`` keeps the pieces of the first ``k``
+    :meth:`PieceModel.piece_merges` and every pair that makes one, so when those pairs come first in rank
+    order (as in a ``.model`` with distinct scores, and a ``tokenizer.json`` that lists a piece's pairs
+    together), its BPE is the full run's steps up to the first that makes a later piece. A step saves the
+    tokens its two symbols cost (a character no piece has costs its UTF-8 bytes) less one. Other models
+    (pairs out of that order, pieces of equal score that a cut separates) are counted cut by cut.
+    """
+    model = tokenizer.piece_model
+    assert model is not None  # (the caller asks)
+    n = index.merge_count
+    order = {left + right: k for k, (left, right) in enumerate(model.piece_merges())}
+    found: Counter[str] = Counter()
+    for i, text in enumerate(texts):
+        if not text:
+            continue
+        if model.pipeline is None:
+            found[text] += 1
+        else:
+            found.update(p.text for p in model.pipeline.pieces(text, first=i == 0))
+    found.pop("", None)
+    check()
+    specials = len(texts) - 1
+    if not _in_rank_order(model, order, n):
+        counts = []
+        for k in range(n):
+            cut = model.cut(k)
+            counts.append(specials + sum(len(cut.encode(p)) * times for p, times in found.items()))
+            check()
+        counts.append(specials + sum(len(model.encode(p)) * times for p, times in found.items()))
+        return counts
+
+    def cost(symbol: str) -> int:
+        return 1 if symbol in model.pieces else len(symbol.encode("utf-8", errors="surrogatepass"))
+
+    hist = [0] * (n + 1)
+    total = specials
+    for done, (piece, times) in enumerate(found.items()):
+        # With ignore_merges, a piece that is a token is one token from the cut that holds it on.
+        whole = model.ignore_merges and piece in model.pieces
+        if whole and model.always_kept(piece):
+            total += times
+            continue
+        start, steps = model.steps(piece)
+        tokens = sum(map(cost, start))
+        total += tokens * times
+        limit = order.get(piece, n) if whole else n + 1
+        top = -1
+        for left, right in steps:
+            top = max(top, order.get(left + right, n))
+            if top >= limit:
+                break
+            saved = cost(left) + cost(right) - 1
+            hist[top] += saved * times
+            tokens -= saved
+        if whole:
+            hist[limit] += (tokens - 1) * times
+        if done % 512 == 511:
+            check()
+    counts = [total - below for below in accumulate(hist[:n], initial=0)]
+    counts[-1] -= hist[n]
+    return counts
+
+
+def _in_rank_order(model: PieceModel, order: Mapping[str, int], n: int) -> bool:
+    """Whether each cut of ``model`` keeps exactly the pairs of lowest rank (see :func:`_piece_counts`)."""
+    last, made_at = -1, dict[int, int]()
+    for (left, right), rank in sorted(model.ranks.items(), key=lambda item: item[1]):
+        at = order.get(left + right, n)
+        if at < last or made_at.setdefault(rank, at) != at:
+            return False
+        last = at
+    return True
 
 
 def _whole_token(tokenizer: Tokenizer, index: MergeIndex, data: bytes) -> int | None:

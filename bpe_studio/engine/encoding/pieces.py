@@ -125,6 +125,52 @@ class PieceModel:
                 out.append(pair)
         return out
 
+    def piece_merges(self) -> list[tuple[str, str]]:
+        """The pairs of two pieces in rank order, one for each piece made: the merges the views show and a
+        cut keeps (:meth:`cut`).
+
+        Example:
+            >>> PieceModel({"a": 1, "b": 2, "ab": 3}, [("a", "b")], byte_ids=range(256)).piece_merges()
+            [('a', 'b')]
+        """
+        # A piece's pair: the first of its rank whose two pieces exist by then (a .model ranks every split
+        # of a piece, some with a part made later), else the first of two pieces.
+        by_piece: dict[str, list[tuple[str, str]]] = {}
+        for (left, right), _ in sorted(self.ranks.items(), key=lambda item: item[1]):
+            if left in self.pieces and right in self.pieces:
+                by_piece.setdefault(left + right, []).append((left, right))
+        made: set[str] = set()
+        out: list[tuple[str, str]] = []
+        for piece, pairs in by_piece.items():
+            ready = (p for p in pairs if all(part in made or self.always_kept(part) for part in p))
+            out.append(next(ready, pairs[0]))
+            made.add(piece)
+        return out
+
+    def cut(self, merges: int) -> PieceModel:
+        """The model of its first ``merges`` :meth:`piece_merges`: the pieces they make, and every piece no
+        merge makes that text can hold without merging (single characters, user-defined pieces).
+
+        Example:
+            >>> model = PieceModel({"a": 1, "b": 2, "ab": 3}, [("a", "b")], byte_ids=range(256))
+            >>> sorted(model.cut(0).pieces), model.cut(0).encode("ab")
+            (['a', 'b'], (1, 2))
+        """
+        made = {left + right for left, right in self.piece_merges()[: max(merges, 0)]}
+        keep = {i for piece, i in self.pieces.items() if piece in made or self.always_kept(piece)}
+        return self.truncated(keep)
+
+    def always_kept(self, piece: str) -> bool:
+        """Whether every :meth:`cut` keeps a piece: a single character or a user-defined piece (text holds
+        them without merging)."""
+        return len(piece) == 1 or piece in self.frozen
+
+    def steps(self, piece: str) -> tuple[list[str], list[tuple[str, str]]]:
+        """The symbols BPE starts ``piece`` with, and the pairs it merges, in order (as :meth:`encode`)."""
+        done: list[tuple[str, str]] = []
+        symbols = self._merge(piece, done)[0]
+        return symbols, done
+
     def _symbols(self, text: str) -> tuple[list[str], list[bool]]:
         """The characters of ``text``, a user-defined piece as one frozen symbol."""
         if not self.frozen:
@@ -154,7 +200,24 @@ class PieceModel:
         """
         if self.ignore_merges and piece in self.pieces:
             return (self.pieces[piece],)
+        tokens = self._merge(piece, None)[1]
+        ids: list[int] = []
+        pieces, byte_ids = self.pieces, self.byte_ids
+        for token in tokens:
+            if not token:
+                continue
+            found = pieces.get(token)
+            if found is not None:
+                ids.append(found)
+            else:
+                ids.extend(byte_ids[b] for b in token.encode("utf-8", errors="surrogatepass"))
+        return tuple(ids)
+
+    def _merge(self, piece: str, done: list[tuple[str, str]] | None) -> tuple[list[str], list[str]]:
+        """The symbols of ``piece`` before and after BPE (merged ones left empty); each pair merged is
+        appended to ``done`` when given."""
         tokens, frozen = self._symbols(piece)
+        start = list(tokens)
         n = len(tokens)
         get = self.ranks.get
         following = list(range(1, n + 1))
@@ -172,6 +235,8 @@ class PieceModel:
             j = following[i] if tokens[i] else -1
             if j < 0 or rank_at(i, j) != rank:
                 continue
+            if done is not None:
+                done.append((tokens[i], tokens[j]))
             tokens[i] += tokens[j]
             tokens[j] = ""
             k = following[j]
@@ -183,17 +248,7 @@ class PieceModel:
             h = previous[i]
             if h >= 0 and (r := rank_at(h, i)) is not None:
                 heapq.heappush(heap, (r, h))
-        ids: list[int] = []
-        pieces, byte_ids = self.pieces, self.byte_ids
-        for token in tokens:
-            if not token:
-                continue
-            found = pieces.get(token)
-            if found is not None:
-                ids.append(found)
-            else:
-                ids.extend(byte_ids[b] for b in token.encode("utf-8", errors="surrogatepass"))
-        return tuple(ids)
+        return start, tokens
 
     def decode_text(self, data: bytes) -> str:
         """The text of the tokens' bytes: UTF-8 (U+FFFD for invalid bytes), less the space the normalizer

@@ -244,13 +244,7 @@ def _byte_of(piece: str) -> int | None:
 
 def _merge_bytes(model: PieceModel) -> list[tuple[bytes, bytes]]:
     """The model's merges as the Tokenizer holds them (the pieces' bytes), for the views' merge trees."""
-    made: set[str] = set()
-    out: list[tuple[bytes, bytes]] = []
-    for (left, right), _ in sorted(model.ranks.items(), key=lambda item: item[1]):
-        if left + right not in made and left in model.pieces and right in model.pieces:
-            made.add(left + right)
-            out.append((piece_bytes(left), piece_bytes(right)))
-    return out
+    return [(piece_bytes(left), piece_bytes(right)) for left, right in model.piece_merges()]
 
 
 def load_piece_hf(

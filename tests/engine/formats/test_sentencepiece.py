@@ -193,3 +193,22 @@ def test_a_byte_fallback_file_of_another_shape_names_the_key(hf_file: Path, tmp_
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     assert "model.byte_fallback: true beside a ByteLevel" in _one_line(path)
+
+
+@pytest.mark.parametrize("which", ["model_file", "hf_file"])
+def test_every_cut_counts_what_it_encodes(which: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    # The Playground's vocab-size curve and cut: each cut is that cut of the piece model (it used to keep
+    # the full model's pieces, so a smaller vocabulary encoded as the whole one).
+    from bpe_studio.engine.encoding.analysis import MergeIndex, cut_to_merges, token_count_curve
+
+    # (A larger vocabulary than the fixtures', for many merges.)
+    path = _train(tmp_path, vocab_size=420) if which == "model_file" else request.getfixturevalue(which)
+    tok = load(path)
+    text = "the cats walked over the river, then 7 dogs talked — ünïcode 東京\n  and   more"
+    index = MergeIndex(tok)
+    curve = token_count_curve(tok, text, index=index)
+    assert curve.counts[-1] == len(tok.encode_ordinary(text))
+    for k in range(index.merge_count + 1):
+        cut = cut_to_merges(tok, k, index=index)
+        assert (curve.counts[k], curve.vocab_sizes[k]) == (len(cut.encode_ordinary(text)), cut.vocab_size), k
+    assert curve.counts[0] > curve.counts[-1]
