@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import FormatError, load
@@ -298,7 +298,15 @@ def test_decoders_decode_as_tokenizers(folder: Path, steps: list[Any], text: str
     path = _file(folder, None, _byte_level(use_regex=True), {"type": "Sequence", "decoders": steps})
     ours, theirs = load(path), tokenizers.Tokenizer.from_file(str(path))
     ids = ours.encode(text + "<|sep|>" + text)
-    assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=False)
+    try:
+        expected = theirs.decode(ids, skip_special_tokens=False)
+    except BaseException as exc:  # the reference's Rust panic is a BaseException
+        # tokenizers panics on a Strip longer than a token (strip.rs: an index below zero): no answer to
+        # compare with, so hypothesis draws another example.
+        if type(exc).__name__ != "PanicException":
+            raise
+        reject()
+    assert ours.decode(ids) == expected
 
 
 # ------------------------------------------------------------------------------ files refused until now
