@@ -752,6 +752,20 @@ mod tests {
         Encoder::new(byte_ids, &table, whole, &decoder, 1000)
     }
 
+    /// `len` bytes of "a" and "b" (about one "a" in three), from a small linear congruential generator.
+    fn ab_word(state: &mut u64, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                if (*state >> 40).is_multiple_of(3) {
+                    b'a'
+                } else {
+                    b'b'
+                }
+            })
+            .collect()
+    }
+
     /// The reference: merge the adjacent pair of lowest rank, leftmost first, until none is left.
     fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
         let mut word: Vec<u32> = piece.iter().map(|&b| encoder.tables.byte_ids[b as usize]).collect();
@@ -858,16 +872,7 @@ mod tests {
         let mut state = 99u64;
         for len in [2, 3, 17, 255, 256, 257, 300, 1000] {
             for _ in 0..20 {
-                let piece: Vec<u8> = (0..len)
-                    .map(|_| {
-                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                        if (state >> 40).is_multiple_of(3) {
-                            b'a'
-                        } else {
-                            b'b'
-                        }
-                    })
-                    .collect();
+                let piece = ab_word(&mut state, len);
                 let mut out = Vec::new();
                 e.tables.bpe(&piece, &mut out);
                 assert_eq!(out, naive_ranks(&e, &piece), "{}", String::from_utf8_lossy(&piece));
@@ -892,16 +897,7 @@ mod tests {
         let mut state = 12345u64;
         for len in [2, 3, 17, 255, 256, 257, 300, 1000] {
             for _ in 0..20 {
-                let piece: Vec<u8> = (0..len)
-                    .map(|_| {
-                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                        if (state >> 40).is_multiple_of(3) {
-                            b'a'
-                        } else {
-                            b'b'
-                        }
-                    })
-                    .collect();
+                let piece = ab_word(&mut state, len);
                 let mut out = Vec::new();
                 e.tables.bpe(&piece, &mut out);
                 assert_eq!(out, naive(&e, &piece), "{}", String::from_utf8_lossy(&piece));
@@ -937,16 +933,7 @@ mod tests {
             encoder(&[("a", "b"), ("b", "a"), ("ab", "ab"), ("a", "a"), ("ba", "b"), ("abab", "abab")], None);
         let mut state = 99u64;
         for len in [257, 1000, 5000] {
-            let word: Vec<u32> = (0..len)
-                .map(|_| {
-                    state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    if (state >> 40).is_multiple_of(3) {
-                        u32::from(b'a')
-                    } else {
-                        u32::from(b'b')
-                    }
-                })
-                .collect();
+            let word: Vec<u32> = ab_word(&mut state, len).into_iter().map(u32::from).collect();
             let buckets = e.tables.bpe_long_with(&word, Buckets::default()).expect("a trained-like list");
             assert_eq!(Some(buckets), e.tables.bpe_long_with(&word, MinHeap::default()));
         }

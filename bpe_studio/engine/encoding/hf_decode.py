@@ -22,7 +22,7 @@ from typing import Any
 import regex
 
 from ..bytes_unicode import char_to_byte
-from ..pretokenize.hf import PipelineError, compile_step_pattern
+from ..pretokenize.hf import PipelineError, compile_step_pattern, sequence_children
 
 DecodeStep = Callable[[list[str]], list[str]]
 
@@ -88,10 +88,7 @@ def _steps(node: object, where: str) -> list[DecodeStep]:
         raise PipelineError(where, "expected an object with a 'type'")
     kind = node.get("type")
     if kind == "Sequence":
-        inner = node.get("decoders")
-        if not isinstance(inner, list):
-            raise PipelineError(f"{where}.decoders", "expected a list")
-        return [s for n, child in enumerate(inner) for s in _steps(child, f"{where}.decoders[{n}]")]
+        return [s for child, at in sequence_children(node, where, "decoders") for s in _steps(child, at)]
     if kind == "ByteLevel":
         return [_byte_level]
     if kind == "Fuse":

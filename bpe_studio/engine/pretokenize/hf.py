@@ -404,6 +404,20 @@ def _each(step: Callable[[Piece], Piece]) -> Step:
 _FORMS = {"NFC": "NFC", "NFD": "NFD", "NFKC": "NFKC", "NFKD": "NFKD"}
 
 
+def sequence_children(node: Mapping[str, Any], where: str, key: str) -> list[tuple[object, str]]:
+    """The steps of a ``Sequence`` node (under ``key``: ``normalizers``, ``pretokenizers``, ``decoders``),
+    each with the place that names it in an error.
+
+    Example:
+        >>> sequence_children({"type": "Sequence", "decoders": [{"type": "Fuse"}]}, "decoder", "decoders")
+        [({'type': 'Fuse'}, 'decoder.decoders[0]')]
+    """
+    inner = node.get(key)
+    if not isinstance(inner, list):
+        raise PipelineError(f"{where}.{key}", "expected a list")
+    return [(child, f"{where}.{key}[{n}]") for n, child in enumerate(inner)]
+
+
 def _normalizer_steps(node: object, where: str) -> list[Step]:
     if node is None:
         return []
@@ -411,12 +425,8 @@ def _normalizer_steps(node: object, where: str) -> list[Step]:
         raise PipelineError(where, "expected an object with a 'type'")
     kind = node.get("type")
     if kind == "Sequence":
-        inner = node.get("normalizers")
-        if not isinstance(inner, list):
-            raise PipelineError(f"{where}.normalizers", "expected a list")
-        return [
-            s for n, child in enumerate(inner) for s in _normalizer_steps(child, f"{where}.normalizers[{n}]")
-        ]
+        children = sequence_children(node, where, "normalizers")
+        return [s for child, at in children for s in _normalizer_steps(child, at)]
     if kind in _FORMS:
         form = _FORMS[str(kind)]
         return [_each(lambda piece: _unicode_normalize(form, piece))]
@@ -445,14 +455,8 @@ def _pre_tokenizer_steps(node: object, where: str, units: list[int]) -> list[tup
         raise PipelineError(where, "expected an object with a 'type'")
     kind = node.get("type")
     if kind == "Sequence":
-        inner = node.get("pretokenizers")
-        if not isinstance(inner, list):
-            raise PipelineError(f"{where}.pretokenizers", "expected a list")
-        return [
-            s
-            for n, child in enumerate(inner)
-            for s in _pre_tokenizer_steps(child, f"{where}.pretokenizers[{n}]", units)
-        ]
+        children = sequence_children(node, where, "pretokenizers")
+        return [s for child, at in children for s in _pre_tokenizer_steps(child, at, units)]
     if kind == "Split":
         compiled = compile_step_pattern(f"{where}.pattern", node.get("pattern"))
         behavior = _behavior(node, where, "Isolated")
