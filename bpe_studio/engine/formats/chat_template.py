@@ -5,12 +5,13 @@ template that turns a list of messages (``{"role": "user", "content": "Hi"}``) i
 trained on, with its special tokens (``<|im_start|>``, ``<|eot_id|>``...). Newer models keep it in a file of
 its own, ``chat_template.jinja``, which then wins, as in ``transformers``.
 
-:func:`render_chat` renders one exactly as ``transformers``' ``apply_chat_template(tokenize=False)`` does:
-Jinja2's ``ImmutableSandboxedEnvironment`` with ``trim_blocks`` and ``lstrip_blocks``, the ``loopcontrols``
-extension, a ``{% generation %}`` block that only marks text, the ``tojson`` filter (no ASCII escapes), the
-``raise_exception`` and ``strftime_now`` globals, and the variables ``messages``, ``add_generation_prompt``,
-``tools``, ``documents`` and the tokenizer's special tokens (``bos_token``, ``eos_token``...). The text is then
-encoded without the tokenizer's own BOS/EOS (``add_special_tokens=False``), as ``transformers`` does.
+:func:`render_chat` renders one exactly as ``transformers``' ``apply_chat_template(tokenize=False)``
+does: Jinja2's ``ImmutableSandboxedEnvironment`` with ``trim_blocks`` and ``lstrip_blocks``, the
+``loopcontrols`` extension, a ``{% generation %}`` block that only marks text, the ``tojson`` filter (no
+ASCII escapes), the ``raise_exception`` and ``strftime_now`` globals, and the variables ``messages``,
+``add_generation_prompt``, ``tools``, ``documents`` and the tokenizer's special tokens (``bos_token``,
+``eos_token``...). The text is then encoded without the tokenizer's own BOS/EOS
+(``add_special_tokens=False``), as ``transformers`` does.
 
 Models without a template (GPT-2) can use :data:`CHATML`, the plain ChatML layout.
 
@@ -183,7 +184,7 @@ def _environment() -> Any:
         """``{% generation %}…{% endgeneration %}``: marks the assistant's text in ``transformers`` (for
         training masks); rendering keeps the text as it is."""
 
-        tags = frozenset({"generation"})
+        tags = {"generation"}  # noqa: RUF012 - Jinja2's class attribute
 
         def parse(self, parser: Any) -> Any:
             lineno = next(parser.stream).lineno
@@ -208,7 +209,7 @@ def _environment() -> Any:
             value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
         )
 
-    def strftime_now(format: str) -> str:  # noqa: A002 - transformers' name
+    def strftime_now(format: str) -> str:
         return datetime.now().strftime(format)
 
     env = ImmutableSandboxedEnvironment(
@@ -243,8 +244,8 @@ def render_chat(
             message), or does something the sandbox forbids.
 
     Example:
-        >>> tpl = ChatTemplate("{{ bos_token }}{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}",
-        ...                    special_tokens={"bos_token": "<s>"})
+        >>> source = "{{ bos_token }}{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}"
+        >>> tpl = ChatTemplate(source, special_tokens={"bos_token": "<s>"})
         >>> render_chat(tpl, [{"role": "user", "content": "Hi"}])
         '<s>[user] Hi'
     """
@@ -270,7 +271,8 @@ def render_chat(
     except jinja2.exceptions.SecurityError as exc:
         raise ChatTemplateError(f"{template.name}: the chat template did something unsafe: {exc}") from None
     except jinja2.TemplateError as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        lineno = getattr(exc, "lineno", None)
+        where = f" (line {lineno})" if lineno else ""
         message = exc.message or type(exc).__name__
         raise ChatTemplateError(
             f"{template.name}: the chat template refused the messages{where}: {message}"

@@ -28,6 +28,8 @@ from ...engine.formats.tiktoken_format import (
     SpecialTokenSpec,
 )
 from ...engine.humanize import error_message
+from ..chat.view import ChatView
+from ..compare.side_by_side import SideBySideView
 from ..compare.view import CompareView
 from ..export.dialog import ExportDialog
 from ..export.job import default_folder
@@ -58,7 +60,7 @@ TOKENIZER_FILTER = (
     "GPT-2 vocab.json (*vocab*.json);;All files (*)"
 )
 
-CURRENT, COMPARE_A, COMPARE_B = "current", "a", "b"
+CURRENT, COMPARE_A, COMPARE_B, SIDE = "current", "a", "b", "side"
 
 
 def describe_load_error(path: Path, exc: BaseException) -> str:
@@ -97,6 +99,15 @@ class TokenizerViews(QObject):
         window.add_tab(self.playground, "Playground")
         window.add_tab(self.vocab_browser, "Vocabulary")
         window.add_tab(self.compare, "Compare")
+        # Issue 21: many tokenizers on one text, and chat messages through a model's template.
+        self.side_by_side = SideBySideView(window)
+        self.chat = ChatView(window)
+        window.add_tab(self.side_by_side, "Side by side")
+        window.add_tab(self.chat, "Chat")
+        self.side_by_side.files_dropped.connect(self._on_side_by_side_files_dropped)
+        self.side_by_side.open_file_requested.connect(self._on_side_by_side_open_file_requested)
+        self.side_by_side.open_gpt2_requested.connect(self._on_side_by_side_open_gpt2_requested)
+        self.side_by_side.open_hub_requested.connect(self._on_open_hub_action_triggered)
 
         self.loader = TaskRunner("bpe-studio-load", self)
         self.loader.finished.connect(self._on_loader_finished)
@@ -162,6 +173,8 @@ class TokenizerViews(QObject):
             ("&Playground", self.playground, "Ctrl+2"),
             ("&Vocabulary", self.vocab_browser, "Ctrl+3"),
             ("Co&mpare", self.compare, "Ctrl+4"),
+            ("Side by si&de", self.side_by_side, "Ctrl+5"),
+            ("C&hat", self.chat, "Ctrl+6"),
         ):
             action = QAction(f"Show {title}", menu)
             action.setShortcut(QKeySequence(key))
@@ -334,14 +347,26 @@ class TokenizerViews(QObject):
         else:
             self.opened.append(loaded)
         self.compare.set_tokenizers(self.opened)
+        self.side_by_side.set_available(self.opened)
+        self.side_by_side.add_tokenizer(loaded)  # every opened tokenizer gets a row; × drops it
+        if not self.side_by_side.text():
+            self.side_by_side.set_text(text or self.playground.text() or SAMPLE_TEXT)
         if loaded.path is not None:
             self.window.remember_tokenizer(loaded.path)
         if target == CURRENT:
             if not text and not self.playground.text():
                 text = SAMPLE_TEXT  # something to look at, rather than an empty box
             self.set_current(loaded, text or None)
-            if self.window.tabs.currentWidget() not in (self.playground, self.vocab_browser, self.compare):
+            if self.window.tabs.currentWidget() not in (
+                self.playground,
+                self.vocab_browser,
+                self.compare,
+                self.side_by_side,
+                self.chat,
+            ):
                 self.window.tabs.setCurrentWidget(self.playground)
+        elif target == SIDE:
+            self.window.tabs.setCurrentWidget(self.side_by_side)
         else:
             if not self.compare.text():
                 self.compare.set_text(self.playground.text())
@@ -375,6 +400,7 @@ class TokenizerViews(QObject):
         self.current = loaded
         self.playground.set_tokenizer(loaded, text)
         self.vocab_browser.set_tokenizer(loaded)
+        self.chat.set_tokenizer(loaded)
         if not self.compare.text() and text:
             self.compare.set_text(text)
         self.window.setWindowTitle(f"{loaded.name} — BPE Studio")
@@ -394,6 +420,20 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_compare_files_dropped(self, paths: list[Path]) -> None:
         self.open(paths[0], target=COMPARE_B)
+
+    @Slot(object)
+    def _on_side_by_side_files_dropped(self, paths: list[Path]) -> None:
+        self.open(paths[0], target=SIDE)
+        if len(paths) > 1:
+            self.window.statusBar().showMessage("Added the first of the dropped files.", 8000)
+
+    @Slot()
+    def _on_side_by_side_open_file_requested(self) -> None:
+        self.choose_tokenizer_file(target=SIDE)
+
+    @Slot()
+    def _on_side_by_side_open_gpt2_requested(self) -> None:
+        self.open(GPT2_FOLDER, target=SIDE)
 
     @Slot(str)
     def _on_compare_open_requested(self, side: str) -> None:
@@ -472,6 +512,8 @@ class TokenizerViews(QObject):
         self.loader.shutdown()
         self.playground.shutdown()
         self.compare.shutdown()
+        self.side_by_side.shutdown()
+        self.chat.shutdown()
         if self.error_box is not None:
             self.error_box.close()
 

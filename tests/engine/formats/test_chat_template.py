@@ -77,7 +77,8 @@ def test_llama3_with_generation_prompt() -> None:
 def test_qwen2_adds_its_default_system_message() -> None:
     template = ChatTemplate(QWEN2)
     assert render_chat(template, CHAT[1:2]) == (
-        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n  Hi there!  <|im_end|>\n"
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+        "<|im_start|>user\n  Hi there!  <|im_end|>\n"
     )
 
 
@@ -96,7 +97,9 @@ def test_chatml_builtin() -> None:
 
 
 def test_raise_exception_becomes_one_line_error() -> None:
-    template = ChatTemplate(ALTERNATE, name="cfg.json", special_tokens={"bos_token": "<s>", "eos_token": "</s>"})
+    template = ChatTemplate(
+        ALTERNATE, name="cfg.json", special_tokens={"bos_token": "<s>", "eos_token": "</s>"}
+    )
     assert render_chat(template, CHAT[1:]) == "<s>[INST]   Hi there!   [/INST]Hello.</s>"
     with pytest.raises(ChatTemplateError, match=r"^cfg\.json: .*roles must alternate") as caught:
         render_chat(template, CHAT)
