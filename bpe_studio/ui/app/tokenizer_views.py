@@ -337,22 +337,7 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_loader_finished(self, found: tuple[LoadedTokenizer, str, str]) -> None:
         loaded, text, target = found
-        # Opening the same file again replaces the earlier entry.
-        for i, other in enumerate(self.opened):
-            same_file = loaded.path is not None and other.path is not None and _same(loaded.path, other.path)
-            same_run = loaded.result is not None and other.result is loaded.result
-            if same_file or same_run:
-                self.opened[i] = loaded
-                break
-        else:
-            self.opened.append(loaded)
-        self.compare.set_tokenizers(self.opened)
-        self.side_by_side.set_available(self.opened)
-        self.side_by_side.add_tokenizer(loaded)  # every opened tokenizer gets a row; × drops it
-        if not self.side_by_side.text():
-            self.side_by_side.set_text(text or self.playground.text() or SAMPLE_TEXT)
-        if loaded.path is not None:
-            self.window.remember_tokenizer(loaded.path)
+        self.add_opened(loaded, text=text)
         if target == CURRENT:
             if not text and not self.playground.text():
                 text = SAMPLE_TEXT  # something to look at, rather than an empty box
@@ -373,6 +358,27 @@ class TokenizerViews(QObject):
             self.compare.choose(target, loaded)
             self.window.tabs.setCurrentWidget(self.compare)
         self.window.statusBar().showMessage(f"Opened {loaded.name}: {loaded.summary()}", 8000)
+
+    def add_opened(self, loaded: LoadedTokenizer, *, text: str = "") -> None:
+        """Keep a loaded tokenizer among the opened ones (the Compare choices, a Side by side row, the recent
+        list) without showing it as the current one; ``text`` starts the Side by side text when it is empty.
+        """
+        # Opening the same file again replaces the earlier entry.
+        for i, other in enumerate(self.opened):
+            same_file = loaded.path is not None and other.path is not None and _same(loaded.path, other.path)
+            same_run = loaded.result is not None and other.result is loaded.result
+            if same_file or same_run:
+                self.opened[i] = loaded
+                break
+        else:
+            self.opened.append(loaded)
+        self.compare.set_tokenizers(self.opened)
+        self.side_by_side.set_available(self.opened)
+        self.side_by_side.add_tokenizer(loaded)  # every opened tokenizer gets a row; × drops it
+        if not self.side_by_side.text():
+            self.side_by_side.set_text(text or self.playground.text() or SAMPLE_TEXT)
+        if loaded.path is not None:
+            self.window.remember_tokenizer(loaded.path)
 
     @Slot(object)
     def _on_loader_errored(self, exc: BaseException) -> None:
