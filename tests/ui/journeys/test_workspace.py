@@ -141,6 +141,7 @@ def test_the_workspace_comes_back_after_a_restart(  # type: ignore[no-untyped-de
     with qtbot.waitSignal(window.workspace.error_shown, timeout=WAIT_MS) as shown:
         trigger(window, "File", "Save workspace")
     title, message = shown.args
+    assert title == "Cannot save the workspace"
     assert "tiny.json" in message and "the tokenizer" in message and "\n" not in message
     assert tiny_file.read_bytes() == before
     _close_error_box(window)
