@@ -1,10 +1,11 @@
 """The workspace: what the tokenizer views hold, kept from one session to the next and in files.
 
-A :class:`Workspace` is the Playground text, the opened tokenizers (files, folders and the built-in GPT-2;
-one trained in this session has no file and is left out), which one is current, the vocab-size slider, the
-Side by side rows and text, the Chat messages and the current tab. The main window saves it in the settings
-when it closes and restores it when it opens (tokenizers that are gone are skipped, with one status line);
-*File ▸ Save workspace…* and *File ▸ Open workspace…* write and read the same JSON object as a file.
+A :class:`Workspace` is the Playground text, the opened tokenizers (files and folders, Hugging Face models
+by id, the built-in GPT-2; one trained in this session has no file and is left out), which one is current,
+the vocab-size slider, the Side by side rows and text, the Chat messages and the current tab. The main
+window saves it in the settings when it closes and restores it when it opens (tokenizers that are gone are
+skipped, with one status line); *File ▸ Save workspace…* and *File ▸ Open workspace…* write and read the
+same JSON object as a file.
 
 The texts are kept up to :data:`MAX_TEXT_BYTES` each (cut at a character), so that a pasted book does not
 make the settings file huge; the status bar says so when a text was cut.
@@ -12,7 +13,8 @@ make the settings file huge; the status bar says so when a text was cut.
 The file's form (version 1)::
 
     {"format": "bpe-studio-workspace", "version": 1,
-     "tokenizers": [{"path": "/abs/tokenizer.json"}, {"builtin": "gpt2"}], "current": 0,
+     "tokenizers": [{"path": "/abs/tokenizer.json"}, {"model": "Qwen/Qwen2.5-7B"}, {"builtin": "gpt2"}],
+     "current": 0,
      "side_by_side": [0, 1], "text": "...", "side_text": "...", "merges": null, "tab": "Playground",
      "chat": [["user", "Hi"]], "texts_cut": false}
 
@@ -38,6 +40,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from ...engine.formats import atomic_write
 from ...engine.formats.atomic import atomic_plan
 from ...engine.formats.detect import source_files
+from ...engine.formats.hub import find_model, hub_cache_dir, is_model_id
 from ...engine.formats.named import GPT2_FOLDER
 from ...engine.humanize import error_message
 from ...engine.write_plan import WritePlan
@@ -73,18 +76,30 @@ class WorkspaceError(ValueError):
 
 @dataclass(frozen=True)
 class TokenizerRef:
-    """Where a workspace's tokenizer comes from: a file or folder (absolute path) or a built-in name."""
+    """Where a workspace's tokenizer comes from: a file or folder (absolute path), a Hugging Face model id
+    (its tokenizer in the local cache, whichever snapshot is current) or a built-in name."""
 
     path: str = ""
     builtin: str = ""
+    model: str = ""
 
     def location(self) -> Path:
-        """The file or folder to load."""
-        return BUILTINS[self.builtin] if self.builtin else Path(self.path)
+        """The file or folder to load (for a model missing from the cache: its cache folder, which does not
+        hold it)."""
+        if self.builtin:
+            return BUILTINS[self.builtin]
+        if self.model:
+            found = find_model(self.model)
+            return (
+                found if found is not None else hub_cache_dir() / ("models--" + self.model.replace("/", "--"))
+            )
+        return Path(self.path)
 
     def to_json(self) -> dict[str, str]:
-        """The JSON form: ``{"path": ...}`` or ``{"builtin": ...}``."""
-        return {"builtin": self.builtin} if self.builtin else {"path": self.path}
+        """The JSON form: ``{"path": ...}``, ``{"model": ...}`` or ``{"builtin": ...}``."""
+        if self.builtin:
+            return {"builtin": self.builtin}
+        return {"model": self.model} if self.model else {"path": self.path}
 
 
 def ref_of(loaded: LoadedTokenizer) -> TokenizerRef | None:
@@ -94,7 +109,24 @@ def ref_of(loaded: LoadedTokenizer) -> TokenizerRef | None:
     for name, folder in BUILTINS.items():
         if _same(loaded.path, folder):
             return TokenizerRef(builtin=name)
+    model = _model_id_of(loaded.path)
+    if model:
+        return TokenizerRef(model=model)
     return TokenizerRef(path=os.fspath(loaded.path.absolute()))
+
+
+def _model_id_of(path: Path) -> str:
+    """The model id of a tokenizer in the Hugging Face cache (``models--ORG--NAME/snapshots/REV/FILE``)."""
+    try:
+        relative = path.resolve().relative_to(hub_cache_dir().resolve())
+    except (OSError, ValueError):
+        return ""
+    parts = relative.parts
+    if len(parts) >= 3 and parts[0].startswith("models--") and parts[1] == "snapshots":
+        model = parts[0].removeprefix("models--").replace("--", "/")
+        if is_model_id(model) and find_model(model) is not None:
+            return model
+    return ""
 
 
 @dataclass
@@ -182,8 +214,12 @@ def workspace_from_json(document: Any, *, source: str = "workspace") -> Workspac
             refs.append(TokenizerRef(path=item["path"]))
         elif isinstance(item, dict) and item.get("builtin") in BUILTINS:
             refs.append(TokenizerRef(builtin=item["builtin"]))
+        elif isinstance(item, dict) and isinstance(item.get("model"), str) and is_model_id(item["model"]):
+            refs.append(TokenizerRef(model=item["model"]))
         else:
-            raise fail(f"tokenizers[{n}]", 'expected {"path": "..."} or {"builtin": "gpt2"}')
+            raise fail(
+                f"tokenizers[{n}]", 'expected {"path": "..."}, {"model": "ORG/NAME"} or {"builtin": "gpt2"}'
+            )
     workspace = Workspace(tokenizers=refs)
     current = document.get("current", -1)
     if not _is_int(current) or not -1 <= current < len(refs):
@@ -253,7 +289,7 @@ def workspace_plan(path: str | os.PathLike[str], workspace: Workspace) -> WriteP
     plan = WritePlan()
     atomic_plan(plan, "Save workspace", path, implied_by=path)
     for ref in workspace.tokenizers:
-        if ref.builtin:
+        if ref.builtin or ref.model:  # BPE Studio's own file, or one in the Hugging Face cache
             continue
         try:
             files = source_files(ref.path)
@@ -429,7 +465,12 @@ class WorkspaceKeeper(QObject):
                 location = ref.location()
                 if not location.exists():
                     found.append(None)
-                    skipped.append(f"{location} (not found)")
+                    where = (
+                        f"{ref.model} (not in the Hugging Face cache)"
+                        if ref.model
+                        else f"{location} (not found)"
+                    )
+                    skipped.append(where)
                     continue
                 try:
                     loaded = load_file(location)
