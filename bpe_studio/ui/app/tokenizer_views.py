@@ -107,7 +107,7 @@ class TokenizerViews(QObject):
         self.side_by_side.files_dropped.connect(self._on_side_by_side_files_dropped)
         self.side_by_side.open_file_requested.connect(self._on_side_by_side_open_file_requested)
         self.side_by_side.open_gpt2_requested.connect(self._on_side_by_side_open_gpt2_requested)
-        self.side_by_side.open_hub_requested.connect(self._on_open_hub_action_triggered)
+        self.side_by_side.open_hub_requested.connect(self._on_side_by_side_open_hub_requested)
 
         self.loader = TaskRunner("bpe-studio-load", self)
         self.loader.finished.connect(self._on_loader_finished)
@@ -163,6 +163,10 @@ class TokenizerViews(QObject):
             else:
                 file_menu.addAction(self.open_hub_action)
         menu.addSeparator()
+        self.side_add_action = menu.addAction("&Add to Side by side…")
+        self.side_add_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self.side_add_action.setToolTip("Open a tokenizer file as one more row of the Side by side tab")
+        self.side_add_action.triggered.connect(self._on_side_by_side_open_file_requested)
         self.compare_action = menu.addAction("&Compare with…")
         self.compare_action.triggered.connect(lambda: self.choose_tokenizer_file(target=COMPARE_B))
         self.export_action = menu.addAction("&Export…")
@@ -233,12 +237,13 @@ class TokenizerViews(QObject):
         if answer is not None:
             self.open_model(answer.model_id, download=answer.download)
 
-    def open_model(self, model_id: str, *, download: bool = False) -> None:
+    def open_model(self, model_id: str, *, download: bool = False, target: str = CURRENT) -> None:
         """Open a Hugging Face model's tokenizer from the local cache, as the CLI resolves ``ORG/NAME``;
-        with ``download``, fetch its tokenizer files first when not cached (within the download deadline)."""
+        with ``download``, fetch its tokenizer files first when not cached (within the download deadline);
+        ``target``: the current tokenizer, or a Side by side row."""
         found = find_model(model_id)
         if found is not None:
-            self.open(found)
+            self.open(found, target=target)
             return
         if not download:
             self.last_error = _hub_missing(model_id)
@@ -252,12 +257,12 @@ class TokenizerViews(QObject):
             ctx.check()
             loaded = load_file(path)
             _ = loaded.index
-            return loaded, "", CURRENT
+            return loaded, "", target
 
         self.loader.start(task)
         self.window.statusBar().showMessage(f"Downloading the tokenizer of {model_id}…")
         self._pending_source = Path(model_id)
-        self._pending_request = ("", CURRENT)
+        self._pending_request = ("", target)
 
     def _ask_download(self, encoding: KnownEncoding) -> bool:
         folder = tiktoken_cache_dir()
@@ -440,6 +445,12 @@ class TokenizerViews(QObject):
     @Slot()
     def _on_side_by_side_open_gpt2_requested(self) -> None:
         self.open(GPT2_FOLDER, target=SIDE)
+
+    @Slot()
+    def _on_side_by_side_open_hub_requested(self) -> None:
+        answer = HubDialog.ask(self.window)
+        if answer is not None:
+            self.open_model(answer.model_id, download=answer.download, target=SIDE)
 
     @Slot(str)
     def _on_compare_open_requested(self, side: str) -> None:

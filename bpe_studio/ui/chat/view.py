@@ -407,6 +407,9 @@ class ChatView(QWidget):
             text = f"The built-in ChatML layout (the model's own: {self.model_template.name})."  # type: ignore[union-attr]
         else:
             text = f"The chat template of {self.model_template.name}, rendered as transformers does."  # type: ignore[union-attr]
+        named = self.template().special_tokens
+        if self.loaded is not None and named:
+            text += " It names " + ", ".join(f"{key} = {value}" for key, value in named.items()) + "."
         self.template_label.setText(text)
 
     @Slot()

@@ -174,7 +174,9 @@ class SideBySideView(FileDropWidget):
         top.addWidget(self.whitespace_check)
         self.add_button = QToolButton(self)
         self.add_button.setText("+ Add…")
-        self.add_button.setToolTip("Add a tokenizer as a row (Ctrl+Shift+A)")
+        self.add_button.setToolTip(
+            "Add a tokenizer as a row: one opened before, a file (Ctrl+Shift+A), GPT-2 or from Hugging Face"
+        )
         self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.add_menu = QMenu(self.add_button)
         self.add_menu.aboutToShow.connect(self._fill_add_menu)

@@ -121,6 +121,13 @@ def test_many_tokenizers_side_by_side(  # type: ignore[no-untyped-def]
         _add_menu_action(view, "small").trigger()
     assert view.tokenizers()[-1] is dropped
     assert not _add_menu_action(view, "small").isEnabled(), "a tokenizer shown is not offered again"
+    # 6. Tokenizer ▸ Add to Side by side… (Ctrl+Shift+A): the same file again replaces its row in place.
+    dialogs.answer(tiny_file)
+    with qtbot.waitSignal(view.rows_changed, timeout=WAIT_MS):
+        qtbot.keyClick(
+            window, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+        )
+    assert [t.name for t in view.tokenizers()] == ["tiny.json", "gpt2", "small"]
     window.resize(1024, 640)
     _wait(qtbot, view)
     shoot(window, shots, "side-by-side")
