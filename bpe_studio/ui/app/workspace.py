@@ -359,6 +359,7 @@ class WorkspaceKeeper(QObject):
         self.last_error = ""
         #: The workspace being restored (kept as it is if the window closes before its tokenizers load).
         self._restoring: Workspace | None = None
+        self._tab_shown = -1
         self.runner = TaskRunner("bpe-studio-workspace", self)
         self.runner.finished.connect(self._on_runner_finished)
         self.runner.errored.connect(self._on_runner_errored)
@@ -455,6 +456,9 @@ class WorkspaceKeeper(QObject):
         if workspace.chat is not None:
             views.chat.set_messages(workspace.chat)
         self._show_tab(workspace.tab)
+        # Opening the tokenizers may switch tabs: the workspace's tab is shown again once they are open,
+        # unless the user (or --demo, which shows the training) chose another meanwhile.
+        self._tab_shown = self.window.tabs.currentIndex()
         refs = list(workspace.tokenizers)
 
         def task(ctx: TaskContext) -> _Loaded:
@@ -514,7 +518,8 @@ class WorkspaceKeeper(QObject):
         log.warning("restoring the workspace failed: %s", exc)
 
     def _finish(self, workspace: Workspace, skipped: list[str]) -> None:
-        self._show_tab(workspace.tab)
+        if self.window.tabs.currentIndex() == self._tab_shown or self._tab_shown < 0:
+            self._show_tab(workspace.tab)
         opened = len(workspace.tokenizers) - len(skipped)
         message = "Restored the workspace"
         if workspace.tokenizers:

@@ -211,3 +211,26 @@ def test_screenshot_windows_neither_restore_nor_keep_the_workspace(  # type: ign
     assert window.tokenizer_views.playground.text() == ""
     window.close()
     assert not settings_path().exists()
+
+
+def test_the_demo_shows_its_training_whatever_tab_was_kept(  # type: ignore[no-untyped-def]
+    qtbot, tiny_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bpe_studio.cli import parse_args
+    from bpe_studio.ui.app.app import open_window
+    from bpe_studio.ui.app.settings import save_settings
+    from bpe_studio.ui.train.view import TrainView
+
+    workspace = {"format": WORKSPACE_FORMAT, "version": 1, "tokenizers": [{"path": str(tiny_file)}]}
+    save_settings(Settings(workspace={**workspace, "current": 0, "tab": "Vocabulary"}))
+    started: list[bool] = []
+    monkeypatch.setattr(TrainView, "load_demo", lambda _self, start=False: started.append(start))
+    window, shooter = open_window(parse_args(["--demo"]))
+    qtbot.addWidget(window)
+    assert shooter is None and started == [True]
+    qtbot.waitUntil(lambda: not window.workspace.is_busy(), timeout=WAIT_MS)
+    views = window.tokenizer_views
+    assert views.current is not None and views.current.path == tiny_file, "the workspace is restored"
+    assert window.tabs.currentWidget() is window.train_view, "--demo shows the training"
+    views.shutdown()
+    window.close()
