@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -62,6 +65,10 @@ MAX_SANE_CONTEXT = 100_000_000
 
 #: The largest config or template file read (real ones are a few kB to a few MB).
 MAX_FILE_BYTES = 64 * 1024 * 1024
+
+#: Seconds a rendering may take: real templates take milliseconds, a hostile one (nested loops over
+#: ``range(100000)``) would take hours.
+RENDER_SECONDS = 10.0
 
 
 class ChatTemplateError(FormatError):
@@ -221,6 +228,39 @@ def _environment() -> Any:
     return env
 
 
+class _TookTooLongError(BaseException):
+    """Raised by the trace function; a BaseException, so that no ``except Exception`` on the way swallows it
+    (Python unsets a trace function that raised: a swallowed one would let the template run on)."""
+
+
+@contextmanager
+def _watched(seconds: float, check: Callable[[], None] | None) -> Iterator[None]:
+    """Stop the code run inside (in this thread) once ``seconds`` passed, or when ``check`` raises.
+
+    A template is code from a file: its loops never call back, so the only way to stop one is a trace
+    function, which Python calls at every line of the template's compiled code (and of Jinja's runtime).
+    """
+    deadline = time.monotonic() + seconds
+    count = 0
+
+    def tracer(_frame: Any, event: str, _arg: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count % 1024 == 0:
+            if check is not None:
+                check()
+            if time.monotonic() > deadline:
+                raise _TookTooLongError
+        return tracer
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
 def render_chat(
     template: ChatTemplate,
     messages: Sequence[Mapping[str, Any]],
@@ -228,6 +268,8 @@ def render_chat(
     add_generation_prompt: bool = False,
     tools: Sequence[Mapping[str, Any]] | None = None,
     documents: Sequence[Mapping[str, Any]] | None = None,
+    seconds: float = RENDER_SECONDS,
+    check: Callable[[], None] | None = None,
     **extra: Any,
 ) -> str:
     """Render messages through a chat template, as ``apply_chat_template(tokenize=False)`` does.
@@ -237,11 +279,14 @@ def render_chat(
         messages: Each ``{"role": ..., "content": ...}``, in order.
         add_generation_prompt: End with the start of an assistant's turn (for generation).
         tools, documents: Passed to the template as ``transformers`` passes them (None: none).
+        seconds: How long the rendering may take (see :data:`RENDER_SECONDS`).
+        check: Called now and then while rendering; whatever it raises stops the rendering (a cancelled
+            task's check).
         extra: More variables for the template (``enable_thinking=False``...).
 
     Raises:
         ChatTemplateError: The template has a syntax error (its line), calls ``raise_exception`` (its
-            message), or does something the sandbox forbids.
+            message), does something the sandbox forbids, or takes longer than ``seconds``.
 
     Example:
         >>> source = "{{ bos_token }}{% for m in messages %}[{{ m.role }}] {{ m.content }}{% endfor %}"
@@ -267,7 +312,13 @@ def render_chat(
         "add_generation_prompt": add_generation_prompt,
     }
     try:
-        return str(compiled.render(**variables))
+        with _watched(seconds, check):
+            return str(compiled.render(**variables))
+    except _TookTooLongError:
+        raise ChatTemplateError(
+            f"{template.name}: the chat template took longer than {seconds:g} s to render; it is not a "
+            "chat template (they take milliseconds)"
+        ) from None
     except jinja2.exceptions.SecurityError as exc:
         raise ChatTemplateError(f"{template.name}: the chat template did something unsafe: {exc}") from None
     except jinja2.TemplateError as exc:

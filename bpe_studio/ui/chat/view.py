@@ -418,7 +418,7 @@ class ChatView(QWidget):
         generation = self.generation_check.isChecked()
 
         def task(ctx: TaskContext) -> tuple[str, Encoding | None, list[tuple[str, int]]]:
-            text = render_chat(template, messages, add_generation_prompt=generation)
+            text = render_chat(template, messages, add_generation_prompt=generation, check=ctx.check)
             ctx.check()
             if loaded is None:
                 return text, None, []

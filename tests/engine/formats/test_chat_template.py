@@ -194,3 +194,20 @@ def test_find_without_template_is_none(tmp_path: Path) -> None:
 def test_find_bad_config_is_one_line(tmp_path: Path, config: object, match: str) -> None:
     with pytest.raises(ChatTemplateError, match=match):
         find_chat_template(_model(tmp_path / "m", config))
+
+
+def test_a_template_that_never_ends_is_stopped() -> None:
+    endless = ChatTemplate(
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", name="t.jinja"
+    )
+    with pytest.raises(ChatTemplateError, match=r"^t\.jinja: the chat template took longer than 0\.2 s"):
+        render_chat(endless, CHAT, seconds=0.2)
+
+    class StopError(Exception):
+        pass
+
+    def check() -> None:
+        raise StopError
+
+    with pytest.raises(StopError):  # a cancelled task stops the rendering too
+        render_chat(endless, CHAT, check=check)
