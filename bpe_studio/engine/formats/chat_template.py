@@ -243,8 +243,10 @@ def _watched(seconds: float, check: Callable[[], None] | None) -> Iterator[None]
     deadline = time.monotonic() + seconds
     count = 0
 
-    def tracer(_frame: Any, event: str, _arg: Any) -> Any:
+    def tracer(frame: Any, event: str, _arg: Any) -> Any:
         nonlocal count
+        if event == "call" and frame.f_code.co_filename != "<template>":
+            return None  # only the template's own code (its loops) is watched: Jinja's runtime runs untraced
         count += 1
         if count % 1024 == 0:
             if check is not None:
