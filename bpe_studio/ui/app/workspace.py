@@ -57,7 +57,8 @@ log = logging.getLogger(__name__)
 WORKSPACE_FORMAT = "bpe-studio-workspace"
 _VERSION = 1
 
-#: The most a workspace keeps of each text (the Playground's, Side by side's, each chat message), in UTF-8.
+#: The most a workspace keeps of each text (the Playground's, Side by side's, the chat's messages together),
+#: in UTF-8 bytes.
 MAX_TEXT_BYTES = 1_000_000
 
 #: The largest workspace file read (texts are capped, so real ones are far smaller).
@@ -411,10 +412,12 @@ class WorkspaceKeeper(QObject):
         side_text, side_cut = cap_text(views.side_by_side.text())
         chat: list[tuple[str, str]] = []
         chat_cut = False
+        budget = MAX_TEXT_BYTES  # for all the messages together: each is cut to what is left
         for message in views.chat.messages():
-            content, was_cut = cap_text(message["content"])
+            content, was_cut = cap_text(message["content"], budget)
             chat.append((message["role"], content))
             chat_cut |= was_cut
+            budget -= len(content.encode("utf-8", "surrogatepass"))
         rows = [index_of[id(t)] for t in views.side_by_side.tokenizers() if id(t) in index_of]
         return Workspace(
             tokenizers=refs,

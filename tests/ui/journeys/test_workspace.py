@@ -186,10 +186,14 @@ def test_a_huge_text_is_kept_up_to_its_first_megabyte(qtbot, start) -> None:  # 
     window = start()
     text = "é" * (MAX_TEXT_BYTES // 2 + 1000)  # 1,002,000 bytes
     window.tokenizer_views.playground.set_text(text)
+    long_chat = [("user", "a" * 600_000), ("assistant", "b" * 600_000), ("user", "c")]
+    window.tokenizer_views.chat.set_messages(long_chat)
     _quit(qtbot, window)
     window = start(wait=False)
     kept = window.tokenizer_views.playground.text()
     assert kept == text[: MAX_TEXT_BYTES // 2]
+    chat = [(m["role"], m["content"]) for m in window.tokenizer_views.chat.messages()]
+    assert chat == [("user", "a" * 600_000), ("assistant", "b" * 400_000), ("user", "")]
     assert "its texts were cut to their first 1 MB" in window.statusBar().currentMessage()
 
 
