@@ -473,7 +473,11 @@ class ChatView(QWidget):
         over = tokens > self.context_length()
         self.count_label.setText(f"<b>{line}</b>" + (" — over the context length" if over else ""))
         if self.specials:
-            listed = ", ".join(f"<code>{_escape(text_label(t))}</code> ×{n:,}" for t, n in self.specials)
+            ids = encoding.tokenizer.special_tokens if encoding.tokenizer is not None else {}
+            listed = ", ".join(
+                f"<code>{_escape(text_label(t))}</code> (id {ids.get(t, '?')}) ×{n:,}"
+                for t, n in self.specials
+            )
             self.specials_label.setText(f"Special tokens (outlined): {listed}")
         else:
             self.specials_label.setText(

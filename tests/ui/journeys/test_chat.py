@@ -79,7 +79,8 @@ def test_chat_through_the_models_template(  # type: ignore[no-untyped-def]
     assert chat.specials == [("<|im_start|>", 4), ("<|im_end|>", 3)]
     assert chat.context_length() == 32768, "the context length comes from model_max_length"
     assert f"{len(ids):,} of 32,768 tokens" in chat.count_label.text()
-    assert "&lt;|im_start|&gt;</code> ×4" in chat.specials_label.text()
+    start_id = tokenizer.special_tokens["<|im_start|>"]
+    assert f"&lt;|im_start|&gt;</code> (id {start_id}) ×4" in chat.specials_label.text()
 
     # 2. "Add message" adds a user turn and opens it for typing; Enter keeps it.
     with qtbot.waitSignal(chat.rendered, timeout=WAIT_MS):
