@@ -186,6 +186,7 @@ WRITERS: dict[str, str] = {
     "helper (tekken files are read, not written, by every command)",
     "bpe_studio.demo:demo_corpus": "none: the demo corpus, in BPE Studio's own cache folder",
     "bpe_studio.ui.app.settings:save_settings": "none: the app's settings file, in its own config folder",
+    "bpe_studio.ui.app.workspace:save_workspace": "bpe_studio.ui.app.workspace:workspace_plan",
     "bpe_studio.ui.compare.corpus:CorpusCompareView.export_chart": "bpe_studio.ui.compare.corpus:chart_plan",
     "bpe_studio.ui.app.app:Screenshotter.take": "bpe_studio.ui.app.app:screenshot_plan",
 }

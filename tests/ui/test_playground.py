@@ -613,12 +613,13 @@ def test_tokenizer_menu(qtbot, window: MainWindow, views: TokenizerViews, tiny_f
     titles = [action.text() for action in window.menuBar().actions()]
     assert titles.index("T&okenizer") == titles.index("&Help") - 1
     texts = [action.text() for action in views.menu.actions() if action.text()]
-    assert texts[:7] == [
+    assert texts[:8] == [
         "&Open tokenizer…",
         "Open tokenizer &folder…",
         "Open &GPT-2",
         "Open &OpenAI encoding",
         "Open from &Hugging Face…",
+        "&Add to Side by side…",
         "&Compare with…",
         "&Export…",
     ]
@@ -628,6 +629,8 @@ def test_tokenizer_menu(qtbot, window: MainWindow, views: TokenizerViews, tiny_f
         "Playground",
         "Vocabulary",
         "Compare",
+        "Side by side",
+        "Chat",
     ]
     open_and_wait(qtbot, window, tiny_file)
     assert views.export_action.isEnabled()

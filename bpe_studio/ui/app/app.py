@@ -318,6 +318,7 @@ def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | N
     if args.tokenizer is not None:
         window.open_tokenizer(_tokenizer_source(Path(args.tokenizer)), args.text)
     if args.demo:
+        window.tabs.setCurrentWidget(window.train_view)  # the training, whatever tab the workspace had
         window.train_view.load_demo(start=True)
     shooter = None
     if screenshot:

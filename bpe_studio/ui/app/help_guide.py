@@ -86,6 +86,30 @@ GUIDE: tuple[GuideSection, ...] = (
             "the two merge lists differ.",
         ),
     ),
+    GuideSection(
+        "Side by side",
+        "Any number of tokenizers on one text, one row each.",
+        (
+            "Every tokenizer you open gets a row; “+ Add…” adds one (opened before, a file, GPT-2 or from "
+            "the Hugging Face cache) and a row's × drops it.",
+            "Each row shows the text cut by its tokenizer, its token count, and bytes and characters per "
+            "token.",
+            "Spans a row cuts differently from the reference row (the first, or the one in “Outline "
+            "against”) are outlined.",
+        ),
+    ),
+    GuideSection(
+        "Chat",
+        "Chat messages rendered through the model's chat template, in its tokens.",
+        (
+            "The template is the chat_template of the tokenizer_config.json beside the tokenizer.json (or "
+            "its chat_template.jinja), rendered with Jinja2 as Hugging Face's transformers does; a tokenizer "
+            "without one (GPT-2) uses the built-in ChatML layout.",
+            "Edit a message in place (double-click); Add message and Remove message change the list.",
+            "The special tokens the template put in are outlined and counted; the token count is measured "
+            "against the context length (the model's model_max_length when it states one).",
+        ),
+    ),
 )
 
 

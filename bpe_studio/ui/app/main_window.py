@@ -24,6 +24,7 @@ from .help_guide import HelpGuide
 from .settings import THEME_CHOICES, Settings, save_settings
 from .style import apply_style
 from .tokenizer_views import TokenizerViews
+from .workspace import WorkspaceKeeper
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +69,15 @@ class MainWindow(QMainWindow):
 
         self._build_menus()
         self.tokenizer_views = TokenizerViews(self)  # the tokenizer tabs and the Tokenizer menu
+        # File ▸ Save/Open workspace…, and the tokenizer views' text, tokenizers, slider and tab kept between
+        # sessions (restored last, below; not for screenshots, which neither read nor write the settings).
+        self.workspace = WorkspaceKeeper(self)
         self._restore_geometry()
         self.train_view.form.start_problem_changed.connect(self._on_start_problem_changed)
         self.train_view.form.start_enabled_changed.connect(self.start_action.setEnabled)
         self._on_start_problem_changed(self.train_view.form.start_problem)
+        if persist:
+            self.workspace.restore_saved(settings.workspace)
 
     # ----------------------------------------------------------------------------------------------
     # Extension points for the tokenizer views
@@ -267,11 +273,13 @@ class MainWindow(QMainWindow):
         self.settings.geometry = bytes(self.saveGeometry().toBase64().data()).decode("ascii")
         self.settings.window_state = bytes(self.saveState().toBase64().data()).decode("ascii")
         self.settings.train = self.train_view.form_settings()
+        self.settings.workspace = self.workspace.capture().to_json()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt's name
         """Stop a running training (waiting for its thread) and save the settings."""
         self.train_view.shutdown()
         self.tokenizer_views.shutdown()
+        self.workspace.shutdown()
         if self.persist:
             self.store_settings()
             save_settings(self.settings)

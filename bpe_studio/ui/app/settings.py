@@ -1,6 +1,8 @@
 """The desktop app's settings: one JSON file in the platform's config folder.
 
-Kept: the window geometry, the theme, the last training configuration, and recent corpora and tokenizers.
+Kept: the window geometry, the theme, the last training configuration, recent corpora and tokenizers, and
+the workspace of the tokenizer views (:mod:`bpe_studio.ui.app.workspace`: the Playground text, the opened
+tokenizers, the slider, the current tab).
 The folder is ``platformdirs.user_config_dir("bpe-studio")``, or ``$BPE_STUDIO_CONFIG_DIR`` when set (the
 tests use a temporary folder). A file that cannot be read or parsed is ignored with a warning in the log: the
 app then starts from the defaults, and a wrongly typed entry falls back to its default alone. This module is
@@ -93,6 +95,8 @@ class Settings:
         recent_corpora: Corpus files, most recent first.
         recent_tokenizers: Tokenizer files, most recent first.
         theme: One of :data:`THEME_CHOICES`.
+        workspace: The tokenizer views as they were at the last quit (a workspace file's JSON object, see
+            :mod:`bpe_studio.ui.app.workspace`), or empty.
     """
 
     geometry: str = ""
@@ -101,6 +105,7 @@ class Settings:
     recent_corpora: list[str] = field(default_factory=list)
     recent_tokenizers: list[str] = field(default_factory=list)
     theme: str = "system"
+    workspace: dict[str, Any] = field(default_factory=dict)
 
     def add_recent_corpus(self, path: str | os.PathLike[str]) -> None:
         """Put a corpus file first in the recent list."""
@@ -144,6 +149,7 @@ _TOP_CHECKS: dict[str, Callable[[Any], bool]] = {
     "recent_corpora": _is_str_list,
     "recent_tokenizers": _is_str_list,
     "theme": lambda v: v in THEME_CHOICES,
+    "workspace": lambda v: isinstance(v, dict),
 }
 
 

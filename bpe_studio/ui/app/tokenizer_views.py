@@ -28,6 +28,8 @@ from ...engine.formats.tiktoken_format import (
     SpecialTokenSpec,
 )
 from ...engine.humanize import error_message
+from ..chat.view import ChatView
+from ..compare.side_by_side import SideBySideView
 from ..compare.view import CompareView
 from ..export.dialog import ExportDialog
 from ..export.job import default_folder
@@ -58,7 +60,7 @@ TOKENIZER_FILTER = (
     "GPT-2 vocab.json (*vocab*.json);;All files (*)"
 )
 
-CURRENT, COMPARE_A, COMPARE_B = "current", "a", "b"
+CURRENT, COMPARE_A, COMPARE_B, SIDE = "current", "a", "b", "side"
 
 
 def describe_load_error(path: Path, exc: BaseException) -> str:
@@ -97,6 +99,15 @@ class TokenizerViews(QObject):
         window.add_tab(self.playground, "Playground")
         window.add_tab(self.vocab_browser, "Vocabulary")
         window.add_tab(self.compare, "Compare")
+        # Issue 21: many tokenizers on one text, and chat messages through a model's template.
+        self.side_by_side = SideBySideView(window)
+        self.chat = ChatView(window)
+        window.add_tab(self.side_by_side, "Side by side")
+        window.add_tab(self.chat, "Chat")
+        self.side_by_side.files_dropped.connect(self._on_side_by_side_files_dropped)
+        self.side_by_side.open_file_requested.connect(self._on_side_by_side_open_file_requested)
+        self.side_by_side.open_gpt2_requested.connect(self._on_side_by_side_open_gpt2_requested)
+        self.side_by_side.open_hub_requested.connect(self._on_side_by_side_open_hub_requested)
 
         self.loader = TaskRunner("bpe-studio-load", self)
         self.loader.finished.connect(self._on_loader_finished)
@@ -152,6 +163,10 @@ class TokenizerViews(QObject):
             else:
                 file_menu.addAction(self.open_hub_action)
         menu.addSeparator()
+        self.side_add_action = menu.addAction("&Add to Side by side…")
+        self.side_add_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
+        self.side_add_action.setToolTip("Open a tokenizer file as one more row of the Side by side tab")
+        self.side_add_action.triggered.connect(self._on_side_by_side_open_file_requested)
         self.compare_action = menu.addAction("&Compare with…")
         self.compare_action.triggered.connect(lambda: self.choose_tokenizer_file(target=COMPARE_B))
         self.export_action = menu.addAction("&Export…")
@@ -162,6 +177,8 @@ class TokenizerViews(QObject):
             ("&Playground", self.playground, "Ctrl+2"),
             ("&Vocabulary", self.vocab_browser, "Ctrl+3"),
             ("Co&mpare", self.compare, "Ctrl+4"),
+            ("Side by si&de", self.side_by_side, "Ctrl+5"),
+            ("C&hat", self.chat, "Ctrl+6"),
         ):
             action = QAction(f"Show {title}", menu)
             action.setShortcut(QKeySequence(key))
@@ -220,12 +237,13 @@ class TokenizerViews(QObject):
         if answer is not None:
             self.open_model(answer.model_id, download=answer.download)
 
-    def open_model(self, model_id: str, *, download: bool = False) -> None:
+    def open_model(self, model_id: str, *, download: bool = False, target: str = CURRENT) -> None:
         """Open a Hugging Face model's tokenizer from the local cache, as the CLI resolves ``ORG/NAME``;
-        with ``download``, fetch its tokenizer files first when not cached (within the download deadline)."""
+        with ``download``, fetch its tokenizer files first when not cached (within the download deadline);
+        ``target``: the current tokenizer, or a Side by side row."""
         found = find_model(model_id)
         if found is not None:
-            self.open(found)
+            self.open(found, target=target)
             return
         if not download:
             self.last_error = _hub_missing(model_id)
@@ -239,12 +257,12 @@ class TokenizerViews(QObject):
             ctx.check()
             loaded = load_file(path)
             _ = loaded.index
-            return loaded, "", CURRENT
+            return loaded, "", target
 
         self.loader.start(task)
         self.window.statusBar().showMessage(f"Downloading the tokenizer of {model_id}…")
         self._pending_source = Path(model_id)
-        self._pending_request = ("", CURRENT)
+        self._pending_request = ("", target)
 
     def _ask_download(self, encoding: KnownEncoding) -> bool:
         folder = tiktoken_cache_dir()
@@ -324,6 +342,32 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_loader_finished(self, found: tuple[LoadedTokenizer, str, str]) -> None:
         loaded, text, target = found
+        self.add_opened(loaded, text=text)
+        if target == CURRENT:
+            if not text and not self.playground.text():
+                text = SAMPLE_TEXT  # something to look at, rather than an empty box
+            self.set_current(loaded, text or None)
+            if self.window.tabs.currentWidget() not in (
+                self.playground,
+                self.vocab_browser,
+                self.compare,
+                self.side_by_side,
+                self.chat,
+            ):
+                self.window.tabs.setCurrentWidget(self.playground)
+        elif target == SIDE:
+            self.window.tabs.setCurrentWidget(self.side_by_side)
+        else:
+            if not self.compare.text():
+                self.compare.set_text(self.playground.text())
+            self.compare.choose(target, loaded)
+            self.window.tabs.setCurrentWidget(self.compare)
+        self.window.statusBar().showMessage(f"Opened {loaded.name}: {loaded.summary()}", 8000)
+
+    def add_opened(self, loaded: LoadedTokenizer, *, text: str = "") -> None:
+        """Keep a loaded tokenizer among the opened ones (the Compare choices, a Side by side row, the recent
+        list) without showing it as the current one; ``text`` starts the Side by side text when it is empty.
+        """
         # Opening the same file again replaces the earlier entry.
         for i, other in enumerate(self.opened):
             same_file = loaded.path is not None and other.path is not None and _same(loaded.path, other.path)
@@ -334,20 +378,12 @@ class TokenizerViews(QObject):
         else:
             self.opened.append(loaded)
         self.compare.set_tokenizers(self.opened)
+        self.side_by_side.set_available(self.opened)
+        self.side_by_side.add_tokenizer(loaded)  # every opened tokenizer gets a row; × drops it
+        if not self.side_by_side.text():
+            self.side_by_side.set_text(text or self.playground.text() or SAMPLE_TEXT)
         if loaded.path is not None:
             self.window.remember_tokenizer(loaded.path)
-        if target == CURRENT:
-            if not text and not self.playground.text():
-                text = SAMPLE_TEXT  # something to look at, rather than an empty box
-            self.set_current(loaded, text or None)
-            if self.window.tabs.currentWidget() not in (self.playground, self.vocab_browser, self.compare):
-                self.window.tabs.setCurrentWidget(self.playground)
-        else:
-            if not self.compare.text():
-                self.compare.set_text(self.playground.text())
-            self.compare.choose(target, loaded)
-            self.window.tabs.setCurrentWidget(self.compare)
-        self.window.statusBar().showMessage(f"Opened {loaded.name}: {loaded.summary()}", 8000)
 
     @Slot(object)
     def _on_loader_errored(self, exc: BaseException) -> None:
@@ -375,6 +411,7 @@ class TokenizerViews(QObject):
         self.current = loaded
         self.playground.set_tokenizer(loaded, text)
         self.vocab_browser.set_tokenizer(loaded)
+        self.chat.set_tokenizer(loaded)
         if not self.compare.text() and text:
             self.compare.set_text(text)
         self.window.setWindowTitle(f"{loaded.name} — BPE Studio")
@@ -394,6 +431,26 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_compare_files_dropped(self, paths: list[Path]) -> None:
         self.open(paths[0], target=COMPARE_B)
+
+    @Slot(object)
+    def _on_side_by_side_files_dropped(self, paths: list[Path]) -> None:
+        self.open(paths[0], target=SIDE)
+        if len(paths) > 1:
+            self.window.statusBar().showMessage("Added the first of the dropped files.", 8000)
+
+    @Slot()
+    def _on_side_by_side_open_file_requested(self) -> None:
+        self.choose_tokenizer_file(target=SIDE)
+
+    @Slot()
+    def _on_side_by_side_open_gpt2_requested(self) -> None:
+        self.open(GPT2_FOLDER, target=SIDE)
+
+    @Slot()
+    def _on_side_by_side_open_hub_requested(self) -> None:
+        answer = HubDialog.ask(self.window)
+        if answer is not None:
+            self.open_model(answer.model_id, download=answer.download, target=SIDE)
 
     @Slot(str)
     def _on_compare_open_requested(self, side: str) -> None:
@@ -472,6 +529,8 @@ class TokenizerViews(QObject):
         self.loader.shutdown()
         self.playground.shutdown()
         self.compare.shutdown()
+        self.side_by_side.shutdown()
+        self.chat.shutdown()
         if self.error_box is not None:
             self.error_box.close()
 

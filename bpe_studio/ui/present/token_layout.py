@@ -196,16 +196,21 @@ def encode_text(
     *,
     merges: int = 0,
     check: Check = _no_check,
+    add_special_tokens: bool = True,
 ) -> Encoding:
     """Encode a text and lay it out for display (see :class:`Encoding`).
 
-    A disallowed special token gives an encoding with ``error`` set, not an exception.
+    A disallowed special token gives an encoding with ``error`` set, not an exception. With
+    ``add_special_tokens=False`` the tokenizer's template (BOS/EOS around every text) is left out, as for a
+    rendered chat, which holds its own.
     """
     encoding = Encoding(text, tokenizer, merges=merges, byte_count=len(text.encode("utf-8", "replace")))
     if tokenizer is None:
         return encoding
     try:
-        spans = tokenizer.encode_with_offsets(text, **encode_options(mode))
+        spans = tokenizer.encode_with_offsets(
+            text, **encode_options(mode), add_special_tokens=add_special_tokens
+        )
     except DisallowedSpecialTokenError as exc:
         encoding.error = disallowed_message(exc)
         encoding.error_span = (exc.position, exc.position + len(exc.token))

@@ -1,0 +1,1 @@
+"""The "Chat" tab: chat messages through a model's chat template."""
