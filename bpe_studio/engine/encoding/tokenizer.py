@@ -45,7 +45,7 @@ from ..bytes_unicode import bytes_to_text
 from ..config import MAX_VOCAB_SIZE
 from ..corpus.plan import special_token_regex
 from ..pretokenize.boundary import last_newline_boundary
-from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern
+from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern, scanner_name
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 from .merge_queue import Buckets, Heap, MergeQueue
 from .rank_rule import derive_merges, merge_parts
@@ -378,7 +378,7 @@ class Tokenizer:
             ),
             token_of_id,
             cache_size=cache_size,
-            preset=preset_name(self._pattern),
+            preset=scanner_name(self._pattern),
             split=self._split,
             special_ids=sorted(special_ids),
             ignore_merges=self._ignore_merges,

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
 from ..pretokenize.hf import Pipeline, PipelineError, from_oniguruma, to_oniguruma
-from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name
+from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name, scanner_name
 from .atomic import atomic_write
 from .sentencepiece import OPENS
 from .studio import FormatError, FormatWarning, read_json, utf8
@@ -62,7 +62,8 @@ _GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
 def _with_gaps(pattern: str) -> str:
     r"""The pattern whose matches are a ``Split``'s pieces: its matches and the text between them.
 
-    Presets match every character already and stay as they are (so they are still recognised).
+    Presets and the patterns with a native scanner match every character already and stay as they are
+    (so that they are still recognised, and split natively: Llama 3's, Qwen's).
 
     Example:
         >>> print(_with_gaps(r"\d+"))
@@ -70,7 +71,7 @@ def _with_gaps(pattern: str) -> str:
         >>> _with_gaps(PATTERNS["gpt2"]) == PATTERNS["gpt2"]
         True
     """
-    if preset_name(pattern) is not None:
+    if scanner_name(pattern) is not None:
         return pattern
     return _GAPS.format(pattern)
 
