@@ -242,9 +242,10 @@ CountingPath = Literal["serial", "threads", "processes"]
 
 def counting_path(*, workers: int, pattern: str, plain_text_files: bool) -> CountingPath:
     r"""How to count with ``workers``: in this process (one worker), in threads of this process (the
-    native kernel on, a preset pattern, local plain-text files: its native table counts with the GIL
-    released, so threads need no start-up and send no tables), or else in worker processes (a custom
-    pattern, the Python backend, records to parse in Python, or ``workers`` of a cluster elsewhere).
+    native kernel on, a pattern with a native scanner (a preset's or a model's: ``scanner_name``), local
+    plain-text files: its native table counts with the GIL released, so threads need no start-up and send no
+    tables), or else in worker processes (another pattern, the Python backend, records to parse in Python, or
+    ``workers`` of a cluster elsewhere).
 
     Example:
         >>> counting_path(workers=1, pattern="gpt2", plain_text_files=True)
