@@ -167,10 +167,22 @@ def _qwen35_file(cs336_data: Path, folder: Path) -> Path:
     return path
 
 
+def _olmo2_file(cs336_data: Path, folder: Path) -> Path:
+    """OLMo 2's shape: Llama 3's regex in a Split that removes what the inverted pattern matches."""
+    document, _ = _base_document(cs336_data, folder)
+    document["pre_tokenizer"] = _split(LLAMA3_SPLIT)
+    document["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed", invert=True)
+    path = folder / "olmo2" / "tokenizer.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
 @functools.cache
 def _loaded(kind: str, cs336_data: Path, folder: Path) -> tuple[Tokenizer, Any]:
     tokenizers = pytest.importorskip("tokenizers")
-    path = {"llama3": llama3_file, "qwen": qwen_file, "qwen35": _qwen35_file}[kind](cs336_data, folder)
+    made = {"llama3": llama3_file, "qwen": qwen_file, "qwen35": _qwen35_file, "olmo2": _olmo2_file}
+    path = made[kind](cs336_data, folder)
     with use_backend("native"):
         return load(path), tokenizers.Tokenizer.from_file(str(path))
 
@@ -181,6 +193,7 @@ def _loaded(kind: str, cs336_data: Path, folder: Path) -> tuple[Tokenizer, Any]:
         ("llama3", LLAMA3_SPLIT, "llama3"),
         ("qwen", QWEN_SPLIT, "qwen2"),
         ("qwen35", MODEL_PATTERNS["qwen35"], "qwen35"),
+        ("olmo2", LLAMA3_SPLIT, "llama3"),
     ],
 )
 def test_a_tokenizer_json_split_of_a_models_pattern_runs_natively(
@@ -188,12 +201,12 @@ def test_a_tokenizer_json_split_of_a_models_pattern_runs_natively(
 ) -> None:
     ours, _ = _loaded(kind, cs336_data, files)
     # The Split's regex as it is (it matches every character: no text between matches to keep).
-    assert ours.pattern == split
+    assert ours.pipeline is None and ours.pattern == split
     assert ours._encoder.preset == scanner
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=hf_texts, kind=st.sampled_from(["llama3", "qwen", "qwen35"]))
+@given(text=hf_texts, kind=st.sampled_from(["llama3", "qwen", "qwen35", "olmo2"]))
 def test_a_tokenizer_json_split_natively_encodes_as_tokenizers(
     cs336_data: Path, files: Path, text: str, kind: str
 ) -> None:
