@@ -72,7 +72,8 @@ def _with_gaps(pattern: str) -> str:
         >>> _with_gaps(PATTERNS["gpt2"]) == PATTERNS["gpt2"]
         True
     """
-    if scanner_name(pattern) is not None:
+    # (A preset's name is a regex here: "gpt2" matches the text "gpt2".)
+    if scanner_name(pattern) is not None and pattern not in PATTERNS:
         return pattern
     return _GAPS.format(pattern)
 

@@ -212,3 +212,16 @@ def test_a_tokenizer_json_split_natively_encodes_as_tokenizers(
 ) -> None:
     ours, theirs = _loaded(kind, cs336_data, files)
     assert ours.encode(text) == theirs.encode(text).ids
+
+
+def test_a_split_regex_that_is_a_presets_name_is_that_text(cs336_data: Path, files: Path) -> None:
+    # A Split regex "gpt2" matches the letters "gpt2", not the preset of that name.
+    tokenizers = pytest.importorskip("tokenizers")
+    document, _ = _base_document(cs336_data, files)
+    document["pre_tokenizer"] = _split("gpt2")
+    path = files / "named" / "tokenizer.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ours, theirs = load(path), tokenizers.Tokenizer.from_file(str(path))
+    text = "a gpt2 text, it's 2024: gpt2gpt2!"
+    assert ours.encode(text) == theirs.encode(text).ids
