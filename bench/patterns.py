@@ -4,16 +4,18 @@ Run it standalone (a few minutes on a loaded machine; one core)::
 
     python bench/patterns.py               # 4 MB of mixed English, every pattern
     python bench/patterns.py --text-mb 1 --pattern llama3 --pattern qwen35
+    python bench/patterns.py --ranks cl100k_base.tiktoken  # another rank file (tiktoken's format)
 
 For each pattern (the presets; tiktoken's r50k and ``tokenizers``' ByteLevel regex, both GPT-2's; Llama 3's,
 which is also OLMo 2's; Qwen 2's; Qwen 3.5's; Llama 4's, which is o200k's; Mistral Nemo's), tiktoken gets an
-``Encoding`` with that ``pat_str`` and GPT-2's ranks (the one rank file in the shared data), and BPE Studio a
-Tokenizer of the same ranks (tiktoken's rule: ``merges=None``) and pattern. The text's lines are the
-documents: the ids of every one are checked equal first. Then, interleaved over a few rounds and keeping each
-one's best: ``encode_ordinary`` of the whole text, ours with a cold cache (a new Tokenizer, made outside the
-timing) and a warm one (the same text again; tiktoken keeps no cache), tiktoken's; and, to show what a pattern
-without a native scanner costs, ours with the same pattern spelled so that no scanner recognises it
-(``(?:...)`` around it: the ``regex`` module splits, the native BPE merges; warm).
+``Encoding`` with that ``pat_str`` and GPT-2's ranks (the one rank file in the shared data; ``--ranks`` gives
+another, cl100k's say), and BPE Studio a Tokenizer of the same ranks (tiktoken's rule: ``merges=None``) and
+pattern. The text's lines are the documents: the ids of every one are checked equal first. Then, interleaved
+over a few rounds and keeping each one's best: ``encode_ordinary`` of the whole text, ours with a cold cache
+(a new Tokenizer, made outside the timing) and a warm one (the same text again; tiktoken keeps no cache),
+tiktoken's; and, to show what a pattern without a native scanner costs, ours with the same pattern spelled so
+that no scanner recognises it (``(?:...)`` around it: the ``regex`` module splits, the native BPE merges;
+warm).
 
 The ratios are ours (native scanner, warm and cold) over tiktoken; the target is at least 1.5x for every
 pattern.
@@ -138,15 +140,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--text-mb", type=float, default=4.0, help="size of the text (default 4 MB)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds, best kept (default 5)")
     parser.add_argument("--pattern", choices=ZOO, action="append", help="(default: all)")
+    parser.add_argument("--ranks", type=Path, help="a .tiktoken rank file (default: GPT-2's, from the data)")
     args = parser.parse_args(argv)
 
     data = data_dir()
     source = natural_corpus()
     text_size = int(args.text_mb * MB)
     text = mixed_text(english_file(text_size, source, data), text_size)
-    ranks = gpt2_ranks(data)
+    if args.ranks is not None:
+        from tiktoken.load import load_tiktoken_bpe
+
+        ranks, ranks_name = load_tiktoken_bpe(str(args.ranks)), args.ranks.name
+    else:
+        ranks, ranks_name = gpt2_ranks(data), "GPT-2"
     patterns = zoo_patterns()
-    print(f"# Pattern benchmark: GPT-2 ranks, {len(text.encode()) / MB:.1f} MB of mixed English")
+    print(f"# Pattern benchmark: {ranks_name} ranks, {len(text.encode()) / MB:.1f} MB of mixed English")
     print(f"{cpu_name()}, Python {platform.python_version()}, {library_versions()}")
     print(f"text: {source.name if source else 'shared CS336 English texts'}\n")
     print(
