@@ -83,13 +83,14 @@ def register(subparsers: Any) -> None:
         "--pattern",
         type=text_arg,
         default="gpt2",
-        help=f"pre-tokenization preset ({', '.join(PATTERNS)}) or a regex (default: gpt2)",
+        help=f"pre-tokenization preset ({', '.join(PATTERNS)}) or a regex (default: gpt2); the presets and "
+        "the models' own regexes (Llama 3, Qwen 2, Qwen 3.5, Mistral Nemo) are split natively",
     )
     p.add_argument(
         "--workers",
         type=int,
         default=None,
-        help="counting threads with the native kernel and a preset pattern, else worker processes "
+        help="counting threads with the native kernel and a pattern it splits, else worker processes "
         "(default: all cores for big corpora)",
     )
     p.add_argument("--min-frequency", type=int, default=1, help="stop when the best pair occurs fewer times")

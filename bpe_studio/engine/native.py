@@ -117,6 +117,11 @@ _classes = [b""]  # the current table, in a list so that _with_classes can repla
 #: The presets with a native pre-tokenizer.
 NATIVE_PRESETS = ("gpt2", "cl100k", "o200k")
 
+#: Every native pre-tokenizer (rust/src/pretok.rs ``SCANNERS``): the presets', then those of models' own
+#: patterns, which are a preset's with other parameters (``pretokenize.patterns.scanner_name`` finds the one
+#: of a pattern).
+NATIVE_SCANNERS = (*NATIVE_PRESETS, "llama3", "qwen2", "qwen35", "nemo")
+
 
 def _code_points(size: int) -> str:
     """Every code point below ``size``, in order, surrogates included (``size``: 128 or a multiple of 65,536).
@@ -174,7 +179,7 @@ def _with_classes(call: Callable[[bytes], Any]) -> Any:
 
 
 def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int] | None:
-    """Pre-tokens of ``texts`` under a preset (:data:`NATIVE_PRESETS`), counted natively:
+    """Pre-tokens of ``texts`` under a native scanner (:data:`NATIVE_SCANNERS`), counted natively:
     (pre-token -> count, how many).
 
     None when the native kernel is off (:func:`backend`) or cannot take the text (a lone surrogate); the
@@ -287,8 +292,8 @@ class NativeCountTable:
         self._table = table
 
     def add(self, preset: str, texts: list[str]) -> None:
-        """Count the pre-tokens of ``texts`` under a preset (:data:`NATIVE_PRESETS`), with the GIL released
-        while it counts.
+        """Count the pre-tokens of ``texts`` under a native scanner (:data:`NATIVE_SCANNERS`), with the GIL
+        released while it counts.
 
         Raises:
             UnicodeEncodeError: A text holds a lone surrogate, which the native scanner cannot take; nothing
@@ -347,8 +352,8 @@ class NativeEncoder:
     (``encoding.tokenizer.PythonEncoder``); made by :func:`encoder`.
 
     Attributes:
-        preset: The preset whose native scanner splits a text in :meth:`encode_text`, or None when the
-            tokenizer's Python split (a custom pattern) gives the pre-tokens.
+        preset: The native scanner (:data:`NATIVE_SCANNERS`) that splits a text in :meth:`encode_text`, or
+            None when the tokenizer's Python split (a pattern without one) gives the pre-tokens.
     """
 
     __slots__ = ("_encoder", "_split", "preset")
@@ -458,7 +463,8 @@ def encoder(
             (``ignore_merges``).
         decoder: Each id's bytes (None for an unused id).
         cache_size: How many pre-tokens' ids to cache.
-        preset: The pattern's preset name (or None): with a native scanner, texts are split natively.
+        preset: The pattern's native scanner (``pretokenize.patterns.scanner_name``, or None): with one,
+            texts are split natively.
         split: The tokenizer's pre-tokenizer, for a pattern without a native scanner.
         special_ids: With tiktoken's rule: the special tokens' ids (no merge makes them).
         ignore_merges: With tiktoken's rule: a pre-token that is an ordinary token is taken whole.
@@ -477,4 +483,4 @@ def encoder(
         )
     else:
         native_encoder = _native.Encoder(list(byte_ids), merges, whole, decoder, cache_size=cache_size)
-    return NativeEncoder(native_encoder, preset if preset in NATIVE_PRESETS else None, split)
+    return NativeEncoder(native_encoder, preset if preset in NATIVE_SCANNERS else None, split)

@@ -72,7 +72,11 @@ pub const SPACES: Set = Set::new(&[SPACE], 3);
 pub const U_LETTERS: Set = Set::new(&[UPPER, CASELESS, MARK], 4);
 /// o200k's second letter class: `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
 pub const W_LETTERS: Set = Set::new(&[LOWER, CASELESS, MARK], 5);
-const SLOTS: usize = 6;
+/// `[\p{L}\p{M}]` (Qwen 3.5's letters).
+pub const LETTERS_AND_MARKS: Set = Set::new(&[UPPER, LOWER, CASELESS, MARK], 6);
+/// `[^\s\p{L}\p{M}\p{N}]` (Qwen 3.5's punctuation).
+pub const OTHERS_BUT_MARKS: Set = Set::new(&[OTHER], 7);
+const SLOTS: usize = 8;
 
 /// A text as code points with their classes and byte offsets, so that scanners look ahead freely.
 ///
@@ -262,36 +266,52 @@ fn gpt2_scan<'a>(text: &Chars<'a>, emit: &mut dyn FnMut(&'a str)) {
 /// the class table does not cover (the caller extends the table and asks again), or None when done.
 pub type Scanner = for<'a> fn(&'a str, &[u8], &mut dyn FnMut(&'a str)) -> Option<u32>;
 
-/// The pre-tokens of `text` under a preset and the characters its scanner read to find them (see
+/// The scanners by name: the presets, then the models' patterns that are a preset's with other parameters
+/// (bpe_studio/engine/pretokenize/patterns.py maps each spelling of their patterns to these names).
+pub const SCANNERS: [&str; 7] = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen35", "nemo"];
+
+/// The pre-tokens of `text` under a scanner (`SCANNERS`) and the characters it read to find them (see
 /// `Chars`), for tests that hold the scanners linear on any shape of text; Err with the first code point
-/// the table does not cover. Panics on a name that is not a preset.
+/// the table does not cover. Panics on a name that is not a scanner's.
 pub fn pretokens_with_work<'a>(
     preset: &str,
     text: &'a str,
     classes: &[u8],
 ) -> Result<(Vec<&'a str>, u64), u32> {
+    use crate::pretok_cl100k::family_scan as cl100k;
+    use crate::pretok_o200k::family_scan as o200k;
     let chars = if preset == "gpt2" { gpt2_chars(text, classes)? } else { Chars::new(text, classes)? };
     let mut pieces = Vec::new();
     let mut emit = |piece: &'a str| pieces.push(piece);
     match preset {
         "gpt2" => gpt2_scan(&chars, &mut emit),
-        "cl100k" => crate::pretok_cl100k::cl100k_scan(&chars, &mut emit),
-        "o200k" => crate::pretok_o200k::o200k_scan(&chars, &mut emit),
+        "cl100k" => cl100k::<3, true, false>(&chars, &mut emit),
+        "o200k" => o200k::<3, true>(&chars, &mut emit),
+        "llama3" => cl100k::<3, false, false>(&chars, &mut emit),
+        "qwen2" => cl100k::<1, false, false>(&chars, &mut emit),
+        "qwen35" => cl100k::<1, false, true>(&chars, &mut emit),
+        "nemo" => o200k::<1, false>(&chars, &mut emit),
         _ => panic!("no native pre-tokenizer for {preset:?}"),
     }
     let steps = chars.steps();
     Ok((pieces, steps))
 }
 
-/// The scanner of a preset by name (`gpt2`, `cl100k`, `o200k`), None for any other name.
+/// The scanner of a name in `SCANNERS` (`gpt2`, `cl100k`, `llama3`, ...), None for any other name.
 pub fn scanner(preset: &str) -> Option<Scanner> {
     fn gpt2<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMut(&'a str)) -> Option<u32> {
         gpt2_pretokens(text, classes, emit)
     }
+    use crate::pretok_cl100k::family_pretokens as cl100k;
+    use crate::pretok_o200k::family_pretokens as o200k;
     match preset {
         "gpt2" => Some(gpt2),
         "cl100k" => Some(crate::pretok_cl100k::cl100k_pretokens),
         "o200k" => Some(crate::pretok_o200k::o200k_pretokens),
+        "llama3" => Some(cl100k::<3, false, false>),
+        "qwen2" => Some(cl100k::<1, false, false>),
+        "qwen35" => Some(cl100k::<1, false, true>),
+        "nemo" => Some(o200k::<1, false>),
         _ => None,
     }
 }
@@ -322,7 +342,7 @@ mod tests {
     use super::*;
     use crate::testing::{classes, pieces};
 
-    const PRESETS: [&str; 3] = ["gpt2", "cl100k", "o200k"];
+    const PRESETS: [&str; 7] = SCANNERS;
 
     #[test]
     fn gpt2_contractions_are_lower_case_only_and_the_first_alternative_wins() {
@@ -404,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_three_presets_have_a_scanner() {
+    fn only_the_named_scanners_exist() {
         assert!(PRESETS.iter().all(|p| scanner(p).is_some()));
         assert!(scanner("r50k").is_none() && scanner("GPT2").is_none() && scanner("").is_none());
     }
@@ -503,7 +523,7 @@ mod tests {
             let text: String = (0..next(13))
                 .flat_map(|_| std::iter::repeat_n(RUN_CHARS[next(17) as usize], 1 + next(400) as usize))
                 .collect();
-            work(PRESETS[round % 3], &text);
+            work(PRESETS[round % PRESETS.len()], &text);
         }
     }
 }

@@ -27,9 +27,18 @@ fn in_w(class: u8) -> bool {
 /// Calls `emit` with each pre-token of `text` in order. Returns the first code point that the class
 /// table does not cover, or None when done.
 pub fn o200k_pretokens<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMut(&'a str)) -> Option<u32> {
+    family_pretokens::<3, true>(text, classes, emit)
+}
+
+/// `o200k_pretokens` with the family's parameters (see the module's documentation).
+pub fn family_pretokens<'a, const DIGITS: usize, const CONTRACTIONS: bool>(
+    text: &'a str,
+    classes: &[u8],
+    emit: &mut dyn FnMut(&'a str),
+) -> Option<u32> {
     match Chars::new(text, classes) {
         Ok(text) => {
-            o200k_scan(&text, emit);
+            family_scan::<DIGITS, CONTRACTIONS>(&text, emit);
             None
         }
         Err(code_point) => Some(code_point),
@@ -38,9 +47,17 @@ pub fn o200k_pretokens<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMut(&
 
 /// `o200k_pretokens` on a classified text.
 pub fn o200k_scan<'a>(text: &Chars<'a>, emit: &mut dyn FnMut(&'a str)) {
+    family_scan::<3, true>(text, emit)
+}
+
+/// `family_pretokens` on a classified text.
+pub fn family_scan<'a, const DIGITS: usize, const CONTRACTIONS: bool>(
+    text: &Chars<'a>,
+    emit: &mut dyn FnMut(&'a str),
+) {
     let mut i = 0;
     while i < text.len() {
-        let end = next_end(text, i);
+        let end = next_end::<DIGITS, CONTRACTIONS>(text, i);
         emit(text.piece(i, end));
         i = end;
     }
@@ -64,7 +81,7 @@ fn word_b(text: &Chars<'_>, s: usize) -> Option<usize> {
 }
 
 /// Where the pre-token that starts at `i` ends: the alternatives of the pattern in order.
-fn next_end(text: &Chars<'_>, i: usize) -> usize {
+fn next_end<const DIGITS: usize, const CONTRACTIONS: bool>(text: &Chars<'_>, i: usize) -> usize {
     let (chars, n) = (&text.chars, text.len());
     let (c, class) = (chars[i], text.class(i));
     // A and B: a word with an optional character before it that is not a newline, a letter or a number
@@ -75,12 +92,12 @@ fn next_end(text: &Chars<'_>, i: usize) -> usize {
         .or_else(|| if prefix { word_b(text, i + 1) } else { None })
         .or_else(|| word_b(text, i));
     if let Some(end) = word {
-        return end + contraction_ci(chars, end);
+        return if CONTRACTIONS { end + contraction_ci(chars, end) } else { end };
     }
     // C: numbers in groups of three from the left (the run's end is remembered: one scan of a long number,
-    // not one per group).
+    // not one per group); or one by one.
     if class == NUMBER {
-        return text.run(i, NUMBERS).min(i + 3);
+        return text.run(i, NUMBERS).min(i + DIGITS);
     }
     // D: punctuation (and marks), with its space before and newlines and slashes after.
     let start = if c == ' ' && i + 1 < n && is_other(text.class(i + 1)) { i + 1 } else { i };
@@ -144,5 +161,14 @@ mod tests {
         // Unlike cl100k, a run that ends the text still stops after its last newline.
         assert_eq!(pieces("o200k", "x \n\n  "), ["x", " \n\n", "  "]);
         assert_eq!(pieces("o200k", "a\u{a0}b \u{3000}c"), ["a", "\u{a0}b", " ", "\u{3000}c"]);
+    }
+
+    #[test]
+    fn nemo_has_no_contractions_and_takes_numbers_one_by_one() {
+        assert_eq!(
+            pieces("nemo", "it's 1234 DON'T HelloWorld"),
+            ["it", "'s", " ", "1", "2", "3", "4", " DON", "'T", " Hello", "World"]
+        );
+        assert_eq!(pieces("nemo", "x \n\n  "), ["x", " \n\n", "  "]);
     }
 }

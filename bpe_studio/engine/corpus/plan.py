@@ -4,8 +4,9 @@ A chunk boundary is *certain* when the full-text scan would be in a fresh state 
 chunks separately gives exactly the counts of the whole. These positions qualify:
 
 * the start of a special token that no other special-token occurrence covers from the left, since the
-  special-token scan (leftmost, longest first) must then start a match exactly there; and, for the preset
-  patterns only, when no special token covers the position or ends at it:
+  special-token scan (leftmost, longest first) must then start a match exactly there; and, for the patterns
+  with a native scanner only (the presets and the models' patterns of ``pretokenize.patterns.scanner_name``,
+  called "the presets" below), when no special token covers the position or ends at it:
 * the position between ``"\\n"`` and an ASCII letter when the byte before the ``"\\n"`` is a printable
   ASCII character. Every preset pattern ends a pre-token after such a newline and starts one at the letter,
   and a single ``"\\n"`` at the end of a chunk is matched the same way as inside the text (this is why a
@@ -18,11 +19,12 @@ chunks separately gives exactly the counts of the whole. These positions qualify
   other than ``'``; a digit before a letter or punctuation; punctuation before a digit (``"x1"``, ``"7a"``,
   ``"a,"``, ``"2;"``, ``":3"``). This cuts minified JSON, base64 and similar text without spaces.
 
-Why these cuts are certain, for gpt2, cl100k and o200k. Call the position ``p``, ``c = text[p - 1]`` and
-``d = text[p]``. Counting ``text[:p]`` and ``text[p:]`` separately gives the pre-tokens of ``text`` if
-(a) the scan of ``text`` never matches across ``p`` and every match attempt it makes before ``p`` ends the
-same way when the text stops at ``p``, and (b) the scan of ``text`` from ``p`` is the scan of ``text[p:]``
-from its start.
+Why these cuts are certain, for gpt2, cl100k and o200k, and the models' patterns, which are theirs with
+other parameters (their alternatives are listed below beside the presets'). Call the position ``p``,
+``c = text[p - 1]`` and ``d = text[p]``. Counting ``text[:p]`` and ``text[p:]`` separately gives the
+pre-tokens of ``text`` if (a) the scan of ``text`` never matches across ``p`` and every match attempt it
+makes before ``p`` ends the same way when the text stops at ``p``, and (b) the scan of ``text`` from ``p``
+is the scan of ``text[p:]`` from its start.
 
 (b) holds at every position a scan reaches: the presets look only forwards (no look-behind, ``^``, ``\\b``
 or ``\\G``); their one end anchor, cl100k's ``\\s++$``, sees the same end in both (applying (a) at the
@@ -33,17 +35,19 @@ enough that every test the presets can make right after consuming ``c`` fails on
 end of the text. In every cut above ``c`` is not whitespace, so only these alternatives can consume it, and
 this is what each can test next:
 
-* ``'(?:[sdmt]|ll|ve|re)`` (gpt2; cl100k with ``(?i:...)``): after ``'``, a letter; after a letter, a letter
-  or the end of the match;
-* ``\\p{L}+`` (gpt2), ``[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++`` (cl100k): after the optional prefix (any character
-  but ``\\r``, ``\\n``, letters and digits) a letter; after a letter, a letter;
-* o200k's two letter alternatives: after the prefix or a letter, a letter or mark (``\\p{Lu}``, ``\\p{Ll}``,
-  ``\\p{Lt}``, ``\\p{Lm}``, ``\\p{Lo}``, ``\\p{M}``) or the suffix ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``: ``'``,
-  and after it, letters only;
-* ``\\p{N}+`` (gpt2), ``\\p{N}{1,3}`` (cl100k, o200k): after a digit, a digit;
+* ``'(?:[sdmt]|ll|ve|re)`` (gpt2; cl100k with ``(?i:...)``; the models' ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``):
+  after ``'``, a letter; after a letter, a letter or the end of the match;
+* ``\\p{L}+`` (gpt2), ``[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++`` (cl100k; Llama 3 and Qwen 2 without ``+``):
+  after the optional prefix (any character but ``\\r``, ``\\n``, letters and digits) a letter; after a
+  letter, a letter; Qwen 3.5's ``[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+``: a letter or a mark after either;
+* o200k's two letter alternatives (Nemo's the same without the suffix): after the prefix or a letter, a
+  letter or mark (``\\p{Lu}``, ``\\p{Ll}``, ``\\p{Lt}``, ``\\p{Lm}``, ``\\p{Lo}``, ``\\p{M}``) or the suffix
+  ``(?i:'s|'t|'re|'ve|'m|'ll|'d)``: ``'``, and after it, letters only;
+* ``\\p{N}+`` (gpt2), ``\\p{N}{1,3}`` (cl100k, o200k, Llama 3): after a digit, a digit; ``\\p{N}`` (Qwen,
+  Nemo): nothing;
 * ``[^\\s\\p{L}\\p{N}]+`` (gpt2), ``[^\\s\\p{L}\\p{N}]++[\\r\\n]*+`` (cl100k),
-  ``[^\\s\\p{L}\\p{N}]+[\\r\\n/]*`` (o200k): after punctuation, punctuation (the class excludes whitespace,
-  letters and digits), ``\\r``, ``\\n`` or ``/``;
+  ``[^\\s\\p{L}\\p{N}]+[\\r\\n/]*`` (o200k), ``[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*`` (Qwen 3.5): after
+  punctuation, punctuation (the class excludes whitespace, letters and digits), ``\\r``, ``\\n`` or ``/``;
 * the whitespace alternatives (``\\s+(?!\\S)``, ``\\s++$``, ``\\s*[\\r\\n]``, ``\\s+``, ...) never consume
   ``c``.
 
@@ -60,7 +64,8 @@ initial state, so decoding the chunks (also with ``invalid_utf8="replace"``) giv
 For the space cut after a non-ASCII character, "not whitespace" is checked on the bytes: the character
 ends in a continuation byte and is none of the UTF-8 encodings of Unicode whitespace (U+0085, U+00A0,
 U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000: what ``\\s`` matches beyond ASCII).
-tests/engine/corpus/test_chunking.py checks all of this with property tests, for each preset.
+tests/engine/corpus/test_chunking.py checks all of this with property tests, for each preset and model
+pattern.
 
 For a custom pattern only special tokens and file ends cut a file. Where no certain boundary comes for a
 while (one long word, a run of digits or of punctuation, text in a script without spaces, or a custom

@@ -8,7 +8,7 @@ document). So the array equals, document by document, what ``encode_ordinary`` g
 
 The files are cut into the same tasks as for training (text at certain boundaries of the tokenizer's
 pattern or at the separator, JSON Lines by line ranges, Parquet by row groups, compressed files in
-decompressed blocks); threads of this process (with the native kernel and a preset pattern: its encoder
+decompressed blocks); threads of this process (with the native kernel and a pattern it scans: its encoder
 releases the GIL) or else worker processes encode them, and the results are written in order, holding at
 most a few tasks' ids at a time, so memory stays flat in the corpus size. The output is written to a
 temporary file beside it and renamed once complete: an interrupted run leaves nothing behind.
@@ -44,7 +44,7 @@ from typing import Any
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk, check_read, decode, plan_chunks
 from ..corpus.sources import RecordReader, Task, plan_sources
-from ..pretokenize.patterns import preset_name
+from ..pretokenize.patterns import scanner_name
 from ..workers.task_pool import ordered_worker_map
 from ..workers.threaded import ordered_map
 from ..write_plan import WritePlan
@@ -116,7 +116,7 @@ class TaskEncoder:
         skip_bad_records: bool = False,
     ) -> None:
         self._encode = tokenizer.encode_ordinary
-        # With the native kernel and a preset pattern, a task's documents become its rows in one native
+        # With the native kernel and a pattern it scans, a task's documents become its rows in one native
         # call (None otherwise: the ids are joined here).
         self._joined = tokenizer._encode_joined
         self._separator = separator
@@ -249,7 +249,7 @@ def iter_encode_corpus(
         )
     policy = InvalidUtf8Policy(invalid_utf8)
     specials = [separator] if separator else []
-    newline_cuts = preset_name(tokenizer.pattern) is not None
+    newline_cuts = scanner_name(tokenizer.pattern) is not None
     tasks, known = plan_sources(
         inputs,
         chunk_size=chunk_size,
@@ -435,7 +435,7 @@ def corpus_compression(
         4.03
     """
     specials: list[str] = []
-    newline_cuts = preset_name(tokenizer.pattern) is not None
+    newline_cuts = scanner_name(tokenizer.pattern) is not None
     tasks, _ = plan_sources(
         [path],
         chunk_size=chunk_size,

@@ -34,7 +34,7 @@ from typing import Any
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import plan_chunks
 from ..corpus.sources import Task, plan_sources
-from ..pretokenize.patterns import preset_name
+from ..pretokenize.patterns import scanner_name
 from ..workers.task_pool import ordered_worker_map
 from ..workers.threaded import ordered_map
 from .analysis import Compression, compression
@@ -175,9 +175,9 @@ def evaluate_files(
         names: The names the tokenizers were loaded from, when ``tokenizers`` holds objects: worker
             processes load them by name themselves.
         paths: The corpus files, in any format of :mod:`~bpe_studio.engine.corpus.sources`.
-        workers: Threads when every tokenizer runs on the native kernel with a preset pattern, else worker
-            processes; None: every core when the files hold at least :data:`PARALLEL_MIN_BYTES`, else 1.
-            With 1 everything runs in this process.
+        workers: Threads when every tokenizer runs on the native kernel with a pattern it scans (a preset's
+            or a model's: ``patterns.scanner_name``), else worker processes; None: every core when the files
+            hold at least :data:`PARALLEL_MIN_BYTES`, else 1. With 1 everything runs in this process.
         cancelled: Checked before every document (and while waiting for workers).
 
     Raises:
@@ -189,7 +189,7 @@ def evaluate_files(
     from ..formats import load
 
     loaded = [t if isinstance(t, Tokenizer) else load(t) for t in tokenizers]
-    newline_cuts = all(preset_name(t.pattern) is not None for t in loaded)
+    newline_cuts = all(scanner_name(t.pattern) is not None for t in loaded)
     tasks = file_tasks(paths, chunk_size=chunk_size, newline_cuts=newline_cuts)
     options = {"text_field": text_field, "skip_bad_records": skip_bad_records, "invalid_utf8": invalid_utf8}
     if workers is None:
@@ -198,7 +198,7 @@ def evaluate_files(
     if workers < 1:
         raise ValueError(f"workers: {workers} must be at least 1")
     results: Generator[tuple[int, TaskFigures], None, None]
-    if workers > 1 and all(t.backend == "native" and preset_name(t.pattern) is not None for t in loaded):
+    if workers > 1 and all(t.backend == "native" and scanner_name(t.pattern) is not None for t in loaded):
         # The native encoder splits and merges without the GIL: threads of this process share the loaded
         # tokenizers (worker processes would each load them again, ~0.6 s for GPT-2).
         results = _evaluate_threaded(loaded, tasks, workers, options, cancelled or (lambda: False))

@@ -45,7 +45,7 @@ from ..bytes_unicode import bytes_to_text
 from ..config import MAX_VOCAB_SIZE
 from ..corpus.plan import special_token_regex
 from ..pretokenize.boundary import last_newline_boundary
-from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern
+from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern, scanner_name
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 from .merge_queue import Buckets, Heap, MergeQueue
 from .rank_rule import derive_merges, merge_parts
@@ -364,8 +364,9 @@ class Tokenizer:
         token_of_id = list(map(table.get, range(max(table) + 1)))
         self._cache = _PieceCache(self._bpe, cache_size)
         # The encoder, chosen once: the native one (rust/src/encode.rs) does the same BPE and caching as
-        # _bpe and _cache, and with a preset pattern also splits the text (rust/src/pretok*.rs, equal to the
-        # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
+        # _bpe and _cache, and with a pattern it has a scanner for (a preset's or a model's: scanner_name)
+        # also splits the text (rust/src/pretok*.rs, equal to the `regex` pattern on every input): text to
+        # ids in one call. The Python one when the kernel is not
         # built or BPE_STUDIO_PURE=1.
         # (A SentencePiece-style model merges characters, not bytes: the Python encoder, with its own BPE.)
         native_encoder = None if piece_model is not None else native.encoder(
@@ -378,7 +379,7 @@ class Tokenizer:
             ),
             token_of_id,
             cache_size=cache_size,
-            preset=preset_name(self._pattern),
+            preset=scanner_name(self._pattern),
             split=self._split,
             special_ids=sorted(special_ids),
             ignore_merges=self._ignore_merges,

@@ -5,8 +5,9 @@ What is read: a ``BPE`` model (vocab in GPT-2 characters, merges as ``"left righ
 :mod:`bpe_studio.engine.pretokenize.hf` runs (``Split`` with every behaviour, ``Digits``, ``Punctuation``,
 ``Metaspace``, ``NFKC``, ``Lowercase``, ``Replace``, ... around one ``ByteLevel``), so OLMo 2, DeepSeek-V3
 and the legacy Claude tokenizer load too. The common shapes (``ByteLevel`` with its GPT-2 regex, or a
-``Sequence`` of one ``Split`` regex and ``ByteLevel``, with no normalizer or ``NFC``: Llama 3, Qwen 2/3, OLMo,
-Phi-4) become one pattern, which the native kernel splits; the others run as a
+``Sequence`` of one ``Split`` regex and ``ByteLevel``, with no normalizer or ``NFC``: Llama 3, Qwen 2/3/3.5,
+OLMo, OLMo 2, Phi-4) become one pattern, which the native kernel splits (with a native scanner when the regex
+is a preset's or a model's: ``patterns.scanner_name``); the others run as a
 :class:`~bpe_studio.engine.pretokenize.hf.Pipeline` in Python before the BPE. A ``decoder`` other than
 ``ByteLevel`` is applied by ``decode``. Added tokens become special tokens. What is not byte-level BPE at
 all (WordPiece, Unigram, SentencePiece-style BPE with ``byte_fallback``, a pre-tokenizer without
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bytes_unicode import bytes_to_text, char_to_byte
 from ..pretokenize.hf import Pipeline, PipelineError, from_oniguruma, to_oniguruma
-from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name
+from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name, scanner_name
 from .atomic import atomic_write
 from .sentencepiece import OPENS
 from .studio import FormatError, FormatWarning, read_json, utf8
@@ -62,7 +63,8 @@ _GAPS = r"(?:{0})|(?:(?!(?:{0}))[\s\S])+"
 def _with_gaps(pattern: str) -> str:
     r"""The pattern whose matches are a ``Split``'s pieces: its matches and the text between them.
 
-    Presets match every character already and stay as they are (so they are still recognised).
+    Presets and the patterns with a native scanner match every character already and stay as they are
+    (so that they are still recognised, and split natively: Llama 3's, Qwen's).
 
     Example:
         >>> print(_with_gaps(r"\d+"))
@@ -70,7 +72,8 @@ def _with_gaps(pattern: str) -> str:
         >>> _with_gaps(PATTERNS["gpt2"]) == PATTERNS["gpt2"]
         True
     """
-    if preset_name(pattern) is not None:
+    # (A preset's name is a regex here: "gpt2" matches the text "gpt2".)
+    if scanner_name(pattern) is not None and pattern not in PATTERNS:
         return pattern
     return _GAPS.format(pattern)
 
@@ -148,14 +151,20 @@ def _pattern_of(path: Path, pre: object) -> str:
             pattern = split.get("pattern")
             if not isinstance(pattern, dict) or not isinstance(pattern.get("Regex"), str):
                 raise _fail(path, "pre_tokenizer.pretokenizers[0].pattern", "expected {'Regex': '...'}")
-            if split.get("behavior", "Isolated") != "Isolated" or split.get("invert", False):
+            regex_text = from_oniguruma(pattern["Regex"])
+            behavior, invert = split.get("behavior", "Isolated"), split.get("invert", False)
+            # 'Removed' with invert keeps the matches and drops the text between them; the matches of a
+            # pattern with a native scanner cover every character, so nothing is dropped: that is
+            # 'Isolated' (OLMo 2's Split).
+            inverted_whole = behavior == "Removed" and invert is True and scanner_name(regex_text) is not None
+            if not inverted_whole and (behavior != "Isolated" or invert):
                 raise _fail(
                     path,
                     "pre_tokenizer.pretokenizers[0]",
                     "only behavior 'Isolated' without invert is supported",
                 )
             _byte_level(path, "pre_tokenizer.pretokenizers[1]", steps[1], regex_expected=False)
-            return _with_gaps(from_oniguruma(pattern["Regex"]))
+            return _with_gaps(regex_text)
         kinds = (
             [s.get("type") if isinstance(s, dict) else None for s in steps] if isinstance(steps, list) else []
         )

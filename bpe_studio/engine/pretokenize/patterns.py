@@ -1,5 +1,6 @@
-"""Pre-tokenization patterns: the presets (``gpt2``, ``cl100k``, ``o200k``), their ASCII twins, and compiling
-a preset name or a regex with a message that says how to fix a bad one.
+"""Pre-tokenization patterns: the presets (``gpt2``, ``cl100k``, ``o200k``), their ASCII twins, the models'
+own patterns that the native kernel scans (:func:`scanner_name`), and compiling a preset name or a regex with
+a message that says how to fix a bad one.
 
 Example:
     >>> compile_pattern("cl100k").findall("It's 2024!")
@@ -8,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import regex
@@ -60,6 +62,111 @@ ASCII_PATTERNS: dict[str, str] = {
     ),
 }
 
+#: The pre-tokenization patterns of models' tokenizers that are not presets, exactly as their files or code
+#: state them: Llama 3's (llama-models, and its tokenizer.json's Split; OLMo 2's Split too), Qwen 2 / 2.5 /
+#: 3's and Qwen 3.5's Split, Mistral Nemo's tekken pattern, tiktoken's r50k/p50k (GPT-2's, written to run
+#: faster) and the GPT-2 regex of ``tokenizers``' ByteLevel (GPT-NeoX, Pythia, OLMo 1). Llama 4's is
+#: o200k's, character for character. Each has a native scanner (:func:`scanner_name`).
+MODEL_PATTERNS: dict[str, str] = {
+    "llama3": (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+        r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ),
+    "qwen2": (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+        r"|\s+(?!\S)|\s+"
+    ),
+    "qwen35": (
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
+        r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ),
+    "nemo": (
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|"
+        r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    ),
+    "r50k": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
+    "byte_level": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+}
+
+
+def _spellings() -> dict[str, str]:
+    r"""Every spelling of a pattern that a native scanner equals -> the scanner's name.
+
+    A scanner is a preset's with parameters (rust/src/pretok_cl100k.rs, pretok_o200k.rs): numbers in groups
+    of 3 or one by one, whether a whitespace run that ends the text is one pre-token (``\s++$``), whether
+    marks are letters, whether o200k's words end with a contraction. Each alternative may be spelled in the
+    ways below, which find the same pre-tokens whatever the rest: the contractions ``'(?i:[sdmt]|ll|ve|re)``
+    and ``(?i:'s|'t|'re|'ve|'m|'ll|'d)`` are the same strings, none a prefix of another that a later one
+    would take; a possessive quantifier gives back nothing that its alternative could use (what follows it
+    cannot match what it took, or always matches); ``\s*[\r\n]`` and ``\s*[\r\n]+`` both end at the run's
+    last newline; ``\s`` and ``\s+`` after ``\s+(?!\S)`` only ever take one character. Patterns are not
+    normalized otherwise: another spelling runs through ``regex`` (tests/engine/pretokenize hold each
+    spelling here equal to its scanner).
+
+    Example:
+        >>> _spellings()[MODEL_PATTERNS["llama3"]]
+        'llama3'
+    """
+    contractions = (r"'(?i:[sdmt]|ll|ve|re)", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)")
+    words = (r"[^\r\n\p{L}\p{N}]?\p{L}+", r"[^\r\n\p{L}\p{N}]?+\p{L}+", r"[^\r\n\p{L}\p{N}]?+\p{L}++")
+    words_and_marks = (r"[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+",)
+    digits = {3: (r"\p{N}{1,3}", r"\p{N}{1,3}+"), 1: (r"\p{N}",)}
+    punctuation = (
+        r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+        r" ?[^\s\p{L}\p{N}]++[\r\n]*",
+        r" ?[^\s\p{L}\p{N}]++[\r\n]*+",
+    )
+    punctuation_but_marks = (r" ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*",)
+    newlines = (r"\s*[\r\n]+", r"\s*[\r\n]")
+    spaces = (r"\s+(?!\S)|\s+", r"\s+(?!\S)|\s")
+    found: dict[str, str] = {}
+    # cl100k's family: (name, numbers, whitespace run at the end whole, marks are letters).
+    for name, n, end_whole, marks in (
+        ("cl100k", 3, True, False),
+        ("llama3", 3, False, False),
+        ("qwen2", 1, False, False),
+        ("qwen35", 1, False, True),
+    ):
+        for parts in itertools.product(
+            contractions,
+            words_and_marks if marks else words,
+            digits[n],
+            punctuation_but_marks if marks else punctuation,
+            [r"\s++$|" + w for w in newlines] if end_whole else newlines,
+            spaces,
+        ):
+            found["|".join(parts)] = name
+    # o200k's family: its words with or without the contraction after them, numbers by 3 or one by one.
+    upper, lower = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
+    suffix = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    for name, n, contraction in (("o200k", 3, True), ("nemo", 1, False)):
+        tail = suffix if contraction else ""
+        for number in digits[n]:
+            found[
+                "|".join(
+                    [
+                        rf"[^\r\n\p{{L}}\p{{N}}]?{upper}*{lower}+{tail}",
+                        rf"[^\r\n\p{{L}}\p{{N}}]?{upper}+{lower}*{tail}",
+                        number,
+                        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+                        r"\s*[\r\n]+",
+                        r"\s+(?!\S)",
+                        r"\s+",
+                    ]
+                )
+            ] = name
+    # GPT-2's: its contractions as a group or one by one; tiktoken's r50k (possessive, \s++$, \s).
+    for gpt2_contractions in (r"'(?:[sdmt]|ll|ve|re)", r"'s|'t|'re|'ve|'m|'ll|'d"):
+        found[gpt2_contractions + r"| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"] = "gpt2"
+        found[gpt2_contractions + r"| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"] = "gpt2"
+    return found
+
+
+#: Every spelling of a pattern that a native scanner equals -> the scanner's name (see :func:`_spellings`).
+NATIVE_SPELLINGS: dict[str, str] = _spellings()
+
+
 # A short text with letters, digits, punctuation, whitespace runs and newlines: a pattern that matches the
 # empty string anywhere in it would make pre-tokenization loop without progress, so it is rejected.
 _PROBE_TEXT = "Hello, world! It's 2024 -- naïve café  \n\n\t x_y 日本語 😀 '"
@@ -88,6 +195,18 @@ def preset_name(pattern: str) -> str | None:
         if regex_text == pattern:
             return name
     return None
+
+
+def scanner_name(pattern: str) -> str | None:
+    r"""The native scanner that finds exactly the pre-tokens of ``pattern`` (a preset name or a regex): the
+    preset's name, a model's (``llama3``, ``qwen2``, ``qwen35``, ``nemo``: :data:`MODEL_PATTERNS`), or
+    ``None`` when the pattern runs through ``regex`` only.
+
+    Example:
+        >>> scanner_name("cl100k"), scanner_name(MODEL_PATTERNS["qwen2"]), scanner_name(r"\w+|\s+")
+        ('cl100k', 'qwen2', None)
+    """
+    return preset_name(pattern) or NATIVE_SPELLINGS.get(pattern)
 
 
 def compile_pattern(pattern: str) -> Any:

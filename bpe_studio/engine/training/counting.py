@@ -22,7 +22,7 @@ from .. import native
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk
 from ..corpus.sources import Task
-from ..pretokenize.patterns import preset_name
+from ..pretokenize.patterns import scanner_name
 from ..workers.launch import death_message, start_child, stop_process
 from ..workers.protocol import (
     WorkerCrashedError,
@@ -242,9 +242,10 @@ CountingPath = Literal["serial", "threads", "processes"]
 
 def counting_path(*, workers: int, pattern: str, plain_text_files: bool) -> CountingPath:
     r"""How to count with ``workers``: in this process (one worker), in threads of this process (the
-    native kernel on, a preset pattern, local plain-text files: its native table counts with the GIL
-    released, so threads need no start-up and send no tables), or else in worker processes (a custom
-    pattern, the Python backend, records to parse in Python, or ``workers`` of a cluster elsewhere).
+    native kernel on, a pattern with a native scanner (a preset's or a model's: ``scanner_name``), local
+    plain-text files: its native table counts with the GIL released, so threads need no start-up and send no
+    tables), or else in worker processes (another pattern, the Python backend, records to parse in Python, or
+    ``workers`` of a cluster elsewhere).
 
     Example:
         >>> counting_path(workers=1, pattern="gpt2", plain_text_files=True)
@@ -254,7 +255,7 @@ def counting_path(*, workers: int, pattern: str, plain_text_files: bool) -> Coun
     """
     if workers <= 1:
         return "serial"
-    native_scan = native.backend() == "native" and preset_name(pattern) in native.NATIVE_PRESETS
+    native_scan = native.backend() == "native" and scanner_name(pattern) in native.NATIVE_SCANNERS
     return "threads" if native_scan and plain_text_files else "processes"
 
 

@@ -26,7 +26,7 @@ impl CountTable {
         CountTable::default()
     }
 
-    /// Pre-tokenizes `texts` with a preset's scanner (`gpt2`, `cl100k`, `o200k`) and counts the
+    /// Pre-tokenizes `texts` with a native scanner (`gpt2`, `cl100k`, `o200k`, `llama3`, ...) and counts the
     /// pre-tokens into the table, with the GIL released.
     ///
     /// Returns None, or the first code point beyond `classes` (see `count_pretokens`) when the class

@@ -101,7 +101,7 @@ impl Encoder {
         without_gil(py, || self.inner.encode_counts(&strs))
     }
 
-    /// The ids of a whole text under a preset pattern (`gpt2`, `cl100k`, `o200k`): the native scanner
+    /// The ids of a whole text under a native scanner (`gpt2`, `cl100k`, `llama3`, ...): the native scanner
     /// splits it and each pre-token goes through the cache, all without the GIL.
     ///
     /// `classes` is the class table of bpe_studio/engine/native.py. Returns the ids, or the first code

@@ -23,10 +23,13 @@ pub fn without_gil<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyR
     unpanic(|| py.allow_threads(f))
 }
 
-/// The native scanner of a preset, or a ValueError naming the presets.
+/// The native scanner of a name (`pretok::SCANNERS`), or a ValueError naming them.
 pub fn scanner(preset: &str) -> PyResult<pretok::Scanner> {
     pretok::scanner(preset).ok_or_else(|| {
-        PyValueError::new_err(format!("no native pre-tokenizer for {preset:?}; use gpt2, cl100k or o200k"))
+        PyValueError::new_err(format!(
+            "no native pre-tokenizer for {preset:?}; use one of {}",
+            pretok::SCANNERS.join(", ")
+        ))
     })
 }
 
@@ -116,7 +119,7 @@ impl MergeKernel {
     }
 }
 
-/// Pre-tokenizes `texts` with a preset's pattern (`gpt2`, `cl100k`, `o200k`) and counts the pre-tokens.
+/// Pre-tokenizes `texts` with a native scanner (`gpt2`, `cl100k`, `llama3`, ...) and counts the pre-tokens.
 ///
 /// `classes` gives each code point's class (see rust/src/pretok.rs and bpe_studio/engine/native.py).
 /// Returns (pre-token -> count, number of pre-tokens), or the first code point beyond the table as an

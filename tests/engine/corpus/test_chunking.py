@@ -1,9 +1,10 @@
 """Chunk boundaries: cutting text where the planner may cut never changes its pre-tokens or its counts.
 
 The proof in the docstring of :mod:`bpe_studio.engine.corpus.plan` is checked here on random text: for each
-preset, the pre-tokens of the whole equal the pre-tokens of the pieces cut at *every* candidate boundary;
-decoding is unchanged by the cuts (also with invalid UTF-8 and ``errors="replace"``); and training text on
-one line (no newline at all) with tiny chunks, in this process or two workers, equals the reference.
+preset and model pattern with a native scanner, the pre-tokens of the whole equal the pre-tokens of the
+pieces cut at *every* candidate boundary; decoding is unchanged by the cuts (also with invalid UTF-8 and
+``errors="replace"``); and training text on one line (no newline at all) with tiny chunks, in this process
+or two workers, equals the reference.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pickle
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,11 +26,13 @@ from bpe_studio.cli import main
 from bpe_studio.engine import TrainConfig, compile_pattern, train
 from bpe_studio.engine.corpus.plan import NotRegularFileError, UncuttableTextError, plan_chunks
 from bpe_studio.engine.pretokenize.boundary import PRESET_BOUNDARIES
+from bpe_studio.engine.pretokenize.patterns import MODEL_PATTERNS
 from bpe_studio.engine.pretokenize.split import Pretokenizer
 
 from ..reference import reference_train
 
-PRESETS = ["gpt2", "cl100k", "o200k"]
+# The presets and the models' patterns with a native scanner: the planner cuts text at the same places.
+PRESETS = ["gpt2", "cl100k", "o200k", *MODEL_PATTERNS.values()]
 CUTS = re.compile(b"|".join(PRESET_BOUNDARIES))
 ENDOFTEXT = "<|endoftext|>"
 
@@ -98,6 +103,24 @@ def test_one_line_text_is_cut_into_many_chunks(tmp_path: Path) -> None:
     assert all(a.end == b.start for a, b in itertools.pairwise(chunks))
     # A custom pattern cannot be cut without special tokens.
     assert len(plan_chunks([path], chunk_size=1000, special_tokens=[], newline_cuts=False)) == 1
+
+
+@pytest.mark.parametrize(("pattern", "cut"), [(MODEL_PATTERNS["llama3"], True), (r"\w+|\s+|[^\w\s]+", False)])
+def test_training_on_a_models_pattern_cuts_text_as_for_a_preset(
+    tmp_path: Path, pattern: str, cut: bool
+) -> None:
+    # Llama 3's pattern is no preset, but the preset cuts hold for it: one line is cut into many chunks.
+    path = tmp_path / "one_line.txt"
+    path.write_text("Once upon a time, there were 3 cats. " * 200, "utf-8")
+    asked: list[bool] = []
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        asked.append(kwargs["newline_cuts"])
+        return plan_chunks(*args, **kwargs)
+
+    with mock.patch("bpe_studio.engine.training.trainer.plan_chunks", spy):
+        train(TrainConfig(inputs=[path], vocab_size=270, pattern=pattern, chunk_size=100, workers=1))
+    assert asked == [cut]
 
 
 @st.composite

@@ -202,7 +202,7 @@ def test_unknown_preset_and_width_are_errors(cs336_data: Path, folder: Path) -> 
     _, native = _tokenizers("gpt2", cs336_data, folder)
     assert isinstance(native._encoder, engine_native.NativeEncoder)
     raw = native._encoder._encoder
-    with pytest.raises(ValueError, match="gpt2, cl100k or o200k"):
+    with pytest.raises(ValueError, match="gpt2, cl100k, o200k, llama3"):
         raw.encode_text("llama", "x", b"")
     with pytest.raises(ValueError, match="width must be 2 or 4"):
         raw.encode_join("gpt2", ["x"], b"", separator=None, width=3)

@@ -153,7 +153,7 @@ def test_gpt2_counts_through_the_common_entry_point() -> None:
 
 
 def test_an_unknown_preset_is_refused_by_the_kernel() -> None:
-    with pytest.raises(ValueError, match="use gpt2, cl100k or o200k"):
+    with pytest.raises(ValueError, match="use one of gpt2, cl100k, o200k, llama3"):
         native.count_pretokens("r50k", ["ab"])
 
 

@@ -17,14 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import native
-from bpe_studio.engine.pretokenize.patterns import compile_pattern
+from bpe_studio.engine.pretokenize.patterns import MODEL_PATTERNS, compile_pattern
 
 from ..backends import needs_native
 
 pytestmark = needs_native
 
-PRESETS = list(native.NATIVE_PRESETS)
-PATTERNS = {name: compile_pattern(name) for name in PRESETS}
+# Every scanner: the presets', then the models' (named as their patterns in MODEL_PATTERNS).
+PRESETS = list(native.NATIVE_SCANNERS)
+PATTERNS = {name: compile_pattern(MODEL_PATTERNS.get(name, name)) for name in PRESETS}
 
 N = 5_000
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from bpe_studio.engine import TrainConfig, native, train
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus.plan import Chunk, CorpusChangedError, CorpusDecodeError, plan_chunks
-from bpe_studio.engine.pretokenize.patterns import resolve_pattern
+from bpe_studio.engine.pretokenize.patterns import MODEL_PATTERNS, resolve_pattern
 from bpe_studio.engine.training.counter import ChunkCounter
 from bpe_studio.engine.training.counting import (
     CountOutcome,
@@ -256,6 +256,38 @@ def test_training_counts_plain_text_in_threads_and_records_in_processes(tmp_path
         assert used == ["threads", "processes", "processes"]
     serial = train(base.replace(workers=1))
     assert threaded.merges == serial.merges and threaded.stats == serial.stats
+
+
+@needs_native
+def test_training_on_a_models_pattern_counts_in_threads_as_the_python_engine_does(tmp_path: Path) -> None:
+    # Llama 3's pattern is no preset, but it has a native scanner: threads, as for the presets.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Hello world, it's 2024!\n\n  DON'T <|endoftext|> x\t1234567 " * 300, encoding="utf-8")
+    used: list[str] = []
+    base = TrainConfig(
+        inputs=[corpus],
+        vocab_size=300,
+        special_tokens=(ENDOFTEXT,),
+        workers=2,
+        chunk_size=500,
+        pattern=MODEL_PATTERNS["llama3"],
+    )
+    trainer = "bpe_studio.engine.training.trainer"
+    with (
+        use_backend("native"),
+        mock.patch(
+            f"{trainer}.count_threads", lambda *a, **k: (used.append("threads"), count_threads(*a, **k))[1]
+        ),
+        mock.patch(
+            f"{trainer}.count_parallel",
+            lambda *a, **k: (used.append("processes"), count_parallel(*a, **k))[1],
+        ),
+    ):
+        threaded = train(base)
+    assert used == ["threads"]
+    with use_backend("python"):
+        reference = train(base.replace(workers=1))
+    assert threaded.merges == reference.merges and threaded.stats == reference.stats
 
 
 # --- Threads, processes, serial: the same counts --------------------------------------------------------
