@@ -306,6 +306,15 @@ FIELD_LABELS = {
     "workers": "Workers",
     "min_frequency": "Min frequency",
     "cluster": "Dask cluster",
+    "max_token_length": "Max token length",
+    "chunk_size": "Chunk size",
+    "invalid_utf8": "Invalid UTF-8",
+    "text_field": "Text field",
+    "counts_in": "Counts from",
+    "counts_out": "Save counts",
+    "checkpoint": "Checkpoint",
+    "checkpoint_every": "Checkpoint every",
+    "resume": "Resume from",
 }
 
 
