@@ -217,6 +217,19 @@ class TrainProgress(QObject):
         self.phase_label.setText("Starting")
         self.refresh_timer.start()
 
+    def reset_display(self) -> None:
+        """Show no run (after a failed run, when the corpus changes): "Ready", an empty bar and charts."""
+        self._reset_state()
+        self.refresh_timer.stop()
+        self.merges_model.clear()
+        self.charts.reset()
+        self.progress_bar.setRange(0, 1000)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("")
+        for label in self.stat_labels.values():
+            label.setText("–")
+        self.phase_label.setText("Ready")
+
     def set_cancelling(self) -> None:
         """Show that the run was asked to stop."""
         self._state.cancelling = True
