@@ -410,3 +410,87 @@ def test_the_demo_corpus_is_built_off_the_gui_thread(  # type: ignore[no-untyped
     with qtbot.waitSignal(view.demo_ready, timeout=RUN_MS):
         release.set()
     assert view.corpus_files() == [small_corpus]
+
+
+# ------------------------------------------------------------------------------------------------------
+# Item 11: no meaningless numbers
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_empty_charts_and_counting_show_no_meaningless_numbers(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, small_corpus: Path
+) -> None:
+    from bpe_studio.engine import Phase, PhaseStarted
+
+    view = window.train_view
+    charts, learn = view.progress.charts, view.learn_view
+    # Before any run: whole merges from 0, no negative bytes, a token axis from 0 (not 190.6..191.4).
+    for plot in (charts.count_plot, charts.length_plot):
+        low, high = plot.vb.viewRange()[0]
+        assert -0.05 * high <= low <= 0 and high >= 100, (low, high)  # (a little padding around 0)
+    assert charts.length_plot.vb.viewRange()[1][0] >= -0.5  # (the density image's rows are centred)
+    assert learn.plot.vb.viewRange()[1][0] == 0
+    # A theme switch shows no replay mark at merge 0 (there is no run to mark).
+    trigger(window, "View", "Theme", "Dark")
+    trigger(window, "View", "Theme", "Light")
+    assert not any(mark.isVisible() for mark in charts.replay_marks)
+    # Counting has begun but no chunk is counted yet: no "0 B of 0 B · at least 0 unique pre-tokens".
+    view.set_corpus_files([small_corpus])
+    config = view.build_config()
+    view.progress.begin(config)
+    view.progress.add_events([PhaseStarted(Phase.COUNTING, 0.01)])
+    view.progress._update_status()
+    assert "0 B of 0 B" not in view.progress_bar.format() and "at least 0" not in view.progress_bar.format()
+    view.progress.stop()
+
+
+# ------------------------------------------------------------------------------------------------------
+# Item 16: Watch BPE learn's slider and replay follow the log scale; the merges table follows the replay
+# ------------------------------------------------------------------------------------------------------
+
+
+def test_replay_scale_gives_the_first_merges_their_share() -> None:
+    from bpe_studio.ui.present.replay_scale import (
+        LOG_PACE,
+        REPLAY_SECONDS,
+        SLIDER_STEPS,
+        replay_target,
+        slider_merges,
+        slider_position,
+    )
+
+    total = 65_279
+    # The first 1,000 merges had 1.5% of a linear slider's travel; on the log scale they have most of it.
+    assert slider_position(1_000, total) / SLIDER_STEPS > 0.6
+    positions = range(SLIDER_STEPS + 1)
+    merges = [slider_merges(p, total) for p in positions]
+    assert merges[0] == 0 and merges[-1] == total and merges == sorted(merges)
+    assert all(slider_merges(slider_position(m, total), total) == m for m in range(60))  # exact at first
+    # A replay at the default pace ends in REPLAY_SECONDS, whatever the run's length (100/s took 11 min).
+    for n in (50, total, 1_000_000):
+        assert replay_target(0, n, REPLAY_SECONDS, speed=LOG_PACE) == n
+        assert replay_target(0, n, REPLAY_SECONDS / 2, speed=LOG_PACE) < n
+
+
+def test_the_merges_table_follows_the_replay(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, small_corpus: Path
+) -> None:
+    from bpe_studio.ui.present.replay_scale import LOG_PACE, slider_position
+
+    view = window.train_view
+    learn = view.learn_view
+    assert learn.speed_combo.currentData() == LOG_PACE  # the default replay: the whole run in 30 s
+    view.set_corpus_files([small_corpus])
+    view.vocab_spin.setValue(700)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_MS):
+        trigger(window, "Training", "Start")
+    total = len(view.result.merges)  # type: ignore[union-attr]
+    learn.slider.setValue(slider_position(30, total))
+    assert learn.merges_applied == 30
+    selected = view.merges_table.selectionModel().selectedRows()
+    assert [index.row() for index in selected] == [29]  # the 30th merge, the last one applied
+    learn.step_button.click()
+    assert [index.row() for index in view.merges_table.selectionModel().selectedRows()] == [30]
+    # The slider's middle is the middle of the log scale: far fewer merges than half the run.
+    learn.slider.setValue(learn.slider.maximum() // 2)
+    assert 0 < learn.merges_applied < total // 4
