@@ -206,9 +206,11 @@ def test_during_a_run_only_cancel_and_a_cancelled_result_is_saved(  # type: igno
     small_corpus: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    shots: Path,
 ) -> None:
     # The Python merge loop, so that the run is still merging when the journey acts.
     monkeypatch.setenv("BPE_STUDIO_PURE", "1")
+    window.resize(1024, 640)
     view = window.train_view
     # Ctrl+1 shows the Train tab, as Ctrl+2.. show the tokenizer tabs.
     window.tabs.setCurrentIndex(window.tabs.count() - 1)
@@ -224,6 +226,7 @@ def test_during_a_run_only_cancel_and_a_cancelled_result_is_saved(  # type: igno
 
     with qtbot.waitSignal(view.runner.progress, timeout=RUN_MS, check_params_cb=merging):
         trigger(window, "Training", "Start")
+    shoot(window, shots, "train-running")
     add = next(a for a in window.findChildren(type(window.start_action)) if a.text() == "&Add corpus files…")
     assert not add.isEnabled() and cancel.isEnabled()
     view.add_corpus_files([small_corpus])  # as a drop or a recent corpus would
