@@ -291,6 +291,18 @@ class LearnView(QWidget):
         if not self.play_button.isChecked():
             self.timer.stop()
 
+    def clear_run(self) -> None:
+        """Forget the last run (a failed one, once the corpus changed): its sample and merges go, the
+        welcome text (or the user's own) comes back."""
+        self.play_button.setChecked(False)
+        self.timer.stop()
+        self._live = False
+        self._merges = []
+        self._full_history = None
+        self._inputs = ()
+        self._restart(self._replay.text if self._user_text else WELCOME_TEXT)
+        self._update_controls()
+
     @Slot(object)
     def _on_progress(self, events: list[object]) -> None:
         self._merges.extend(e.pair for e in events if type(e) is MergeMade)

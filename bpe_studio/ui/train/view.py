@@ -391,6 +391,7 @@ class TrainView(QWidget):
         # A failed run's "Failed" belongs to the corpus it failed on: a new corpus starts afresh.
         if self.progress.ended == "failed" and not self.is_running():
             self.progress.reset_display()
+            self.learn_view.clear_run()  # (its sample was the failed corpus's text)
 
     @Slot(int)
     def _on_learn_view_advanced(self, merges: int) -> None:

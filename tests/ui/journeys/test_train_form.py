@@ -332,7 +332,7 @@ def test_nothing_stale_stays_on_screen(  # type: ignore[no-untyped-def]
     view = window.train_view
     # A run that fails: "Failed" belongs to its corpus, and goes with it.
     corpus = tmp_path / "soon-gone.txt"
-    corpus.write_text("some text " * 1000, encoding="utf-8")
+    corpus.write_text("some failing text " * 1000, encoding="utf-8")
     view.set_corpus_files([corpus])
     view.vocab_spin.setValue(300)
     with qtbot.waitSignal(view.error_shown, timeout=RUN_MS):
@@ -343,8 +343,10 @@ def test_nothing_stale_stays_on_screen(  # type: ignore[no-untyped-def]
     box.button(QMessageBox.StandardButton.Ok).click()
     qtbot.waitUntil(lambda: not view.is_running(), timeout=RUN_MS)
     assert view.phase_label.text() == "Failed"
+    assert "failing" in view.learn_view.sample_text  # Watch BPE learn shows the failed file's text
     view.set_corpus_files([small_corpus])
     assert view.phase_label.text() == "Ready"
+    assert "failing" not in view.learn_view.sample_text
     # The special tokens' count waits while training: the preview does not claim to be counting.
     view.set_corpus_files([big_corpus])
     with qtbot.waitSignal(view.training_ended, timeout=RUN_MS):
@@ -354,6 +356,24 @@ def test_nothing_stale_stays_on_screen(  # type: ignore[no-untyped-def]
     qtbot.waitUntil(
         lambda: "special tokens" in view.preview_label.text() and "…" not in view.preview_label.text()
     )
+
+
+def test_the_new_options_are_kept_between_sessions(qtbot, window: MainWindow, settings: Any) -> None:  # type: ignore[no-untyped-def]
+    from bpe_studio.ui.app.settings import settings_from_json
+
+    form = window.train_view.form
+    form.max_length_spin.setValue(12)
+    form.chunk_spin.setValue(2048)
+    form.utf8_combo.setCurrentIndex(form.utf8_combo.findData("replace"))
+    form.skip_bad_check.setChecked(True)
+    form.checkpoint_every_spin.setValue(77)
+    form.text_field_combo.setEditText("body")
+    window.store_settings()
+    again = MainWindow(settings_from_json(window.settings.to_json()), persist=False)
+    qtbot.addWidget(again)
+    kept = again.train_view.form_settings()
+    assert (kept.max_token_length, kept.chunk_size, kept.invalid_utf8) == (12, 2048 * 1024, "replace")
+    assert (kept.skip_bad_records, kept.checkpoint_every, kept.text_field) == (True, 77, "body")
 
 
 def test_compare_corpus_hint_follows_the_files(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
