@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 
 import regex
@@ -318,6 +319,37 @@ FIELD_LABELS = {
 }
 
 
+#: The command line's options the engine's fixes name, and the app's control for each (see app_hints).
+_CLI_CONTROLS = {
+    "text-field": "the Text field under the corpus",
+    "invalid-utf8": "More options ▸ Invalid UTF-8",
+    "skip-bad-records": "More options ▸ Bad records",
+    "special-token": "Special tokens",
+    "counts-in": "More options ▸ Counts from",
+    "counts-out": "More options ▸ Save counts",
+    "checkpoint": "More options ▸ Checkpoint",
+    "resume": "More options ▸ Resume from",
+    "max-token-length": "More options ▸ Max token length",
+}
+_CLI_HINT = re.compile(r"CLI: --([a-z0-9-]+)[^;)]*")
+
+
+def app_hints(message: str) -> str:
+    """An engine message whose fixes name command-line options (``CLI: --text-field``) naming the app's
+    controls instead: in the app there is no command line to pass them on.
+
+    Example:
+        >>> app_hints("no field 'body'; give the text's field (CLI: --text-field; now 'body')")
+        "no field 'body'; give the text's field (in the app: the Text field under the corpus; now 'body')"
+    """
+
+    def control(match: re.Match[str]) -> str:
+        name = _CLI_CONTROLS.get(match.group(1))
+        return f"in the app: {name}" if name is not None else match.group(0)
+
+    return _CLI_HINT.sub(control, message)
+
+
 def app_message(message: str) -> str:
     """An engine's ``field: problem; fix`` message in the app's words: the form's label instead of the
     field's name, no Markdown backticks, ending as a sentence.
@@ -329,7 +361,7 @@ def app_message(message: str) -> str:
     field, sep, rest = message.partition(": ")
     if sep and field in FIELD_LABELS:
         message = f"{FIELD_LABELS[field]}: {rest}"
-    message = message.replace("`", "")
+    message = app_hints(message.replace("`", ""))
     return message if message.endswith((".", "?", "!")) else f"{message}."
 
 

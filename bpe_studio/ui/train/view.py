@@ -23,7 +23,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ...engine import TrainConfig, TrainResult
-from ...engine.humanize import app_message, error_message, human_bytes, human_seconds
+from ...engine.humanize import app_hints, app_message, error_message, human_bytes, human_seconds
 from ...engine.training.preflight import preflight
 from ..app.settings import Settings, TrainSettings
 from ..app.tasks import TaskRunner
@@ -39,8 +39,9 @@ log = logging.getLogger(__name__)
 
 
 def describe_error(exc: BaseException) -> str:
-    """The message shown for a failed run: the engine's own message where there is one."""
-    return error_message(exc)
+    """The message shown for a failed run: the engine's own message where there is one (its fixes naming
+    the app's controls, not the command line's options)."""
+    return app_hints(error_message(exc))
 
 
 #: How the demo's run is replayed in Watch BPE learn once training is done: along the log scale, the whole

@@ -141,6 +141,29 @@ def test_a_jsonl_text_field_is_chosen_from_its_records(  # type: ignore[no-untyp
     assert view.result_config is not None and view.result_config.text_field == "content"
 
 
+def test_a_bad_record_found_by_the_run_names_the_apps_control(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, dialogs: ScriptedDialogs, tmp_path: Path
+) -> None:
+    """A record past the ones the form reads lacks the field: the run's error names the form's Text field
+    and Bad records, not the command line's --text-field."""
+    view = window.train_view
+    corpus = _records(tmp_path / "late.jsonl")
+    with open(corpus, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": 200, "title": "no content here"}) + "\n")
+    dialogs.answer([corpus])
+    trigger(window, "File", "Add corpus files")
+    view.form.text_field_combo.setCurrentIndex(view.form.text_field_combo.findText("content"))
+    view.vocab_spin.setValue(300)
+    _wait_checked(qtbot, window)
+    with qtbot.waitSignal(view.error_shown, timeout=RUN_MS) as shown:
+        trigger(window, "Training", "Start")
+    message = shown.args[1]
+    assert "line 201" in message and "--text-field" not in message and "Text field" in message
+    qtbot.waitUntil(lambda: not view.is_running(), timeout=RUN_MS)
+    assert view.error_box is not None
+    view.error_box.close()
+
+
 def test_more_options_reach_the_run(  # type: ignore[no-untyped-def]
     qtbot, window: MainWindow, dialogs: ScriptedDialogs, tmp_path: Path, small_corpus: Path, shots: Path
 ) -> None:
