@@ -531,6 +531,7 @@ class TrainForm(QWidget):
                 self.scanner.pause()
             else:
                 self.scanner.resume()
+                self._schedule_check()  # the run may have written files the form names (counts, checkpoints)
             self._on_scanner_updated(self.scanner.preview)  # the special tokens' count pauses, or goes on
         self._update_start()
 

@@ -343,7 +343,12 @@ class TrainView(QWidget):
         self.runner.start(training_task(config))
         self.form.set_running(True)
         self.training_started.emit()
-        self.status_message.emit(f"Training on {human_bytes(size)} to {config.vocab_size:,} tokens…")
+        source = (
+            human_bytes(size)
+            if config.inputs
+            else next(p.name for p in (config.counts_in, config.resume) if p)
+        )
+        self.status_message.emit(f"Training on {source} to {config.vocab_size:,} tokens…")
         return True
 
     @Slot()

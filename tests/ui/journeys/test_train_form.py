@@ -202,17 +202,24 @@ def test_more_options_reach_the_run(  # type: ignore[no-untyped-def]
     specials = {token.encode() for token in result.special_tokens}
     assert max(len(t) for t in result.vocab.values() if t not in specials) <= 4
     assert counts.stat().st_size > 0 and checkpoint.stat().st_size > 0
-    # A second run from the saved counts, without the corpus.
+    # A second run from the saved counts, without the corpus; its tokenizer is saved like any other.
     form.counts_out_edit.clear()
     form.checkpoint_edit.clear()
     dialogs.answer(counts)
     qtbot.mouseClick(form.counts_in_edit.parent().findChild(QToolButton), Qt.MouseButton.LeftButton)
+    click(qtbot, view, "Clear")
     _wait_checked(qtbot, window)
+    assert view.corpus_files() == []
     assert view.start_button.isEnabled(), view.start_button.toolTip()
     with qtbot.waitSignal(view.training_ended, timeout=RUN_MS) as ended:
         trigger(window, "Training", "Start")
     assert ended.args == ["finished"]
     assert view.result is not None and view.result.merges == result.merges
+    saved = tmp_path / "from-counts.json"
+    dialogs.answer(saved)
+    with qtbot.waitSignal(view.tokenizer_saved, timeout=RUN_MS):
+        trigger(window, "File", "Save tokenizer")
+    assert list(load(saved).merges) == list(result.merges)
     shoot(window, shots, "train-finished-1024x640")
 
 
