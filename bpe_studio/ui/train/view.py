@@ -86,6 +86,7 @@ class TrainView(QWidget):
         self.error_box: QMessageBox | None = None
         self._replay_when_done = False  # the demo's run: replay it in Watch BPE learn once it is done
         self._start_demo = False  # the demo corpus is being built: start training on it once it is there
+        self._shut_down = False  # the window closed: a demo corpus built since starts nothing
 
         self.runner = TaskRunner("bpe-studio-train", self)
         # The first demo builds a 33 MB corpus from the interpreter's sources (seconds): off the GUI thread.
@@ -292,7 +293,7 @@ class TrainView(QWidget):
         from ...demo import DEMO_SPECIAL_TOKEN, DEMO_VOCAB_SIZE
 
         start, self._start_demo = self._start_demo, False
-        if self.is_running():
+        if self.is_running() or self._shut_down:
             return
         self.apply_settings(
             TrainSettings(
@@ -360,7 +361,9 @@ class TrainView(QWidget):
             self.progress.set_cancelling()
 
     def shutdown(self, timeout_ms: int = 10_000) -> None:
-        """Cancel a run and wait for its thread (when the window closes)."""
+        """Cancel a run and wait for its thread (when the window closes); a demo corpus being built is
+        waited for too, and starts nothing."""
+        self._shut_down = True
         self.progress.stop()
         self.scanner.stop()
         if self.is_running():
