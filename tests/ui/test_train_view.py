@@ -248,7 +248,7 @@ def test_drop_files_and_preview(qtbot, window: MainWindow, small_corpus: Path, t
     )
     with qtbot.waitSignal(view.scanner.done, timeout=5000), qtbot.waitSignal(view.status_message):
         view.dropEvent(event)
-    assert view.corpus_files() == [small_corpus]  # the folder was skipped
+    assert view.corpus_files() == [small_corpus]  # the folder holds no corpus file (said in the status bar)
     expected = small_corpus.read_text(encoding="utf-8").count("<|endoftext|>")
     assert f"{expected} special tokens" in view.preview_label.text()
     assert view.preview_text.toPlainText().startswith(small_corpus.read_text(encoding="utf-8")[:40])
