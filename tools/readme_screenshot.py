@@ -39,12 +39,14 @@ def main() -> int:
     window.resize(*DEFAULT_SIZE)
     window.show()
     view = window.train_view
-    view.load_demo(start=True)
-    config = view.result_config
-    target = int(args.at * (config.vocab_size - 257)) if config is not None else 0
+    view.load_demo(start=True)  # (the demo corpus is built in a thread: the run starts a little later)
     status = {"code": 1}
 
     def check() -> None:
+        config = view.result_config
+        if config is None:  # not started yet
+            return
+        target = int(args.at * (config.vocab_size - 257))
         # Merges the GUI has shown (the table is fed from the same buffered events as the charts).
         if view.merges_model.rowCount() >= target:
             tmp = args.out.with_name(f".{args.out.name}.{os.getpid()}.tmp")

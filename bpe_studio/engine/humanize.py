@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 
 import regex
@@ -306,7 +307,47 @@ FIELD_LABELS = {
     "workers": "Workers",
     "min_frequency": "Min frequency",
     "cluster": "Dask cluster",
+    "max_token_length": "Max token length",
+    "chunk_size": "Chunk size",
+    "invalid_utf8": "Invalid UTF-8",
+    "text_field": "Text field",
+    "counts_in": "Counts from",
+    "counts_out": "Save counts",
+    "checkpoint": "Checkpoint",
+    "checkpoint_every": "Checkpoint every",
+    "resume": "Resume from",
 }
+
+
+#: The command line's options the engine's fixes name, and the app's control for each (see app_hints).
+_CLI_CONTROLS = {
+    "text-field": "the Text field under the corpus",
+    "invalid-utf8": "More options ▸ Invalid UTF-8",
+    "skip-bad-records": "More options ▸ Bad records",
+    "special-token": "Special tokens",
+    "counts-in": "More options ▸ Counts from",
+    "counts-out": "More options ▸ Save counts",
+    "checkpoint": "More options ▸ Checkpoint",
+    "resume": "More options ▸ Resume from",
+    "max-token-length": "More options ▸ Max token length",
+}
+_CLI_HINT = re.compile(r"CLI: --([a-z0-9-]+)[^;)]*")
+
+
+def app_hints(message: str) -> str:
+    """An engine message whose fixes name command-line options (``CLI: --text-field``) naming the app's
+    controls instead: in the app there is no command line to pass them on.
+
+    Example:
+        >>> app_hints("no field 'body'; give the text's field (CLI: --text-field; now 'body')")
+        "no field 'body'; give the text's field (in the app: the Text field under the corpus; now 'body')"
+    """
+
+    def control(match: re.Match[str]) -> str:
+        name = _CLI_CONTROLS.get(match.group(1))
+        return f"in the app: {name}" if name is not None else match.group(0)
+
+    return _CLI_HINT.sub(control, message)
 
 
 def app_message(message: str) -> str:
@@ -320,7 +361,7 @@ def app_message(message: str) -> str:
     field, sep, rest = message.partition(": ")
     if sep and field in FIELD_LABELS:
         message = f"{FIELD_LABELS[field]}: {rest}"
-    message = message.replace("`", "")
+    message = app_hints(message.replace("`", ""))
     return message if message.endswith((".", "?", "!")) else f"{message}."
 
 

@@ -30,7 +30,8 @@ def test_demo_screenshot(qtbot, tmp_path: Path) -> None:  # type: ignore[no-unty
     out = tmp_path / "shots" / "demo.png"
     out.parent.mkdir()
     window, shooter = _open(qtbot, "--demo", "--screenshot", str(out))
-    assert shooter is not None and window.train_view.is_running()
+    # The demo corpus is built in a thread first (the window paints meanwhile), then the run starts.
+    assert shooter is not None and (window.train_view.is_preparing_demo() or window.train_view.is_running())
     with qtbot.waitSignal(shooter.done, timeout=120_000) as done:
         pass
     assert done.args == [0]

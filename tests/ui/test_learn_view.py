@@ -13,6 +13,7 @@ from PySide6.QtCore import QSize
 from bpe_studio.engine import Tokenizer, TrainConfig, TrainResult
 from bpe_studio.engine.encoding.analysis import cut_to_merges
 from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.present.replay_scale import LOG_PACE, slider_position
 from bpe_studio.ui.train.charts import render_chart
 from bpe_studio.ui.train.learn_view import SPEEDS, LearnView
 
@@ -53,7 +54,7 @@ def test_the_sample_follows_the_merges_on_the_timer(
     html = view.tokens_html()
     assert html.count("<span") >= view.token_count
     view.end_run()
-    assert view.play_button.isEnabled() and view.slider.maximum() == len(merges)
+    assert view.play_button.isEnabled() and view.slider_merges(view.slider.maximum()) == len(merges)
 
 
 def test_after_the_run_it_replays_merge_by_merge(qtbot, tiny_corpus: Path, tiny_result: TrainResult) -> None:  # type: ignore[no-untyped-def]
@@ -67,12 +68,12 @@ def test_after_the_run_it_replays_merge_by_merge(qtbot, tiny_corpus: Path, tiny_
     view.back_button.click()
     assert view.merges_applied == len(merges) - 1
     assert view.token_count == _count(tiny_result, text, len(merges) - 1)
-    view.slider.setValue(40)
+    view.slider.setValue(slider_position(40, len(merges)))  # (a log scale: exact in the first merges)
     assert view.merges_applied == 40 and view.token_count == _count(tiny_result, text, 40)
     view.step_button.click()
     assert view.merges_applied == 41 and view.token_count == _count(tiny_result, text, 41)
     # Play at 1,000 merges/s (50 a frame): it goes on from the slider to the end of the run, then stops.
-    view.speed_combo.setCurrentIndex(SPEEDS.index(1_000))
+    view.speed_combo.setCurrentIndex(view.speed_combo.findData(1_000))
     seen: list[int] = []
     view.advanced.connect(seen.append)
     with qtbot.waitSignal(view.advanced, timeout=WAIT_MS, check_params_cb=lambda k: k == len(merges)):
@@ -160,7 +161,7 @@ def test_a_compressed_json_lines_corpus_gives_a_sample(qtbot, tmp_path: Path) ->
 def test_the_demo_replays_its_run_at_a_pace_to_follow(  # type: ignore[no-untyped-def]
     qtbot, window: MainWindow, tiny_corpus: Path, monkeypatch
 ) -> None:
-    """The native kernel trains the demo in seconds; the demo then replays its merges at 100 per second.
+    """The native kernel trains the demo in seconds; the demo then replays its merges along the log scale.
     A run the user starts is not replayed unasked."""
     import bpe_studio.demo
 
@@ -173,7 +174,7 @@ def test_the_demo_replays_its_run_at_a_pace_to_follow(  # type: ignore[no-untype
         view.load_demo(start=True)
     assert ended.args == ["finished"]
     assert learn.play_button.isChecked(), "the demo's run is not being replayed"
-    assert learn.speed_combo.currentData() == 100
+    assert learn.speed_combo.currentData() == LOG_PACE  # the whole run in 30 s, whatever its length
     assert learn.merges_applied < len(view.result.merges)  # type: ignore[union-attr]
     with qtbot.waitSignal(learn.advanced, timeout=WAIT_MS):
         pass  # the replay moves on by itself (from its timer)

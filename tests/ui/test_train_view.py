@@ -205,12 +205,13 @@ def test_bad_pattern_is_shown_inline_and_in_a_dialog(qtbot, window: MainWindow, 
 def test_invalid_utf8_comes_from_the_worker_as_a_dialog(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     view = window.train_view
     bad = tmp_path / "bad.txt"
-    bad.write_bytes(b"hello world " * 100 + b"\xff\xfe" + b" more text" * 100)
+    # Past the start of the file, which the form checks as it is filled in (see journeys/test_train_form.py).
+    bad.write_bytes(b"hello world " * 2000 + b"\xff\xfe" + b" more text" * 100)
     _fill(view, bad, 300)
     with qtbot.waitSignal(view.training_ended, timeout=RUN_TIMEOUT) as ended:
         _title, text = _wait_error(qtbot, view, view.start_training)
     assert ended.args == ["failed"]
-    assert "invalid UTF-8 at byte offset 1200" in text
+    assert "invalid UTF-8 at byte offset 24000" in text
     assert view.phase_label.text() == "Failed"
     # The app stays usable: fix the file and train again.
     bad.write_bytes(b"hello world " * 200)
@@ -247,7 +248,7 @@ def test_drop_files_and_preview(qtbot, window: MainWindow, small_corpus: Path, t
     )
     with qtbot.waitSignal(view.scanner.done, timeout=5000), qtbot.waitSignal(view.status_message):
         view.dropEvent(event)
-    assert view.corpus_files() == [small_corpus]  # the folder was skipped
+    assert view.corpus_files() == [small_corpus]  # the folder holds no corpus file (said in the status bar)
     expected = small_corpus.read_text(encoding="utf-8").count("<|endoftext|>")
     assert f"{expected} special tokens" in view.preview_label.text()
     assert view.preview_text.toPlainText().startswith(small_corpus.read_text(encoding="utf-8")[:40])
@@ -519,6 +520,7 @@ def test_a_crashed_counting_worker_is_reported(  # type: ignore[no-untyped-def]
 def test_cluster_address_is_an_advanced_setting(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
     view = window.train_view
     _fill(view, small_corpus, 300)
+    view.form.set_more_options_shown(True)  # (under More options)
     assert view.build_config().cluster is None  # empty: count on this machine
     view.cluster_edit.setText("localhost")
     assert view.cluster_error.isVisibleTo(view)

@@ -860,6 +860,15 @@ def head_documents(
         if batch is None:
             return []
         return list(reader.column_texts(batch.column(0), path=name, first_row=0))[:count]
+    data = _head_bytes(name, kind, max_bytes)
+    if kind.format == "text":
+        return [data.decode("utf-8", errors="replace")] if data else []
+    return list(reader.json_lines(data, path=name, offset=0, line=1))[:count]
+
+
+def _head_bytes(name: str, kind: SourceKind, max_bytes: int) -> bytes:
+    """The first ``max_bytes`` (decompressed) bytes of a text or JSON Lines file; for JSON Lines cut after
+    the last whole line when the file goes on."""
     if kind.compression is None:
         with open(name, "rb") as handle:
             data = handle.read(max_bytes)
@@ -871,7 +880,85 @@ def head_documents(
             if have >= max_bytes:
                 break
         data = b"".join(pieces)[:max_bytes]
+    if kind.format == "jsonl" and len(data) == max_bytes:
+        data = data[: data.rfind(b"\n") + 1]
+    return data
+
+
+#: The pyarrow types the engine reads a text column from (binary ones as UTF-8).
+_TEXT_TYPES = ("string", "large_string", "string_view", "binary", "large_binary", "binary_view")
+#: The most fields :func:`record_fields` lists, and how deep it enters nested objects (structs).
+MAX_RECORD_FIELDS = 200
+_MAX_FIELD_DEPTH = 3
+
+
+def record_fields(
+    path: str | os.PathLike[str], *, count: int = 20, max_bytes: int = 1 << 16
+) -> list[tuple[str, bool]]:
+    """The fields of a JSON Lines or Parquet file's first records, for choosing ``text_field``.
+
+    Each is ``(name, holds_text)``: a key or column, or a dotted path into nested objects (structs), as
+    ``text_field`` takes it, in the order first seen; ``holds_text`` is True when every one of the first
+    ``count`` records (at most ``max_bytes`` read) that has it holds a string there (for Parquet: a string
+    or binary column, which the engine reads as UTF-8). A plain text file has no fields (``[]``). Raises
+    what reading the file raises, as :func:`head_documents` does.
+
+    Example:
+        >>> record_fields("corpus.jsonl")
+        [('text', True)]
+        >>> _ = Path("nested.jsonl").write_text('{"id": 1, "meta": {"body": "hi"}}\\n')
+        >>> record_fields("nested.jsonl")
+        [('id', False), ('meta', False), ('meta.body', True)]
+    """
+    name = str(path)
+    kind = source_kind(name)
     if kind.format == "text":
-        return [data.decode("utf-8", errors="replace")] if data else []
-    complete = data[: data.rfind(b"\n") + 1] if len(data) == max_bytes else data
-    return list(reader.json_lines(complete, path=name, offset=0, line=1))[:count]
+        return []
+    check_source(name)
+    found: dict[str, bool] = {}
+    if kind.format == "parquet":
+        import pyarrow as pa
+
+        def visit_type(prefix: str, kind_: Any, depth: int) -> None:
+            for i in range(kind_.num_fields):
+                child = kind_.field(i)
+                add_type(f"{prefix}.{child.name}", child.type, depth)
+
+        def add_type(key: str, type_: Any, depth: int) -> None:
+            if len(found) >= MAX_RECORD_FIELDS:
+                return
+            if pa.types.is_dictionary(type_):
+                type_ = type_.value_type
+            found[key] = any(
+                _is(pa.types, name_, type_) for name_ in _TEXT_TYPES
+            ) or pa.types.is_fixed_size_binary(type_)
+            if pa.types.is_struct(type_) and depth < _MAX_FIELD_DEPTH:
+                visit_type(key, type_, depth + 1)
+
+        for column in open_parquet(name).schema_arrow:
+            add_type(column.name, column.type, 1)
+        return list(found.items())
+
+    def add_value(key: str, value: object, depth: int) -> None:
+        if len(found) >= MAX_RECORD_FIELDS and key not in found:
+            return
+        found[key] = found.get(key, True) and isinstance(value, str)
+        if isinstance(value, dict) and depth < _MAX_FIELD_DEPTH:
+            for child, inner in value.items():
+                add_value(f"{key}.{child}", inner, depth + 1)
+
+    seen = 0
+    for raw in _head_bytes(name, kind, max_bytes).split(b"\n"):
+        if seen >= count:
+            break
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            continue  # a bad line is the run's to report (or skip), not the field list's
+        seen += 1
+        if isinstance(record, dict):
+            for key, value in record.items():
+                add_value(str(key), value, 1)
+    return list(found.items())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from ..config import TrainConfig
+from ..config import InvalidUtf8Policy, TrainConfig
 from ..corpus.remote import check_url
 from ..corpus.sources import check_source, is_plain_text
 from ..pretokenize.patterns import resolve_pattern
@@ -126,6 +126,44 @@ def _check_inputs(config: TrainConfig) -> None:
         raise ValueError("inputs: the corpus is empty; give at least one non-empty file")
 
 
+#: How much of each plain-text input :func:`check_text_starts` decodes.
+TEXT_START_BYTES = 16 * 1024
+
+
+def check_text_starts(config: TrainConfig, *, limit: int = TEXT_START_BYTES) -> None:
+    """Check that the start of every plain-text input is UTF-8 when ``config.invalid_utf8`` is ``error``.
+
+    Not part of :func:`preflight`: a run reports an invalid byte anywhere, with its offset, when it gets
+    there; a front end that checks its form as it is edited calls this too, so that a binary file is
+    refused when it is added rather than after Start. Raises ``ValueError`` ("inputs: ...; fix").
+
+    Example:
+        >>> _ = Path("picture.png").write_bytes(b"\\x89PNG")
+        >>> check_text_starts(TrainConfig(inputs=["picture.png"], vocab_size=300))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ValueError: inputs: picture.png is not UTF-8 text (an invalid byte at offset 0); remove it, or ...
+    """
+    if config.invalid_utf8 is InvalidUtf8Policy.REPLACE:
+        return
+    for path in config.inputs:
+        if not is_plain_text(path):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(limit)
+        except OSError:
+            continue  # _check_inputs names the problem
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start >= len(data) - 3 and len(data) == limit:
+                continue  # a character cut by the end of the read
+            raise ValueError(
+                f"inputs: {path} is not UTF-8 text (an invalid byte at offset {exc.start:,}); remove it, or "
+                "read invalid bytes as U+FFFD (invalid_utf8='replace', CLI: --invalid-utf8 replace)"
+            ) from None
+
+
 def _check_cluster(config: TrainConfig) -> None:
     if config.cluster is None:
         return
@@ -182,4 +220,4 @@ def _check_reuse(config: TrainConfig) -> None:
         )
 
 
-__all__ = ["check_outputs", "preflight", "same_file", "train_plan"]
+__all__ = ["check_outputs", "check_text_starts", "preflight", "same_file", "train_plan"]

@@ -132,12 +132,15 @@ class Screenshotter(QObject):
         #: True once a stop signal gave up on the screenshot (see :meth:`cancel`): the shooter stays silent.
         self.cancelled = False
         views = window.tokenizer_views
-        if wait_for_training and not window.train_view.is_running():
+        train = window.train_view
+        if wait_for_training and not (train.is_running() or train.is_preparing_demo()):
             # The demo did not start (its corpus could not be written, or the form was refused): a picture
             # of the error would not be the screenshot that was asked for.
             QTimer.singleShot(0, self._on_training_not_started)
         elif wait_for_training:
-            window.train_view.training_ended.connect(self._on_train_view_training_ended)
+            train.training_ended.connect(self._on_train_view_training_ended)
+            # The demo corpus is built in a thread: it may yet fail, or the form refuse it.
+            train.error_shown.connect(self._on_train_view_error_shown)
             QTimer.singleShot(SCREENSHOT_TIMEOUT * 1000, self._on_timeout)
         elif wait_for_tokenizer and views.is_busy():
             # --tokenizer: wait until the tokenizer loaded and the playground shows the text.
@@ -155,6 +158,12 @@ class Screenshotter(QObject):
         why = f": {box.text()}" if box is not None else ""
         print(f"bpe-studio: the demo training did not start{why}; no screenshot taken", file=sys.stderr)
         self._quit()
+
+    @Slot(str, str)
+    def _on_train_view_error_shown(self, _title: str, _message: str) -> None:
+        train = self.window.train_view
+        if not (train.is_running() or train.progress.ended or self.finished):
+            self._on_training_not_started()
 
     @Slot(str)
     def _on_train_view_training_ended(self, how: str) -> None:

@@ -110,11 +110,11 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        add = file_menu.addAction("&Add corpus files…")
-        add.setShortcut(QKeySequence.StandardKey.Open)
-        add.triggered.connect(self.train_view.choose_corpus_files)
-        demo = file_menu.addAction("Open &demo corpus")
-        demo.triggered.connect(self._on_demo_action_triggered)
+        self.add_corpus_action = file_menu.addAction("&Add corpus files…")
+        self.add_corpus_action.setShortcut(QKeySequence.StandardKey.Open)
+        self.add_corpus_action.triggered.connect(self.train_view.choose_corpus_files)
+        self.demo_action = file_menu.addAction("Open &demo corpus")
+        self.demo_action.triggered.connect(self._on_demo_action_triggered)
         self.recent_corpora_menu = QMenu("Recent &corpora", self)
         self.recent_tokenizers_menu = QMenu("Recent &tokenizers", self)
         file_menu.addMenu(self.recent_corpora_menu)
@@ -136,9 +136,17 @@ class MainWindow(QMainWindow):
         self.start_action.setShortcut(QKeySequence("Ctrl+Return"))
         self.start_action.setEnabled(self.train_view.start_button.isEnabled())
         self.start_action.triggered.connect(self.train_view.start_training)
-        cancel = train_menu.addAction("&Cancel")
-        cancel.setShortcut(QKeySequence("Ctrl+."))
-        cancel.triggered.connect(self.train_view.cancel_training)
+        self.cancel_action = train_menu.addAction("&Cancel")
+        self.cancel_action.setShortcut(QKeySequence("Ctrl+."))
+        self.cancel_action.triggered.connect(self.train_view.cancel_training)
+        train_menu.addSeparator()
+        show_train = train_menu.addAction("Show &Train")  # Ctrl+2.. show the tokenizer tabs
+        show_train.setShortcut(QKeySequence("Ctrl+1"))
+        show_train.triggered.connect(lambda: self.tabs.setCurrentWidget(self.train_view))
+        # While a run goes on, its corpus is fixed and Cancel is what can be done; else the other way round.
+        self.train_view.training_started.connect(self._on_train_view_running_changed)
+        self.train_view.training_ended.connect(self._on_train_view_running_changed)
+        self._on_train_view_running_changed()
 
         view_menu = self.menuBar().addMenu("&View")
         theme_menu = view_menu.addMenu("&Theme")
@@ -244,6 +252,14 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(problem)
         else:
             self.statusBar().showMessage("Ready: press Start training (Ctrl+Return).")
+
+    @Slot()
+    def _on_train_view_running_changed(self, *_args: Any) -> None:
+        running = self.train_view.is_running()
+        self.cancel_action.setEnabled(running)
+        self.add_corpus_action.setEnabled(not running)
+        self.demo_action.setEnabled(not running)
+        self.recent_corpora_menu.setEnabled(not running and bool(self.settings.recent_corpora))
 
     @Slot(object)
     def _on_train_view_result_ready(self, result: Any) -> None:

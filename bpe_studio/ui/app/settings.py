@@ -73,6 +73,13 @@ class TrainSettings:
         workers: Worker processes; ``None`` for automatic.
         min_frequency: Stop when the best pair is rarer than this.
         cluster: Dask cluster to count on (``local:N`` or ``tcp://HOST:PORT``); empty for this machine.
+        max_token_length: The longest token made, in bytes; ``None`` for no limit.
+        chunk_size: Bytes per counting chunk.
+        invalid_utf8: ``"error"`` or ``"replace"``.
+        text_field: The field (column) of JSON Lines and Parquet records that holds the text.
+        skip_bad_records: Skip records without a usable text instead of stopping.
+        checkpoint_every: Merges between two checkpoints. (The files of a run, counts and checkpoints, are
+            not kept: they belong to one run.)
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -82,6 +89,12 @@ class TrainSettings:
     workers: int | None = None
     min_frequency: int = 1
     cluster: str = ""
+    max_token_length: int | None = None
+    chunk_size: int = 4 << 20
+    invalid_utf8: str = "error"
+    text_field: str = "text"
+    skip_bad_records: bool = False
+    checkpoint_every: int = 1000
 
 
 @dataclass
@@ -142,6 +155,12 @@ _TRAIN_CHECKS: dict[str, Callable[[Any], bool]] = {
     "workers": lambda v: v is None or (_is_int(v) and v > 0),
     "min_frequency": lambda v: _is_int(v) and v > 0,
     "cluster": lambda v: isinstance(v, str),
+    "max_token_length": lambda v: v is None or (_is_int(v) and v >= 2),
+    "chunk_size": lambda v: _is_int(v) and v > 0,
+    "invalid_utf8": lambda v: v in ("error", "replace"),
+    "text_field": lambda v: isinstance(v, str) and v != "",
+    "skip_bad_records": lambda v: isinstance(v, bool),
+    "checkpoint_every": lambda v: _is_int(v) and v > 0,
 }
 _TOP_CHECKS: dict[str, Callable[[Any], bool]] = {
     "geometry": lambda v: isinstance(v, str),

@@ -109,6 +109,7 @@ class TokenizerViews(QObject):
         self.side_by_side.open_gpt2_requested.connect(self._on_side_by_side_open_gpt2_requested)
         self.side_by_side.open_hub_requested.connect(self._on_side_by_side_open_hub_requested)
 
+        self._failed_message = ""  # the status bar's word on the last file that could not be opened
         self.loader = TaskRunner("bpe-studio-load", self)
         self.loader.finished.connect(self._on_loader_finished)
         self.loader.errored.connect(self._on_loader_errored)
@@ -403,11 +404,17 @@ class TokenizerViews(QObject):
         message = describe_load_error(path, exc)
         self.last_error = message
         log.info("cannot open %s: %s", path, message)
-        self.window.statusBar().showMessage("The tokenizer could not be opened.", 8000)
+        # Named, and saying what is still shown: a bare "could not be opened" over another tokenizer misleads.
+        shown = f"; {self.current.name} is still shown" if self.current is not None else ""
+        self._failed_message = f"{path.name} could not be opened{shown}."
+        self.window.statusBar().showMessage(self._failed_message, 8000)
         self.show_error("Cannot open the tokenizer", message)
 
     def set_current(self, loaded: LoadedTokenizer, text: str | None = None) -> None:
         """Show a loaded tokenizer in every tab."""
+        bar = self.window.statusBar()
+        if self._failed_message and bar.currentMessage() == self._failed_message:
+            bar.clearMessage()  # it was about another tokenizer
         self.current = loaded
         self.playground.set_tokenizer(loaded, text)
         self.vocab_browser.set_tokenizer(loaded)

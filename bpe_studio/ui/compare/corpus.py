@@ -299,6 +299,7 @@ class CorpusCompareView(FileDropWidget):
         self.tokenizers: list[LoadedTokenizer] = []
         self.rows: list[CorpusFigures] = []
         self._running = False
+        self._hinting = True  # the status line says what is missing (until figures or an error are shown)
         self._build()
         runner.progress.connect(self._on_runner_progress)
         runner.finished.connect(self._on_runner_finished)
@@ -390,6 +391,7 @@ class CorpusCompareView(FileDropWidget):
             if os.fspath(path) not in current:
                 current.add(os.fspath(path))
                 self.files_list.addItem(os.fspath(path))
+                self._hinting = True
         self._update_buttons()
 
     def set_tokenizers(
@@ -444,6 +446,7 @@ class CorpusCompareView(FileDropWidget):
             return evaluate_corpora(chosen, corpora, ctx)
 
         self._running = True
+        self._hinting = False
         self.progress_bar.setRange(0, len(chosen) * len(corpora))
         self.progress_bar.setValue(0)
         self.status_label.setText("Encoding…")
@@ -503,6 +506,7 @@ class CorpusCompareView(FileDropWidget):
             try:
                 files.extend(expand_inputs([path]) if path.is_dir() else [path])
             except ValueError as exc:  # a folder without corpus files
+                self._hinting = False
                 self.status_label.setText(str(exc))
         self.add_files([p for p in files if p.is_file()])
 
@@ -524,7 +528,24 @@ class CorpusCompareView(FileDropWidget):
 
     # -- results ------------------------------------------------------------------------------------
 
+    def _update_hint(self) -> None:
+        """Say what is missing before Compute can run, or that it can (until figures or an error replace
+        the hint): a hint that asks for files already added would be stale."""
+        files, checked = self.files_list.count(), len(self.checked_tokenizers())
+        if not files:
+            hint = "Add corpus files" + (" and check the tokenizers to compare." if not checked else ".")
+        else:
+            listed = f"{files:,} corpus file{'s' if files != 1 else ''}"
+            hint = (
+                f"{listed}: check the tokenizers to compare."
+                if not checked
+                else f"{listed}, {checked} tokenizer{'s' if checked != 1 else ''} checked: press Compute."
+            )
+        self.status_label.setText(hint)
+
     def _update_buttons(self) -> None:
+        if self._hinting and not self._running:
+            self._update_hint()
         self.compute_button.setEnabled(
             not self._running and bool(self.checked_tokenizers()) and self.files_list.count() > 0
         )
@@ -534,12 +555,14 @@ class CorpusCompareView(FileDropWidget):
 
     @Slot(QListWidgetItem)
     def _on_tokenizer_item_changed(self, _item: QListWidgetItem) -> None:
+        self._hinting = True
         self._update_buttons()
 
     @Slot()
     def _on_remove_button_clicked(self) -> None:
         for item in self.files_list.selectedItems():
             self.files_list.takeItem(self.files_list.row(item))
+        self._hinting = True
         self._update_buttons()
 
     @Slot(object)

@@ -44,6 +44,8 @@ CURVE_POINTS = 1000
 #: The axes of empty charts: counts from 1 to 10^4, 0 to 10 seconds.
 EMPTY_COUNT_DECADES = 4
 EMPTY_SECONDS = 10.0
+#: ... and merges, when the run's total is not known yet.
+EMPTY_MERGES = 1000
 #: Fixed width of the vertical axes (pixels): tick labels of another width never re-lay the charts out.
 AXIS_WIDTH = 58
 
@@ -468,6 +470,7 @@ class TrainCharts(QWidget):
         #: Seconds the last :meth:`refresh` took (the paint that follows is ``self.view.last_paint``).
         self.last_refresh = 0.0
         self.apply_theme()
+        self.reset()  # honest empty axes from the start (not -0.4..0.4 bytes, merge # 0.2..0.8)
 
     def apply_theme(self) -> None:
         """Colour the charts in the theme of this widget's palette (again whenever the palette changes)."""
@@ -555,8 +558,9 @@ class TrainCharts(QWidget):
         self.refresh()
 
     def set_total_merges(self, total: int | None) -> None:
-        """Show the merge axes from 0 to ``total`` (the merges the run aims for)."""
-        total = max(total or 1, 1)
+        """Show the merge axes from 0 to ``total`` (the merges the run aims for; None: not known yet, whole
+        merges up to :data:`EMPTY_MERGES` rather than pyqtgraph's fractions of one)."""
+        total = max(total or EMPTY_MERGES, 1)
         for plot in (self.count_plot, self.length_plot):
             plot.setXRange(0, total, padding=0.02)
         self._bin = max(1, math.ceil(total / LENGTH_COLUMNS))

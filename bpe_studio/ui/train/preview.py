@@ -60,8 +60,12 @@ def _special_regex(special_tokens: Sequence[str]) -> re.Pattern[bytes] | None:
     return re.compile(b"|".join(re.escape(t) for t in tokens)) if tokens else None
 
 
-def read_head(paths: Sequence[Path], special_tokens: Sequence[str]) -> tuple[str, bool, str]:
+def read_head(
+    paths: Sequence[Path], special_tokens: Sequence[str], *, text_field: str = "text"
+) -> tuple[str, bool, str]:
     """Return the start of the first non-empty document, whether it goes on, and a problem (or "").
+
+    The text of JSON Lines and Parquet records is their ``text_field``.
 
     Example:
         >>> read_head([Path("corpus.txt")], ["<|endoftext|>"])
@@ -71,7 +75,7 @@ def read_head(paths: Sequence[Path], special_tokens: Sequence[str]) -> tuple[str
     for path in paths:
         if not is_plain_text(path):  # JSON Lines, Parquet, compressed: the first record's text
             try:
-                records = head_documents(path, count=20)
+                records = head_documents(path, text_field=text_field, count=20)
             except (OSError, ValueError, EOFError) as exc:
                 return "", False, f"{path.name}: {error_message(exc) if isinstance(exc, OSError) else exc}"
             for record in records:
@@ -167,8 +171,10 @@ class CorpusScanner(QObject):
         """Whether special tokens are still being counted."""
         return self._timer.isActive() or bool(self._queue) or self._handle is not None
 
-    def start(self, paths: Sequence[Path], special_tokens: Sequence[str]) -> None:
-        """Start over for new files or special tokens (abandoning a scan in progress)."""
+    def start(
+        self, paths: Sequence[Path], special_tokens: Sequence[str], *, text_field: str = "text"
+    ) -> None:
+        """Start over for new files, special tokens or text field (abandoning a scan in progress)."""
         self.stop()
         files = [Path(p) for p in paths]
         sizes = []
@@ -177,7 +183,7 @@ class CorpusScanner(QObject):
                 sizes.append(path.stat().st_size)
             except OSError:
                 sizes.append(0)
-        head, truncated, problem = read_head(files, special_tokens)
+        head, truncated, problem = read_head(files, special_tokens, text_field=text_field)
         self.preview = CorpusPreview(files, sum(sizes), head, truncated, problem)
         self._counter = SpecialTokenCounter(special_tokens)
         if not files:

@@ -217,6 +217,19 @@ class TrainProgress(QObject):
         self.phase_label.setText("Starting")
         self.refresh_timer.start()
 
+    def reset_display(self) -> None:
+        """Show no run (after a failed run, when the corpus changes): "Ready", an empty bar and charts."""
+        self._reset_state()
+        self.refresh_timer.stop()
+        self.merges_model.clear()
+        self.charts.reset()
+        self.progress_bar.setRange(0, 1000)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("")
+        for label in self.stat_labels.values():
+            label.setText("–")
+        self.phase_label.setText("Ready")
+
     def set_cancelling(self) -> None:
         """Show that the run was asked to stop."""
         self._state.cancelling = True
@@ -350,15 +363,20 @@ class TrainProgress(QObject):
         if state.ended:
             return
         bar = self.progress_bar
-        if state.phase is Phase.COUNTING:
+        if state.phase is Phase.COUNTING and not state.bytes_total:
+            # Before the first chunk is counted there are no figures: "0 B of 0 B" would be one.
+            self.phase_label.setText(_PHASE_TEXT[Phase.COUNTING])
+            bar.setRange(0, 0)
+            bar.setFormat("")
+        elif state.phase is Phase.COUNTING:
             share = state.bytes_done / max(state.bytes_total, 1)
             self.phase_label.setText(_PHASE_TEXT[Phase.COUNTING])
             bar.setRange(0, 1000)
             bar.setValue(int(share * 1000))
-            bar.setFormat(
-                f"{human_bytes(state.bytes_done)} of {human_bytes(state.bytes_total)} · "
-                f"at least {state.unique:,} unique pre-tokens"  # workers' tables overlap: a lower bound
-            )
+            text = f"{human_bytes(state.bytes_done)} of {human_bytes(state.bytes_total)}"
+            if state.unique:  # workers' tables overlap: a lower bound
+                text += f" · at least {state.unique:,} unique pre-tokens"
+            bar.setFormat(text)
             left = time_left(state.bytes_done, state.bytes_total, state.bytes_rate)
             if left is not None and state.bytes_done < state.bytes_total:
                 labels["eta"].setText(f"{clock(left)} (counting)")
@@ -442,6 +460,21 @@ class TrainProgress(QObject):
                 self.merges_table.setModel(self.merges_model)
             self.merges_filter.set_search_text("")
             self.match_label.setText("")
+
+    def show_merge(self, row: int) -> None:
+        """Select the merge at ``row`` (0-based; -1: none) in the table and scroll to it (the replay's)."""
+        table = self.merges_table
+        if row < 0 or row >= self.merges_model.rowCount():
+            table.clearSelection()
+            return
+        index = self.merges_model.index(row, 0)
+        if table.model() is self.merges_filter:
+            index = self.merges_filter.mapFromSource(index)
+            if not index.isValid():  # not among the search's matches
+                table.clearSelection()
+                return
+        table.selectRow(index.row())
+        table.scrollTo(index)
 
     def _update_match_label(self) -> None:
         shown = self.merges_filter.rowCount(QModelIndex())

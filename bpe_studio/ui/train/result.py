@@ -120,7 +120,8 @@ def ask_save_path(parent: QWidget, config: TrainConfig) -> tuple[Path, str] | No
     """
     from ..export.job import default_folder  # not the demo's hidden cache folder (a visible one instead)
 
-    first = config.inputs[0]
+    # Named after the corpus, or after the counts file or checkpoint a run without corpus files trained from.
+    first = next(iter((*config.inputs, config.counts_in, config.resume)), None) or Path("tokenizer")
     start = default_folder(near=[first.parent]) / f"{first.stem}-bpe{config.vocab_size}.json"
     chosen, chosen_filter = QFileDialog.getSaveFileName(
         parent, "Save tokenizer", os.fspath(start), ";;".join(SAVE_FILTERS)

@@ -20,13 +20,14 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
 from ...engine import TrainConfig, TrainResult
-from ...engine.humanize import app_message, error_message, human_bytes, human_seconds
+from ...engine.humanize import app_hints, app_message, error_message, human_bytes, human_seconds
 from ...engine.training.preflight import preflight
 from ..app.settings import Settings, TrainSettings
 from ..app.tasks import TaskRunner
+from ..present.replay_scale import LOG_PACE
 from ..widgets.common import open_error_box
 from .form import TrainForm
 from .learn_view import LearnView
@@ -38,12 +39,14 @@ log = logging.getLogger(__name__)
 
 
 def describe_error(exc: BaseException) -> str:
-    """The message shown for a failed run: the engine's own message where there is one."""
-    return error_message(exc)
+    """The message shown for a failed run: the engine's own message where there is one (its fixes naming
+    the app's controls, not the command line's options)."""
+    return app_hints(error_message(exc))
 
 
-#: Merges per second at which the demo's run is replayed in Watch BPE learn once training is done.
-DEMO_REPLAY_SPEED = 100
+#: How the demo's run is replayed in Watch BPE learn once training is done: along the log scale, the whole
+#: run in 30 s (at 100 merges per second its 65,279 merges took 11 minutes).
+DEMO_REPLAY_SPEED = LOG_PACE
 
 
 class TrainView(QWidget):
@@ -59,6 +62,7 @@ class TrainView(QWidget):
         tokenizer_saved(object): The path a tokenizer was saved to.
         open_requested(object): The user asked to open the trained tokenizer (the ``TrainResult``).
         corpora_chosen(object): Corpus files were added (a list of paths).
+        demo_ready(): The demo corpus and settings are in the form (File ▸ Open demo corpus).
         status_message(str): A short message for the status bar.
         error_shown(str, str): An error dialog was opened (title, message).
     """
@@ -69,6 +73,7 @@ class TrainView(QWidget):
     tokenizer_saved = Signal(object)
     open_requested = Signal(object)
     corpora_chosen = Signal(object)
+    demo_ready = Signal()
     status_message = Signal(str)
     error_shown = Signal(str, str)
 
@@ -80,8 +85,12 @@ class TrainView(QWidget):
         self.result_config: TrainConfig | None = None
         self.error_box: QMessageBox | None = None
         self._replay_when_done = False  # the demo's run: replay it in Watch BPE learn once it is done
+        self._start_demo = False  # the demo corpus is being built: start training on it once it is there
+        self._shut_down = False  # the window closed: a demo corpus built since starts nothing
 
         self.runner = TaskRunner("bpe-studio-train", self)
+        # The first demo builds a 33 MB corpus from the interpreter's sources (seconds): off the GUI thread.
+        self.demo_runner = TaskRunner("bpe-studio-demo", self)
         self.form = TrainForm(self)
         self.progress = TrainProgress(self)
         self.result_box = TrainResultBox(self)
@@ -140,6 +149,10 @@ class TrainView(QWidget):
         self.runner.errored.connect(self._on_runner_errored)
         self.runner.idle.connect(self._on_runner_idle)
         self.form.corpora_chosen.connect(self.corpora_chosen)
+        self.form.corpus_changed.connect(self._on_form_corpus_changed)
+        self.form.message.connect(self.status_message)
+        self.demo_runner.finished.connect(self._on_demo_runner_finished)
+        self.demo_runner.errored.connect(self._on_demo_runner_errored)
         self.form.start_button.clicked.connect(self.start_training)
         self.form.cancel_button.clicked.connect(self.cancel_training)
         self.result_box.save_button.clicked.connect(self.ask_and_save_tokenizer)
@@ -249,14 +262,11 @@ class TrainView(QWidget):
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        """Add dropped files (folders are skipped)."""
+        """Add dropped files; a folder adds the corpus files under it (as ``bpe-studio train`` does)."""
         paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
-        files = [p for p in paths if p.is_file()]
-        if files:
-            self.add_corpus_files(files)
+        if paths:
+            self.add_corpus_files(paths)
             event.acceptProposedAction()
-        if len(files) < len(paths):
-            self.status_message.emit("Only files can be added to the corpus; folders were skipped.")
 
     # ==============================================================================================
     # Running
@@ -268,28 +278,43 @@ class TrainView(QWidget):
 
     def load_demo(self, *, start: bool = False) -> None:
         """Fill the form with the demo corpus and settings (and start training when asked)."""
-        from ...demo import DEMO_SPECIAL_TOKEN, DEMO_VOCAB_SIZE, demo_corpus
+        from ...demo import demo_corpus
 
-        if self.is_running():
+        if self.is_running() or self.demo_runner.is_busy():
             return
-        # The first time, the corpus is built from the interpreter's sources (a few seconds).
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            path = demo_corpus()
-        except OSError as exc:
-            self.show_error("Cannot write the demo corpus", describe_error(exc))
+        # The first time, the corpus is built from the interpreter's sources (a few seconds): in a thread,
+        # the window painting and answering meanwhile.
+        self._start_demo = start
+        self.status_message.emit("Preparing the demo corpus…")
+        self.demo_runner.start(lambda _ctx: demo_corpus())
+
+    @Slot(object)
+    def _on_demo_runner_finished(self, path: Path) -> None:
+        from ...demo import DEMO_SPECIAL_TOKEN, DEMO_VOCAB_SIZE
+
+        start, self._start_demo = self._start_demo, False
+        if self.is_running() or self._shut_down:
             return
-        finally:
-            QApplication.restoreOverrideCursor()
         self.apply_settings(
             TrainSettings(
                 inputs=[os.fspath(path)], vocab_size=DEMO_VOCAB_SIZE, special_tokens=[DEMO_SPECIAL_TOKEN]
             )
         )
+        self.status_message.emit("The demo corpus is ready.")
+        self.demo_ready.emit()
         if start:
             # The native kernel trains the demo in seconds: once it is done, the run replays merge by merge at
             # a pace a person can follow, so that the demo shows BPE learning rather than only its result.
             self._replay_when_done = self.start_training()
+
+    @Slot(object)
+    def _on_demo_runner_errored(self, exc: BaseException) -> None:
+        self._start_demo = False
+        self.show_error("Cannot write the demo corpus", describe_error(exc))
+
+    def is_preparing_demo(self) -> bool:
+        """Whether the demo corpus is being built."""
+        return self.demo_runner.is_busy()
 
     @Slot()
     def start_training(self) -> bool:
@@ -319,7 +344,12 @@ class TrainView(QWidget):
         self.runner.start(training_task(config))
         self.form.set_running(True)
         self.training_started.emit()
-        self.status_message.emit(f"Training on {human_bytes(size)} to {config.vocab_size:,} tokens…")
+        source = (
+            human_bytes(size)
+            if config.inputs
+            else next(p.name for p in (config.counts_in, config.resume) if p)
+        )
+        self.status_message.emit(f"Training on {source} to {config.vocab_size:,} tokens…")
         return True
 
     @Slot()
@@ -331,11 +361,15 @@ class TrainView(QWidget):
             self.progress.set_cancelling()
 
     def shutdown(self, timeout_ms: int = 10_000) -> None:
-        """Cancel a run and wait for its thread (when the window closes)."""
+        """Cancel a run and wait for its thread (when the window closes); a demo corpus being built is
+        waited for too, and starts nothing."""
+        self._shut_down = True
         self.progress.stop()
         self.scanner.stop()
         if self.is_running():
             self.runner.shutdown(timeout_ms)  # (it logs a thread that does not stop in time)
+        if self.demo_runner.is_busy():
+            self.demo_runner.shutdown(timeout_ms)
 
     @Slot(object)
     def _on_runner_finished(self, result: TrainResult) -> None:
@@ -348,7 +382,11 @@ class TrainView(QWidget):
     @Slot(object)
     def _on_runner_cancelled(self, result: TrainResult | None) -> None:
         self.progress.show_cancelled(result)
-        if result is not None:
+        if result is not None and result.merges:
+            # The merges made until then are a tokenizer like any other (a smaller vocabulary): it can be
+            # saved and opened. (Cancelled while counting, it would be the 256 bytes alone: shown only.)
+            self._set_result(result)
+        elif result is not None:
             self.result_box.show_summary(result, self.result_config)
         self.status_message.emit("Training cancelled.")
 
@@ -357,10 +395,22 @@ class TrainView(QWidget):
         self.progress.show_failed()
         self.show_error("Training failed", describe_error(exc))
 
+    @Slot()
+    def _on_form_corpus_changed(self) -> None:
+        # A failed run's "Failed" belongs to the corpus it failed on: a new corpus starts afresh.
+        if self.progress.ended == "failed" and not self.is_running():
+            self.progress.reset_display()
+            self.learn_view.clear_run()  # (its sample was the failed corpus's text)
+
     @Slot(int)
     def _on_learn_view_advanced(self, merges: int) -> None:
-        # After a run, the charts show where the replay (or the slider) is; while training, nothing.
-        self.progress.charts.show_replay_position(None if self.is_running() else merges)
+        # After a run, the charts and the merges table show where the replay (or the slider) is; while
+        # training, or with no run's merges (a theme change redraws the view), nothing.
+        if self.is_running() or not self.progress.charts.merge_count:
+            self.progress.charts.show_replay_position(None)
+            return
+        self.progress.charts.show_replay_position(merges)
+        self.progress.show_merge(merges - 1)
 
     @Slot()
     def _on_runner_idle(self) -> None:
