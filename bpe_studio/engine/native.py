@@ -254,7 +254,8 @@ def merge_kernel(
     try:
         data, width = joined.encode("latin-1"), 1  # the counting phase's words: one byte per token
     except UnicodeEncodeError:
-        data, width = joined.encode("utf-32-le"), 4  # token ids above 255
+        # Token ids above 255 (an extend run's words); ids 0xD800-0xDFFF are lone surrogates in a str.
+        data, width = joined.encode("utf-32-le", "surrogatepass"), 4
     del joined
     kernel: MergeKernel = _native.MergeKernel(
         data,

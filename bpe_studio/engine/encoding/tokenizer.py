@@ -368,20 +368,24 @@ class Tokenizer:
         # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
         # built or BPE_STUDIO_PURE=1.
         # (A SentencePiece-style model merges characters, not bytes: the Python encoder, with its own BPE.)
-        native_encoder = None if piece_model is not None else native.encoder(
-            byte_ids,
-            triples if merges is not None else None,
-            (
-                {token: i for token, i in ids_of.items() if i not in special_ids}
-                if self._ignore_merges and merges is not None
-                else None
-            ),
-            token_of_id,
-            cache_size=cache_size,
-            preset=preset_name(self._pattern),
-            split=self._split,
-            special_ids=sorted(special_ids),
-            ignore_merges=self._ignore_merges,
+        native_encoder = (
+            None
+            if piece_model is not None
+            else native.encoder(
+                byte_ids,
+                triples if merges is not None else None,
+                (
+                    {token: i for token, i in ids_of.items() if i not in special_ids}
+                    if self._ignore_merges and merges is not None
+                    else None
+                ),
+                token_of_id,
+                cache_size=cache_size,
+                preset=preset_name(self._pattern),
+                split=self._split,
+                special_ids=sorted(special_ids),
+                ignore_merges=self._ignore_merges,
+            )
         )
         # The Python encoder's tables (built only when it encodes): a pre-token (a latin-1 str of its bytes)
         # that is an ordinary token -> its id, for ignore_merges and tiktoken's rule; for decoding, each id's
@@ -536,10 +540,11 @@ class Tokenizer:
         """
         return cls(
             result.vocab,
-            result.merges,
+            result.merges if result.rule == "merges" else None,
             result.special_token_ids,
             pattern=result.pattern,
             cache_size=cache_size,
+            ignore_merges=result.ignore_merges,
         )
 
     # ------------------------------------------------------------------ properties

@@ -310,7 +310,9 @@ class PythonMerges:
     def _index_words(self) -> None:
         """Count every adjacent pair and note the words holding it; then build the heap."""
         total = sum(map(len, self._words))
-        if total >= _NUMPY_MIN_CHARS:
+        # The numpy path reads the words as bytes: only for words of the 256 byte tokens (a run from scratch;
+        # an extend run's words hold the ids of a whole vocabulary).
+        if total >= _NUMPY_MIN_CHARS and len(self.token_bytes) <= 256:
             self._index_words_numpy()
         elif total >= 2:
             self._index_words_python()

@@ -1,0 +1,262 @@
+"""Extending a tokenizer: keep every id, merge and special token of a byte-level BPE tokenizer and learn more
+merges from a corpus; and the superword (SuperBPE) stage built on it.
+
+The semantics (``TrainConfig(extend=...)``, the CLI's ``train --extend``):
+
+1. The corpus is pre-tokenized with the tokenizer's own pattern and special tokens (the run's ``pattern`` and
+   ``special_tokens`` are the tokenizer's) and the unique pre-tokens are counted, as for any run.
+2. Each unique pre-token is encoded with the tokenizer's own rule: its merges by rank (GPT-2 files,
+   ``tokenizer.json``, with ``ignore_merges`` when it has it) or tiktoken's rule for a rank file. One
+   exception keeps the exactness property below: a merges list that makes some token twice (our training
+   reuses a token whose bytes already exist, ``("ab", "c")`` then ``("a", "bc")``) is applied the way
+   training made it, one merge after the other over the whole word (:func:`encode_sequentially`); without
+   such repeats both rules give the same tokens.
+3. The merge loop (:class:`~.merge.MergeLoop`, either engine) continues over those words with the usual rule:
+   the most frequent adjacent pair, ties to the greatest ``(left bytes, right bytes)``. Every adjacent pair
+   of the encoded words counts, also a pair whose concatenation is already a token (the tokenizer's rule
+   did not make it, e.g. a merges file without that merge). Such a merge is recorded (so a merges-format
+   result applies it) but adds no token: the vocabulary never holds one byte string twice, and the merge's
+   pair gets the existing token's id -- what a tiktoken user expects, since tiktoken's rule would join those
+   two parts anyway.
+4. Every existing id keeps its number (special tokens too); the new tokens take the ids after the largest
+   existing one, in the order the merges made them. ``vocab_size`` counts the whole vocabulary.
+
+Exactness: for a corpus C and k < n, extending the tokenizer trained on C cut to its first k merges by the
+remaining merges gives exactly the tokenizer trained on C with n merges (same vocabulary, merges and counts):
+the words after step 2 are the merge loop's words after k merges, and step 3 is that loop's next step.
+
+Superwords (``superword_transition``): train as usual to the transition vocabulary size, then extend that
+tokenizer on the same corpus with :data:`SUPERWORD_PATTERN` as the pre-tokenization, each chunk encoded with
+the stage-1 merges as one word (see :func:`superword_pattern` for the exact boundary rule).
+
+Example:
+    >>> from bpe_studio.engine import Tokenizer, extend_base
+    >>> base = extend_base(Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")]))
+    >>> base.encode_words({"abc": 2})
+    {'Āc': 2}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: The stage-2 split of the published SuperBPE tokenizers (PythonNut/superbpe, scripts/extend_tokenizer.sh):
+#: a Hugging Face ``Split`` with behaviour ``isolated`` on this regex -- runs of 1-3 digits, runs of two or
+#: more punctuation characters (with an optional leading space and trailing newlines or slashes), and spaces
+#: that no non-space follows are pieces of their own; everything between two such matches (words, the
+#: single spaces between them, single punctuation, newlines) is one piece.
+SUPERBPE_SPLIT = r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"
+
+
+def superword_pattern(split: str = SUPERBPE_SPLIT) -> str:
+    """The findall pattern of an ``isolated`` split on ``split``: a match, or the longest run of characters
+    at none of which ``split`` matches. Its matches cover the whole text, so it is an ordinary pattern for
+    our pre-tokenizer and for a ``tokenizer.json`` ``Split`` (which then leaves no gap).
+
+    The boundary rule it gives: special tokens and document ends always split (before pre-tokenization, as
+    in every run); inside a document only the matches of ``split`` split -- with the default, newlines and
+    the single spaces between words do *not* (as in the published SuperBPE tokenizers).
+
+    Example:
+        >>> import regex
+        >>> regex.findall(superword_pattern(), "By the way, 2024!!\\nok  ")
+        ['By the way, ', '202', '4', '!!\\n', 'ok', '  ']
+    """
+    return f"(?:{split})|(?s:(?:(?!{split}).)+)"
+
+
+#: The stage-2 pattern of ``superword_transition`` runs: :func:`superword_pattern` of :data:`SUPERBPE_SPLIT`.
+SUPERWORD_PATTERN = superword_pattern()
+
+
+class ExtendError(ValueError):
+    """The tokenizer cannot be extended, or the run's options do not fit it; the message says the fix."""
+
+
+@dataclass(frozen=True)
+class ExtendBase:
+    """A tokenizer to extend, laid out for the merge loop; made by :func:`bpe_studio.engine.extend_base`
+    (training never imports the encoder: the tokenizer's own rule comes in as ``encode_pieces``).
+
+    The merge loop numbers tokens densely from 0; a tokenizer's ids may have gaps and special tokens among
+    them. So the loop works on *loop ids*: the ordinary tokens in the order of their ids, and
+    :meth:`final_id` turns a loop id back into the tokenizer's (a new token's: the ids after the largest).
+
+    Attributes:
+        source: What the tokenizer was opened from (a path or a name), for records and messages.
+        vocab: The tokenizer's id -> bytes, special tokens included.
+        special_ids: Special token -> id.
+        pattern: The tokenizer's pre-tokenization regex.
+        rule: ``"merges"`` or ``"ranks"`` (tiktoken's rule, a rank file's).
+        ignore_merges: The tokenizer's ``ignore_merges``.
+        tokens: Loop id -> the token's bytes (the ordinary tokens, in id order).
+        ids: Loop id -> the tokenizer's id.
+        next_id: The first id after every existing one: the first new token's.
+        merges: The tokenizer's merges (derived from a rank file's ranks).
+        sequential: Words are encoded one merge after the other (:func:`encode_sequentially`), not by rank.
+        fingerprint: A digest of the vocabulary, merges and special tokens (checkpoints record it).
+        encode_pieces: Pre-tokens (str) -> each one's ids under the tokenizer's own rule.
+        encode_raw: A pre-token's bytes as a latin-1 str (not UTF-8) -> its ids under that rule.
+    """
+
+    source: str
+    vocab: Mapping[int, bytes]
+    special_ids: Mapping[str, int]
+    pattern: str
+    rule: Literal["merges", "ranks"]
+    ignore_merges: bool
+    tokens: list[bytes]
+    ids: list[int]
+    next_id: int
+    merges: tuple[tuple[bytes, bytes], ...]
+    sequential: bool
+    fingerprint: str
+    encode_pieces: Callable[[list[str]], Iterable[Sequence[int]]] = field(repr=False, compare=False)
+    encode_raw: Callable[[str], Sequence[int]] = field(repr=False, compare=False)
+
+    @classmethod
+    def make(
+        cls,
+        source: str,
+        vocab: Mapping[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_ids: Mapping[str, int],
+        *,
+        pattern: str,
+        rule: Literal["merges", "ranks"],
+        ignore_merges: bool,
+        encode_pieces: Callable[[list[str]], Iterable[Sequence[int]]],
+        encode_raw: Callable[[str], Sequence[int]],
+        sequential: bool | None = None,
+    ) -> ExtendBase:
+        """Lay out a tokenizer's tables for extending (ids, loop ids, the fingerprint); ``sequential``
+        None decides as the module docstring says (True: always apply the merges one after the other)."""
+        specials = set(special_ids.values())
+        ids = sorted(i for i in vocab if i not in specials)
+        tokens = [vocab[i] for i in ids]
+        made = [left + right for left, right in merges]
+        if sequential is None:
+            sequential = rule == "merges" and not ignore_merges and len(set(made)) < len(made)
+        digest = hashlib.sha256()
+        for i in sorted(vocab):
+            digest.update(b"%d:%d:" % (i, len(vocab[i])) + vocab[i])
+        digest.update(b"|merges|")
+        for left, right in merges:
+            digest.update(b"%d:%d:" % (len(left), len(right)) + left + right)
+        digest.update(repr(sorted(special_ids.items())).encode("utf-8"))
+        digest.update(f"|{rule}|{ignore_merges}|{pattern}".encode())
+        return cls(
+            source,
+            dict(vocab),
+            dict(special_ids),
+            pattern,
+            rule,
+            ignore_merges,
+            tokens,
+            ids,
+            max(vocab, default=-1) + 1,
+            tuple(merges),
+            sequential,
+            digest.hexdigest(),
+            encode_pieces,
+            encode_raw,
+        )
+
+    def final_id(self, loop_id: int) -> int:
+        """The tokenizer's id of a loop id (new tokens: the ids after the largest existing one)."""
+        if loop_id < len(self.ids):
+            return self.ids[loop_id]
+        return self.next_id + loop_id - len(self.ids)
+
+    def encode_words(self, counts: Mapping[str, int]) -> dict[str, int]:
+        """The counted pre-tokens (bytes as latin-1 strings) as words of loop ids (one code point each).
+
+        Each pre-token is one word for the tokenizer's BPE: an extend run counts the tokenizer's own
+        pre-tokens, and a superword run's chunks are merged whole, as the published SuperBPE tokenizers
+        merge them.
+        """
+        keys = list(counts)
+        to_loop: dict[int, int] | None = None
+        if self.sequential:
+            encoded: Iterable[Sequence[int]] = encode_sequentially(keys, self.tokens, self.merges)
+        else:
+            encoded = self._encode_by_rule(keys)
+            if self.ids != list(range(len(self.ids))):
+                to_loop = {i: n for n, i in enumerate(self.ids)}
+        words: dict[str, int] = {}
+        for key, ids in zip(keys, encoded, strict=True):
+            if to_loop is not None:
+                ids = [to_loop[i] for i in ids]
+            word = "".join(map(chr, ids))
+            words[word] = words.get(word, 0) + counts[key]
+        return words
+
+    def _encode_by_rule(self, keys: list[str]) -> Iterator[Sequence[int]]:
+        """Each latin-1 key's ids under the tokenizer's own rule (its encoder, native when built)."""
+        batch = 4096  # the encoder's answers for a batch at a time: memory stays small
+        for start in range(0, len(keys), batch):
+            part = keys[start : start + batch]
+            try:
+                texts = [k.encode("latin-1").decode("utf-8") for k in part]
+            except UnicodeDecodeError:  # bytes that are not UTF-8 (kept by the invalid_utf8 policy)
+                yield from map(self.encode_raw, part)
+                continue
+            yield from self.encode_pieces(texts)
+
+
+def encode_sequentially(
+    keys: Sequence[str], tokens: Sequence[bytes], merges: Sequence[tuple[bytes, bytes]]
+) -> list[list[int]]:
+    """Words (bytes as latin-1 strings) under ``merges`` applied the way training makes them: each merge, in
+    order, to every occurrence of its pair in every word, left to right; a merge's result is the token with
+    its bytes (``tokens`` holds each byte string once). Costs in proportion to the occurrences merged, through
+    an index from pair to the words holding it.
+
+    Example:
+        >>> tokens = [bytes([i]) for i in range(256)] + [b"bc", b"abc", b"ab"]
+        >>> merges = [(b"b", b"c"), (b"a", b"bc"), (b"a", b"b"), (b"ab", b"c")]
+        >>> [[tokens[i] for i in w] for w in encode_sequentially(["abcabc", "ab"], tokens, merges)]
+        [[b'abc', b'abc'], [b'ab']]
+    """
+    id_of = {t: i for i, t in enumerate(tokens)}
+    byte_ids = [id_of.get(bytes([b]), -1) for b in range(256)]
+    words = [[byte_ids[b] for b in key.encode("latin-1")] for key in keys]
+    where: dict[tuple[int, int], set[int]] = {}
+
+    def index(j: int, word: list[int]) -> None:
+        for pair in itertools.pairwise(word):
+            where.setdefault(pair, set()).add(j)
+
+    for j, word in enumerate(words):
+        index(j, word)
+    for left, right in merges:
+        a, b, c = id_of[left], id_of[right], id_of[left + right]
+        for j in where.pop((a, b), ()):
+            word = words[j]
+            merged: list[int] = []
+            i, n = 0, len(word)
+            while i < n:
+                if i + 1 < n and word[i] == a and word[i + 1] == b:
+                    merged.append(c)
+                    i += 2
+                else:
+                    merged.append(word[i])
+                    i += 1
+            if len(merged) != n:
+                words[j] = merged
+                index(j, merged)
+    return words
+
+
+__all__ = [
+    "SUPERBPE_SPLIT",
+    "SUPERWORD_PATTERN",
+    "ExtendBase",
+    "ExtendError",
+    "encode_sequentially",
+    "superword_pattern",
+]
