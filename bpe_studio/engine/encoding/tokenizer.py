@@ -368,24 +368,20 @@ class Tokenizer:
         # `regex` pattern on every input): text to ids in one call. The Python one when the kernel is not
         # built or BPE_STUDIO_PURE=1.
         # (A SentencePiece-style model merges characters, not bytes: the Python encoder, with its own BPE.)
-        native_encoder = (
-            None
-            if piece_model is not None
-            else native.encoder(
-                byte_ids,
-                triples if merges is not None else None,
-                (
-                    {token: i for token, i in ids_of.items() if i not in special_ids}
-                    if self._ignore_merges and merges is not None
-                    else None
-                ),
-                token_of_id,
-                cache_size=cache_size,
-                preset=preset_name(self._pattern),
-                split=self._split,
-                special_ids=sorted(special_ids),
-                ignore_merges=self._ignore_merges,
-            )
+        native_encoder = None if piece_model is not None else native.encoder(
+            byte_ids,
+            triples if merges is not None else None,
+            (
+                {token: i for token, i in ids_of.items() if i not in special_ids}
+                if self._ignore_merges and merges is not None
+                else None
+            ),
+            token_of_id,
+            cache_size=cache_size,
+            preset=preset_name(self._pattern),
+            split=self._split,
+            special_ids=sorted(special_ids),
+            ignore_merges=self._ignore_merges,
         )
         # The Python encoder's tables (built only when it encodes): a pre-token (a latin-1 str of its bytes)
         # that is an ordinary token -> its id, for ignore_merges and tiktoken's rule; for decoding, each id's

@@ -58,20 +58,13 @@ PRESET_BOUNDARIES = (
 # letter or punctuation; punctuation and a digit.
 _BYTE_CLASSES = bytes(
     ord(
-        "L"
-        if chr(b).isascii() and chr(b).isalpha()
-        else "D"
-        if chr(b).isdigit() and b < 128
-        else "S"
-        if b == 0x20
-        else "N"
-        if b == 0x0A
-        else "W"
-        if b in b"\t\r\x0b\x0c"
-        else "P"
-        if 0x21 <= b <= 0x7E
-        else "C"
-        if b < 128
+        "L" if chr(b).isascii() and chr(b).isalpha()
+        else "D" if chr(b).isdigit() and b < 128
+        else "S" if b == 0x20
+        else "N" if b == 0x0A
+        else "W" if b in b"\t\r\x0b\x0c"
+        else "P" if 0x21 <= b <= 0x7E
+        else "C" if b < 128
         else "H"
     )
     for b in range(256)

@@ -370,3 +370,7 @@ def _feed(worker: _Worker, todo: Iterator[Task]) -> None:
         return
     # The worker reads its pipe in order, so a None sent now is served after the chunks it still holds.
     worker.give(next(todo, None))
+
+
+
+
