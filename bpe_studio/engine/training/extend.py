@@ -44,6 +44,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..config import TrainConfig
+from ..pretokenize.patterns import resolve_pattern
+
 #: The stage-2 split of the published SuperBPE tokenizers (PythonNut/superbpe, scripts/extend_tokenizer.sh):
 #: a Hugging Face ``Split`` with behaviour ``isolated`` on this regex -- runs of 1-3 digits, runs of two or
 #: more punctuation characters (with an optional leading space and trailing newlines or slashes), and spaces
@@ -66,7 +69,8 @@ def superword_pattern(split: str = SUPERBPE_SPLIT) -> str:
         >>> regex.findall(superword_pattern(), "By the way, 2024!!\\nok  ")
         ['By the way, ', '202', '4', '!!\\n', 'ok', '  ']
     """
-    return f"(?:{split})|(?s:(?:(?!{split}).)+)"
+    # [\s\S], not (?s:.): Oniguruma (tokenizers' regex engine) has no (?s) flag.
+    return f"(?:{split})|(?:(?!{split})[\\s\\S])+"
 
 
 #: The stage-2 pattern of ``superword_transition`` runs: :func:`superword_pattern` of :data:`SUPERBPE_SPLIT`.
@@ -252,6 +256,34 @@ def encode_sequentially(
     return words
 
 
+def with_base(config: TrainConfig, base: ExtendBase) -> TrainConfig:
+    """``config`` with the pattern and special tokens of the tokenizer it extends (``iter_train`` does
+    this itself; front ends call it first to check a run's outputs and checkpoints against the real config).
+
+    Raises:
+        ExtendError: The config names another pattern or other special tokens, or a ``vocab_size`` that
+            is not larger than the tokenizer's.
+    """
+    specials = tuple(sorted(base.special_ids, key=base.special_ids.__getitem__))
+    if config.special_tokens and config.special_tokens != specials:
+        raise ExtendError(
+            f"special_tokens: an extend run keeps the tokenizer's special tokens {list(specials)!r}; give "
+            "none (or exactly those)"
+        )
+    if config.pattern != "gpt2" and resolve_pattern(config.pattern) != base.pattern:
+        raise ExtendError(
+            "pattern: an extend run pre-tokenizes with the tokenizer's own pattern; leave pattern at its "
+            "default (or give exactly the tokenizer's)"
+        )
+    size = len(base.vocab)
+    if config.vocab_size <= size:
+        raise ExtendError(
+            f"vocab_size: {config.vocab_size} is not larger than the {size} tokens of the tokenizer to "
+            f"extend; give the size of the whole vocabulary, e.g. {size + 1000} for 1,000 new tokens"
+        )
+    return config.replace(pattern=base.pattern, special_tokens=specials)
+
+
 __all__ = [
     "SUPERBPE_SPLIT",
     "SUPERWORD_PATTERN",
@@ -259,4 +291,5 @@ __all__ = [
     "ExtendError",
     "encode_sequentially",
     "superword_pattern",
+    "with_base",
 ]

@@ -40,7 +40,7 @@ from ..events import (
     TrainEvent,
     TrainResult,
 )
-from ..pretokenize.patterns import preset_name, resolve_pattern
+from ..pretokenize.patterns import preset_name
 from .checkpoint import (
     CorpusFile,
     CountsData,
@@ -55,7 +55,7 @@ from .checkpoint import (
 )
 from .checkpoint import load as load_counts_file
 from .counting import CountOutcome, CountUpdate, count_parallel, count_serial, count_threads, counting_path
-from .extend import SUPERWORD_PATTERN, ExtendBase, ExtendError
+from .extend import SUPERWORD_PATTERN, ExtendBase, with_base
 from .merge import Merge, MergeLoop, ReplayError
 from .preflight import preflight
 
@@ -503,33 +503,6 @@ def _finish(run: _Run, stats: CorpusStats, merged: _Merged, base: ExtendBase | N
     return Finished(result, run.now())
 
 
-def _extend_config(config: TrainConfig, base: ExtendBase) -> TrainConfig:
-    """``config`` with the pattern and special tokens of the tokenizer it extends.
-
-    Raises:
-        ExtendError: The config names another pattern or other special tokens, or a ``vocab_size`` that
-            is not larger than the tokenizer's.
-    """
-    specials = tuple(sorted(base.special_ids, key=base.special_ids.__getitem__))
-    if config.special_tokens and config.special_tokens != specials:
-        raise ExtendError(
-            f"special_tokens: an extend run keeps the tokenizer's special tokens {list(specials)!r}; give "
-            "none (or exactly those)"
-        )
-    if config.pattern != "gpt2" and resolve_pattern(config.pattern) != base.pattern:
-        raise ExtendError(
-            "pattern: an extend run pre-tokenizes with the tokenizer's own pattern; leave pattern at its "
-            "default (or give exactly the tokenizer's)"
-        )
-    size = len(base.vocab)
-    if config.vocab_size <= size:
-        raise ExtendError(
-            f"vocab_size: {config.vocab_size} is not larger than the {size} tokens of the tokenizer to "
-            f"extend; give the size of the whole vocabulary, e.g. {size + 1000} for 1,000 new tokens"
-        )
-    return config.replace(pattern=base.pattern, special_tokens=specials)
-
-
 def _no_encoder(pieces: object) -> Any:
     raise AssertionError("a sequential ExtendBase encodes the words itself")  # pragma: no cover
 
@@ -614,7 +587,7 @@ def iter_train(
     # counts documents in memory: no file to check.)
     base: ExtendBase | None = config.extend
     if base is not None:
-        config = _extend_config(config, base)
+        config = with_base(config, base)
     if _count is None:
         preflight(config)
     run = _Run(config, cancel or _never)
