@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from .. import native
 from ..config import TrainConfig
 from ..corpus.plan import (
     Chunk,
@@ -55,7 +56,7 @@ from .checkpoint import (
 )
 from .checkpoint import load as load_counts_file
 from .counting import CountOutcome, CountUpdate, count_parallel, count_serial, count_threads, counting_path
-from .extend import SUPERWORD_PATTERN, ExtendBase, with_base
+from .extend import SUPERWORD_PATTERN, ExtendBase, encode_sequentially, with_base
 from .merge import Merge, MergeLoop, ReplayError
 from .preflight import preflight
 
@@ -503,8 +504,39 @@ def _finish(run: _Run, stats: CorpusStats, merged: _Merged, base: ExtendBase | N
     return Finished(result, run.now())
 
 
-def _no_encoder(pieces: object) -> Any:
-    raise AssertionError("a sequential ExtendBase encodes the words itself")  # pragma: no cover
+def _stage1_base(stage1: _Merged) -> ExtendBase:
+    """The stage-1 tokenizer of a superword run, laid out to encode stage 2's chunks whole.
+
+    A chunk's tokens are the stage-1 merges applied one after the other (the merge loop's own rule). When no
+    merge remade an existing token, BPE by rank gives the same tokens, and the native encoder does it fast;
+    otherwise (or without the native kernel) :func:`~.extend.encode_sequentially` does.
+    """
+    tokens, merges = stage1.token_bytes, stage1.merges
+    ids = {token: i for i, token in enumerate(tokens)}
+    remade = len({left + right for left, right in merges}) < len(merges)
+    encoder = None
+    if not remade:
+        triples = [(ids[left], ids[right], ids[left + right]) for left, right in merges]
+        encoder = native.encoder(
+            range(256), triples, None, list(tokens), cache_size=4096, preset=None, split=lambda s: [s]
+        )
+
+    def one_by_one(pieces: list[str]) -> list[list[int]]:
+        keys = [piece.encode("utf-8").decode("latin-1") for piece in pieces]
+        return encode_sequentially(keys, tokens, merges)
+
+    return ExtendBase.make(
+        "stage 1",
+        dict(enumerate(tokens)),
+        merges,
+        {},
+        pattern="",
+        rule="merges",
+        ignore_merges=False,
+        encode_pieces=one_by_one if encoder is None else encoder.encode_each,
+        encode_raw=lambda raw: encode_sequentially([raw], tokens, merges)[0],
+        sequential=encoder is None,
+    )
 
 
 def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, None, Finished]:
@@ -521,20 +553,7 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     del counts
     if stage1.stop_reason is StopReason.CANCELLED or run.cancelled():
         return _finish(run, stats, stage1)
-    # The stage-1 merges applied one after the other over each whole chunk: the merge loop's own rule (a
-    # rank-ordered BPE gives the same tokens unless a merge remade an existing token).
-    base = ExtendBase.make(
-        "stage 1",
-        dict(enumerate(stage1.token_bytes)),
-        stage1.merges,
-        {},
-        pattern=config.pattern_regex,
-        rule="merges",
-        ignore_merges=False,
-        encode_pieces=_no_encoder,
-        encode_raw=_no_encoder,
-        sequential=True,
-    )
+    base = _stage1_base(stage1)
     stage2_run = dataclasses.replace(run, config=config.replace(pattern=SUPERWORD_PATTERN, counts_out=None))
     counts2 = yield from _count_phase(stage2_run, count)
     stage2 = yield from _merge_phase(
