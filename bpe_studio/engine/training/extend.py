@@ -77,6 +77,10 @@ def superword_pattern(split: str = SUPERBPE_SPLIT) -> str:
 SUPERWORD_PATTERN = superword_pattern()
 
 
+#: Pre-tokens the tokenizer's encoder takes at a time: its answers for a batch are held, not all of them.
+_BATCH = 4096
+
+
 class ExtendError(ValueError):
     """The tokenizer cannot be extended, or the run's options do not fit it; the message says the fix."""
 
@@ -176,34 +180,50 @@ class ExtendBase:
             return self.ids[loop_id]
         return self.next_id + loop_id - len(self.ids)
 
-    def encode_words(self, counts: Mapping[str, int]) -> dict[str, int]:
+    def encode_words(self, counts: dict[str, int], *, consume: bool = False) -> dict[str, int]:
         """The counted pre-tokens (bytes as latin-1 strings) as words of loop ids (one code point each).
 
         Each pre-token is one word for the tokenizer's BPE: an extend run counts the tokenizer's own
         pre-tokens, and a superword run's chunks are merged whole, as the published SuperBPE tokenizers
         merge them.
+
+        Args:
+            counts: Pre-token -> count, as the counting phase gives them.
+            consume: Empty ``counts`` batch by batch while encoding, so that the pre-tokens' memory is
+                given back as the words' grows (a superword run's chunks are many and long).
         """
-        keys = list(counts)
         to_loop: dict[int, int] | None = None
-        if self.sequential:
-            encoded: Iterable[Sequence[int]] = encode_sequentially(keys, self.tokens, self.merges)
-        else:
-            encoded = self._encode_by_rule(keys)
-            if self.ids != list(range(len(self.ids))):
-                to_loop = {i: n for n, i in enumerate(self.ids)}
+        if not self.sequential and self.ids != list(range(len(self.ids))):
+            to_loop = {i: n for n, i in enumerate(self.ids)}
         words: dict[str, int] = {}
-        for key, ids in zip(keys, encoded, strict=True):
-            if to_loop is not None:
-                ids = [to_loop[i] for i in ids]
-            word = "".join(map(chr, ids))
-            words[word] = words.get(word, 0) + counts[key]
+        get = words.get
+        while counts:
+            if self.sequential:
+                batch = list(counts.items())  # merge after merge needs every word at once (rare, or pure)
+            elif consume:
+                batch = [counts.popitem() for _ in range(min(_BATCH, len(counts)))]
+            else:
+                batch = list(counts.items())
+            keys = [key for key, _ in batch]
+            if self.sequential:
+                encoded: Iterable[Sequence[int]] = encode_sequentially(keys, self.tokens, self.merges)
+            else:
+                encoded = self._encode_by_rule(keys)
+            for (_, n), ids in zip(batch, encoded, strict=True):
+                if to_loop is not None:
+                    ids = [to_loop[i] for i in ids]
+                word = "".join(map(chr, ids))
+                words[word] = get(word, 0) + n
+            if not consume:
+                break
+            if self.sequential:
+                counts.clear()
         return words
 
     def _encode_by_rule(self, keys: list[str]) -> Iterator[Sequence[int]]:
         """Each latin-1 key's ids under the tokenizer's own rule (its encoder, native when built)."""
-        batch = 4096  # the encoder's answers for a batch at a time: memory stays small
-        for start in range(0, len(keys), batch):
-            part = keys[start : start + batch]
+        for start in range(0, len(keys), _BATCH):
+            part = keys[start : start + _BATCH]
             try:
                 texts = [k.encode("latin-1").decode("utf-8") for k in part]
             except UnicodeDecodeError:  # bytes that are not UTF-8 (kept by the invalid_utf8 policy)

@@ -399,7 +399,13 @@ def _merge_phase(
         checkpoint_header = (
             counts.header(config, "checkpoint", training) if config.checkpoint is not None else None
         )
-        words = counts.outcome.counts if base is None else base.encode_words(counts.outcome.counts)
+        if base is None:
+            words = counts.outcome.counts
+        else:
+            # The pre-tokens as words of the tokenizer's ids; the table is emptied as they are encoded (it
+            # is not needed after: a checkpoint stores the counts encoded before this phase).
+            words = base.encode_words(counts.outcome.counts, consume=True)
+            counts.outcome = None
         loop = MergeLoop(words, start_tokens, max_token_length=config.max_token_length, cancelled=cancelled)
         del words
         counts.outcome = None  # the loop keeps what it needs; let the table go
