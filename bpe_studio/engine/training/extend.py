@@ -69,8 +69,10 @@ def superword_pattern(split: str = SUPERBPE_SPLIT) -> str:
         >>> regex.findall(superword_pattern(), "By the way, 2024!!\\nok  ")
         ['By the way, ', '202', '4', '!!\\n', 'ok', '  ']
     """
-    # [\s\S], not (?s:.): Oniguruma (tokenizers' regex engine) has no (?s) flag.
-    return f"(?:{split})|(?:(?!{split})[\\s\\S])+"
+    # [\s\S], not (?s:.): Oniguruma (tokenizers' regex engine) has no (?s) flag. Written exactly as
+    # formats/hf.py turns a tokenizer.json's isolated Split into a pattern, so that a published SuperBPE
+    # tokenizer opened from the Hub has this very pattern.
+    return f"(?:{split})|(?:(?!(?:{split}))[\\s\\S])+"
 
 
 #: The stage-2 pattern of ``superword_transition`` runs: :func:`superword_pattern` of :data:`SUPERBPE_SPLIT`.

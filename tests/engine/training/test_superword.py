@@ -15,7 +15,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, TrainConfig, train, train_from_iterator
+from bpe_studio.engine import Tokenizer, TrainConfig, extend_base, load, train, train_from_iterator
 from bpe_studio.engine.events import TrainResult
 from bpe_studio.engine.formats.saving import save_tokenizer
 from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN
@@ -169,3 +169,28 @@ def test_a_superword_tokenizer_encodes_any_text_alike_in_tokenizers(text: str) -
 def test_a_generator_is_refused_for_a_superword_run() -> None:
     with pytest.raises(ValueError, match=r"^superword_transition: a superword run reads the documents twice"):
         train_from_iterator((d for d in ["a b"]), vocab_size=300, superword_transition=280)
+
+
+def test_a_published_superbpe_tokenizer_json_opens_with_this_pattern_and_extends(tmp_path: Path) -> None:
+    # The published SuperBPE tokenizers split with an isolated Split, then a ByteLevel without its regex.
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import Regex, pre_tokenizers
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text(_superword_json(), encoding="utf-8")
+    published = tokenizers.Tokenizer.from_file(str(path))
+    published.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(SUPERBPE_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    published.save(str(path))
+    opened = load(path)
+    assert opened.pattern == SUPERWORD_PATTERN
+    text = "kato rine of the suka, 1,234 km -- ok...\n\nlamo  it is"
+    assert opened.encode(text) == published.encode(text).ids == _superword_tokenizer().encode(text)
+    base = extend_base(opened)
+    result = train_from_iterator([text] * 20, vocab_size=len(opened.vocab) + 5, workers=1, extend=base)
+    assert result.pattern == SUPERWORD_PATTERN
+    assert all(result.vocab[i] == token for i, token in opened.vocab.items())
