@@ -50,6 +50,9 @@ def extend_base(source: str | os.PathLike[str] | Tokenizer) -> ExtendBase:
             f"extend: {name} cuts text with a Hugging Face normalizer or pre-tokenizer pipeline that "
             "training cannot count with; only tokenizers that split text with one pattern can be extended"
         )
+    # An existing path is recorded whole: the base may be opened again in a process with another folder.
+    if name != "<tokenizer>" and os.path.exists(name):
+        name = os.path.abspath(name)
     return ExtendBase.make(
         name,
         tokenizer.vocab,
@@ -60,6 +63,8 @@ def extend_base(source: str | os.PathLike[str] | Tokenizer) -> ExtendBase:
         ignore_merges=tokenizer.ignore_merges,
         encode_pieces=tokenizer._encode_each,
         encode_raw=tokenizer._bpe_raw,
+        # A tokenizer opened from a path or name is pickled as that source (and opened again).
+        reopen=None if isinstance(source, Tokenizer) else extend_base,
     )
 
 

@@ -42,7 +42,7 @@ import hashlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ..config import TrainConfig
 from ..pretokenize.patterns import resolve_pattern
@@ -127,6 +127,17 @@ class ExtendBase:
     fingerprint: str
     encode_pieces: Callable[[list[str]], Iterable[Sequence[int]]] = field(repr=False, compare=False)
     encode_raw: Callable[[str], Sequence[int]] = field(repr=False, compare=False)
+    reopen: Callable[[str], ExtendBase] | None = field(default=None, repr=False, compare=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its source, opened again (its encoder is native state): a config with ``extend`` goes
+        to a child process (the app's training) this way. The reopened tokenizer must be the same one."""
+        if self.reopen is None:
+            raise TypeError(
+                f"extend: the tokenizer {self.source!r} was given in memory and cannot be sent to another "
+                "process; save it and open it with extend_base(PATH)"
+            )
+        return (_reopened, (self.reopen, self.source, self.fingerprint))
 
     @classmethod
     def make(
@@ -142,6 +153,7 @@ class ExtendBase:
         encode_pieces: Callable[[list[str]], Iterable[Sequence[int]]],
         encode_raw: Callable[[str], Sequence[int]],
         sequential: bool | None = None,
+        reopen: Callable[[str], ExtendBase] | None = None,
     ) -> ExtendBase:
         """Lay out a tokenizer's tables for extending (ids, loop ids, the fingerprint); ``sequential``
         None decides as the module docstring says (True: always apply the merges one after the other)."""
@@ -174,6 +186,7 @@ class ExtendBase:
             digest.hexdigest(),
             encode_pieces,
             encode_raw,
+            reopen,
         )
 
     def final_id(self, loop_id: int) -> int:
@@ -232,6 +245,17 @@ class ExtendBase:
                 yield from map(self.encode_raw, part)
                 continue
             yield from self.encode_pieces(texts)
+
+
+def _reopened(reopen: Callable[[str], ExtendBase], source: str, fingerprint: str) -> ExtendBase:
+    """An unpickled :class:`ExtendBase`: ``source`` opened again, checked to be the tokenizer it was."""
+    base = reopen(source)
+    if base.fingerprint != fingerprint:
+        raise ExtendError(
+            f"extend: {source} changed since it was opened (its vocabulary, merges or special tokens "
+            "differ); start the run again"
+        )
+    return base
 
 
 def encode_sequentially(

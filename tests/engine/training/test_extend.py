@@ -3,6 +3,7 @@ training would make next, on both merge loops; the results load in tiktoken and 
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from unittest import mock
 
@@ -217,3 +218,20 @@ def test_a_merge_whose_bytes_are_a_token_adds_no_token_but_is_recorded() -> None
     assert len(result.vocab) == 260
     made = [e for e in events if isinstance(e, MergeMade)]
     assert [(e.index, e.token_id) for e in made] == [(0, 258), (1, 259)]
+
+
+def test_a_config_that_extends_goes_to_another_process_as_its_source(tmp_path: Path) -> None:
+    base = extend_base("gpt2")
+    config = TrainConfig(inputs=("a.txt",), vocab_size=50_300, extend=base)
+    again = pickle.loads(pickle.dumps(config))
+    assert again.extend.fingerprint == base.fingerprint
+    assert again.extend.encode_words({"Hello": 1}) == {chr(15496): 1}
+    path = tmp_path / "small.json"
+    save(Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")]), path)
+    opened = extend_base(path)
+    blob = pickle.dumps(opened)
+    save(Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ba"}, [(b"b", b"a")]), path)
+    with pytest.raises(ExtendError, match=r"^extend: .*small.json changed since it was opened"):
+        pickle.loads(blob)
+    with pytest.raises(TypeError, match=r"^extend: the tokenizer '<tokenizer>' was given in memory"):
+        pickle.dumps(extend_base(load(path)))
