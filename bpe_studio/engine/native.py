@@ -116,6 +116,9 @@ _classes = [b""]  # the current table, in a list so that _with_classes can repla
 
 #: The presets with a native pre-tokenizer.
 NATIVE_PRESETS = ("gpt2", "cl100k", "o200k")
+#: Every native scanner: the presets', and ``superbpe`` for the superword split (rust/src/pretok_superbpe.rs,
+#: ``pretokenize.patterns.native_scanner`` names it), which counts a superword run's stage 2.
+NATIVE_SCANNERS = (*NATIVE_PRESETS, "superbpe")
 
 
 def _code_points(size: int) -> str:

@@ -277,13 +277,15 @@ pub fn pretokens_with_work<'a>(
         "gpt2" => gpt2_scan(&chars, &mut emit),
         "cl100k" => crate::pretok_cl100k::cl100k_scan(&chars, &mut emit),
         "o200k" => crate::pretok_o200k::o200k_scan(&chars, &mut emit),
+        "superbpe" => crate::pretok_superbpe::superbpe_scan(&chars, &mut emit),
         _ => panic!("no native pre-tokenizer for {preset:?}"),
     }
     let steps = chars.steps();
     Ok((pieces, steps))
 }
 
-/// The scanner of a preset by name (`gpt2`, `cl100k`, `o200k`), None for any other name.
+/// The scanner of a preset by name (`gpt2`, `cl100k`, `o200k`, and `superbpe`: the superword split,
+/// pretok_superbpe.rs), None for any other name.
 pub fn scanner(preset: &str) -> Option<Scanner> {
     fn gpt2<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMut(&'a str)) -> Option<u32> {
         gpt2_pretokens(text, classes, emit)
@@ -292,6 +294,7 @@ pub fn scanner(preset: &str) -> Option<Scanner> {
         "gpt2" => Some(gpt2),
         "cl100k" => Some(crate::pretok_cl100k::cl100k_pretokens),
         "o200k" => Some(crate::pretok_o200k::o200k_pretokens),
+        "superbpe" => Some(crate::pretok_superbpe::superbpe_pretokens),
         _ => None,
     }
 }

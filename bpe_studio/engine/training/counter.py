@@ -15,7 +15,7 @@ from .. import native
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk, check_read, decode, read_chunk, special_token_regex
 from ..corpus.sources import Documents, LineRange, RecordReader, RowGroup, Task
-from ..pretokenize.patterns import preset_name
+from ..pretokenize.patterns import native_scanner
 from ..pretokenize.split import Pretokenizer
 from ..workers.protocol import decode_table, encode_table
 
@@ -58,9 +58,9 @@ class ChunkCounter:
         skip_bad_records: bool = False,
     ) -> None:
         self._findall = Pretokenizer(pattern).findall
-        # The presets are pre-tokenized and counted by the native kernel when it is on.
-        preset = preset_name(pattern)
-        self._preset = preset if preset in native.NATIVE_PRESETS else None
+        # The presets (and the superword split) are pre-tokenized and counted by the native kernel when on.
+        preset = native_scanner(pattern)
+        self._preset = preset if preset in native.NATIVE_SCANNERS else None
         self._special_re = special_token_regex(special_tokens)
         self._policy = policy
         self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)

@@ -22,7 +22,7 @@ from .. import native
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk
 from ..corpus.sources import Task
-from ..pretokenize.patterns import preset_name
+from ..pretokenize.patterns import native_scanner
 from ..workers.launch import death_message, start_child, stop_process
 from ..workers.protocol import (
     WorkerCrashedError,
@@ -254,7 +254,7 @@ def counting_path(*, workers: int, pattern: str, plain_text_files: bool) -> Coun
     """
     if workers <= 1:
         return "serial"
-    native_scan = native.backend() == "native" and preset_name(pattern) in native.NATIVE_PRESETS
+    native_scan = native.backend() == "native" and native_scanner(pattern) in native.NATIVE_SCANNERS
     return "threads" if native_scan and plain_text_files else "processes"
 
 

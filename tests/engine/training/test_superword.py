@@ -15,12 +15,23 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import Tokenizer, TrainConfig, extend_base, load, train, train_from_iterator
+from bpe_studio.engine import (
+    Tokenizer,
+    TrainConfig,
+    backend,
+    extend_base,
+    load,
+    native,
+    train,
+    train_from_iterator,
+)
 from bpe_studio.engine.events import TrainResult
 from bpe_studio.engine.formats.saving import save_tokenizer
+from bpe_studio.engine.pretokenize.patterns import native_scanner
+from bpe_studio.engine.training.counting import counting_path
 from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN
 
-from ..backends import BACKENDS, use_backend
+from ..backends import BACKENDS, needs_native, use_backend
 from ..reference import merge_word, reference_train, split_documents
 
 SPECIAL = "<|endoftext|>"
@@ -194,3 +205,20 @@ def test_a_published_superbpe_tokenizer_json_opens_with_this_pattern_and_extends
     result = train_from_iterator([text] * 20, vocab_size=len(opened.vocab) + 5, workers=1, extend=base)
     assert result.pattern == SUPERWORD_PATTERN
     assert all(result.vocab[i] == token for i, token in opened.vocab.items())
+
+
+@needs_native
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab Z1٣ \t\n\r/.,!-'é\u0301😀\u00a0\u3000x")), max_size=60))
+def test_the_native_superword_scanner_equals_the_pattern(text: str) -> None:
+    found = native.count_pretokens("superbpe", [text])
+    assert found is not None
+    expected = Counter(regex.findall(SUPERWORD_PATTERN, text))
+    assert found == (dict(expected), sum(expected.values()))
+
+
+def test_a_superword_run_counts_stage_2_natively_with_threads() -> None:
+    assert native_scanner(SUPERWORD_PATTERN) == "superbpe"
+    assert counting_path(workers=2, pattern=SUPERWORD_PATTERN, plain_text_files=True) == (
+        "threads" if backend() == "native" else "processes"
+    )
