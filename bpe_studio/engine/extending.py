@@ -65,6 +65,7 @@ def extend_base(source: str | os.PathLike[str] | Tokenizer) -> ExtendBase:
         encode_raw=tokenizer._bpe_raw,
         # A tokenizer opened from a path or name is pickled as that source (and opened again).
         reopen=None if isinstance(source, Tokenizer) else extend_base,
+        encode_flat=getattr(tokenizer._encoder, "encode_flat", None),  # the native encoder's
     )
 
 

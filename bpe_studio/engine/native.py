@@ -19,9 +19,11 @@ Example:
 
 from __future__ import annotations
 
+import array
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
 from typing import Any, Literal, Protocol
@@ -229,12 +231,34 @@ class MergeKernel(Protocol):
         ...
 
 
+@dataclass
+class EncodedWords:
+    """Words as flat token ids (``array("I")``), each word's length and count: what an extend run's encoder
+    gives, handed to the native merge loop without a ``str`` per word (see ``MergeLoop(encoded=...)``)."""
+
+    ids: array.array[int]
+    lengths: list[int]
+    freqs: list[int]
+
+    def words(self) -> dict[str, int]:
+        """The same words as ``str`` of token ids (the Python merge loop's form); equal words add up."""
+        out: dict[str, int] = {}
+        start = 0
+        ids = self.ids
+        for length, n in zip(self.lengths, self.freqs, strict=True):
+            word = "".join(map(chr, ids[start : start + length]))
+            start += length
+            out[word] = out.get(word, 0) + n
+        return out
+
+
 def merge_kernel(
     counts: dict[str, int],
     token_bytes: list[bytes],
     *,
     max_token_length: int | None,
     backend: Backend | None,
+    encoded: EncodedWords | None = None,
 ) -> MergeKernel | None:
     """The native merge kernel over ``counts`` (pre-tokens spelled with one code point per token id) when
     ``backend`` resolves to ``"native"`` (see :func:`resolve`), else None: the caller runs the Python loop.
@@ -252,6 +276,15 @@ def merge_kernel(
     if resolve(backend) == "python":
         return None
     assert _native is not None  # resolve() said so
+    if encoded is not None:  # the words as flat token ids (an extend run's): no str per word
+        return _native.MergeKernel(  # type: ignore[no-any-return]
+            encoded.ids.tobytes(),
+            4,
+            encoded.lengths,
+            encoded.freqs,
+            token_bytes,
+            max_token_length=max_token_length,
+        )
     words = list(counts)
     joined = "".join(words)
     try:
@@ -369,6 +402,11 @@ class NativeEncoder:
         """The ids of pre-tokens, one after the other (through the native cache)."""
         ids: list[int] = self._encoder.encode(pieces)
         return ids
+
+    def encode_flat(self, pieces: list[str]) -> tuple[list[int], list[int]]:
+        """The pre-tokens' ids one after the other, and how many each has."""
+        flat: tuple[list[int], list[int]] = self._encoder.encode_counts(pieces)
+        return flat
 
     def encode_each(self, pieces: list[str]) -> Iterator[tuple[int, ...]]:
         """Each pre-token's ids, in order."""

@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import array
 import hashlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..config import TrainConfig
+from ..native import EncodedWords
 from ..pretokenize.patterns import SUPERBPE_SPLIT, SUPERWORD_PATTERN, resolve_pattern, superword_pattern
 
 #: Pre-tokens the tokenizer's encoder takes at a time: its answers for a batch are held, not all of them.
@@ -79,6 +81,10 @@ class ExtendBase:
         fingerprint: A digest of the vocabulary, merges and special tokens (checkpoints record it).
         encode_pieces: Pre-tokens (str) -> each one's ids under the tokenizer's own rule.
         encode_raw: A pre-token's bytes as a latin-1 str (not UTF-8) -> its ids under that rule.
+        reopen: Opens ``source`` again (pickling sends the source, not the encoder); None for a tokenizer
+            given in memory.
+        encode_flat: The native encoder's form of ``encode_pieces``: every piece's ids one after the
+            other and each piece's number of ids (None without the native kernel).
     """
 
     source: str
@@ -96,6 +102,9 @@ class ExtendBase:
     encode_pieces: Callable[[list[str]], Iterable[Sequence[int]]] = field(repr=False, compare=False)
     encode_raw: Callable[[str], Sequence[int]] = field(repr=False, compare=False)
     reopen: Callable[[str], ExtendBase] | None = field(default=None, repr=False, compare=False)
+    encode_flat: Callable[[list[str]], tuple[list[int], list[int]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as its source, opened again (its encoder is native state): a config with ``extend`` goes
@@ -122,6 +131,7 @@ class ExtendBase:
         encode_raw: Callable[[str], Sequence[int]],
         sequential: bool | None = None,
         reopen: Callable[[str], ExtendBase] | None = None,
+        encode_flat: Callable[[list[str]], tuple[list[int], list[int]]] | None = None,
     ) -> ExtendBase:
         """Lay out a tokenizer's tables for extending (ids, loop ids, the fingerprint); ``sequential``
         None decides as the module docstring says (True: always apply the merges one after the other)."""
@@ -155,6 +165,7 @@ class ExtendBase:
             encode_pieces,
             encode_raw,
             reopen,
+            encode_flat,
         )
 
     def final_id(self, loop_id: int) -> int:
@@ -202,6 +213,40 @@ class ExtendBase:
             if self.sequential:
                 counts.clear()
         return words
+
+    def encode_arrays(self, counts: dict[str, int]) -> EncodedWords | None:
+        """The counted pre-tokens as flat loop ids, emptying ``counts`` batch by batch (as
+        ``encode_words(consume=True)``); None when there is no native encoder or the words need encoding
+        merge after merge (then :meth:`encode_words`). No ``str`` is made per word: the superword chunks of
+        100 MB are a million words of tens of tokens.
+        """
+        if self.encode_flat is None or self.sequential:
+            return None
+        ids: array.array[int] = array.array("I")
+        lengths: list[int] = []
+        freqs: list[int] = []
+        while counts:
+            batch = [counts.popitem() for _ in range(min(_BATCH, len(counts)))]
+            try:
+                texts = [key.encode("latin-1").decode("utf-8") for key, _ in batch]
+            except UnicodeDecodeError:  # bytes that are not UTF-8 (kept by the invalid_utf8 policy)
+                for key, _ in batch:
+                    found = self.encode_raw(key)
+                    ids.extend(found)
+                    lengths.append(len(found))
+            else:
+                flat, sizes = self.encode_flat(texts)
+                ids.extend(flat)
+                lengths.extend(sizes)
+            freqs.extend(n for _, n in batch)
+        if self.ids != list(range(len(self.ids))):
+            import numpy as np  # only for tokenizers whose ordinary ids have gaps or specials among them
+
+            to_loop = np.zeros(self.next_id, dtype=np.uint32)
+            to_loop[np.asarray(self.ids, dtype=np.int64)] = np.arange(len(self.ids), dtype=np.uint32)
+            mapped = to_loop[np.frombuffer(ids, dtype=np.uint32)]
+            ids = array.array("I", mapped.tobytes())
+        return EncodedWords(ids, lengths, freqs)
 
     def _encode_by_rule(self, keys: list[str]) -> Iterator[Sequence[int]]:
         """Each latin-1 key's ids under the tokenizer's own rule (its encoder, native when built)."""

@@ -399,15 +399,26 @@ def _merge_phase(
         checkpoint_header = (
             counts.header(config, "checkpoint", training) if config.checkpoint is not None else None
         )
+        encoded = None
         if base is None:
             words = counts.outcome.counts
         else:
             # The pre-tokens as words of the tokenizer's ids; the table is emptied as they are encoded (it
-            # is not needed after: a checkpoint stores the counts encoded before this phase).
-            words = base.encode_words(counts.outcome.counts, consume=True)
+            # is not needed after: a checkpoint stores the counts encoded before this phase). For the native
+            # loop, as flat ids, not a str per word.
+            table = counts.outcome.counts
             counts.outcome = None
-        loop = MergeLoop(words, start_tokens, max_token_length=config.max_token_length, cancelled=cancelled)
-        del words
+            encoded = base.encode_arrays(table) if native.backend() == "native" else None
+            words = {} if encoded is not None else base.encode_words(table, consume=True)
+            del table
+        loop = MergeLoop(
+            words,
+            start_tokens,
+            max_token_length=config.max_token_length,
+            cancelled=cancelled,
+            encoded=encoded,
+        )
+        del words, encoded
         counts.outcome = None  # the loop keeps what it needs; let the table go
         tb = loop.token_bytes
         final_id = base.final_id if base is not None else int
@@ -542,6 +553,7 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
         encode_pieces=one_by_one if encoder is None else encoder.encode_each,
         encode_raw=lambda raw: encode_sequentially([raw], tokens, merges)[0],
         sequential=encoder is None,
+        encode_flat=None if encoder is None else encoder.encode_flat,
     )
 
 

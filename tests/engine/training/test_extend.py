@@ -235,3 +235,24 @@ def test_a_config_that_extends_goes_to_another_process_as_its_source(tmp_path: P
         pickle.loads(blob)
     with pytest.raises(TypeError, match=r"^extend: the tokenizer '<tokenizer>' was given in memory"):
         pickle.dumps(extend_base(load(path)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_tokenizer_whose_ids_have_a_special_token_first_extends_as_the_same_tokens_laid_out_densely(
+    backend: str,
+) -> None:
+    # Loop ids are the ordinary tokens in id order: "<s>" at id 0 shifts every byte, and the new tokens'
+    # ids come after the largest; the merges are those of the same tokenizer with the special token last.
+    merges = [(b"t", b"h"), (b"th", b"e")]
+    dense = {i: bytes([i]) for i in range(256)} | {256: b"th", 257: b"the", 258: b"<s>"}
+    shifted = {0: b"<s>"} | {i + 1: bytes([i]) for i in range(256)} | {257: b"th", 258: b"the"}
+    with use_backend(backend):
+        a = train_from_iterator(
+            DOCS, vocab_size=300, workers=1, extend=extend_base(Tokenizer(dense, merges, ["<s>"]))
+        )
+        b = train_from_iterator(
+            DOCS, vocab_size=300, workers=1, extend=extend_base(Tokenizer(shifted, merges, {"<s>": 0}))
+        )
+    assert a.merges == b.merges and a.merge_counts == b.merge_counts
+    assert [a.vocab[i] for i in range(259, 300)] == [b.vocab[i] for i in range(259, 300)]
+    assert b.special_token_ids == {"<s>": 0} and a.special_token_ids == {"<s>": 258}
