@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -85,3 +86,21 @@ def test_superword_transition_trains_superwords_after_t(
     saved = load(out / "tokenizer.json")
     assert saved.special_tokens == {"<|endoftext|>": max(saved.vocab)}  # the last id, as in every run
     assert any(b" " in token.strip(b" ") for token in saved.vocab.values())  # a token across a space
+
+
+def test_eval_reports_a_superword_tokenizer_against_plain_bpe_of_the_same_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = _corpus(tmp_path / "c.txt")
+    common = ["--vocab-size", "360", "--format", "hf", "--special-token", "<|endoftext|>", "-q"]
+    assert main(["train", str(corpus), *common, "--out", str(tmp_path / "plain")]) == 0
+    superword = ["--superword-transition", "300", "--out", str(tmp_path / "super")]
+    assert main(["train", str(corpus), *common, *superword]) == 0
+    capsys.readouterr()
+    tokenizers = [str(tmp_path / name / "tokenizer.json") for name in ("plain", "super")]
+    assert main(["eval", "-t", tokenizers[0], "-t", tokenizers[1], str(corpus), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    text = corpus.read_text("utf-8")
+    for row, path in zip(rows, tokenizers, strict=True):
+        assert row["tokens"] == len(load(path).encode_ordinary(text))
+    assert rows[1]["ratio"] < 1  # superwords: fewer tokens than plain BPE of the same vocabulary size
