@@ -58,8 +58,9 @@ def _run(path: Path, kind: str, size: int, transition: int, workers: int) -> dic
     out = json.loads(done.stdout)
     return {
         "wall": wall,
-        "counting": out["timings"].get("counting", 0.0),
-        "merging": out["timings"].get("merging", 0.0),
+        # A superword run's stage 2 has timings of its own (superword_counting, superword_merging).
+        "counting": out["timings"].get("counting", 0.0) + out["timings"].get("superword_counting", 0.0),
+        "merging": out["timings"].get("merging", 0.0) + out["timings"].get("superword_merging", 0.0),
         "rss": int(done.stderr.strip().splitlines()[-1]) / 1024,
         "tokens": out["tokens"],
         "stop": out["stop"],

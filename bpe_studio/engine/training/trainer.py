@@ -480,7 +480,7 @@ def _merge_phase(
         assert loop.stop_reason is not None
         if checkpoint_header is not None and len(merges) > saved:
             save(loop.stop_reason)
-        run.timings[Phase.MERGING.value] = run.timings.get(Phase.MERGING.value, 0.0) + now() - merge_start
+        run.timings[Phase.MERGING.value] = now() - merge_start
         return _Merged(loop.token_bytes, merges, merge_counts, loop.stop_reason)
 
 
@@ -572,7 +572,9 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     if stage1.stop_reason is StopReason.CANCELLED or run.cancelled():
         return _finish(run, stats, stage1)
     base = _stage1_base(stage1)
-    stage2_run = dataclasses.replace(run, config=config.replace(pattern=SUPERWORD_PATTERN, counts_out=None))
+    # Stage 2 on a clock of its own (its phases' timestamps start at 0), reported as superword_* timings.
+    stage2_config = config.replace(pattern=SUPERWORD_PATTERN, counts_out=None)
+    stage2_run = dataclasses.replace(run, config=stage2_config, timings={}, start=time.perf_counter())
     counts2 = yield from _count_phase(stage2_run, count)
     stage2 = yield from _merge_phase(
         stage2_run,
@@ -587,7 +589,9 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
         stage1.merge_counts + stage2.merge_counts,
         stage2.stop_reason,
     )
-    finished = _finish(stage2_run, stats, merged)
+    for phase, seconds in stage2_run.timings.items():
+        run.timings[f"superword_{phase}"] = seconds
+    finished = _finish(dataclasses.replace(run, config=stage2_config), stats, merged)
     result = dataclasses.replace(finished.result, superword_transition=len(stage1.merges))
     return Finished(result, finished.elapsed)
 
