@@ -30,6 +30,7 @@ from bpe_studio.engine.formats.saving import save_tokenizer
 from bpe_studio.engine.pretokenize.patterns import native_scanner
 from bpe_studio.engine.training.counting import counting_path
 from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN
+from bpe_studio.engine.training.learn import MergeReplay, is_superword, replay_to
 
 from ..backends import BACKENDS, needs_native, use_backend
 from ..reference import merge_word, reference_train, split_documents
@@ -222,3 +223,21 @@ def test_a_superword_run_counts_stage_2_natively_with_threads() -> None:
     assert counting_path(workers=2, pattern=SUPERWORD_PATTERN, plain_text_files=True) == (
         "threads" if backend() == "native" else "processes"
     )
+
+
+def test_watching_a_superword_run_cuts_the_sample_into_superwords_at_the_transition() -> None:
+    result = _superword_result()
+    assert result.superword_transition is not None
+    after = result.superword_transition
+    text = "kato rine of the suka, 1,234 km -- ok...\n\nlamo  it is of the day"
+    replay = MergeReplay(text, pattern="gpt2", superword_after=after)
+    replay.apply(result.merges[:after])
+    assert not any(is_superword(t) for t in replay.tokens())  # stage 1: words only
+    stage1 = Tokenizer({i: result.vocab[i] for i in range(256 + after)}, result.merges[:after])
+    assert replay.tokens() == [stage1.vocab[i] for i in stage1.encode(text)]
+    replay.apply(result.merges[after:])
+    assert replay.tokens() == [result.vocab[i] for i in _superword_tokenizer().encode(text)]
+    assert any(is_superword(t) for t in replay.tokens())
+    assert replay.token_count == len(replay.tokens())
+    again = replay_to(text, result.merges, len(result.merges), pattern="gpt2", superword_after=after)
+    assert again.tokens() == replay.tokens() and again.history == replay.history
