@@ -156,6 +156,17 @@ class TrainForm(QWidget):
         self.min_freq_spin.setGroupSeparatorShown(True)
         self.min_freq_spin.setToolTip("Stop early when the most frequent pair occurs fewer times than this")
         form.addRow("Min frequency", self.min_freq_spin)
+        self.superword_spin = QSpinBox(settings_box)
+        self.superword_spin.setObjectName("superword_spin")
+        self.superword_spin.setRange(0, 0x110000)
+        self.superword_spin.setSingleStep(1000)
+        self.superword_spin.setGroupSeparatorShown(True)
+        self.superword_spin.setSpecialValueText("Off")
+        self.superword_spin.setToolTip(
+            "SuperBPE: train ordinary tokens up to this vocabulary size, then superword tokens that span "
+            "the spaces between words up to the vocab size (Off: ordinary BPE only)"
+        )
+        form.addRow("Superwords after", self.superword_spin)
         form.addRow("Dask cluster", self._build_cluster(settings_box))
         return settings_box
 
@@ -509,6 +520,7 @@ class TrainForm(QWidget):
             workers=workers or None,
             min_frequency=self.min_freq_spin.value(),
             cluster=self.cluster(),
+            superword_transition=self.superword_spin.value() or None,
         )
 
 
