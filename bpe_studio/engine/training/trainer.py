@@ -367,13 +367,16 @@ def _merge_phase(
     *,
     wanted: int | None = None,
     first_index: int = 0,
+    total: int | None = None,
 ) -> Generator[TrainEvent, None, _Merged]:
     """Merging: replay a checkpoint's merges (on resume), then merge until the vocabulary is full, pairs
     are too rare, or the run is cancelled; save checkpoints as asked.
 
     With ``base`` (an extend run, or a superword run's stage 2) the words are the counted pre-tokens encoded
     with that tokenizer and the loop continues from its tokens (:mod:`.extend`); ``wanted`` is then the
-    number of new tokens to make, and ``first_index`` the number of the first merge's event."""
+    number of new tokens to make, ``first_index`` the number of the first merge's event and ``total`` the
+    run's whole number of merges that the events announce (default ``wanted``: a superword run's two stages
+    announce both together)."""
     config, now, cancelled = run.config, run.now, run.cancelled
     start_tokens = list(base.tokens) if base is not None else [bytes([i]) for i in range(256)]
     merges: list[Pair] = []
@@ -382,6 +385,7 @@ def _merge_phase(
         return _Merged(start_tokens, merges, merge_counts, StopReason.CANCELLED)
     if wanted is None:
         wanted = config.vocab_size - 256 - len(config.special_tokens)
+    announced = wanted if total is None else total
     # The merge loop makes millions of objects but no reference cycles; the collector's passes over
     # them cost 15-25% of its time, so automatic collection pauses while the loop runs (not while our
     # consumer's code runs between events: see _GcPause).
@@ -428,7 +432,7 @@ def _merge_phase(
             merges.append(pair)
             merge_counts.append(m.count)
             index = first_index + len(merges) - 1
-            return MergeMade(index, pair, m.count, final_id(m.token_id), tb[m.token_id], wanted, now())
+            return MergeMade(index, pair, m.count, final_id(m.token_id), tb[m.token_id], announced, now())
 
         def save(stop: StopReason | None) -> None:
             assert config.checkpoint is not None and checkpoint_header is not None
@@ -567,7 +571,8 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     specials = len(config.special_tokens)
     counts = yield from _count_phase(run, count)
     stats = _corpus_stats(counts)
-    stage1 = yield from _merge_phase(run, counts, wanted=transition - 256 - specials)
+    total = config.vocab_size - 256 - specials
+    stage1 = yield from _merge_phase(run, counts, wanted=transition - 256 - specials, total=total)
     del counts
     if stage1.stop_reason is StopReason.CANCELLED or run.cancelled():
         return _finish(run, stats, stage1)
@@ -582,6 +587,7 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
         base,
         wanted=config.vocab_size - len(base.tokens) - specials,
         first_index=len(stage1.merges),
+        total=total,
     )
     merged = _Merged(
         stage2.token_bytes,

@@ -25,7 +25,7 @@ from bpe_studio.engine import (
     train,
     train_from_iterator,
 )
-from bpe_studio.engine.events import TrainResult
+from bpe_studio.engine.events import MergeMade, TrainResult
 from bpe_studio.engine.formats.saving import save_tokenizer
 from bpe_studio.engine.pretokenize.patterns import native_scanner
 from bpe_studio.engine.training.counting import counting_path
@@ -241,3 +241,15 @@ def test_watching_a_superword_run_cuts_the_sample_into_superwords_at_the_transit
     assert replay.token_count == len(replay.tokens())
     again = replay_to(text, result.merges, len(result.merges), pattern="gpt2", superword_after=after)
     assert again.tokens() == replay.tokens() and again.history == replay.history
+
+
+def test_a_superword_runs_events_number_its_merges_across_both_stages() -> None:
+    events: list[object] = []
+    docs = ["the cat sat on the mat and the hat\n", "of the day, in the way\n"] * 20
+    result = train_from_iterator(
+        docs, vocab_size=330, superword_transition=290, workers=1, on_progress=events.append
+    )
+    made = [e for e in events if isinstance(e, MergeMade)]
+    assert [e.index for e in made] == list(range(len(result.merges)))
+    assert {e.total for e in made} == {330 - 256}
+    assert [e.token_id for e in made][-1] == max(result.vocab)
