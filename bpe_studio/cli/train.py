@@ -32,6 +32,7 @@ from ..engine.corpus.distributed import ClusterError
 from ..engine.corpus.plan import CorpusChangedError, NotRegularFileError, UncuttableTextError
 from ..engine.corpus.remote import is_url
 from ..engine.corpus.sources import BadRecordError, CorruptStreamError, expand_inputs
+from ..engine.extending import extend_base
 from ..engine.formats import save_plan, save_result
 from ..engine.formats.fallback import fallback_plan, save_fallback
 from ..engine.humanize import (
@@ -45,6 +46,7 @@ from ..engine.humanize import (
     stop_reason_text,
 )
 from ..engine.training.checkpoint import CountsFileError
+from ..engine.training.extend import ExtendBase, with_base
 from ..engine.training.preflight import train_plan
 from ..engine.write_plan import WritePlan
 from .common import EXIT_FAILURE, EXIT_USAGE, CliError, cluster_arg, text_arg
@@ -120,6 +122,24 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="folder to write the tokenizer into"
     )
+    start = p.add_argument_group("starting from a tokenizer, superwords")
+    start.add_argument(
+        "--extend",
+        metavar="TOKENIZER",
+        type=text_arg,
+        default=None,
+        help="keep every id, merge and special token of this tokenizer (a GPT-2 folder, .tiktoken, "
+        "tokenizer.json, or a name such as gpt2) and learn more merges; its pattern and special tokens are "
+        "the run's, and --vocab-size counts the whole vocabulary",
+    )
+    start.add_argument(
+        "--superword-transition",
+        type=int,
+        default=None,
+        metavar="T",
+        help="SuperBPE: ordinary BPE up to vocab size T, then merges across the spaces between words up "
+        "to --vocab-size",
+    )
     big = p.add_argument_group("large corpora: clusters, reusable counts, checkpoints")
     big.add_argument(
         "--cluster",
@@ -189,7 +209,17 @@ def plan(args: argparse.Namespace) -> WritePlan:
     """What ``train`` writes (the format's files in ``--out`` and their temporary files, ``--counts-out``,
     ``--checkpoint``, the fallback copy of a result whose save fails) and reads (the corpus,
     ``--counts-in``, ``--resume``)."""
-    return train_plan(_config(args), outputs=_outputs(args))
+    plan = train_plan(_config(args), outputs=_outputs(args))
+    if args.extend is not None:
+        # The tokenizer to extend is an input: no output may be written over it.
+        path = Path(args.extend)
+        if path.is_file():
+            plan.read("the tokenizer to extend (--extend)", path)
+        elif path.is_dir():
+            for item in sorted(path.iterdir()):
+                if item.is_file():
+                    plan.read("the tokenizer to extend (--extend)", item)
+    return plan
 
 
 def _outputs(args: argparse.Namespace) -> WritePlan:
@@ -208,7 +238,7 @@ def _config(args: argparse.Namespace) -> TrainConfig:
         # Folders and globs become the corpus files they hold; URLs pass through.
         local = [name for name in args.inputs if not is_url(name)]
         inputs = [*expand_inputs(local), *(name for name in args.inputs if is_url(name))]
-        return TrainConfig(
+        config = TrainConfig(
             inputs=tuple(inputs),
             vocab_size=args.vocab_size,
             special_tokens=tuple(args.special_tokens or ()),
@@ -226,9 +256,34 @@ def _config(args: argparse.Namespace) -> TrainConfig:
             resume=args.resume,
             text_field=args.text_field,
             skip_bad_records=args.skip_bad_records,
+            superword_transition=args.superword_transition,
         )
+        if args.extend is None:
+            return config
+        if args.pattern != "gpt2":
+            raise CliError(
+                "--pattern: an --extend run pre-tokenizes with the tokenizer's own pattern; drop --pattern"
+            )
+        base = _extend_base(args.extend)
+        return with_base(config.replace(extend=base), base)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+
+
+#: The tokenizer opened for ``--extend``, by argument: plan() and run() both need it, and a rank file of
+#: 200k tokens takes a moment to open.
+_BASES: dict[str, ExtendBase] = {}
+
+
+def _extend_base(source: str) -> ExtendBase:
+    base = _BASES.get(source)
+    if base is None:
+        try:
+            base = _BASES[source] = extend_base(source)
+        except ValueError as exc:  # ExtendError
+            message = str(exc)
+            raise CliError("--" + message if message.startswith("extend:") else message) from None
+    return base
 
 
 def _token_repr(token: bytes) -> str:
@@ -415,8 +470,13 @@ def _summary(result: TrainResult, path: Path) -> str:
     phases = ", ".join(
         f"{name} {human_seconds(sec)}" for name, sec in result.timings.items() if name != "total"
     )
+    start = ""
+    if result.base_merges:
+        start = f"extended a tokenizer of {result.base_merges:,} merges: "
+    elif result.superword_transition is not None:
+        start = f"superwords after merge {result.superword_transition:,}: "
     return (
-        f"trained {len(result.vocab):,} tokens ({len(result.merges):,} merges; stopped: "
+        start + f"trained {len(result.vocab):,} tokens ({len(result.merges):,} merges; stopped: "
         f"{stop_reason_text(result.stop_reason)}) in {human_seconds(result.timings.get('total', 0.0))} "
         f"({phases})\n"
         f"corpus: {human_bytes(s.bytes)} in {s.files} file(s), {s.documents:,} documents, "

@@ -50,6 +50,7 @@ _WHERE = {
     "Tokenizer": "encoding.tokenizer",
     "TokenSpan": "encoding.tokenizer",
     "UnknownTokenIdError": "encoding.tokenizer",
+    "extend_base": "extending",
     "iter_train": "training.trainer",
     "train": "training.trainer",
     "train_bpe": "training.trainer",
@@ -96,6 +97,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         TrainEvent,
         TrainResult,
     )
+    from .extending import extend_base
     from .formats import FORMATS, FormatError, FormatWarning, detect_format, load, save
     from .native import backend
     from .pretokenize.patterns import PATTERNS, compile_pattern

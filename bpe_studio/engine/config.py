@@ -22,6 +22,7 @@ from .pretokenize.patterns import PATTERNS, compile_pattern, resolve_pattern
 #: The most code points a token id can use: ids are stored as code points of ``str`` objects.
 MAX_VOCAB_SIZE = 0x110000
 
+
 def env_seconds(name: str, default: float, *, example: int) -> float:
     """Seconds from the environment variable ``name`` (a positive number), or ``default`` when it is unset
     or empty: the deadlines a user may lengthen (a cluster's handshake, a download).
@@ -149,6 +150,14 @@ class TrainConfig:
             dotted path like ``"meta.body"`` reaches into nested objects (structs).
         skip_bad_records: Skip (and count, in ``stats.bad_records``) JSON lines and Parquet rows without a
             usable text, instead of stopping with an error that names the record.
+        extend: Keep every id, merge and special token of this tokenizer (``extend_base(PATH_OR_NAME)``,
+            :func:`bpe_studio.engine.extend_base`) and learn more merges from the corpus (see
+            :mod:`bpe_studio.engine.training.extend`). The run's ``pattern`` and
+            ``special_tokens`` are the tokenizer's: leave them at their defaults or give the same.
+            ``vocab_size`` counts the whole vocabulary, the tokenizer's included.
+        superword_transition: Train SuperBPE superwords: ordinary BPE up to this vocabulary size, then
+            merges that cross the spaces between words up to ``vocab_size`` (the stage-2 pre-tokenization is
+            :data:`bpe_studio.engine.training.extend.SUPERWORD_PATTERN`).
 
     Example:
         >>> TrainConfig(inputs=["a.txt"], vocab_size=100)  # doctest: +ELLIPSIS
@@ -174,6 +183,10 @@ class TrainConfig:
     resume: Path | None = None
     text_field: str = "text"
     skip_bad_records: bool = False
+    # An ExtendBase (training/extend.py); typed Any: file formats import this module and must not import
+    # training, not even for a type.
+    extend: Any = None
+    superword_transition: int | None = None
     # Derived in __post_init__: the resolved regex text (preset names are expanded).
     pattern_regex: str = field(init=False, repr=False, compare=False)
 
@@ -227,7 +240,7 @@ class TrainConfig:
             raise ValueError(f"pattern: give a preset name ({', '.join(PATTERNS)}) or a regex string")
         for name in ("min_frequency", "chunk_size", "checkpoint_every"):
             values[name] = _integer(name, values[name])
-        for name in ("workers", "max_token_length"):
+        for name in ("workers", "max_token_length", "superword_transition"):
             values[name] = _integer(name, values[name], optional=True)
         policy = values["invalid_utf8"]
         if not isinstance(policy, str):  # InvalidUtf8Policy is a str too
@@ -241,6 +254,12 @@ class TrainConfig:
             raise ValueError(f"cluster: {cluster!r} is not a string; give 'local:N' or 'tcp://HOST:PORT'")
         for name in ("counts_in", "counts_out", "checkpoint", "resume"):
             values[name] = _path(name, values[name])
+        extend = values["extend"]
+        if extend is not None and not (hasattr(extend, "fingerprint") and hasattr(extend, "encode_words")):
+            raise ValueError(
+                f"extend: {extend!r} is not an opened tokenizer; give extend_base(PATH_OR_NAME), e.g. "
+                "bpe_studio.engine.extend_base('gpt2')"
+            )
 
     def _validate(self) -> None:
         """Check the ranges and combinations of the (type-checked) fields; no file is read."""
@@ -287,6 +306,23 @@ class TrainConfig:
             raise ValueError(
                 "resume: a checkpoint holds its own counts; give either counts_in or resume, not both"
             )
+        if self.superword_transition is not None:
+            if not minimum <= self.superword_transition < self.vocab_size:
+                raise ValueError(
+                    f"superword_transition: {self.superword_transition} must be at least {minimum} and "
+                    f"below vocab_size ({self.vocab_size}); it is the vocabulary size where superwords start"
+                )
+            if (
+                self.extend is not None
+                or self.counts_in is not None
+                or self.resume is not None
+                or (self.checkpoint is not None)
+            ):
+                raise ValueError(
+                    "superword_transition: a superword run counts its corpus twice (words, then superwords); "
+                    "it cannot start from a tokenizer, a counts file or a checkpoint, nor write one: drop "
+                    "those options"
+                )
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -312,6 +348,10 @@ class TrainConfig:
             described["counts_in"] = str(self.counts_in)
         if self.resume is not None:
             described["resumed_from"] = str(self.resume)
+        if self.extend is not None:
+            described["extend"] = self.extend.source
+        if self.superword_transition is not None:
+            described["superword_transition"] = self.superword_transition
         return described
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 
 class Phase(StrEnum):
@@ -125,6 +125,15 @@ class TrainResult:
         stop_reason: Why the merge loop stopped.
         stats: Corpus statistics.
         timings: Seconds spent per phase (``Phase.value`` to seconds), plus ``"total"``.
+        special_ids: Each special token's id when they are not the last ids (a run that extended a
+            tokenizer keeps its ids, e.g. GPT-2's ``<|endoftext|>`` at 50256); None for the usual layout.
+        rule: The merge rule of the result (``Tokenizer.rule``): ``"ranks"`` when it extends a rank file,
+            whose users encode it with tiktoken's rule.
+        ignore_merges: The extended tokenizer's ``ignore_merges`` (Llama 3's files), kept.
+        base_merges: How many of ``merges`` are an extended tokenizer's own (their ``merge_counts`` are 0:
+            they were not counted); 0 for a run from scratch.
+        superword_transition: Of a superword run, the number of merges made before the transition (the
+            merges after it may cross the spaces between words); None otherwise.
     """
 
     vocab: dict[int, bytes]
@@ -135,10 +144,17 @@ class TrainResult:
     stop_reason: StopReason
     stats: CorpusStats = field(default_factory=CorpusStats)
     timings: dict[str, float] = field(default_factory=dict)
+    special_ids: dict[str, int] | None = None
+    rule: Literal["merges", "ranks"] = "merges"
+    ignore_merges: bool = False
+    base_merges: int = 0
+    superword_transition: int | None = None
 
     @property
     def special_token_ids(self) -> dict[str, int]:
-        """Each special token's id (they take the last ids)."""
+        """Each special token's id (they take the last ids, unless ``special_ids`` says otherwise)."""
+        if self.special_ids is not None:
+            return dict(self.special_ids)
         first = len(self.vocab) - len(self.special_tokens)
         return {token: first + i for i, token in enumerate(self.special_tokens)}
 

@@ -19,9 +19,11 @@ Example:
 
 from __future__ import annotations
 
+import array
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
 from typing import Any, Literal, Protocol
@@ -116,11 +118,11 @@ _classes = [b""]  # the current table, in a list so that _with_classes can repla
 
 #: The presets with a native pre-tokenizer.
 NATIVE_PRESETS = ("gpt2", "cl100k", "o200k")
-
 #: Every native pre-tokenizer (rust/src/pretok.rs ``SCANNERS``): the presets', then those of models' own
-#: patterns, which are a preset's with other parameters (``pretokenize.patterns.scanner_name`` finds the one
-#: of a pattern).
-NATIVE_SCANNERS = (*NATIVE_PRESETS, "llama3", "qwen2", "qwen35", "nemo")
+#: patterns, which are a preset's with other parameters, and ``superbpe`` for the superword split
+#: (rust/src/pretok_superbpe.rs), which counts a superword run's stage 2 and encodes with its tokenizer
+#: (``pretokenize.patterns.scanner_name`` finds the one of a pattern).
+NATIVE_SCANNERS = (*NATIVE_PRESETS, "llama3", "qwen2", "qwen35", "nemo", "superbpe")
 
 
 def _code_points(size: int) -> str:
@@ -231,12 +233,34 @@ class MergeKernel(Protocol):
         ...
 
 
+@dataclass
+class EncodedWords:
+    """Words as flat token ids (``array("I")``), each word's length and count: what an extend run's encoder
+    gives, handed to the native merge loop without a ``str`` per word (see ``MergeLoop(encoded=...)``)."""
+
+    ids: array.array[int]
+    lengths: list[int]
+    freqs: list[int]
+
+    def words(self) -> dict[str, int]:
+        """The same words as ``str`` of token ids (the Python merge loop's form); equal words add up."""
+        out: dict[str, int] = {}
+        start = 0
+        ids = self.ids
+        for length, n in zip(self.lengths, self.freqs, strict=True):
+            word = "".join(map(chr, ids[start : start + length]))
+            start += length
+            out[word] = out.get(word, 0) + n
+        return out
+
+
 def merge_kernel(
     counts: dict[str, int],
     token_bytes: list[bytes],
     *,
     max_token_length: int | None,
     backend: Backend | None,
+    encoded: EncodedWords | None = None,
 ) -> MergeKernel | None:
     """The native merge kernel over ``counts`` (pre-tokens spelled with one code point per token id) when
     ``backend`` resolves to ``"native"`` (see :func:`resolve`), else None: the caller runs the Python loop.
@@ -254,12 +278,22 @@ def merge_kernel(
     if resolve(backend) == "python":
         return None
     assert _native is not None  # resolve() said so
+    if encoded is not None:  # the words as flat token ids (an extend run's): no str per word
+        return _native.MergeKernel(  # type: ignore[no-any-return]
+            encoded.ids.tobytes(),
+            4,
+            encoded.lengths,
+            encoded.freqs,
+            token_bytes,
+            max_token_length=max_token_length,
+        )
     words = list(counts)
     joined = "".join(words)
     try:
         data, width = joined.encode("latin-1"), 1  # the counting phase's words: one byte per token
     except UnicodeEncodeError:
-        data, width = joined.encode("utf-32-le"), 4  # token ids above 255
+        # Token ids above 255 (an extend run's words); ids 0xD800-0xDFFF are lone surrogates in a str.
+        data, width = joined.encode("utf-32-le", "surrogatepass"), 4
     del joined
     kernel: MergeKernel = _native.MergeKernel(
         data,
@@ -370,6 +404,11 @@ class NativeEncoder:
         """The ids of pre-tokens, one after the other (through the native cache)."""
         ids: list[int] = self._encoder.encode(pieces)
         return ids
+
+    def encode_flat(self, pieces: list[str]) -> tuple[list[int], list[int]]:
+        """The pre-tokens' ids one after the other, and how many each has."""
+        flat: tuple[list[int], list[int]] = self._encoder.encode_counts(pieces)
+        return flat
 
     def encode_each(self, pieces: list[str]) -> Iterator[tuple[int, ...]]:
         """Each pre-token's ids, in order."""

@@ -8,7 +8,8 @@
 //!   [`merge`] (the training merge loop), [`count`] (the table of pre-token counts), [`encode`] (the BPE
 //!   of an encoder's rank table and the safe cut of long texts), [`pretok`] with [`pretok_cl100k`] and
 //!   [`pretok_o200k`] (the presets' scanners, and with other parameters those of Llama 3, Qwen and Mistral
-//!   Nemo's patterns), [`rankfile`] (reading tiktoken rank files) and [`guard`] (a panic as an error message);
+//!   Nemo's patterns), [`pretok_superbpe`] (the superword split), [`rankfile`] (reading tiktoken rank files)
+//!   and [`guard`] (a panic as an error message);
 //! * the PyO3 bindings (`src/py/`), compiled only with the `python` feature that setuptools-rust switches
 //!   on: they convert arguments, release the GIL and turn errors into Python exceptions, nothing more.
 
@@ -19,6 +20,7 @@ pub mod merge;
 pub mod pretok;
 pub mod pretok_cl100k;
 pub mod pretok_o200k;
+pub mod pretok_superbpe;
 pub mod rankfile;
 
 #[cfg(feature = "python")]

@@ -268,7 +268,7 @@ pub type Scanner = for<'a> fn(&'a str, &[u8], &mut dyn FnMut(&'a str)) -> Option
 
 /// The scanners by name: the presets, then the models' patterns that are a preset's with other parameters
 /// (bpe_studio/engine/pretokenize/patterns.py maps each spelling of their patterns to these names).
-pub const SCANNERS: [&str; 7] = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen35", "nemo"];
+pub const SCANNERS: [&str; 8] = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen35", "nemo", "superbpe"];
 
 /// The pre-tokens of `text` under a scanner (`SCANNERS`) and the characters it read to find them (see
 /// `Chars`), for tests that hold the scanners linear on any shape of text; Err with the first code point
@@ -291,13 +291,15 @@ pub fn pretokens_with_work<'a>(
         "qwen2" => cl100k::<1, false, false>(&chars, &mut emit),
         "qwen35" => cl100k::<1, false, true>(&chars, &mut emit),
         "nemo" => o200k::<1, false>(&chars, &mut emit),
+        "superbpe" => crate::pretok_superbpe::superbpe_scan(&chars, &mut emit),
         _ => panic!("no native pre-tokenizer for {preset:?}"),
     }
     let steps = chars.steps();
     Ok((pieces, steps))
 }
 
-/// The scanner of a name in `SCANNERS` (`gpt2`, `cl100k`, `llama3`, ...), None for any other name.
+/// The scanner of a name in `SCANNERS` (`gpt2`, `cl100k`, `llama3`, ..., and `superbpe`: the superword
+/// split, pretok_superbpe.rs), None for any other name.
 pub fn scanner(preset: &str) -> Option<Scanner> {
     fn gpt2<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMut(&'a str)) -> Option<u32> {
         gpt2_pretokens(text, classes, emit)
@@ -312,6 +314,7 @@ pub fn scanner(preset: &str) -> Option<Scanner> {
         "qwen2" => Some(cl100k::<1, false, false>),
         "qwen35" => Some(cl100k::<1, false, true>),
         "nemo" => Some(o200k::<1, false>),
+        "superbpe" => Some(crate::pretok_superbpe::superbpe_pretokens),
         _ => None,
     }
 }
@@ -342,7 +345,8 @@ mod tests {
     use super::*;
     use crate::testing::{classes, pieces};
 
-    const PRESETS: [&str; 7] = SCANNERS;
+    // The scanners that cut at spaces (all but `superbpe`, whose words run on across them).
+    const PRESETS: [&str; 7] = ["gpt2", "cl100k", "o200k", "llama3", "qwen2", "qwen35", "nemo"];
 
     #[test]
     fn gpt2_contractions_are_lower_case_only_and_the_first_alternative_wins() {
@@ -425,7 +429,7 @@ mod tests {
 
     #[test]
     fn only_the_named_scanners_exist() {
-        assert!(PRESETS.iter().all(|p| scanner(p).is_some()));
+        assert!(SCANNERS.iter().all(|p| scanner(p).is_some()));
         assert!(scanner("r50k").is_none() && scanner("GPT2").is_none() && scanner("").is_none());
     }
 
@@ -499,7 +503,7 @@ mod tests {
 
     #[test]
     fn the_scanners_read_each_character_a_bounded_number_of_times_on_hostile_shapes() {
-        for preset in PRESETS {
+        for preset in SCANNERS {
             for (_, text) in shapes(5_000) {
                 work(preset, &text);
             }
@@ -523,7 +527,7 @@ mod tests {
             let text: String = (0..next(13))
                 .flat_map(|_| std::iter::repeat_n(RUN_CHARS[next(17) as usize], 1 + next(400) as usize))
                 .collect();
-            work(PRESETS[round % PRESETS.len()], &text);
+            work(SCANNERS[round % SCANNERS.len()], &text);
         }
     }
 }

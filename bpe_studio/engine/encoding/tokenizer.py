@@ -537,10 +537,11 @@ class Tokenizer:
         """
         return cls(
             result.vocab,
-            result.merges,
+            result.merges if result.rule == "merges" else None,
             result.special_token_ids,
             pattern=result.pattern,
             cache_size=cache_size,
+            ignore_merges=result.ignore_merges,
         )
 
     # ------------------------------------------------------------------ properties

@@ -199,14 +199,17 @@ def preset_name(pattern: str) -> str | None:
 
 def scanner_name(pattern: str) -> str | None:
     r"""The native scanner that finds exactly the pre-tokens of ``pattern`` (a preset name or a regex): the
-    preset's name, a model's (``llama3``, ``qwen2``, ``qwen35``, ``nemo``: :data:`MODEL_PATTERNS`), or
-    ``None`` when the pattern runs through ``regex`` only.
+    preset's name, a model's (``llama3``, ``qwen2``, ``qwen35``, ``nemo``: :data:`MODEL_PATTERNS`), ``superbpe``
+    for :data:`SUPERWORD_PATTERN`, or ``None`` when the pattern runs through ``regex`` only.
 
     Example:
         >>> scanner_name("cl100k"), scanner_name(MODEL_PATTERNS["qwen2"]), scanner_name(r"\w+|\s+")
         ('cl100k', 'qwen2', None)
     """
-    return preset_name(pattern) or NATIVE_SPELLINGS.get(pattern)
+    name = preset_name(pattern) or NATIVE_SPELLINGS.get(pattern)
+    if name is None and resolve_pattern(pattern) == SUPERWORD_PATTERN:
+        return "superbpe"
+    return name
 
 
 def compile_pattern(pattern: str) -> Any:
@@ -238,3 +241,35 @@ def compile_pattern(pattern: str) -> Any:
             r"matches such text, e.g. \w+|\s+|[^\w\s]+"
         )
     return compiled
+
+
+#: The stage-2 split of the published SuperBPE tokenizers (PythonNut/superbpe, scripts/extend_tokenizer.sh):
+#: a Hugging Face ``Split`` with behaviour ``isolated`` on this regex -- runs of 1-3 digits, runs of two or
+#: more punctuation characters (with an optional leading space and trailing newlines or slashes), and spaces
+#: that no non-space follows are pieces of their own; everything between two such matches (words, the
+#: single spaces between them, single punctuation, newlines) is one piece.
+SUPERBPE_SPLIT = r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)"
+
+
+def superword_pattern(split: str = SUPERBPE_SPLIT) -> str:
+    """The findall pattern of an ``isolated`` split on ``split``: a match, or the longest run of characters
+    at none of which ``split`` matches. Its matches cover the whole text, so it is an ordinary pattern for
+    our pre-tokenizer and for a ``tokenizer.json`` ``Split`` (which then leaves no gap).
+
+    The boundary rule it gives: special tokens and document ends always split (before pre-tokenization, as
+    in every run); inside a document only the matches of ``split`` split -- with the default, newlines and
+    the single spaces between words do *not* (as in the published SuperBPE tokenizers).
+
+    Example:
+        >>> import regex
+        >>> regex.findall(superword_pattern(), "By the way, 2024!!\\nok  ")
+        ['By the way, ', '202', '4', '!!\\n', 'ok', '  ']
+    """
+    # [\s\S], not (?s:.): Oniguruma (tokenizers' regex engine) has no (?s) flag. Written exactly as
+    # formats/hf.py turns a tokenizer.json's isolated Split into a pattern, so that a published SuperBPE
+    # tokenizer opened from the Hub has this very pattern.
+    return f"(?:{split})|(?:(?!(?:{split}))[\\s\\S])+"
+
+
+#: The stage-2 pattern of ``superword_transition`` runs: :func:`superword_pattern` of :data:`SUPERBPE_SPLIT`.
+SUPERWORD_PATTERN = superword_pattern()

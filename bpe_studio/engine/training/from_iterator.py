@@ -157,7 +157,8 @@ def iter_train_from_iterator(
         cancel: Checked between steps; see :func:`~bpe_studio.engine.training.trainer.iter_train`.
         batch_bytes: About how many bytes of documents a worker counts at a time.
         **options: Other :class:`TrainConfig` fields (``pattern``, ``workers``, ``min_frequency``,
-            ``max_token_length``, ``invalid_utf8``); the ones naming files or clusters are refused.
+            ``max_token_length``, ``invalid_utf8``, ``extend``, ``superword_transition``: then ``texts``
+            must be a collection, read twice); the ones naming files or clusters are refused.
 
     Raises:
         ValueError: A refused option or a bad value (raised at once, before the iterable is read).
@@ -169,6 +170,12 @@ def iter_train_from_iterator(
         [(b'a', b'b')]
     """
     config = _config(texts, vocab_size, special_tokens, batch_bytes, options)
+    if config.superword_transition is not None and iter(texts) is texts:
+        # Stage 2 counts the documents again: a generator would be empty the second time.
+        raise ValueError(
+            "superword_transition: a superword run reads the documents twice; give a list or another "
+            "collection, not an iterator or generator"
+        )
     return iter_train(config, cancel=cancel, _count=_count_step(texts, batch_bytes))
 
 

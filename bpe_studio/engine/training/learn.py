@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from ..pretokenize.patterns import SUPERWORD_PATTERN
 from ..pretokenize.split import Pretokenizer
 
 Pair = tuple[bytes, bytes]
@@ -48,10 +49,31 @@ class MergeReplay:
             count (a step curve: the count stays the same between two entries).
     """
 
-    def __init__(self, text: str, *, pattern: str, special_tokens: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        text: str,
+        *,
+        pattern: str,
+        special_tokens: Sequence[str] = (),
+        superword_after: int | None = None,
+    ) -> None:
         self.text = text
-        pretokenize = Pretokenizer(pattern).findall
-        specials = sorted((s for s in special_tokens if s), key=len, reverse=True)
+        self._specials = tuple(special_tokens)
+        #: Of a superword run, the merges made before its transition: once that many are applied, the text
+        #: is cut again into superword chunks (``SUPERWORD_PATTERN``) and the merges so far applied to them.
+        self.superword_after = superword_after
+        self._applied: list[Pair] = []
+        self._cut(Pretokenizer(pattern).findall)
+        self.merges_applied = 0
+        self.token_count = self._count()
+        self.history: list[tuple[int, int]] = [(0, self.token_count)]
+        if superword_after == 0:
+            self._to_superwords()
+
+    def _cut(self, pretokenize: Callable[[str], list[str]]) -> None:
+        """Cut the text into words (one byte per token) with ``pretokenize``, special tokens kept whole."""
+        text = self.text
+        specials = sorted((s for s in self._specials if s), key=len, reverse=True)
         pieces = re.split(f"({'|'.join(map(re.escape, specials))})", text) if specials else [text]
         self._words: list[list[bytes]] = []
         self._weights: list[int] = []  # how often each word occurs in the text
@@ -75,11 +97,23 @@ class MergeReplay:
         self._where: dict[Pair, set[int]] = {}
         for index, word in enumerate(self._words):
             self._index_word(index, word)
-        self.merges_applied = 0
-        self.token_count = sum(len(w) * n for w, n in zip(self._words, self._weights, strict=True)) + sum(
+
+    def _count(self) -> int:
+        return sum(len(w) * n for w, n in zip(self._words, self._weights, strict=True)) + sum(
             1 for item in self._order if isinstance(item, bytes)
         )
-        self.history: list[tuple[int, int]] = [(0, self.token_count)]
+
+    def _to_superwords(self) -> None:
+        """The transition of a superword run: cut the text into superword chunks and apply the merges so
+        far to each whole chunk, one after the other (as stage 2 of training encodes its chunks)."""
+        self._cut(Pretokenizer(SUPERWORD_PATTERN).findall)
+        applied, self._applied = self._applied, []
+        self._apply_all(applied)
+        self._applied = applied
+        count = self._count()
+        if count != self.token_count:  # a stage-1 merge may join tokens across the old pre-tokens
+            self.token_count = count
+            self.history.append((self.merges_applied, count))
 
     def _index_word(self, index: int, word: list[bytes]) -> None:
         where = self._where
@@ -92,9 +126,21 @@ class MergeReplay:
 
     def apply(self, pairs: Iterable[Pair]) -> None:
         """Apply merges, in order, after those applied so far."""
-        where, words, weights = self._where, self._words, self._weights
         for pair in pairs:
+            if self.merges_applied == self.superword_after and self.merges_applied:
+                self._to_superwords()
             self.merges_applied += 1
+            self._applied.append(pair)
+            removed = self._apply_all([pair])
+            if removed:
+                self.token_count -= removed
+                self.history.append((self.merges_applied, self.token_count))
+
+    def _apply_all(self, pairs: Iterable[Pair]) -> int:
+        """Apply ``pairs`` to the words, in order; returns how many tokens fewer the text has."""
+        where, words, weights = self._where, self._words, self._weights
+        total = 0
+        for pair in pairs:
             holders = where.pop(pair, None)
             if not holders:
                 continue
@@ -117,9 +163,8 @@ class MergeReplay:
                 removed += (n - len(merged)) * weights[index]
                 words[index] = merged
                 self._index_word(index, merged)
-            if removed:
-                self.token_count -= removed
-                self.history.append((self.merges_applied, self.token_count))
+            total += removed
+        return total
 
     def tokens(self) -> list[bytes]:
         """The text's tokens now, in order (special tokens as their UTF-8 bytes)."""
@@ -134,7 +179,13 @@ class MergeReplay:
 
 
 def replay_to(
-    text: str, merges: Sequence[Pair], k: int, *, pattern: str, special_tokens: Sequence[str] = ()
+    text: str,
+    merges: Sequence[Pair],
+    k: int,
+    *,
+    pattern: str,
+    special_tokens: Sequence[str] = (),
+    superword_after: int | None = None,
 ) -> MergeReplay:
     """A :class:`MergeReplay` of ``text`` with the first ``k`` of ``merges`` applied (e.g. to step back).
 
@@ -142,9 +193,27 @@ def replay_to(
         >>> replay_to("abab", [(b"a", b"b"), (b"ab", b"ab")], 1, pattern="gpt2").tokens()
         [b'ab', b'ab']
     """
-    replay = MergeReplay(text, pattern=pattern, special_tokens=special_tokens)
+    replay = MergeReplay(
+        text, pattern=pattern, special_tokens=special_tokens, superword_after=superword_after
+    )
     replay.apply(merges[: max(0, k)])
     return replay
+
+
+def is_superword(token: bytes) -> bool:
+    r"""Whether a token holds whitespace after something else: it spans a space (or line end) between
+    words, as a superword run's merges after the transition make (the ordinary patterns never let a
+    pre-token go on after its whitespace).
+
+    Example:
+        >>> is_superword(b" of the"), is_superword(b" the"), is_superword(b"  "), is_superword(b"a\n")
+        (True, False, False, True)
+    """
+    body = token.lstrip(_WHITESPACE)
+    return any(byte in _WHITESPACE for byte in body)
+
+
+_WHITESPACE = b" \t\n\r\x0b\x0c"
 
 
 def sample_passage(
@@ -170,4 +239,4 @@ def sample_passage(
     return document[: cut + 1] if cut > length // 3 else document[:length]
 
 
-__all__ = ["MergeReplay", "Pair", "replay_to", "sample_passage"]
+__all__ = ["MergeReplay", "Pair", "is_superword", "replay_to", "sample_passage"]

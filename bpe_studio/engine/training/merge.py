@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import native
 from ..events import StopReason
-from ..native import Backend
+from ..native import Backend, EncodedWords
 
 if TYPE_CHECKING:
     from ..native import MergeKernel
@@ -126,6 +126,8 @@ class MergeLoop:
         max_token_length: Pairs whose merged token would be longer (in bytes) are never merged.
         cancelled: Checked while the index is built; see ``stop_reason``.
         backend: ``"native"`` or ``"python"``; None takes :func:`bpe_studio.engine.backend`'s answer.
+        encoded: The words as flat token ids instead of ``counts`` (give ``{}`` for ``counts``): the native
+            loop takes them without a ``str`` per word (an extend run's words, which are many).
 
     Raises:
         CountLimitError: The counts could make a pair count pass :data:`MAX_PAIR_COUNT`.
@@ -146,15 +148,19 @@ class MergeLoop:
         max_token_length: int | None = None,
         cancelled: Callable[[], bool] | None = None,
         backend: Backend | None = None,
+        encoded: EncodedWords | None = None,
     ) -> None:
         self.token_bytes = list(token_bytes)
+        if encoded is not None and native.resolve(backend) == "python":
+            counts = encoded.words()  # the Python loop's form; the native one takes the ids as they are
+            encoded = None
         # Checked between the steps of building the index (about a second on 100 MB): once it returns
         # True, building stops and ``stop_reason`` is CANCELLED, so run() and replay() make no merge.
         self._cancelled = cancelled
         self.stop_reason: StopReason | None = None
         try:
             kernel = native.merge_kernel(
-                counts, self.token_bytes, max_token_length=max_token_length, backend=backend
+                counts, self.token_bytes, max_token_length=max_token_length, backend=backend, encoded=encoded
             )
         except ValueError as exc:
             if str(exc) == COUNT_LIMIT:  # the native kernel checks the counts itself, for free
@@ -310,7 +316,9 @@ class PythonMerges:
     def _index_words(self) -> None:
         """Count every adjacent pair and note the words holding it; then build the heap."""
         total = sum(map(len, self._words))
-        if total >= _NUMPY_MIN_CHARS:
+        # The numpy path reads the words as bytes: only for words of the 256 byte tokens (a run from scratch;
+        # an extend run's words hold the ids of a whole vocabulary).
+        if total >= _NUMPY_MIN_CHARS and len(self.token_bytes) <= 256:
             self._index_words_numpy()
         elif total >= 2:
             self._index_words_python()

@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from .. import native
 from ..config import TrainConfig
 from ..corpus.plan import (
     Chunk,
@@ -55,6 +56,7 @@ from .checkpoint import (
 )
 from .checkpoint import load as load_counts_file
 from .counting import CountOutcome, CountUpdate, count_parallel, count_serial, count_threads, counting_path
+from .extend import SUPERWORD_PATTERN, ExtendBase, encode_sequentially, with_base
 from .merge import Merge, MergeLoop, ReplayError
 from .preflight import preflight
 
@@ -152,6 +154,7 @@ class _Counts:
     files: int
     source: Path | None = None  # the counts file or checkpoint the counts came from, if any
     replay: tuple[list[Pair], list[int]] | None = None  # a checkpoint's merges, replayed on resume
+    training: dict[str, Any] = dataclasses.field(default_factory=dict)  # a checkpoint's training record
     encoded: EncodedSections | None = None  # the table as written to a counts file or checkpoint
 
     def header(self, config: TrainConfig, kind: str, training: dict[str, Any] | None = None) -> CountsHeader:
@@ -321,6 +324,7 @@ def _count_phase(run: _Run, count: CountStep | None = None) -> Generator[TrainEv
             len(loaded.header.corpus),
             source=source,
             replay=(loaded.merges, loaded.merge_counts) if config.resume is not None else None,
+            training=dict(loaded.header.training),
         )
         del loaded
         run.timings[Phase.COUNTING.value] = now()
@@ -356,15 +360,32 @@ def _corpus_stats(counts: _Counts) -> CorpusStats:
     )
 
 
-def _merge_phase(run: _Run, counts: _Counts) -> Generator[TrainEvent, None, _Merged]:
+def _merge_phase(
+    run: _Run,
+    counts: _Counts,
+    base: ExtendBase | None = None,
+    *,
+    wanted: int | None = None,
+    first_index: int = 0,
+    total: int | None = None,
+) -> Generator[TrainEvent, None, _Merged]:
     """Merging: replay a checkpoint's merges (on resume), then merge until the vocabulary is full, pairs
-    are too rare, or the run is cancelled; save checkpoints as asked."""
+    are too rare, or the run is cancelled; save checkpoints as asked.
+
+    With ``base`` (an extend run, or a superword run's stage 2) the words are the counted pre-tokens encoded
+    with that tokenizer and the loop continues from its tokens (:mod:`.extend`); ``wanted`` is then the
+    number of new tokens to make, ``first_index`` the number of the first merge's event and ``total`` the
+    run's whole number of merges that the events announce (default ``wanted``: a superword run's two stages
+    announce both together)."""
     config, now, cancelled = run.config, run.now, run.cancelled
-    base = [bytes([i]) for i in range(256)]
+    start_tokens = list(base.tokens) if base is not None else [bytes([i]) for i in range(256)]
     merges: list[Pair] = []
     merge_counts: list[int] = []
     if counts.outcome is None or cancelled():
-        return _Merged(base, merges, merge_counts, StopReason.CANCELLED)
+        return _Merged(start_tokens, merges, merge_counts, StopReason.CANCELLED)
+    if wanted is None:
+        wanted = config.vocab_size - 256 - len(config.special_tokens)
+    announced = wanted if total is None else total
     # The merge loop makes millions of objects but no reference cycles; the collector's passes over
     # them cost 15-25% of its time, so automatic collection pauses while the loop runs (not while our
     # consumer's code runs between events: see _GcPause).
@@ -372,26 +393,46 @@ def _merge_phase(run: _Run, counts: _Counts) -> Generator[TrainEvent, None, _Mer
         with gc_pause.handing_over():
             yield PhaseStarted(Phase.MERGING, now())
         merge_start = now()
-        training = {
+        training: dict[str, Any] = {
             "vocab_size": config.vocab_size,
             "min_frequency": config.min_frequency,
             "max_token_length": config.max_token_length,
         }
+        if base is not None:
+            training["extend"] = base.fingerprint
         checkpoint_header = (
             counts.header(config, "checkpoint", training) if config.checkpoint is not None else None
         )
+        encoded = None
+        if base is None:
+            words = counts.outcome.counts
+        else:
+            # The pre-tokens as words of the tokenizer's ids; the table is emptied as they are encoded (it
+            # is not needed after: a checkpoint stores the counts encoded before this phase). For the native
+            # loop, as flat ids, not a str per word.
+            table = counts.outcome.counts
+            counts.outcome = None
+            encoded = base.encode_arrays(table) if native.backend() == "native" else None
+            words = {} if encoded is not None else base.encode_words(table, consume=True)
+            del table
         loop = MergeLoop(
-            counts.outcome.counts, base, max_token_length=config.max_token_length, cancelled=cancelled
+            words,
+            start_tokens,
+            max_token_length=config.max_token_length,
+            cancelled=cancelled,
+            encoded=encoded,
         )
+        del words, encoded
         counts.outcome = None  # the loop keeps what it needs; let the table go
-        wanted = config.vocab_size - 256 - len(config.special_tokens)
         tb = loop.token_bytes
+        final_id = base.final_id if base is not None else int
 
         def made(m: Merge) -> MergeMade:
             pair = (tb[m.left], tb[m.right])
             merges.append(pair)
             merge_counts.append(m.count)
-            return MergeMade(len(merges) - 1, pair, m.count, m.token_id, tb[m.token_id], wanted, now())
+            index = first_index + len(merges) - 1
+            return MergeMade(index, pair, m.count, final_id(m.token_id), tb[m.token_id], announced, now())
 
         def save(stop: StopReason | None) -> None:
             assert config.checkpoint is not None and checkpoint_header is not None
@@ -405,6 +446,15 @@ def _merge_phase(run: _Run, counts: _Counts) -> Generator[TrainEvent, None, _Mer
         if counts.replay is not None:
             recorded, recorded_counts = counts.replay
             counts.replay = None
+            then = counts.training.get("extend")
+            if then != training.get("extend"):
+                problem = (
+                    "was trained from another tokenizer, or from none; resume with the --extend tokenizer "
+                    "it was made with"
+                    if then is not None or base is not None
+                    else "does not match"
+                )
+                raise CountsFileError(counts.source or "", f"cannot be used for this run: it {problem}")
             try:
                 for m in loop.replay(
                     recorded,
@@ -422,7 +472,7 @@ def _merge_phase(run: _Run, counts: _Counts) -> Generator[TrainEvent, None, _Mer
         saved = len(merges)
         if loop.stop_reason is None:
             every = config.checkpoint_every
-            created = len(tb) - 256
+            created = len(tb) - len(start_tokens)
             for m in loop.run(
                 new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
             ):
@@ -438,24 +488,118 @@ def _merge_phase(run: _Run, counts: _Counts) -> Generator[TrainEvent, None, _Mer
         return _Merged(loop.token_bytes, merges, merge_counts, loop.stop_reason)
 
 
-def _finish(run: _Run, stats: CorpusStats, merged: _Merged) -> Finished:
-    """The run's result: the vocabulary (bytes, merged tokens, then the special tokens) and its record."""
+def _finish(run: _Run, stats: CorpusStats, merged: _Merged, base: ExtendBase | None = None) -> Finished:
+    """The run's result: the vocabulary (bytes, merged tokens, then the special tokens) and its record; for an
+    extend run, the tokenizer's vocabulary and merges with the new ones after them."""
     config = run.config
-    vocab = dict(enumerate(merged.token_bytes))
-    for token in config.special_tokens:
-        vocab[len(vocab)] = token.encode("utf-8")
+    extra: dict[str, Any] = {}
+    if base is None:
+        vocab = dict(enumerate(merged.token_bytes))
+        for token in config.special_tokens:
+            vocab[len(vocab)] = token.encode("utf-8")
+        merges, merge_counts = merged.merges, merged.merge_counts
+    else:
+        vocab = dict(base.vocab)
+        for loop_id in range(len(base.tokens), len(merged.token_bytes)):
+            vocab[base.final_id(loop_id)] = merged.token_bytes[loop_id]
+        merges = [*base.merges, *merged.merges]
+        merge_counts = [0] * len(base.merges) + merged.merge_counts
+        extra = {
+            "special_ids": dict(base.special_ids),
+            "rule": base.rule,
+            "ignore_merges": base.ignore_merges,
+            "base_merges": len(base.merges),
+        }
     run.timings["total"] = run.now()
     result = TrainResult(
         vocab=vocab,
-        merges=merged.merges,
-        merge_counts=merged.merge_counts,
+        merges=merges,
+        merge_counts=merge_counts,
         special_tokens=config.special_tokens,
         pattern=config.pattern_regex,
         stop_reason=merged.stop_reason,
         stats=stats,
         timings=run.timings,
+        **extra,
     )
     return Finished(result, run.now())
+
+
+def _stage1_base(stage1: _Merged) -> ExtendBase:
+    """The stage-1 tokenizer of a superword run, laid out to encode stage 2's chunks whole.
+
+    A chunk's tokens are the stage-1 merges applied one after the other (the merge loop's own rule). When no
+    merge remade an existing token, BPE by rank gives the same tokens, and the native encoder does it fast;
+    otherwise (or without the native kernel) :func:`~.extend.encode_sequentially` does.
+    """
+    tokens, merges = stage1.token_bytes, stage1.merges
+    ids = {token: i for i, token in enumerate(tokens)}
+    remade = len({left + right for left, right in merges}) < len(merges)
+    encoder = None
+    if not remade:
+        triples = [(ids[left], ids[right], ids[left + right]) for left, right in merges]
+        encoder = native.encoder(
+            range(256), triples, None, list(tokens), cache_size=4096, preset=None, split=lambda s: [s]
+        )
+
+    def one_by_one(pieces: list[str]) -> list[list[int]]:
+        keys = [piece.encode("utf-8").decode("latin-1") for piece in pieces]
+        return encode_sequentially(keys, tokens, merges)
+
+    return ExtendBase.make(
+        "stage 1",
+        dict(enumerate(tokens)),
+        merges,
+        {},
+        pattern="",
+        rule="merges",
+        ignore_merges=False,
+        encode_pieces=one_by_one if encoder is None else encoder.encode_each,
+        encode_raw=lambda raw: encode_sequentially([raw], tokens, merges)[0],
+        sequential=encoder is None,
+        encode_flat=None if encoder is None else encoder.encode_flat,
+    )
+
+
+def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, None, Finished]:
+    """Stage 1: ordinary BPE to ``superword_transition``; stage 2: count the corpus again with
+    :data:`~.extend.SUPERWORD_PATTERN`, encode each chunk with the stage-1 merges and merge on to
+    ``vocab_size``. The special tokens take the last ids, as in every run from scratch."""
+    config = run.config
+    transition = config.superword_transition
+    assert transition is not None
+    specials = len(config.special_tokens)
+    counts = yield from _count_phase(run, count)
+    stats = _corpus_stats(counts)
+    total = config.vocab_size - 256 - specials
+    stage1 = yield from _merge_phase(run, counts, wanted=transition - 256 - specials, total=total)
+    del counts
+    if stage1.stop_reason is StopReason.CANCELLED or run.cancelled():
+        return _finish(run, stats, stage1)
+    base = _stage1_base(stage1)
+    # Stage 2 on a clock of its own (its phases' timestamps start at 0), reported as superword_* timings.
+    stage2_config = config.replace(pattern=SUPERWORD_PATTERN, counts_out=None)
+    stage2_run = dataclasses.replace(run, config=stage2_config, timings={}, start=time.perf_counter())
+    counts2 = yield from _count_phase(stage2_run, count)
+    stage2 = yield from _merge_phase(
+        stage2_run,
+        counts2,
+        base,
+        wanted=config.vocab_size - len(base.tokens) - specials,
+        first_index=len(stage1.merges),
+        total=total,
+    )
+    merged = _Merged(
+        stage2.token_bytes,
+        stage1.merges + stage2.merges,
+        stage1.merge_counts + stage2.merge_counts,
+        stage2.stop_reason,
+    )
+    for phase, seconds in stage2_run.timings.items():
+        run.timings[f"superword_{phase}"] = seconds
+    finished = _finish(dataclasses.replace(run, config=stage2_config), stats, merged)
+    result = dataclasses.replace(finished.result, superword_transition=len(stage1.merges))
+    return Finished(result, finished.elapsed)
 
 
 def iter_train(
@@ -488,13 +632,23 @@ def iter_train(
     # Every check that needs the file system comes first: a missing file or an output that would overwrite
     # an input is reported before any work, not after counting. (``_count``, from train_from_iterator,
     # counts documents in memory: no file to check.)
+    base: ExtendBase | None = config.extend
+    if base is not None:
+        config = with_base(config, base)
     if _count is None:
         preflight(config)
     run = _Run(config, cancel or _never)
+    if config.superword_transition is not None:
+        yield (yield from _superword_run(run, _count))
+        return
     counts = yield from _count_phase(run, _count)
     stats = _corpus_stats(counts)
-    merged = yield from _merge_phase(run, counts)
-    yield _finish(run, stats, merged)
+    if base is not None:
+        wanted = config.vocab_size - len(base.vocab)
+        merged = yield from _merge_phase(run, counts, base, wanted=wanted)
+    else:
+        merged = yield from _merge_phase(run, counts)
+    yield _finish(run, stats, merged, base)
 
 
 def train(

@@ -380,6 +380,17 @@ class TrainForm(QWidget):
             "uninterrupted run"
         )
         form.addRow("Resume from", row)
+        self.superword_spin = QSpinBox(box)
+        self.superword_spin.setObjectName("superword_spin")
+        self.superword_spin.setRange(0, 0x110000)
+        self.superword_spin.setSingleStep(1000)
+        self.superword_spin.setGroupSeparatorShown(True)
+        self.superword_spin.setSpecialValueText("Off")
+        self.superword_spin.setToolTip(
+            "SuperBPE: train ordinary tokens up to this vocabulary size, then superword tokens that span "
+            "the spaces between words up to the vocab size (Off: ordinary BPE only)"
+        )
+        form.addRow("Superwords after", self.superword_spin)
         form.addRow("Dask cluster", self._build_cluster(box))
         self.more_box.setVisible(False)
         more_layout.addWidget(self.more_box)
@@ -1050,6 +1061,7 @@ class TrainForm(QWidget):
             resume=self._path(self.resume_edit),
             text_field=self.text_field(),
             skip_bad_records=self.skip_bad_check.isChecked(),
+            superword_transition=self.superword_spin.value() or None,
         )
 
 

@@ -45,7 +45,7 @@ from PySide6.QtWidgets import (
 
 from ...engine import MergeMade, TrainConfig
 from ...engine.corpus.sources import head_documents, is_plain_text
-from ...engine.training.learn import MergeReplay, Pair, replay_to, sample_passage
+from ...engine.training.learn import MergeReplay, Pair, is_superword, replay_to, sample_passage
 from ..app.style import theme_of
 from ..present.replay_scale import (
     LOG_PACE,
@@ -98,6 +98,8 @@ class LearnView(QWidget):
         self.setSizePolicy(policy)
         self._pattern = "gpt2"
         self._specials: tuple[str, ...] = ()
+        # Of a superword run: the merges before its transition (the sample is cut into superwords after).
+        self._superword_after: int | None = None
         self._inputs: tuple[Path, ...] = ()
         self._text_field = "text"
         self._merges: list[Pair] = []
@@ -260,6 +262,10 @@ class LearnView(QWidget):
         if config is not None:
             self._pattern = config.pattern
             self._specials = tuple(config.special_tokens)
+            transition = config.superword_transition
+            self._superword_after = (
+                None if transition is None else transition - 256 - len(config.special_tokens)
+            )
             self._text_field = config.text_field
             self._inputs = tuple(Path(p) for p in config.inputs)
         text = self._replay.text if self._user_text else self._draw_sample()
@@ -329,18 +335,30 @@ class LearnView(QWidget):
             self._replay.apply(self._merges[self._replay.merges_applied : merges])
         else:  # back: replaying from the start is cheap (a dictionary look-up per merge)
             self._replay = replay_to(
-                self._replay.text, self._merges, merges, pattern=self._pattern, special_tokens=self._specials
+                self._replay.text,
+                self._merges,
+                merges,
+                pattern=self._pattern,
+                special_tokens=self._specials,
+                superword_after=self._superword_after,
             )
         self._render(force=True)
 
     def _restart(self, text: str, *, keep: int | None = None, draw_now: bool = True) -> None:
         self._version += 1
-        self._replay = MergeReplay(text, pattern=self._pattern, special_tokens=self._specials)
+        self._replay = MergeReplay(
+            text, pattern=self._pattern, special_tokens=self._specials, superword_after=self._superword_after
+        )
         if keep:
             self._replay.apply(self._merges[:keep])
         if self._full_history is not None:
             self._full_history = replay_to(
-                text, self._merges, len(self._merges), pattern=self._pattern, special_tokens=self._specials
+                text,
+                self._merges,
+                len(self._merges),
+                pattern=self._pattern,
+                special_tokens=self._specials,
+                superword_after=self._superword_after,
             ).history
         self._render(force=draw_now)
 
@@ -478,7 +496,7 @@ class LearnView(QWidget):
 
     def tokens_html(self) -> str:
         """The sample's tokens as HTML: alternating backgrounds, visible whitespace, a line break after a
-        newline, special tokens outlined."""
+        newline, special tokens outlined, superwords underlined in bold."""
         dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
         colours = palette_for(dark)
         specials = {s.encode("utf-8") for s in self._specials}
@@ -493,8 +511,11 @@ class LearnView(QWidget):
                 continue
             background = colours.backgrounds[n % len(colours.backgrounds)]
             label = html.escape(token_label(token))
+            # A superword (a token across the space between words, after a superword run's transition) is
+            # underlined and bold, so that the merges across words stand out as they appear.
+            mark = " text-decoration: underline; font-weight: bold;" if is_superword(token) else ""
             # A zero-width space after each token: whitespace is shown as ·, so lines may break anywhere.
-            parts.append(f'<span style="background: {background};">{label}</span>\u200b')
+            parts.append(f'<span style="background: {background};{mark}">{label}</span>\u200b')
             if token.endswith(b"\n"):
                 parts.append("<br>")
         parts.append("</div>")

@@ -25,6 +25,9 @@ from ..present.token_format import search_key, token_label
 
 Index = QModelIndex | QPersistentModelIndex
 
+#: After the rank of a superword run's merges made after its transition.
+SUPERWORD_MARK = " ✦"
+
 # Item data roles as plain ints (data() is called thousands of times a second).
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
@@ -49,6 +52,9 @@ class MergesTableModel(QAbstractTableModel):
         self._token_ids: list[int] = []
         self._texts: list[tuple[str, str, str] | None] = []
         self._align_right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        #: Of a superword run, the first row after its transition: from there the rank carries
+        #: :data:`SUPERWORD_MARK` and the tooltip says the merge may span words. None otherwise.
+        self.superword_from: int | None = None
 
     # -- editing ------------------------------------------------------------------------------------
 
@@ -120,7 +126,8 @@ class MergesTableModel(QAbstractTableModel):
                 return None
             row, column = index.row(), index.column()
             if column == 0:
-                return f"{merge_number(row):,}"
+                after = self.superword_from is not None and row >= self.superword_from
+                return f"{merge_number(row):,}{SUPERWORD_MARK if after else ''}"
             if column == 4:
                 return f"{self._counts[row]:,}"
             return self.texts(row)[column - 1]
@@ -130,9 +137,11 @@ class MergesTableModel(QAbstractTableModel):
             row = index.row()
             left, right = self._pairs[row]
             shown_left, shown_right, _ = self.texts(row)
+            after = self.superword_from is not None and row >= self.superword_from
             return (
                 f"Merge {merge_number(row):,}: {shown_left} + {shown_right} → token {self._token_ids[row]} "
                 f"({len(left) + len(right)} bytes), seen {self._counts[row]:,} times"
+                + ("; a superword merge (after the transition: it may span words)" if after else "")
             )
         if role == _USER and index.isValid():
             row = index.row()

@@ -207,6 +207,10 @@ class TrainProgress(QObject):
         self._config = config
         self._reset_state()
         self.merges_model.clear()
+        transition = config.superword_transition
+        self.merges_model.superword_from = (
+            None if transition is None else transition - 256 - len(config.special_tokens)
+        )
         self.charts.reset()
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)

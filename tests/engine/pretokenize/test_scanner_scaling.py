@@ -17,15 +17,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import native
-from bpe_studio.engine.pretokenize.patterns import MODEL_PATTERNS, compile_pattern
+from bpe_studio.engine.pretokenize.patterns import MODEL_PATTERNS, SUPERWORD_PATTERN, compile_pattern
 
 from ..backends import needs_native
 
 pytestmark = needs_native
 
-# Every scanner: the presets', then the models' (named as their patterns in MODEL_PATTERNS).
+# Every scanner: the presets', then the models' (named as their patterns in MODEL_PATTERNS), and the
+# superword split.
 PRESETS = list(native.NATIVE_SCANNERS)
-PATTERNS = {name: compile_pattern(MODEL_PATTERNS.get(name, name)) for name in PRESETS}
+PATTERNS = {
+    name: compile_pattern(SUPERWORD_PATTERN if name == "superbpe" else MODEL_PATTERNS.get(name, name))
+    for name in PRESETS
+}
 
 N = 5_000
 

@@ -36,6 +36,7 @@ NOT_IN_THE_FORM = {
     "progress": "the Train tab shows the progress",
     "quiet": "the Train tab shows the progress",
     "urls": "URLs are a CLI input only",
+    "extend": "issue 23: the form's \"Start from: a tokenizer\" is not built yet",
 }
 
 
@@ -97,11 +98,15 @@ def test_every_train_option_has_a_control(window: MainWindow) -> None:
     form.counts_in_edit.clear()  # resume and counts_in exclude each other
     form.resume_edit.setText("old.ckpt")
     resumed = form.build_config()
+    # A superword run reads its corpus twice, so it takes no counts files or checkpoints.
+    for edit in (form.counts_out_edit, form.checkpoint_edit, form.resume_edit):
+        edit.clear()
+    form.superword_spin.setValue(600)
+    superwords = form.build_config()
     same = {
         name
         for name in fields - set(NOT_IN_THE_FORM)
-        if getattr(changed, name) == getattr(default, name)
-        and getattr(resumed, name) == getattr(default, name)
+        if all(getattr(config, name) == getattr(default, name) for config in (changed, resumed, superwords))
     }
     assert not same, f"fields the form cannot set: {same}"
 

@@ -1,0 +1,98 @@
+//! The stage-2 split of SuperBPE (superword) tokenizers written out by hand, equal to the `regex` pattern
+//! `SUPERWORD_PATTERN` of bpe_studio/engine/training/extend.py on every input: Hugging Face's `Split` with
+//! behaviour `isolated` on
+//!
+//! `\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)`
+//!
+//! that is, every match of that regex is a piece, and so is every non-empty stretch between two matches
+//! (words with the single spaces between them, single punctuation, newlines). Classes come from the shared
+//! table (pretok.rs).
+//!
+//! Linear on any text: at each position the alternatives look at most two characters ahead unless they
+//! match, and a match consumes every character it reads (runs are memoised by `Chars::run`).
+
+use crate::pretok::{is_other, Chars, NUMBER, NUMBERS, OTHERS, SPACE};
+
+/// Calls `emit` with each piece of `text` in order. Returns the first code point that the class table
+/// does not cover, or None when done.
+pub fn superbpe_pretokens<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMut(&'a str)) -> Option<u32> {
+    match Chars::new(text, classes) {
+        Ok(text) => {
+            superbpe_scan(&text, emit);
+            None
+        }
+        Err(code_point) => Some(code_point),
+    }
+}
+
+/// `superbpe_pretokens` on a classified text.
+pub fn superbpe_scan<'a>(text: &Chars<'a>, emit: &mut dyn FnMut(&'a str)) {
+    let n = text.len();
+    let mut gap = 0; // where the stretch of characters no match starts at began
+    let mut i = 0;
+    while i < n {
+        match match_end(text, i) {
+            Some(end) => {
+                if gap < i {
+                    emit(text.piece(gap, i));
+                }
+                emit(text.piece(i, end));
+                i = end;
+                gap = end;
+            }
+            None => i += 1,
+        }
+    }
+    if gap < n {
+        emit(text.piece(gap, n));
+    }
+}
+
+/// The end of the regex's match at `i` (its alternatives in order), or None when none matches there.
+fn match_end(text: &Chars<'_>, i: usize) -> Option<usize> {
+    let (chars, n) = (&text.chars, text.len());
+    // \p{N}{1,3}
+    if text.class(i) == NUMBER {
+        return Some(text.run(i, NUMBERS).min(i + 3));
+    }
+    // ` ?[^\s\p{L}\p{N}]{2,}[\r\n/]*`: the run of punctuation is greedy and whatever follows it is not
+    // punctuation, so no backtracking can help; without the space it cannot start at a space.
+    let start = if chars[i] == ' ' { i + 1 } else { i };
+    if start + 1 < n && is_other(text.class(start)) && is_other(text.class(start + 1)) {
+        let end = text.run(start, OTHERS);
+        return Some(text.run_of_chars(end, &['\r', '\n', '/']));
+    }
+    // ` +(?!\S)`: the run of spaces when whitespace or the end follows it, else all but its last space
+    // (which is followed by a space), else nothing (one space before a non-space).
+    if chars[i] == ' ' {
+        let mut end = i;
+        while end < n && chars[end] == ' ' {
+            end += 1;
+        }
+        if end == n || text.class(end) == SPACE {
+            return Some(end);
+        }
+        return (end - i >= 2).then_some(end - 1);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testing;
+
+    fn pieces(text: &str) -> Vec<&str> {
+        testing::pieces("superbpe", text)
+    }
+
+    #[test]
+    fn words_and_single_spaces_stay_together_digits_and_punctuation_runs_split() {
+        assert_eq!(pieces("By the way, 2024!!\nok  "), ["By the way, ", "202", "4", "!!\n", "ok", "  "]);
+        assert_eq!(pieces("a  b"), ["a", " ", " b"]);
+        assert_eq!(pieces("x -- y"), ["x", " --", " y"]);
+        assert_eq!(pieces("a.b\n\nc"), ["a.b\n\nc"]);
+        assert_eq!(pieces("!!/\r\n/x"), ["!!/\r\n/", "x"]);
+        assert_eq!(pieces(""), Vec::<&str>::new());
+        assert_eq!(pieces("naïve 12345 café"), ["naïve ", "123", "45", " café"]);
+    }
+}

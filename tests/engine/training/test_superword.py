@@ -1,0 +1,255 @@
+"""Superword (SuperBPE) training: the fast path equals a slow, obviously correct reference on random corpora
+(both merge loops), and a superword tokenizer encodes alike in BPE Studio and in ``tokenizers``."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import random
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe_studio.engine import (
+    Tokenizer,
+    TrainConfig,
+    backend,
+    extend_base,
+    load,
+    native,
+    train,
+    train_from_iterator,
+)
+from bpe_studio.engine.events import MergeMade, TrainResult
+from bpe_studio.engine.formats.saving import save_tokenizer
+from bpe_studio.engine.pretokenize.patterns import scanner_name
+from bpe_studio.engine.training.counting import counting_path
+from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN
+from bpe_studio.engine.training.learn import MergeReplay, is_superword, replay_to
+
+from ..backends import BACKENDS, needs_native, use_backend
+from ..reference import merge_word, reference_train, split_documents
+
+SPECIAL = "<|endoftext|>"
+
+
+def isolated_split(text: str) -> list[str]:
+    """Hugging Face's ``Split(behavior="isolated")`` on SUPERBPE_SPLIT: every match, and every non-empty gap
+    between matches, in order."""
+    pieces: list[str] = []
+    end = 0
+    for match in regex.finditer(SUPERBPE_SPLIT, text):
+        if match.start() > end:
+            pieces.append(text[end : match.start()])
+        pieces.append(match.group())
+        end = match.end()
+    if end < len(text):
+        pieces.append(text[end:])
+    return pieces
+
+
+def reference_superwords(path: Path, vocab_size: int, transition: int) -> tuple[list, dict[int, bytes], list]:
+    """Stage 1 by the reference trainer to ``transition``; stage 2 recounts every chunk of the isolated split,
+    applies the stage-1 merges to it one by one, and goes on recounting every pair at every step."""
+    stage1 = reference_train([path], transition, [SPECIAL])
+    tokens = [stage1.vocab[i] for i in range(len(stage1.vocab) - 1)]  # without the special token
+    known = set(tokens)
+    counts: Counter[tuple[bytes, ...]] = Counter()
+    for document in split_documents(path.read_text("utf-8"), [SPECIAL]):
+        for chunk in isolated_split(document):
+            word = tuple(bytes([b]) for b in chunk.encode("utf-8"))
+            for pair in stage1.merges:
+                word = merge_word(word, pair)
+            counts[word] += 1
+    merges, merge_counts = list(stage1.merges), list(stage1.merge_counts)
+    while len(tokens) < vocab_size - 1:
+        pairs: Counter[tuple[bytes, bytes]] = Counter()
+        for word, n in counts.items():
+            for a, b in itertools.pairwise(word):
+                pairs[(a, b)] += n
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], p))
+        merges.append(best)
+        merge_counts.append(pairs[best])
+        if best[0] + best[1] not in known:
+            tokens.append(best[0] + best[1])
+            known.add(best[0] + best[1])
+        merged: Counter[tuple[bytes, ...]] = Counter()
+        for word, n in counts.items():
+            merged[merge_word(word, best)] += n
+        counts = merged
+    vocab = dict(enumerate(tokens))
+    vocab[len(vocab)] = SPECIAL.encode("utf-8")
+    return merges, vocab, merge_counts
+
+
+def test_the_superword_pattern_is_the_isolated_split() -> None:
+    text = "By the way,  2024!!\nok -- fine...\r\n\tyes 1234567 a/b  \n"
+    assert regex.findall(SUPERWORD_PATTERN, text) == isolated_split(text)
+
+
+@given(st.text(alphabet="ab 1!.,\n\t/-é", max_size=60))
+def test_the_superword_pattern_is_the_isolated_split_on_any_text(text: str) -> None:
+    assert regex.findall(SUPERWORD_PATTERN, text) == isolated_split(text)
+
+
+corpora = st.lists(st.text(alphabet="ab c.,\n1x", min_size=1, max_size=40), min_size=1, max_size=6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=corpora, stage1=st.integers(0, 20), stage2=st.integers(1, 25))
+def test_superword_training_equals_the_reference(
+    backend: str, docs: list[str], stage1: int, stage2: int
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "corpus.txt"
+        path.write_text(SPECIAL.join(docs), encoding="utf-8")
+        transition = 257 + stage1
+        vocab_size = transition + stage2
+        with use_backend(backend):
+            result = train(
+                TrainConfig(
+                    inputs=(path,),
+                    vocab_size=vocab_size,
+                    special_tokens=(SPECIAL,),
+                    superword_transition=transition,
+                    workers=1,
+                )
+            )
+        merges, vocab, merge_counts = reference_superwords(path, vocab_size, transition)
+    assert result.merges == merges
+    assert result.vocab == vocab
+    assert result.merge_counts == merge_counts
+    assert result.pattern == SUPERWORD_PATTERN
+
+
+@functools.cache
+def _superword_result() -> TrainResult:
+    rng = random.Random(23)
+    syllables = ["ka", "to", "ri", "ne", "su", "mo", "la", "pe", "di", "go"]
+    words = ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 3))) for _ in range(60)]
+    phrases = ["of the", "in the", "it is", "1,234 km", "-- ok...", "\n"]
+    docs = [
+        " ".join(rng.choice(words + phrases) for _ in range(rng.randint(5, 30))) + "\n" for _ in range(200)
+    ]
+    return train_from_iterator(docs, vocab_size=420, superword_transition=330, workers=1)
+
+
+@functools.cache
+def _superword_tokenizer() -> Tokenizer:
+    return Tokenizer.from_result(_superword_result())
+
+
+@functools.cache
+def _superword_json() -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tokenizer.json"
+        save_tokenizer(_superword_tokenizer(), path, format="hf")
+        return path.read_text("utf-8")
+
+
+def test_a_superword_tokenizer_encodes_alike_in_tokenizers(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    result = _superword_result()
+    assert result.superword_transition == 330 - 256
+    ours = _superword_tokenizer()
+    assert any(b" " in t.strip(b" ") for t in ours.vocab.values())
+    path = tmp_path / "tokenizer.json"
+    texts = ["kato rine of the suka", "1,234 km -- ok...\n\nlamo  it is"]
+    report = save_tokenizer(ours, path, format="hf", verify_texts=texts)
+    assert "tokenizers" in report.checked_in
+    theirs = tokenizers.Tokenizer.from_file(str(path))
+    for text in texts:
+        assert theirs.encode(text).ids == ours.encode(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="the kato rine1234,.-!\n\t é😀", max_size=80))
+def test_a_superword_tokenizer_encodes_any_text_alike_in_tokenizers(text: str) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    theirs = tokenizers.Tokenizer.from_str(_superword_json())
+    assert theirs.encode(text).ids == _superword_tokenizer().encode(text)
+
+
+def test_a_generator_is_refused_for_a_superword_run() -> None:
+    with pytest.raises(ValueError, match=r"^superword_transition: a superword run reads the documents twice"):
+        train_from_iterator((d for d in ["a b"]), vocab_size=300, superword_transition=280)
+
+
+def test_a_published_superbpe_tokenizer_json_opens_with_this_pattern_and_extends(tmp_path: Path) -> None:
+    # The published SuperBPE tokenizers split with an isolated Split, then a ByteLevel without its regex.
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers import Regex, pre_tokenizers
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text(_superword_json(), encoding="utf-8")
+    published = tokenizers.Tokenizer.from_file(str(path))
+    published.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(SUPERBPE_SPLIT), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    published.save(str(path))
+    opened = load(path)
+    assert opened.pattern == SUPERWORD_PATTERN
+    text = "kato rine of the suka, 1,234 km -- ok...\n\nlamo  it is"
+    assert opened.encode(text) == published.encode(text).ids == _superword_tokenizer().encode(text)
+    base = extend_base(opened)
+    result = train_from_iterator([text] * 20, vocab_size=len(opened.vocab) + 5, workers=1, extend=base)
+    assert result.pattern == SUPERWORD_PATTERN
+    assert all(result.vocab[i] == token for i, token in opened.vocab.items())
+
+
+@needs_native
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab Z1٣ \t\n\r/.,!-'é\u0301😀\u00a0\u3000x")), max_size=60))
+def test_the_native_superword_scanner_equals_the_pattern(text: str) -> None:
+    found = native.count_pretokens("superbpe", [text])
+    assert found is not None
+    expected = Counter(regex.findall(SUPERWORD_PATTERN, text))
+    assert found == (dict(expected), sum(expected.values()))
+
+
+def test_a_superword_run_counts_stage_2_natively_with_threads() -> None:
+    assert scanner_name(SUPERWORD_PATTERN) == "superbpe"
+    assert counting_path(workers=2, pattern=SUPERWORD_PATTERN, plain_text_files=True) == (
+        "threads" if backend() == "native" else "processes"
+    )
+
+
+def test_watching_a_superword_run_cuts_the_sample_into_superwords_at_the_transition() -> None:
+    result = _superword_result()
+    assert result.superword_transition is not None
+    after = result.superword_transition
+    text = "kato rine of the suka, 1,234 km -- ok...\n\nlamo  it is of the day"
+    replay = MergeReplay(text, pattern="gpt2", superword_after=after)
+    replay.apply(result.merges[:after])
+    assert not any(is_superword(t) for t in replay.tokens())  # stage 1: words only
+    stage1 = Tokenizer({i: result.vocab[i] for i in range(256 + after)}, result.merges[:after])
+    assert replay.tokens() == [stage1.vocab[i] for i in stage1.encode(text)]
+    replay.apply(result.merges[after:])
+    assert replay.tokens() == [result.vocab[i] for i in _superword_tokenizer().encode(text)]
+    assert any(is_superword(t) for t in replay.tokens())
+    assert replay.token_count == len(replay.tokens())
+    again = replay_to(text, result.merges, len(result.merges), pattern="gpt2", superword_after=after)
+    assert again.tokens() == replay.tokens() and again.history == replay.history
+
+
+def test_a_superword_runs_events_number_its_merges_across_both_stages() -> None:
+    events: list[object] = []
+    docs = ["the cat sat on the mat and the hat\n", "of the day, in the way\n"] * 20
+    result = train_from_iterator(
+        docs, vocab_size=330, superword_transition=290, workers=1, on_progress=events.append
+    )
+    made = [e for e in events if isinstance(e, MergeMade)]
+    assert [e.index for e in made] == list(range(len(result.merges)))
+    assert {e.total for e in made} == {330 - 256}
+    assert [e.token_id for e in made][-1] == max(result.vocab)
