@@ -199,8 +199,8 @@ def preset_name(pattern: str) -> str | None:
 
 def scanner_name(pattern: str) -> str | None:
     r"""The native scanner that finds exactly the pre-tokens of ``pattern`` (a preset name or a regex): the
-    preset's name, a model's (``llama3``, ``qwen2``, ``qwen35``, ``nemo``: :data:`MODEL_PATTERNS`), ``superbpe``
-    for :data:`SUPERWORD_PATTERN`, or ``None`` when the pattern runs through ``regex`` only.
+    preset's name, a model's (``llama3``, ``qwen2``, ``qwen35``, ``nemo``: :data:`MODEL_PATTERNS`),
+    ``superbpe`` for :data:`SUPERWORD_PATTERN`, or ``None`` when the pattern runs through ``regex`` only.
 
     Example:
         >>> scanner_name("cl100k"), scanner_name(MODEL_PATTERNS["qwen2"]), scanner_name(r"\w+|\s+")
