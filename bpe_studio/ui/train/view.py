@@ -27,7 +27,7 @@ from ...engine.humanize import app_message, error_message, human_bytes, human_se
 from ...engine.training.preflight import preflight
 from ..app.settings import Settings, TrainSettings
 from ..app.tasks import TaskRunner
-from ..widgets.common import open_error_box
+from ..widgets.common import VerticalScroll, open_error_box
 from .form import TrainForm
 from .learn_view import LearnView
 from .progress import REFRESH_MS, TrainProgress
@@ -121,12 +121,14 @@ class TrainView(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.setChildrenCollapsible(False)
-        splitter.addWidget(self.form)
+        # The form scrolls when the window is short (a 1366×768 laptop, a pattern error shown): issue 21.
+        self.form.setMinimumWidth(290)
+        form_scroll = VerticalScroll(self.form, parent=splitter)
+        form_scroll.setMaximumWidth(480)
+        splitter.addWidget(form_scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        self.form.setMinimumWidth(330)
-        self.form.setMaximumWidth(480)
         splitter.setSizes([360, 1000])
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
