@@ -77,7 +77,8 @@ class TrainResultBox(QGroupBox):
         result_buttons.addWidget(self.save_button)
         result_buttons.addWidget(self.open_button)
         result_layout.addLayout(result_buttons)
-        self.setMinimumWidth(260)  # its lines wrap; 300 left the merges table too narrow at 1024 px
+        # No fixed minimum width: its lines wrap, and its buttons set it (a fixed 300 px left the merges table
+        # too narrow at 1024 px; a smaller one would squeeze the buttons' text).
 
     def set_result(self, result: TrainResult | None, config: TrainConfig | None) -> None:
         """Show a finished run's result (saving and opening it become possible), or nothing (None)."""

@@ -44,8 +44,11 @@ def cut_off(tab: QWidget) -> list[str]:
             continue
         name = f"{type(widget).__name__} {widget.objectName() or ''}".strip()
         if isinstance(widget, (QAbstractButton, QLineEdit, QComboBox)):
+            text = getattr(widget, "text", lambda: "")()
             if widget.visibleRegion().boundingRect().size() != widget.size():
-                found.append(f"{name} {getattr(widget, 'text', lambda: '')()!r} is cut off")
+                found.append(f"{name} {text!r} is cut off")
+            elif isinstance(widget, QAbstractButton) and widget.width() < widget.minimumSizeHint().width():
+                found.append(f"{name} {text!r} is too narrow for its text")
         elif isinstance(widget, QHeaderView) and widget.orientation().name == "Horizontal":
             if widget.length() > widget.viewport().width() + 1:
                 found.append(f"the header of {widget.parent().objectName()!r} is wider than its table")
