@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -70,7 +69,9 @@ class TrainResultBox(QGroupBox):
             self.summary_labels[key] = value
         result_layout.addWidget(VerticalScroll(summary, parent=self), 1)
         result_layout.addSpacing(6)
-        result_buttons = QHBoxLayout()
+        # One above the other: side by side they made the box 285 px wide, which at 1024 px cut off the
+        # merges table's header beside it (issue 21).
+        result_buttons = QVBoxLayout()
         self.save_button = QPushButton("Save tokenizer…", self)
         self.open_button = QPushButton("Open in Playground", self)
         self.open_button.setToolTip("Show the trained tokenizer in the tokenizer views")
@@ -78,7 +79,7 @@ class TrainResultBox(QGroupBox):
         result_buttons.addWidget(self.open_button)
         result_layout.addLayout(result_buttons)
         # No fixed minimum width: its lines wrap, and its buttons set it (a fixed 300 px left the merges table
-        # too narrow at 1024 px; a smaller one would squeeze the buttons' text).
+        # too narrow at 1024 px, a smaller one squeezed the buttons' text).
 
     def set_result(self, result: TrainResult | None, config: TrainConfig | None) -> None:
         """Show a finished run's result (saving and opening it become possible), or nothing (None)."""

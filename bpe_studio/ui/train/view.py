@@ -106,8 +106,9 @@ class TrainView(QWidget):
         bottom = QWidget(self)
         bottom_layout = QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(progress.merges_box, 3)
-        bottom_layout.addWidget(self.result_box, 2)
+        # The merges table the wider: at 3:2 its header was cut off in a 1024-px window (issue 21).
+        bottom_layout.addWidget(progress.merges_box, 2)
+        bottom_layout.addWidget(self.result_box, 1)
         vertical = QSplitter(Qt.Orientation.Vertical, right)
         vertical.setChildrenCollapsible(False)
         vertical.addWidget(progress.charts)

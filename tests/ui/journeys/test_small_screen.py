@@ -12,12 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
     QComboBox,
     QGroupBox,
     QHeaderView,
     QLineEdit,
+    QStyle,
     QWidget,
 )
 
@@ -50,8 +52,15 @@ def cut_off(tab: QWidget) -> list[str]:
             elif isinstance(widget, QAbstractButton) and widget.width() < widget.minimumSizeHint().width():
                 found.append(f"{name} {text!r} is too narrow for its text")
         elif isinstance(widget, QHeaderView) and widget.orientation().name == "Horizontal":
+            table = widget.parent().objectName()
             if widget.length() > widget.viewport().width() + 1:
-                found.append(f"the header of {widget.parent().objectName()!r} is wider than its table")
+                found.append(f"the header of {table!r} is wider than its table")
+            model = widget.model()
+            margin = 2 * widget.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, widget)
+            for column in range(widget.count() if model is not None else 0):
+                title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
+                if widget.sectionSize(column) < widget.fontMetrics().horizontalAdvance(title) + margin:
+                    found.append(f"the title {title!r} of {table!r} is cut off")
         elif isinstance(widget, QGroupBox):
             title = widget.fontMetrics().horizontalAdvance(widget.title()) + 16
             if title > widget.width():
