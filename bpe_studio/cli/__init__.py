@@ -77,6 +77,12 @@ def _register_app(subparsers: Any) -> Parser:
     p.add_argument(
         "--text", type=text_arg, default="", metavar="TEXT", help="text for the playground (with --tokenizer)"
     )
+    p.add_argument(
+        "--download",
+        action="store_true",
+        help="with --tokenizer NAME (cl100k_base, o200k_base, p50k_base, r50k_base) not in tiktoken's cache: "
+        "download it from OpenAI (checked against its published SHA-256) into that cache",
+    )
     return p
 
 

@@ -113,7 +113,9 @@ def test_the_demo_session_keeps_its_settings(qtbot, tmp_path: Path) -> None:  # 
     # The next session starts with them.
     again, _ = _open(qtbot)
     assert again.settings.recent_tokenizers == [str(tmp_path / "tok.json")]
-    assert (again.width(), again.height()) == size
+    # Qt fits a restored window into the screen (800 px wide offscreen), down to the window's minimum width.
+    assert again.height() == size[1]
+    assert again.width() == min(size[0], max(800, again.minimumSizeHint().width()))
     again.close()
 
 
@@ -127,3 +129,44 @@ def test_a_screenshot_neither_reads_nor_writes_the_settings(qtbot, tmp_path: Pat
     with qtbot.waitSignal(shooter.done, timeout=10_000):
         pass
     assert settings_path().read_bytes() == before
+
+
+def test_text_without_a_tokenizer_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """``bpe-studio --text hi`` was ignored without a word (issue 21): now one line, exit code 2."""
+    assert app_module.main(parse_args(["--text", "hello"])) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "bpe-studio: error: --text is the playground's text for --tokenizer's tokenizer: give --tokenizer "
+        "PATH too"
+    )
+
+
+def test_an_encoding_not_cached_says_where_it_goes_and_how_to_download_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``bpe-studio --tokenizer cl100k_base`` with an empty tiktoken cache said "no such file or folder"
+    (issue 21): now the line the other commands print (the cache, --download), before any window opens."""
+    monkeypatch.chdir(tmp_path)  # no file named cl100k_base here
+    opened: list[object] = []
+    monkeypatch.setattr(app_module, "open_window", opened.append)
+    assert app_module.main(parse_args(["--tokenizer", "cl100k_base"])) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("bpe-studio: error: --tokenizer cl100k_base: OpenAI's cl100k_base is not in")
+    assert "--download" in err and str(tmp_path / "tiktoken-cache") in err and "\n" not in err
+    assert opened == []
+
+
+def test_download_fetches_the_encoding_without_asking(
+    qtbot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from bpe_studio.ui.app.tokenizer_views import TokenizerViews
+
+    monkeypatch.chdir(tmp_path)
+    calls: list[tuple[Any, ...]] = []
+
+    def open_encoding(_self: object, name: str, *, text: str = "", ask: bool = True) -> None:
+        calls.append((name, text, ask))
+
+    monkeypatch.setattr(TokenizerViews, "open_encoding", open_encoding)
+    _open(qtbot, "--tokenizer", "cl100k", "--text", "hi", "--download")
+    assert calls == [("cl100k_base", "hi", False)]

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QApplication
 from bpe_studio.ui.app.help_guide import GUIDE, HelpGuide
 from bpe_studio.ui.app.main_window import MainWindow
 
-from .test_menu_actions import find_action
+from .test_menu_actions import find_action, menu_actions
 
 
 def test_the_menu_action_opens_the_guide(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
@@ -40,4 +40,27 @@ def test_f1_opens_the_guide_at_the_current_view(qtbot, window: MainWindow) -> No
     find_action(window, "Help", "Guide to the views").trigger()
     assert window.findChildren(HelpGuide) == [guide]
     assert guide.browser.verticalScrollBar().value() == 0
+    guide.close()
+
+
+def test_the_guide_covers_every_part_and_shortcut(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """Issue 21: the guide left out Watch BPE learn, Compare ▸ Corpus, Export, the special-token modes and
+    the shortcuts, and said "darker" where the dark theme shows "brighter"."""
+    find_action(window, "Help", "Guide to the views").trigger()
+    guide = window.findChild(HelpGuide)
+    assert guide is not None
+    text = guide.browser.toPlainText()
+    parts = ("Watch BPE learn", "Replay", "Corpus:", "Export", "Recognised", "Ordinary text", "Disallowed")
+    for part in parts:
+        assert part in text, part
+    assert "brighter in the dark" in text and "darker in the light" in text
+    # Every shortcut of every menu, with what it does.
+    shortcuts = [(path, action.shortcut()) for path, action in menu_actions(window)]
+    shortcuts = [(path, key) for path, key in shortcuts if not key.isEmpty()]
+    assert len(shortcuts) >= 10
+    lines = text.splitlines()
+    for path, key in shortcuts:
+        keys = key.toString(QKeySequence.SequenceFormat.NativeText)
+        assert any(" ▸ ".join(path) in line for line in lines), path
+        assert keys in text, keys
     guide.close()

@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QMessageBox
 
 from bpe_studio.engine import TrainConfig
+from bpe_studio.engine.formats import display_name
 from bpe_studio.ui.app.main_window import MainWindow
 from bpe_studio.ui.train.view import save_result
 from bpe_studio.ui.widgets.hub_dialog import HubDialog
@@ -148,8 +149,9 @@ def test_open_tokenizer_from_the_menu_opens_it_in_the_playground(  # type: ignor
     assert views.last_error == ""
     assert views.error_box is None
     assert window.settings.recent_tokenizers[0] == str(tokenizer_file)
-    recent = find_action(window, "File", "Recent tokenizers", str(tokenizer_file))
-    assert recent.isEnabled()
+    # Named as everywhere else (not by its whole path, which is its tooltip).
+    recent = find_action(window, "File", "Recent tokenizers", display_name(tokenizer_file))
+    assert recent.isEnabled() and recent.toolTip() == str(tokenizer_file)
 
 
 def _trigger_every_action(qtbot: Any, window: MainWindow, calls: list[str]) -> list[tuple[str, ...]]:
@@ -215,7 +217,7 @@ def test_every_menu_action_can_be_triggered_with_a_tokenizer_open(  # type: igno
     triggered = _trigger_every_action(qtbot, window, cancelled_dialogs)
     wait_playground(qtbot, views.playground)
 
-    assert ("File", "Recent tokenizers", str(tokenizer_file)) in triggered
+    assert ("File", "Recent tokenizers", display_name(tokenizer_file)) in triggered
     assert views.export_dialog is not None, "Tokenizer ▸ Export did not open the export dialog"
     _close_dialogs(window)
     # The file dialogs were cancelled: the tokenizer shown is still the one opened.

@@ -58,6 +58,11 @@ def test_a_merge_has_one_number_everywhere(
     assert table.data(table.index(rank, MergesTableModel.RANK)) == number
     tip = table.headerData(MergesTableModel.RANK, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert MERGE_NUMBERING in tip
+    # One name for it (issue 21: "Rank", "merge #" and "#n" were three): the column, the charts' axes.
+    assert table.headerData(MergesTableModel.RANK, Qt.Orientation.Horizontal) == "Merge"
+    charts = window.train_view.charts
+    for plot in (charts.count_plot, charts.length_plot):
+        assert plot.getAxis("bottom").labelText == "merge"
 
     # Playground: select the token in the text; its details name the same merge.
     playground = views.playground
@@ -78,7 +83,7 @@ def test_a_merge_has_one_number_everywhere(
     )
     assert f"made by merge {number}," in tooltip
     root = next(box for box in browser.tree_view.boxes if box.node.token_id == token_id)
-    assert root.caption == f"#{number}"
+    assert root.caption == f"merge {number}"
 
     # The exported CSV: the same number in its first column.
     loaded = views.current

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QTextCursor
 
 from bpe_studio.engine import Tokenizer, TrainResult
-from bpe_studio.ui.app.main_window import MainWindow
+from bpe_studio.ui.app.main_window import MainWindow, recent_names
 from bpe_studio.ui.app.tokenizer_views import TokenizerViews
 from bpe_studio.ui.playground.decode_box import parse_ids
 from bpe_studio.ui.playground.view import PlaygroundView
@@ -535,9 +535,10 @@ def test_formats_recent_list_and_drop(
         assert views.current is not None and views.current.format == fmt
         assert views.playground.encoding.ids == tok.encode(text)  # type: ignore[union-attr]
         assert window.settings.recent_tokenizers[0] == str(path.absolute())
-    assert [a.text() for a in window.recent_tokenizers_menu.actions()][:3] == [
-        str(paths[f].absolute()) for f in ("studio", "hf", "gpt2")
-    ]
+    recent = [str(paths[f].absolute()) for f in ("studio", "hf", "gpt2")]
+    # Named as the other views name them; the whole path is the tooltip.
+    assert [a.text() for a in window.recent_tokenizers_menu.actions()][:3] == recent_names(recent)
+    assert [a.toolTip() for a in window.recent_tokenizers_menu.actions()][:3] == recent
     # The recent list opens a tokenizer again.
     with qtbot.waitSignal(views.current_changed, timeout=WAIT_MS):
         window.recent_tokenizers_menu.actions()[2].trigger()

@@ -53,7 +53,10 @@ def test_hex_search_matches_whole_bytes_only(qtmodeltester, tmp_path: Path) -> N
     model = VocabTableModel()
     model.set_tokenizer(loaded)
     qtmodeltester.check(model, force_py=True)  # and it watches every reset the searches make
-    for query, needle in [("0xe2", b"\xe2"), ("0x E2 80", b"\xe2\x80"), ("0x2e2e", b".."), ("0x0a", b"\n")]:
+    queries = [("0xe2", b"\xe2"), ("0x E2 80", b"\xe2\x80"), ("0x2e2e", b".."), ("0x0a", b"\n")]
+    # The Hex column's spaced form with a 0x per byte, as people copy it (issue 21 found it refused).
+    queries += [("0xe2 0x80", b"\xe2\x80"), ("0xE2 80", b"\xe2\x80"), ("0x2e 0x2e", b"..")]
+    for query, needle in queries:
         model.set_search_text(query)
         shown = model.shown_ids()
         assert shown == [i for i in sorted(tok.vocab) if needle in tok.token_bytes(i)], query

@@ -593,6 +593,9 @@ class MergeDifference:
         Example:
             >>> MergeDifference(3, None, None, None, 3, 3).describe()
             'The merge lists are identical (3 merges).'
+            >>> first = MergeDifference(0, 0, (b"a", b"b"), (b"b", b"c"), 3, 3)
+            >>> print(first.describe())  # doctest: +ELLIPSIS
+            The merge lists differ from the start. First difference at merge 1: A merges 'a' + 'b', ...
         """
 
         def merge(pair: tuple[bytes, bytes] | None) -> str:
@@ -600,6 +603,19 @@ class MergeDifference:
                 return "nothing (its list has ended)"
             return f"{token(pair[0])} + {token(pair[1])}"
 
+        # No "agree on the first 0 merges" (issue 21): lists that share nothing, or one merge, say so.
+        if self.first is not None and self.shared == 0:
+            return (
+                f"The merge lists differ from the start. First difference at merge "
+                f"{strong(f'{merge_number(self.first):,}')}: A merges {merge(self.a_merge)}, "
+                f"B merges {merge(self.b_merge)}."
+            )
+        if self.first is not None and self.shared == 1:
+            return (
+                f"The merge lists agree on the first merge only. First difference at merge "
+                f"{strong(f'{merge_number(self.first):,}')}: A merges {merge(self.a_merge)}, "
+                f"B merges {merge(self.b_merge)}."
+            )
         if self.first is not None:
             return (
                 f"The merge lists agree on the first {self.shared:,} merges. First difference at merge "
@@ -610,6 +626,16 @@ class MergeDifference:
             return f"The merge lists are identical ({self.a_total:,} merges)."
         longer, shorter = ("A", "B") if self.a_total > self.b_total else ("B", "A")
         extra = abs(self.a_total - self.b_total)
+        if self.shared == 0:  # not "A's 0 merges are the first 0 of B's"
+            return (
+                f"{shorter} has no merges; {longer} has {extra:,} "
+                f"(first: {merge(self.a_merge if longer == 'A' else self.b_merge)})."
+            )
+        if self.shared == 1:
+            return (
+                f"{shorter}'s one merge is {longer}'s first; {longer} has {extra:,} more "
+                f"(first: {merge(self.a_merge if longer == 'A' else self.b_merge)})."
+            )
         return (
             f"{shorter}'s {self.shared:,} merges are the first {self.shared:,} of {longer}'s; {longer} has "
             f"{extra:,} more (first: {merge(self.a_merge if longer == 'A' else self.b_merge)})."

@@ -44,7 +44,7 @@ from typing import Any
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk, check_read, decode, plan_chunks
 from ..corpus.sources import RecordReader, Task, plan_sources
-from ..pretokenize.patterns import scanner_name
+from ..pretokenize.patterns import newline_cuts_certain
 from ..workers.task_pool import ordered_worker_map
 from ..workers.threaded import ordered_map
 from ..write_plan import WritePlan
@@ -249,7 +249,7 @@ def iter_encode_corpus(
         )
     policy = InvalidUtf8Policy(invalid_utf8)
     specials = [separator] if separator else []
-    newline_cuts = scanner_name(tokenizer.pattern) is not None
+    newline_cuts = newline_cuts_certain(tokenizer.pattern)
     tasks, known = plan_sources(
         inputs,
         chunk_size=chunk_size,
@@ -435,7 +435,7 @@ def corpus_compression(
         4.03
     """
     specials: list[str] = []
-    newline_cuts = scanner_name(tokenizer.pattern) is not None
+    newline_cuts = newline_cuts_certain(tokenizer.pattern)
     tasks, _ = plan_sources(
         [path],
         chunk_size=chunk_size,

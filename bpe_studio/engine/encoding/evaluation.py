@@ -34,7 +34,7 @@ from typing import Any
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import plan_chunks
 from ..corpus.sources import Task, plan_sources
-from ..pretokenize.patterns import scanner_name
+from ..pretokenize.patterns import newline_cuts_certain, scanner_name
 from ..workers.task_pool import ordered_worker_map
 from ..workers.threaded import ordered_map
 from .analysis import Compression, compression
@@ -189,7 +189,7 @@ def evaluate_files(
     from ..formats import load
 
     loaded = [t if isinstance(t, Tokenizer) else load(t) for t in tokenizers]
-    newline_cuts = all(scanner_name(t.pattern) is not None for t in loaded)
+    newline_cuts = all(newline_cuts_certain(t.pattern) for t in loaded)
     tasks = file_tasks(paths, chunk_size=chunk_size, newline_cuts=newline_cuts)
     options = {"text_field": text_field, "skip_bad_records": skip_bad_records, "invalid_utf8": invalid_utf8}
     if workers is None:

@@ -34,6 +34,7 @@ from .named import (
     TruncatedError,
     download_timeout,
     fetch_by,
+    network_reason,
 )
 from .studio import FormatError
 
@@ -221,7 +222,7 @@ def _get(model_id: str, name: str, *, deadline: float, seconds: float) -> tuple[
             ) from None
         raise FormatError(f"{model_id}: could not download {source} (HTTP {exc.code}); retry later") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
+        reason = network_reason(exc, source)
         raise FormatError(f"{model_id}: could not download {source} ({reason}); check the network") from None
     return data, {key.lower(): value for key, value in answer.items()}
 

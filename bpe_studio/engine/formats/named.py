@@ -331,6 +331,32 @@ def fetch_by(
     return data
 
 
+def network_reason(exc: BaseException, source: str) -> str:
+    """Why a download failed, in words rather than the socket's ``[Errno -2] Name or service not known``.
+
+    Example:
+        >>> import socket
+        >>> network_reason(socket.gaierror(-2, "Name or service not known"), "https://example.com/x")
+        'cannot look up example.com: this computer seems to be offline'
+    """
+    import socket
+    import urllib.parse
+
+    reason = getattr(exc, "reason", exc)  # urllib's URLError wraps the socket's error
+    host = urllib.parse.urlsplit(source).hostname or source
+    if isinstance(reason, socket.gaierror):
+        return f"cannot look up {host}: this computer seems to be offline"
+    if isinstance(reason, ConnectionRefusedError):
+        return f"{host} refused the connection"
+    if isinstance(reason, (ConnectionResetError, ConnectionAbortedError)):
+        return f"the connection to {host} was cut"
+    if isinstance(reason, TimeoutError):
+        return f"{host} did not answer"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror[:1].lower() + reason.strerror[1:]  # without the "[Errno N]"
+    return str(reason)
+
+
 def download_encoding(name: str, *, timeout: float | None = None, url: str | None = None) -> Path:
     """Fetch an OpenAI encoding's file into tiktoken's cache (only when the user asked for it).
 
@@ -388,7 +414,7 @@ def download_encoding(name: str, *, timeout: float | None = None, url: str | Non
             "written; retry"
         ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
+        reason = network_reason(exc, source)
         raise FormatError(f"{name}: could not download {source} ({reason}); check the network") from None
     if hashlib.sha256(data).hexdigest() != encoding.sha256:
         raise FormatError(
@@ -414,6 +440,7 @@ __all__ = [
     "download_timeout",
     "encoding_of",
     "find_cached",
+    "network_reason",
     "resolve_name",
     "tiktoken_cache_dir",
     "tokenizer_names",

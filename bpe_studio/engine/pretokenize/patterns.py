@@ -212,6 +212,19 @@ def scanner_name(pattern: str) -> str | None:
     return name
 
 
+def newline_cuts_certain(pattern: str) -> bool:
+    r"""Whether a corpus may be cut after its newlines without changing the pre-tokens of ``pattern``: true
+    for the patterns with a native scanner whose pre-tokens never run on across a newline's end (the presets
+    and the models' patterns: the proof is in ``corpus/plan.py``), false for any other regex and for the
+    superword split, whose chunks run on across newlines.
+
+    Example:
+        >>> [newline_cuts_certain(p) for p in ("gpt2", SUPERWORD_PATTERN, r"\w+")]
+        [True, False, False]
+    """
+    return scanner_name(pattern) not in (None, "superbpe")
+
+
 def compile_pattern(pattern: str) -> Any:
     """Compile a preset name or regex, raising ``ValueError`` that says what is wrong and how to fix it.
 

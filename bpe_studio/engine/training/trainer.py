@@ -41,7 +41,7 @@ from ..events import (
     TrainEvent,
     TrainResult,
 )
-from ..pretokenize.patterns import scanner_name
+from ..pretokenize.patterns import newline_cuts_certain
 from .checkpoint import (
     CorpusFile,
     CountsData,
@@ -189,7 +189,7 @@ def _count_corpus(
     """Plan and count the corpus (in this process, worker processes or a cluster); returns the outcome
     (None when cancelled) and the corpus size."""
     yield PhaseStarted(Phase.PLANNING, now())
-    newline_cuts = scanner_name(config.pattern) is not None
+    newline_cuts = newline_cuts_certain(config.pattern)
     options: dict[str, Any] = {
         "pattern": config.pattern_regex,
         "special_tokens": config.special_tokens,

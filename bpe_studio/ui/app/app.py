@@ -7,6 +7,7 @@ Options (defined with the other commands' in :mod:`bpe_studio.cli`, as the ``app
                           main window to PATH and exit
     --tokenizer PATH      open a tokenizer file or folder (or a name: gpt2, cl100k_base...) in the views
     --text TEXT           text for the playground (with --tokenizer)
+    --download            with --tokenizer NAME: download OpenAI's encoding when tiktoken's cache lacks it
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import QApplication
 
 from ... import __version__
 from ...engine.formats import FormatError, source_files
-from ...engine.formats.named import resolve_name
+from ...engine.formats.named import NamedTokenizerMissingError, encoding_of, resolve_name
 from ...engine.write_plan import WritePlan
 from .main_window import DEFAULT_SIZE, MainWindow
 from .refcounts import guard_singleton_refcounts
@@ -92,6 +93,44 @@ def screenshot_plan(args: argparse.Namespace) -> WritePlan:
     for corpus in args.corpus or ():
         plan.read("a CORPUS file", corpus)
     return plan
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse options that would be ignored or cannot be met, before the window opens (exit code 2).
+
+    ``--text`` goes into the playground with ``--tokenizer``'s tokenizer, so alone it would be dropped
+    without a word; an OpenAI encoding that tiktoken's cache lacks is downloaded only with ``--download``,
+    so without it the line says where the file goes (as every command says), rather than the window
+    showing "no such file".
+
+    Raises:
+        ValueError: The one-line reason, naming the option and saying what to do.
+
+    Example:
+        >>> from bpe_studio.cli import parse_args
+        >>> check_args(parse_args(["--text", "hello"]))
+        Traceback (most recent call last):
+        ValueError: --text is the playground's text for --tokenizer's tokenizer: give --tokenizer PATH too
+    """
+    if args.tokenizer is None:
+        if args.text:
+            raise ValueError(
+                "--text is the playground's text for --tokenizer's tokenizer: give --tokenizer PATH too"
+            )
+        if getattr(args, "download", False):
+            raise ValueError(
+                "--download fetches the encoding named by --tokenizer: give --tokenizer NAME too"
+            )
+        return
+    path = Path(args.tokenizer)
+    if path.exists() or getattr(args, "download", False):
+        return
+    try:
+        resolve_name(os.fspath(path))
+    except NamedTokenizerMissingError as exc:
+        raise ValueError(f"--tokenizer {exc}") from None
+    except (KeyError, FormatError):  # not a name: opening the path says what is wrong, in the window
+        return
 
 
 def create_application(argv: Sequence[str] = ()) -> QApplication:
@@ -325,7 +364,11 @@ def open_window(args: argparse.Namespace) -> tuple[MainWindow, Screenshotter | N
     if args.corpus:
         window.train_view.add_corpus_files(args.corpus)
     if args.tokenizer is not None:
-        window.open_tokenizer(_tokenizer_source(Path(args.tokenizer)), args.text)
+        download = _to_download(args)
+        if download is not None:  # not cached, and --download: fetched as Tokenizer ▸ OpenAI does, unasked
+            window.tokenizer_views.open_encoding(download, text=args.text, ask=False)
+        else:
+            window.open_tokenizer(_tokenizer_source(Path(args.tokenizer)), args.text)
     if args.demo:
         window.tabs.setCurrentWidget(window.train_view)  # the training, whatever tab the workspace had
         window.train_view.load_demo(start=True)
@@ -353,6 +396,24 @@ def _tokenizer_source(path: Path) -> Path:
         return path
 
 
+def _to_download(args: argparse.Namespace) -> str | None:
+    """The OpenAI encoding ``--tokenizer NAME --download`` fetches: a known name not in tiktoken's cache
+    (and no file of that name here); else None."""
+    path = Path(args.tokenizer)
+    if not getattr(args, "download", False) or path.exists():
+        return None
+    encoding = encoding_of(os.fspath(path))
+    if encoding is None:
+        return None
+    try:
+        resolve_name(os.fspath(path))
+    except NamedTokenizerMissingError:
+        return encoding.name
+    except (KeyError, FormatError):
+        return None
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
     """Open the main window as ``args`` ask and run the app until it closes; returns the exit code.
 
@@ -360,6 +421,7 @@ def main(args: argparse.Namespace) -> int:
     options (the ``app`` command).
     """
     try:
+        check_args(args)
         screenshot_plan(args).check()  # before the window opens: the PNG must not replace an input
     except ValueError as exc:
         print(f"bpe-studio: error: {exc}", file=sys.stderr)
@@ -404,6 +466,7 @@ def _run(args: argparse.Namespace, stops: StopSignals) -> int:
 __all__ = [
     "Screenshotter",
     "StopSignals",
+    "check_args",
     "create_application",
     "main",
     "open_window",

@@ -7,6 +7,7 @@ pick up.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -18,9 +19,11 @@ from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QTa
 
 from ... import __version__
 from ...engine import TrainResult
+from ...engine.formats import display_names
+from ...engine.formats.named import GPT2_FOLDER
 from ..train.form import NO_CORPUS
 from ..train.view import TrainView
-from .help_guide import HelpGuide
+from .help_guide import HelpGuide, menu_shortcuts
 from .settings import THEME_CHOICES, Settings, save_settings
 from .style import apply_style
 from .tokenizer_views import TokenizerViews
@@ -30,6 +33,27 @@ log = logging.getLogger(__name__)
 
 #: The window's size when no geometry was saved.
 DEFAULT_SIZE = (1360, 860)
+
+
+#: How File ▸ Recent tokenizers names the GPT-2 that ships with BPE Studio (not by its folder inside the
+#: installed package).
+BUILT_IN_GPT2 = "GPT-2 (built in)"
+
+
+def recent_names(paths: list[str]) -> list[str]:
+    """The Recent tokenizers menu's texts: each file's display name (``out`` for ``out/tokenizer.json``),
+    told apart by parent folders when two differ only there, and the built-in GPT-2 by that name.
+
+    Example:
+        >>> recent_names(["/a/out/tokenizer.json", "/b/out/tokenizer.json", "/c/mine.tiktoken"])
+        ['a/out', 'b/out', 'mine.tiktoken']
+    """
+    names: list[str] = display_names(list(paths))
+    for i, path in enumerate(paths):
+        with contextlib.suppress(OSError):
+            if Path(path).resolve() == GPT2_FOLDER.resolve():
+                names[i] = BUILT_IN_GPT2
+    return names
 
 
 class MainWindow(QMainWindow):
@@ -179,13 +203,23 @@ class MainWindow(QMainWindow):
             apply_style(app, choice)
 
     def _refresh_recent_menus(self) -> None:
-        for menu, items, handler in (
-            (self.recent_corpora_menu, self.settings.recent_corpora, self._open_recent_corpus),
-            (self.recent_tokenizers_menu, self.settings.recent_tokenizers, self._open_recent_tokenizer),
+        tokenizers = self.settings.recent_tokenizers
+        for menu, items, texts, handler in (
+            (
+                self.recent_corpora_menu,
+                self.settings.recent_corpora,
+                self.settings.recent_corpora,
+                self._open_recent_corpus,
+            ),
+            (self.recent_tokenizers_menu, tokenizers, recent_names(tokenizers), self._open_recent_tokenizer),
         ):
             menu.clear()
-            for item in items:
-                action = QAction(item, menu)
+            menu.setToolTipsVisible(True)
+            for item, text in zip(items, texts, strict=True):
+                # "&" would underline the next letter; the full path is the tooltip (and the status tip).
+                action = QAction(text.replace("&", "&&"), menu)
+                action.setToolTip(item)
+                action.setStatusTip(item)
                 action.triggered.connect(lambda _checked=False, path=item, h=handler: h(path))
                 menu.addAction(action)
             menu.setEnabled(bool(items))
@@ -209,7 +243,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_guide_action_triggered(self) -> None:
         if self.help_guide is None:
-            self.help_guide = HelpGuide(self)
+            self.help_guide = HelpGuide(self, shortcuts=menu_shortcuts(self.menuBar()))
         self.help_guide.show_section(self.tabs.tabText(self.tabs.currentIndex()))
 
     @Slot()
@@ -302,4 +336,4 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-__all__ = ["DEFAULT_SIZE", "MainWindow"]
+__all__ = ["BUILT_IN_GPT2", "DEFAULT_SIZE", "MainWindow", "recent_names"]

@@ -34,7 +34,7 @@ from ..compare.view import CompareView
 from ..export.dialog import ExportDialog
 from ..export.job import default_folder
 from ..playground.view import SAMPLE_TEXT, PlaygroundView
-from ..present.tokenizer_info import LoadedTokenizer, from_result, load_file
+from ..present.tokenizer_info import LoadedTokenizer, from_result, listed_names, load_file
 from ..vocabulary.view import VocabBrowser
 from ..widgets.common import open_error_box
 from ..widgets.hub_dialog import HubDialog
@@ -208,14 +208,15 @@ class TokenizerViews(QObject):
     def _on_open_gpt2_action_triggered(self) -> None:
         self.open(GPT2_FOLDER)
 
-    def open_encoding(self, name: str) -> None:
-        """Open one of OpenAI's encodings from tiktoken's cache; when it is missing, offer to download it."""
+    def open_encoding(self, name: str, *, text: str = "", ask: bool = True) -> None:
+        """Open one of OpenAI's encodings from tiktoken's cache; when it is missing, offer to download it
+        (``ask=False``: download it at once, as ``bpe-studio --tokenizer NAME --download`` asked)."""
         encoding = KNOWN_ENCODINGS[name]
         found = find_cached(encoding)
         if found is not None:
-            self.open(found)
+            self.open(found, text)
             return
-        if not self._ask_download(encoding):
+        if ask and not self._ask_download(encoding):
             self.window.statusBar().showMessage(f"{name} was not opened: it is not on this computer.", 8000)
             return
         self.last_error = ""
@@ -225,12 +226,12 @@ class TokenizerViews(QObject):
             ctx.check()
             loaded = load_file(path)
             _ = loaded.index
-            return loaded, "", CURRENT
+            return loaded, text, CURRENT
 
         self.loader.start(task)
         self.window.statusBar().showMessage(f"Downloading {name} from {encoding.url}…")
         self._pending_source = Path(f"{name}.tiktoken")
-        self._pending_request = ("", CURRENT)
+        self._pending_request = (text, CURRENT)
 
     @Slot()
     def _on_open_hub_action_triggered(self) -> None:
@@ -363,7 +364,9 @@ class TokenizerViews(QObject):
                 self.compare.set_text(self.playground.text())
             self.compare.choose(target, loaded)
             self.window.tabs.setCurrentWidget(self.compare)
-        self.window.statusBar().showMessage(f"Opened {loaded.name}: {loaded.summary()}", 8000)
+        if self.current is not None and target != CURRENT:
+            self._show_title(self.current)  # its listed name may have changed
+        self.window.statusBar().showMessage(f"Opened {loaded.shown_name}: {loaded.summary()}", 8000)
 
     def add_opened(self, loaded: LoadedTokenizer, *, text: str = "") -> None:
         """Keep a loaded tokenizer among the opened ones (the Compare choices, a Side by side row, the recent
@@ -378,6 +381,9 @@ class TokenizerViews(QObject):
                 break
         else:
             self.opened.append(loaded)
+        # Two files named alike (three exports' tokenizer.json) are told apart by their folders everywhere.
+        for other, name in zip(self.opened, listed_names(self.opened), strict=True):
+            other.listed_name = name
         self.compare.set_tokenizers(self.opened)
         self.side_by_side.set_available(self.opened)
         self.side_by_side.add_tokenizer(loaded)  # every opened tokenizer gets a row; × drops it
@@ -405,7 +411,7 @@ class TokenizerViews(QObject):
         self.last_error = message
         log.info("cannot open %s: %s", path, message)
         # Named, and saying what is still shown: a bare "could not be opened" over another tokenizer misleads.
-        shown = f"; {self.current.name} is still shown" if self.current is not None else ""
+        shown = f"; {self.current.shown_name} is still shown" if self.current is not None else ""
         self._failed_message = f"{path.name} could not be opened{shown}."
         self.window.statusBar().showMessage(self._failed_message, 8000)
         self.show_error("Cannot open the tokenizer", message)
@@ -421,9 +427,12 @@ class TokenizerViews(QObject):
         self.chat.set_tokenizer(loaded)
         if not self.compare.text() and text:
             self.compare.set_text(text)
-        self.window.setWindowTitle(f"{loaded.name} — BPE Studio")
+        self._show_title(loaded)
         self._update_actions()
         self.current_changed.emit(loaded)
+
+    def _show_title(self, loaded: LoadedTokenizer) -> None:
+        self.window.setWindowTitle(f"{loaded.shown_name} — BPE Studio")
 
     # ==============================================================================================
     # Other views' requests

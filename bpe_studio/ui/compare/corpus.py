@@ -371,7 +371,12 @@ class CorpusCompareView(FileDropWidget):
         self.model = CorpusFiguresModel(self.table)
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # The names as wide as they are, the figures sharing the rest: the table fills its width (issue 21),
+        # and still fits its contents when narrow (then it scrolls sideways).
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        for column in range(2, len(CorpusFiguresModel.HEADERS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
         splitter.addWidget(top)
         splitter.addWidget(self.chart)
         splitter.addWidget(self.table)

@@ -7,7 +7,7 @@ Each side shows the text with its own token boundaries and counts; below, how ma
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,10 +39,10 @@ from ...engine.encoding.analysis import (
 from ..app.style import theme_of
 from ..app.tasks import TaskContext, TaskRunner
 from ..present.token_format import token_label
-from ..present.token_layout import Encoding, SpecialMode, encode_text
-from ..present.tokenizer_info import LoadedTokenizer
+from ..present.token_layout import SPECIAL, Encoding, SpecialMode, encode_text
+from ..present.tokenizer_info import LoadedTokenizer, listed_names
 from ..widgets.file_drop import FileDropWidget
-from ..widgets.token_text import TokenTextEdit
+from ..widgets.token_text import LABEL_BREAK, LABEL_JOIN, TokenTextEdit, label_break_points
 from .corpus import CorpusCompareView
 
 #: Milliseconds of quiet typing before both sides are encoded again.
@@ -85,6 +85,61 @@ def utf16_ranges(text: str, byte_spans: Sequence[tuple[int, int]]) -> list[tuple
     return list(zip(utf16[first].tolist(), utf16[last + 1].tolist(), strict=True))
 
 
+def join_specials(
+    text: str, starts: Sequence[int], ends: Sequence[int], kinds: Sequence[int]
+) -> tuple[str, list[int], list[int], list[int]]:
+    """Keep each special token on one line (issue 21: ``<|endoftext|>`` wrapped after its ``|``, its outline
+    split in two): a word joiner (:data:`~bpe_studio.ui.widgets.token_text.LABEL_JOIN`) wherever a line
+    could wrap inside it, and a zero-width space (:data:`~bpe_studio.ui.widgets.token_text.LABEL_BREAK`)
+    before and after it, so that a line too long for the view wraps there rather than anywhere.
+
+    Returns the text shown, the units' positions in it, and the positions of the text before which a mark
+    went in (for :func:`shift_positions`).
+
+    Example:
+        >>> shown, starts, ends, marks = join_specials("a<|eot|>b", [0, 1, 8], [1, 8, 9], [0, SPECIAL, 0])
+        >>> shown == "a" + LABEL_BREAK + "<|" + LABEL_JOIN + "eot|" + LABEL_JOIN + ">" + LABEL_BREAK + "b"
+        True
+        >>> starts, ends, marks
+        ([0, 2, 12], [1, 11, 13], [1, 3, 7, 8])
+    """
+    data = text.encode("utf-16-le", "surrogatepass")  # once: one pass over the text, however many tokens
+    length = len(data) // 2
+    found: set[int] = set()
+    edges: set[int] = set()
+    for start, end, kind in zip(starts, ends, kinds, strict=True):
+        if kind == SPECIAL:
+            label = data[2 * start : 2 * end].decode("utf-16-le", "surrogatepass")
+            found.update(start + point for point in label_break_points(label))
+            edges.update(point for point in (start, end) if 0 < point < length)
+    if not found and not edges:
+        return text, list(starts), list(ends), []
+    marks = sorted(found | edges)
+    parts, done = [], 0
+    for point in marks:
+        mark = LABEL_BREAK if point in edges else LABEL_JOIN
+        parts += [data[2 * done : 2 * point], mark.encode("utf-16-le")]
+        done = point
+    parts.append(data[2 * done :])
+    shown = b"".join(parts).decode("utf-16-le", "surrogatepass")
+    return shown, shift_positions(starts, marks), shift_positions(ends, marks, ends=True), marks
+
+
+def shift_positions(positions: Sequence[int], marks: Sequence[int], *, ends: bool = False) -> list[int]:
+    """Positions of the text in the text shown, past the marks put in before them (:func:`join_specials`):
+    a mark at ``p`` goes before the text's character ``p``, so a range that ends at ``p`` (``ends``) ends
+    before it, and one that starts at ``p`` starts after it.
+
+    Example:
+        >>> shift_positions([0, 3, 4, 8], [3, 7]), shift_positions([3, 8], [3, 7], ends=True)
+        ([0, 4, 5, 10], [3, 10])
+    """
+    if not marks:
+        return list(positions)
+    side = bisect_left if ends else bisect_right
+    return [p + side(marks, p) for p in positions]
+
+
 class _SideTextEdit(TokenTextEdit):
     """A side's text: its tokens' colours, and a dashed outline around each span the other side cuts
     differently (:func:`bpe_studio.engine.encoding.analysis.cut_difference`)."""
@@ -93,25 +148,47 @@ class _SideTextEdit(TokenTextEdit):
         super().__init__(parent, read_only=True)
         #: The outlined spans, in UTF-16 positions of the text, in order.
         self.difference_ranges: list[tuple[int, int]] = []
+        #: The positions of the text before which a word joiner or a zero-width space went in
+        #: (:func:`join_specials`).
+        self.marks: list[int] = []
+        self._shown_ranges: list[tuple[int, int]] = []  # difference_ranges in the document's positions
+
+    def set_text_and_tokens(self, text: str, encoding: Encoding | None) -> None:
+        """Show the text cut into the encoding's units (None: plain), a special token never wrapped across
+        two lines (the document holds word joiners inside it; :meth:`plain_text` and copying do not)."""
+        if encoding is None:
+            self.marks = []
+            self.set_text_and_units(text, [], [], [])
+        else:
+            shown, starts, ends, self.marks = join_specials(
+                text, encoding.unit_start, encoding.unit_end, encoding.unit_kind
+            )
+            colours = encoding.unit_colours(len(self.token_palette.backgrounds))
+            self.set_text_and_units(shown, starts, ends, encoding.unit_kind, colours)
+        self._label_breaks = bool(self.marks)  # plain_text() and copying leave the marks out
+        self.set_difference_ranges([])
 
     def set_difference_ranges(self, ranges: list[tuple[int, int]]) -> None:
-        """Outline these spans (UTF-16 positions; empty: none)."""
+        """Outline these spans (UTF-16 positions of the text; empty: none)."""
         self.difference_ranges = ranges
+        starts = shift_positions([start for start, _ in ranges], self.marks)
+        ends = shift_positions([end for _, end in ranges], self.marks, ends=True)
+        self._shown_ranges = list(zip(starts, ends, strict=True))
         self.viewport().update()
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         """Draw the text and its tokens, then the outlines of the spans cut differently."""
         super().paintEvent(event)
-        if not self.difference_ranges:
+        if not self._shown_ranges:
             return
         first, last = self._visible_range()
-        lo = bisect_right([end for _, end in self.difference_ranges], first)
+        lo = bisect_right([end for _, end in self._shown_ranges], first)
         painter = QPainter(self.viewport())
         try:
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
             painter.setPen(QPen(QColor(theme_of(self).difference), 2, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            for start, end in self.difference_ranges[lo:]:
+            for start, end in self._shown_ranges[lo:]:
                 if start >= last:
                     break
                 for rect in self.range_rects(start, end):
@@ -134,14 +211,18 @@ class _Side:
         self.combo = QComboBox(self.box)
         self.combo.setToolTip("A tokenizer opened in this session")
         self.combo.setMinimumContentsLength(20)
+        # A long name is elided rather than widening the window past the screen (issue 21).
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.open_button = QPushButton("Open…", self.box)
         self.open_button.setToolTip(f"Open a tokenizer file as {name.upper()}")
         self.summary = QLabel(self.box)
         self.summary.setObjectName("caption")
+        self.summary.setWordWrap(True)  # its lines wrap in a narrow window instead of widening it
         self.view = _SideTextEdit(self.box)
         self.view.setObjectName(f"compare_{name}")
         self.stats = QLabel(self.box)
         self.stats.setObjectName("stats")
+        self.stats.setWordWrap(True)
         layout.addWidget(self.combo, 0, 0)
         layout.addWidget(self.open_button, 0, 1)
         layout.addWidget(self.summary, 1, 0, 1, 2)
@@ -304,8 +385,8 @@ class CompareView(FileDropWidget):
             previous = self.chosen(name) if combo.count() else None
             combo.blockSignals(True)
             combo.clear()
-            for loaded in self.tokenizers:
-                combo.addItem(loaded.name, None)
+            for loaded, shown in zip(self.tokenizers, listed_names(self.tokenizers), strict=True):
+                combo.addItem(shown, None)
                 combo.setItemData(combo.count() - 1, loaded.source_text, Qt.ItemDataRole.ToolTipRole)
             if previous in self.tokenizers:
                 combo.setCurrentIndex(self.tokenizers.index(previous))
@@ -360,19 +441,10 @@ class CompareView(FileDropWidget):
             side.difference_spans = cuts.spans if cuts is not None else ()
             side.difference_tokens = (cuts.a_tokens if name == "a" else cuts.b_tokens) if cuts else 0
             side.summary.setText(loaded.summary() if loaded is not None else "Open a tokenizer.")
+            side.view.set_text_and_tokens(text, encoding)
             if encoding is None:
-                side.view.set_text_and_units(text, [], [], [])
-                side.view.set_difference_ranges([])
                 side.stats.setText("")
                 continue
-            colours = len(side.view.token_palette.backgrounds)
-            side.view.set_text_and_units(
-                text,
-                encoding.unit_start,
-                encoding.unit_end,
-                encoding.unit_kind,
-                encoding.unit_colours(colours),
-            )
             n = len(encoding.spans)
             per_token = compression(text, n).chars_per_token
             ratio = f" · {per_token:.2f} characters per token" if per_token is not None else ""
@@ -420,4 +492,4 @@ class CompareView(FileDropWidget):
         self.merges_label.setText(text)
 
 
-__all__ = ["CompareView", "describe_merges", "utf16_ranges"]
+__all__ = ["CompareView", "describe_merges", "join_specials", "shift_positions", "utf16_ranges"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Signal, Slot
+from PySide6.QtCore import QSize, Qt, Signal, Slot
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -56,6 +57,7 @@ from .job import (
     ExportOptions,
     default_folder,
     default_name,
+    export_plan,
     prepare_job,
     run_export,
 )
@@ -89,7 +91,7 @@ def render_charts(job: ExportJob) -> list[ChartImages]:
         widget.deleteLater()
 
     if job.merge_counts and n:
-        widget = _chart_widget(CHART_TITLES["pair-counts"], "count", "merge #")
+        widget = _chart_widget(CHART_TITLES["pair-counts"], "count", "merge")
         plot = widget.getPlotItem()
         plot.setLogMode(x=False, y=True)
         plot.plot(
@@ -99,7 +101,7 @@ def render_charts(job: ExportJob) -> list[ChartImages]:
         )
         add("pair-counts", widget)
     if n:
-        widget = _chart_widget(CHART_TITLES["token-lengths"], "bytes", "merge #")
+        widget = _chart_widget(CHART_TITLES["token-lengths"], "bytes", "merge")
         plot = widget.getPlotItem()
         lengths = np.asarray([len(tokenizer.token_bytes(i)) for i in index.result], dtype=np.float64)
         brush = QColor(LENGTH_COLOR)
@@ -147,10 +149,12 @@ class ExportDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setObjectName("export_dialog")
-        self.setWindowTitle(f"Export {loaded.name}")
+        self.setWindowTitle(f"Export {loaded.shown_name}")
         self.loaded = loaded
         self.merges = merges if merges is not None and merges < loaded.index.merge_count else None
         self.results: list[ExportItem] = []
+        #: The box asking whether to replace an earlier export's files, while it is open.
+        self.replace_box: QMessageBox | None = None
         self.runner = TaskRunner("bpe-studio-export", self)
         self.runner.progress.connect(self._on_runner_progress)
         self.runner.finished.connect(self._on_runner_finished)
@@ -260,9 +264,11 @@ class ExportDialog(QDialog):
         )
 
     @Slot()
-    def start_export(self) -> bool:
-        """Render the charts and start writing; returns False (with a message) when the options are wrong."""
-        if self.runner.is_busy():
+    def start_export(self, *, replace: bool = False) -> bool:
+        """Render the charts and start writing; returns False (with a message) when the options are wrong,
+        or when files of the same names are in the folder already: then a box asks whether to replace them
+        (:attr:`replace_box`; its Replace starts the export), unless ``replace``."""
+        if self.runner.is_busy() or self.replace_box is not None:
             return False
         options = self.options()
         problem = ""
@@ -279,6 +285,10 @@ class ExportDialog(QDialog):
         job = prepare_job(self.loaded, options)
         if options.charts or options.report:
             job.charts = render_charts(job)
+        existing = [w.path for w in export_plan(job).writes if w.path.exists()]
+        if existing and not replace:
+            self._ask_replace(options, existing)
+            return False
         self.results = []
         self.log.setPlainText("")
         self.status_label.setText("Exporting…")
@@ -291,6 +301,47 @@ class ExportDialog(QDialog):
     def is_busy(self) -> bool:
         """Whether an export runs."""
         return self.runner.is_busy()
+
+    def _ask_replace(self, options: ExportOptions, existing: list[Path]) -> None:
+        """Ask (without blocking) before an export replaces files an earlier one wrote (issue 21: twelve
+        files were replaced without a word)."""
+        shown = ", ".join(path.name for path in existing[:4])
+        more = f" and {len(existing) - 4} more" if len(existing) > 4 else ""
+        count = f"{len(existing)} file{'s' if len(existing) != 1 else ''}"
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Replace the earlier export?",
+            f"{options.folder} already holds {count} this export writes ({shown}{more}). Replace them, "
+            "or give another name or folder?",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setObjectName("replace_box")
+        replace = box.addButton("Replace", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(
+            lambda clicked: self._on_replace_box_answered(clicked is replace)
+        )
+        box.finished.connect(self._on_replace_box_finished)
+        self.replace_box = box
+        self.status_label.setText(
+            f"⚠ {count} of this name {'are' if len(existing) != 1 else 'is'} in the folder already."
+        )
+        box.open()
+
+    def _on_replace_box_answered(self, replace: bool) -> None:
+        self.replace_box = None
+        if replace:
+            self.start_export(replace=True)
+        else:
+            self.status_label.setText(
+                "Nothing was written: give another name or folder, or export again to replace."
+            )
+
+    @Slot()
+    def _on_replace_box_finished(self) -> None:
+        self.replace_box = None
 
     @Slot()
     def _on_choose_button_clicked(self) -> None:

@@ -329,7 +329,7 @@ def report_markdown(job: ExportJob, written: Sequence[ExportItem], chart_files: 
             "",
             "## First merges",
             "",
-            "| Rank | Left | Right | Token | Count |",
+            "| Merge | Left | Right | Token | Pair count |",
             "|---:|---|---|---|---:|",
         ]
         for rank in range(min(20, index.merge_count)):

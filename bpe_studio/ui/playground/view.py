@@ -28,6 +28,7 @@ from ...engine.encoding.analysis import compression
 from ..app.tasks import TaskContext, TaskRunner
 from ..present.token_layout import NORMAL, Curve, Encoding, SpecialMode, encode_text, token_count_curve
 from ..present.tokenizer_info import LoadedTokenizer
+from ..widgets.common import VerticalScroll
 from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_details import TokenDetails
 from ..widgets.token_text import TokenTextEdit
@@ -225,7 +226,7 @@ class PlaygroundView(FileDropWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(self.details)
-        scroll.setMinimumHeight(150)
+        scroll.setMinimumHeight(90)
         details_layout.addWidget(scroll)
         right_layout.addWidget(details_box, 2)
 
@@ -245,7 +246,7 @@ class PlaygroundView(FileDropWidget):
         right_layout.addWidget(self.decode_box, 0)
 
         splitter.addWidget(left)
-        splitter.addWidget(right)
+        splitter.addWidget(VerticalScroll(right, parent=splitter))  # scrolls in a short window (issue 21)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
         right.setMinimumWidth(340)
@@ -496,7 +497,7 @@ class PlaygroundView(FileDropWidget):
             )
             self.details.show_message("Open a tokenizer to see its tokens here.")
         else:
-            self.title_label.setText(loaded.name)
+            self.title_label.setText(loaded.shown_name)
             self.title_label.setToolTip(loaded.source_text)
             self.summary_label.setText(loaded.summary())
             self.details.show_legend(self.editor.token_palette)

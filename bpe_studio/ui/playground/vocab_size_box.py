@@ -108,7 +108,7 @@ class VocabSizeBox(QGroupBox):
         self.label.setObjectName("size")
         layout.addWidget(self.label)
         self.curve_plot = VocabCurvePlot(self)
-        self.curve_plot.setMinimumHeight(180)
+        self.curve_plot.setMinimumHeight(120)  # 180 kept the window taller than 640 px (issue 21)
         self.curve_plot.setToolTip("Tokens in the text at each vocab size; click to use that size")
         self.curve_plot.vocab_size_clicked.connect(self._on_curve_plot_clicked)
         layout.addWidget(self.curve_plot, 1)

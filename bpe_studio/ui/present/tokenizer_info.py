@@ -56,6 +56,9 @@ class LoadedTokenizer:
     format: str | None = None
     result: TrainResult | None = None
     training: dict[str, Any] = field(default_factory=dict)
+    #: The name shown when it must differ from another open tokenizer's (``a/out`` beside ``b/out``): set by
+    #: the window from :func:`listed_names`; empty until then.
+    listed_name: str = field(default="", compare=False)
     _index: MergeIndex | None = field(default=None, repr=False)
     _cuts: dict[int, Tokenizer] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -77,6 +80,11 @@ class LoadedTokenizer:
             if self._index is None:
                 self._index = MergeIndex(self.tokenizer, self.merge_counts)
             return self._index
+
+    @property
+    def shown_name(self) -> str:
+        """The name for titles and lists: :attr:`listed_name` when set, else :attr:`name`."""
+        return self.listed_name or self.name
 
     @property
     def source_text(self) -> str:

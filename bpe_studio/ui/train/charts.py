@@ -392,13 +392,13 @@ class TrainCharts(QWidget):
 
         # 1. Each merge's count, log scale.
         self.count_plot: pg.PlotItem = self.view.addPlot(row=0, col=0, axisItems={"left": LogAxis("left")})
-        _style_plot(self.count_plot, "Pair count at each merge", "count", "merge #", foreground)
+        _style_plot(self.count_plot, "Pair count at each merge", "count", "merge", foreground)
         self.count_plot.setLogMode(x=False, y=True)
         self.count_curve: pg.PlotDataItem = self.count_plot.plot(pen=pg.mkPen(COUNT_COLOR, width=1))
 
         # 2. Each new token's length in bytes, and its running mean.
         self.length_plot: pg.PlotItem = self.view.addPlot(row=0, col=1)
-        _style_plot(self.length_plot, "Length of each new token", "bytes", "merge #", foreground)
+        _style_plot(self.length_plot, "Length of each new token", "bytes", "merge", foreground)
         length_brush = QColor(LENGTH_COLOR)
         legend_brush = QColor(background)
         legend_brush.setAlpha(215)

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QFormLayout,
-    QFrame,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -41,7 +41,6 @@ from PySide6.QtWidgets import (
     QListView,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -55,6 +54,7 @@ from ...engine.humanize import FIELD_LABELS, app_message, human_bytes, pattern_p
 from ...engine.pretokenize.patterns import preset_name
 from ...engine.training.preflight import check_text_starts, preflight
 from ..app.settings import TrainSettings
+from ..widgets.common import VerticalScroll
 from .preview import CORPUS_FILTER, CorpusPreview, CorpusScanner
 
 _PRESET_LABELS = {
@@ -171,11 +171,7 @@ class TrainForm(QWidget):
         content_layout.addWidget(self._build_corpus_box(content, mono), 1)  # the preview takes what is left
         content_layout.addWidget(self._build_settings_box(content, mono))
         content_layout.addWidget(self._build_more_options(content))
-        self.scroll_area = QScrollArea(self)
-        self.scroll_area.setWidget(content)
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area = VerticalScroll(content, parent=self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.scroll_area, 1)
@@ -221,7 +217,7 @@ class TrainForm(QWidget):
         corpus_layout.addWidget(self.files_view)
         self.files_error = _error_label(corpus_box)
         corpus_layout.addWidget(self.files_error)
-        file_buttons = QHBoxLayout()
+        file_buttons = QGridLayout()
         self.add_files_button = QPushButton("Add files…", corpus_box)
         self.add_files_button.clicked.connect(self.choose_corpus_files)
         self.add_folder_button = QPushButton("Add folder…", corpus_box)
@@ -231,17 +227,13 @@ class TrainForm(QWidget):
         self.remove_files_button.clicked.connect(self._on_remove_files_button_clicked)
         self.clear_files_button = QPushButton("Clear", corpus_box)
         self.clear_files_button.clicked.connect(lambda: self.set_corpus_files([]))
-        for button in (
-            self.add_files_button,
-            self.add_folder_button,
-            self.remove_files_button,
-            self.clear_files_button,
+        # Two by two: four buttons in a row would set the form's (and the window's) minimum width (issue 21).
+        for i, button in enumerate(
+            (self.add_files_button, self.add_folder_button, self.remove_files_button, self.clear_files_button)
         ):
-            # As narrow as their text: four buttons side by side must fit the form's narrowest width.
-            button.setMinimumWidth(button.fontMetrics().horizontalAdvance(button.text()) + 12)
-            file_buttons.addWidget(button)
+            file_buttons.addWidget(button, i // 2, i % 2)
         file_buttons.setSpacing(4)
-        file_buttons.addStretch(1)
+        file_buttons.setColumnStretch(2, 1)
         corpus_layout.addLayout(file_buttons)
         # JSON Lines and Parquet: which field holds the text, chosen from the preview's records.
         self.text_field_row = QWidget(corpus_box)

@@ -170,7 +170,11 @@ class LearnView(QWidget):
         self.edit_button.setCheckable(True)
         self.edit_button.setToolTip("Type your own sample text")
         self.edit_button.toggled.connect(self._on_edit_toggled)
-        header.addWidget(title, 1)
+        # The title beside the count, the controls on their own line: on one line with the title they kept
+        # the window from being narrower than 1150 px (issue 21).
+        title_row = QHBoxLayout()
+        title_row.addWidget(title)
+        title_row.addWidget(self.count_label, 1)
         for widget in (
             self.back_button,
             self.play_button,
@@ -181,9 +185,10 @@ class LearnView(QWidget):
             self.edit_button,
         ):
             header.addWidget(widget)
-        self.slider.setMinimumWidth(100)
+        self.slider.setMinimumWidth(60)
+        header.setStretchFactor(self.slider, 1)  # the slider takes the room left over
+        layout.addLayout(title_row)
         layout.addLayout(header)
-        layout.addWidget(self.count_label)
 
         body = QHBoxLayout()
         self.stack = QStackedWidget(self)
@@ -207,8 +212,8 @@ class LearnView(QWidget):
         self.curve: pg.PlotDataItem = self.plot.plot(pen=pg.mkPen(COUNT_COLOR, width=2))
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#D55E00", width=1))
         self.plot.addItem(self.marker, ignoreBounds=True)
-        self.plot_widget.setFixedWidth(280)
-        self.plot_widget.setMinimumHeight(120)
+        self.plot_widget.setFixedWidth(240)
+        self.plot_widget.setMinimumHeight(80)
         self.plot_widget.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
         body.addWidget(self.plot_widget)
         layout.addLayout(body, 1)

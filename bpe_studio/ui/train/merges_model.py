@@ -42,7 +42,7 @@ class MergesTableModel(QAbstractTableModel):
     strings are made when a row is first shown (or searched), not when it arrives.
     """
 
-    COLUMNS = ("Rank", "Left", "Right", "New token", "Count")
+    COLUMNS = ("Merge", "Left", "Right", "New token", "Count")
     RANK, LEFT, RIGHT, TOKEN, COUNT = range(5)
 
     def __init__(self, parent: QObject | None = None) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, QTimer, Slot
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -101,7 +101,7 @@ class TrainProgress(QObject):
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.status = self._build_status(parent)
         self.charts = TrainCharts(parent)
-        self.charts.setMinimumHeight(220)
+        self.charts.setMinimumHeight(140)  # lower, the window would not fit 1024×640 (issue 21)
         self.merges_box = self._build_merges_box(parent, mono)
 
     # ==============================================================================================
@@ -136,12 +136,18 @@ class TrainProgress(QObject):
         top_row.addWidget(self.phase_label)
         top_row.addWidget(self.progress_bar, 1)
         self.stat_labels: dict[str, QLabel] = {}
-        captions = (("bytes", "Counting"), ("merges", "Merging"), ("elapsed", "Elapsed"), ("eta", "ETA"))
-        for key, caption in captions:
+        # Each as wide as its longest text, not more: four of 130 px kept the window from 1024 px (issue 21).
+        captions = (
+            ("bytes", "Counting", "999.9 MB/s"),
+            ("merges", "Merging", "999,999 merges/s"),
+            ("elapsed", "Elapsed", "99:59:59"),
+            ("eta", "ETA", "99:59:59 (counting)"),
+        )
+        for key, caption, longest in captions:
             stats_row.addWidget(Caption(caption, status))
             value = QLabel("–", status)
             value.setObjectName(f"stat_{key}")
-            value.setFixedSize(130, value.sizeHint().height())
+            value.setFixedSize(value.fontMetrics().horizontalAdvance(longest) + 8, value.sizeHint().height())
             opaque(value, STATUS_BACKGROUND)
             stats_row.addWidget(value)
             self.stat_labels[key] = value
@@ -179,12 +185,19 @@ class TrainProgress(QObject):
         self.merges_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.merges_table.verticalHeader().setDefaultSectionSize(parent.fontMetrics().height() + 6)
         header = self.merges_table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        widths = (70, 120, 120, 170, 90)
-        for column, width in enumerate(widths):
+        # The numbers as wide as their figures, the tokens sharing the rest: fixed widths summed to 570 px,
+        # wider than the table in a 1024 px window, and the header was cut off (issue 21).
+        figures = QFontMetrics(mono)
+        for column, widest in ((MergesTableModel.RANK, "999,999"), (MergesTableModel.COUNT, "9,999,999")):
+            title = MergesTableModel.COLUMNS[column]
+            width = max(
+                figures.horizontalAdvance(widest) + 12, header.fontMetrics().horizontalAdvance(title) + 16
+            )
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.merges_table.setColumnWidth(column, width)
-        header.setSectionResizeMode(MergesTableModel.TOKEN, QHeaderView.ResizeMode.Stretch)
+        for column in (MergesTableModel.LEFT, MergesTableModel.RIGHT, MergesTableModel.TOKEN):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
         merges_layout.addWidget(self.merges_table)
         return merges_box
 

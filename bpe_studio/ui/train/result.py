@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -30,7 +29,7 @@ from PySide6.QtWidgets import (
 from ...engine import TrainConfig, TrainResult
 from ...engine.humanize import human_bytes, human_seconds, stop_reason_text
 from ...engine.write_plan import WritePlan
-from ..widgets.common import Caption
+from ..widgets.common import Caption, VerticalScroll
 
 #: The save dialog's filters and the engine format each one writes.
 SAVE_FILTERS = {
@@ -47,7 +46,10 @@ class TrainResultBox(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Result", parent)
         result_layout = QVBoxLayout(self)
-        self.summary_form = QFormLayout()
+        # The summary scrolls in a short window, the buttons below it stay in view (issue 21).
+        summary = QWidget(self)
+        self.summary_form = QFormLayout(summary)
+        self.summary_form.setContentsMargins(0, 0, 0, 0)
         self.summary_form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.summary_labels: dict[str, QLabel] = {}
         for key, caption in (
@@ -65,17 +67,19 @@ class TrainResultBox(QGroupBox):
             value.setObjectName(f"summary_{key}")
             self.summary_form.addRow(Caption(caption, self), value)
             self.summary_labels[key] = value
-        result_layout.addLayout(self.summary_form)
+        result_layout.addWidget(VerticalScroll(summary, parent=self), 1)
         result_layout.addSpacing(6)
-        result_buttons = QHBoxLayout()
+        # One above the other: side by side they made the box 285 px wide, which at 1024 px cut off the
+        # merges table's header beside it (issue 21).
+        result_buttons = QVBoxLayout()
         self.save_button = QPushButton("Save tokenizer…", self)
         self.open_button = QPushButton("Open in Playground", self)
         self.open_button.setToolTip("Show the trained tokenizer in the tokenizer views")
         result_buttons.addWidget(self.save_button)
         result_buttons.addWidget(self.open_button)
         result_layout.addLayout(result_buttons)
-        result_layout.addStretch(1)
-        self.setMinimumWidth(300)
+        # No fixed minimum width: its lines wrap, and its buttons set it (a fixed 300 px left the merges table
+        # too narrow at 1024 px, a smaller one squeezed the buttons' text).
 
     def set_result(self, result: TrainResult | None, config: TrainConfig | None) -> None:
         """Show a finished run's result (saving and opening it become possible), or nothing (None)."""

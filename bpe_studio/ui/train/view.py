@@ -115,8 +115,9 @@ class TrainView(QWidget):
         bottom = QWidget(self)
         bottom_layout = QHBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addWidget(progress.merges_box, 3)
-        bottom_layout.addWidget(self.result_box, 2)
+        # The merges table the wider: at 3:2 its header was cut off in a 1024-px window (issue 21).
+        bottom_layout.addWidget(progress.merges_box, 2)
+        bottom_layout.addWidget(self.result_box, 1)
         vertical = QSplitter(Qt.Orientation.Vertical, right)
         vertical.setChildrenCollapsible(False)
         vertical.addWidget(progress.charts)
@@ -130,12 +131,13 @@ class TrainView(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.setChildrenCollapsible(False)
+        # The form scrolls its settings itself when the window is short (a 1366×768 laptop, More options
+        # open), with Start and Cancel always in view (issue 21).
+        self.form.setMaximumWidth(480)
         splitter.addWidget(self.form)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        self.form.setMinimumWidth(330)
-        self.form.setMaximumWidth(480)
         splitter.setSizes([360, 1000])
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)

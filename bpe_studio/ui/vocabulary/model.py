@@ -20,16 +20,30 @@ from ..present.tokenizer_info import LoadedTokenizer
 
 Index = QModelIndex | QPersistentModelIndex
 
-_HEX_QUERY = re.compile(r"^0x([0-9a-fA-F\s]+)$")
+#: A search for bytes: ``0x`` then hex digits, in groups that may each start with ``0x`` again, as the Hex
+#: column writes them or as people copy them (``0xe7 0x9a``, ``0xe7 9a``, ``0xe79a``).
+#: Each group needs a digit, so that a run of spaces splits one way only (no backtracking on long input).
+_HEX_QUERY = re.compile(r"^0x\s*[0-9a-fA-F]+(?:\s+(?:0x)?[0-9a-fA-F]+)*(?:\s+0x)?$")
 
 _HEADER_TIPS = (
     "The token's id",
     "The token's bytes as text (· is a space, ↵ a newline, <0xE2> a byte that is not a whole character)",
     "The token's bytes in hex",
     "The token's length in bytes",
-    "How often the merged pair occurred when the merge was made (known for tokenizers trained here or "
-    "saved in BPE Studio's format)",
+    "Pair count at merge: how often the token's two parts occurred side by side in the corpus when the "
+    "merge that made the token was made (known for tokenizers trained here or saved in BPE Studio's "
+    "format; – when unknown)",
 )
+
+
+def hex_digits(query: str) -> str:
+    """The hex digits of a byte search, without its ``0x`` prefixes and spaces.
+
+    Example:
+        >>> hex_digits("0xE7 0x9a"), hex_digits("0xe7 9a"), hex_digits("0xe79a")
+        ('e79a', 'e79a', 'e79a')
+    """
+    return "".join(part.removeprefix("0x") for part in query.lower().split())
 
 
 def hex_contains(data: bytes, wanted: str) -> bool:
@@ -57,7 +71,7 @@ class VocabTableModel(QAbstractTableModel):
         rows_changed(): The rows were filtered or sorted again (the view's selection was reset).
     """
 
-    COLUMNS = ("Id", "Token", "Hex", "Bytes", "Count")
+    COLUMNS = ("Id", "Token", "Hex", "Bytes", "Pair count at merge")
     ID, TOKEN, HEX, LENGTH, COUNT = range(5)
 
     rows_changed = Signal()
@@ -145,7 +159,7 @@ class VocabTableModel(QAbstractTableModel):
             key = search_key(self._search)
             number = int(text) if text.isdigit() else None
             if hex_query is not None:
-                wanted = "".join(hex_query.group(1).split()).lower()
+                wanted = hex_digits(text)
                 token_bytes = loaded.tokenizer.token_bytes
                 rows = [i for i in rows if hex_contains(token_bytes(i), wanted)]
             else:
@@ -253,4 +267,4 @@ class VocabTableModel(QAbstractTableModel):
         return None
 
 
-__all__ = ["VocabTableModel", "hex_contains"]
+__all__ = ["VocabTableModel", "hex_contains", "hex_digits"]

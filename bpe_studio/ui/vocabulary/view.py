@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSplitter,
+    QStyle,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -79,9 +80,20 @@ class VocabBrowser(FileDropWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in enumerate((70, 210, 200, 60, 100)):
+        # The numbers as wide as their title and figures, the token and its hex sharing the rest: fixed
+        # widths summed to 640 px, more than the table has in a 1024 px window (issue 21).
+        metrics = header.fontMetrics()
+        pad = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin) + 16  # and a sort arrow
+        for column, widest in (
+            (VocabTableModel.ID, "1,000,000"),
+            (VocabTableModel.LENGTH, "Bytes"),
+            (VocabTableModel.COUNT, VocabTableModel.COLUMNS[VocabTableModel.COUNT]),
+        ):
+            title = VocabTableModel.COLUMNS[column]
+            width = max(metrics.horizontalAdvance(title), self.fontMetrics().horizontalAdvance(widest)) + pad
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.table.setColumnWidth(column, width)
+        header.setSectionResizeMode(VocabTableModel.TOKEN, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(VocabTableModel.HEX, QHeaderView.ResizeMode.Stretch)
         selection = self.table.selectionModel()
         selection.currentRowChanged.connect(self._on_table_current_changed)
@@ -96,10 +108,12 @@ class VocabBrowser(FileDropWidget):
         self.details.linkActivated.connect(self._on_details_link_activated)
         details_layout.addWidget(self.details)
         right_layout.addWidget(details_box, 0)
-        tree_box = QGroupBox(
-            "Merge tree: the token on top, its single bytes at the bottom (#n: merge n, from 1)", right
+        # A short title (a long one was cut off in a narrow window); the tooltip says how to read the tree.
+        tree_box = QGroupBox("Merge tree", right)
+        tree_box.setToolTip(
+            "The token on top, the two parts of each merge below it, its single bytes at the bottom; "
+            f"“merge n” is the merge that made a box's token. {MERGE_NUMBERING}"
         )
-        tree_box.setToolTip(MERGE_NUMBERING)
         tree_layout = QVBoxLayout(tree_box)
         self.all_levels_check = QCheckBox(
             f"Show every level (else the top {DEFAULT_LEVELS} merge levels)", tree_box
@@ -118,7 +132,7 @@ class VocabBrowser(FileDropWidget):
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([700, 620])
+        splitter.setSizes([740, 580])
 
     # -- public -------------------------------------------------------------------------------------
 

@@ -163,9 +163,11 @@ class MergeTreeView(QWidget):
                     caption = hex_bytes(data)
                 elif collapsed:
                     folded = node.height()
-                    caption = f"#{merge_number(node.rank):,} ▸ {folded} level{'s' if folded != 1 else ''}"
+                    caption = (
+                        f"merge {merge_number(node.rank):,} ▸ {folded} level{'s' if folded != 1 else ''}"
+                    )
                 else:
-                    caption = f"#{merge_number(node.rank):,}"
+                    caption = f"merge {merge_number(node.rank):,}"
             if has_parts and not collapsed:
                 assert node.left is not None and node.right is not None
                 left, _ = place(node.left, depth + 1)
@@ -180,7 +182,7 @@ class MergeTreeView(QWidget):
             top = _GAP + row * (box_height + _ROW_GAP)
             rect = QRectF(left, top, right - left, box_height)
             if small.horizontalAdvance(caption) > rect.width() - 4:
-                caption = f"#{merge_number(node.rank):,}" if collapsed and node.rank is not None else ""
+                caption = f"merge {merge_number(node.rank):,}" if collapsed and node.rank is not None else ""
                 if small.horizontalAdvance(caption) > rect.width() - 4:
                     caption = ""
             found.append((rect, node, label, caption, collapsed))
@@ -329,7 +331,7 @@ class MergeTreeView(QWidget):
             node = box.node
             how = "not made by a merge"
             if node.rank is not None:
-                how = f"made by merge #{merge_number(node.rank):,}"
+                how = f"made by merge {merge_number(node.rank):,}"
             if box.collapsed:
                 how += f"; {node.height()} more levels below: click to see its tree"
             QToolTip.showText(
