@@ -383,7 +383,8 @@ def _ours(vocab: str) -> Any:
 
 
 def _ranks(tok: Any) -> dict[bytes, int]:
-    return {tok.token_bytes(i): i for i in range(tok.ordinary_vocab_size())}
+    specials = set(tok.special_tokens.values())
+    return {token: i for i, token in tok.vocab.items() if i not in specials}
 
 
 def encoders(vocab: str, threads: int, tok: Any) -> tuple[list[Encoder], list[str]]:
@@ -397,7 +398,7 @@ def encoders(vocab: str, threads: int, tok: Any) -> tuple[list[Encoder], list[st
         )
     ]
     skipped: list[str] = []
-    pattern = tok.pattern_text if hasattr(tok, "pattern_text") else None
+    pattern = tok.pattern
     if installed("tiktoken"):
         import tiktoken
 
@@ -416,7 +417,15 @@ def encoders(vocab: str, threads: int, tok: Any) -> tuple[list[Encoder], list[st
     if installed("splintr"):
         import splintr
 
-        sp = splintr.Tokenizer.from_pretrained("gpt2" if vocab == "gpt2" else f"{vocab}_base")
+        if vocab == "gpt2":  # not among splintr's bundled vocabularies: our GPT-2 as a rank file
+            from bpe_studio.engine import save
+
+            ranks = Path(tempfile.gettempdir()) / "bpe-studio-bench" / "gpt2-ranks" / "gpt2.tiktoken"
+            ranks.parent.mkdir(parents=True, exist_ok=True)
+            save(tok, ranks, format="tiktoken")
+            sp = splintr.Tokenizer(str(ranks), pattern, {})
+        else:
+            sp = splintr.Tokenizer.from_pretrained(f"{vocab}_base")
         batch = sp.encode_batch if threads > 1 else (lambda docs: [sp.encode(d) for d in docs])
         found.append(Encoder("splintr", batch, lambda ids: [sp.decode_bytes(x) for x in ids]))
     else:
@@ -466,6 +475,7 @@ def hf_json(vocab: str, tok: Any) -> Path | None:
 
     target = Path(tempfile.gettempdir()) / "bpe-studio-bench" / f"{vocab}-hf" / "tokenizer.json"
     if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
         try:
             save(tok, target, format="hf")
         except Exception as exc:  # a vocabulary the HF format cannot hold as merges
