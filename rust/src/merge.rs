@@ -355,7 +355,11 @@ impl Kernel {
             // The listed positions lie all over the array: fetch the ones a few steps ahead, and their
             // pre-tokens' counts, so that their cache misses overlap this step's work.
             if let Some(&ahead) = positions.get(i + 2 * AHEAD) {
-                prefetch(&self.pos[ahead as usize]);
+                // With its neighbours, which often lie across a cache line's edge (records are 16 bytes).
+                let ahead = ahead as usize;
+                prefetch(&self.pos[ahead.saturating_sub(1)]);
+                prefetch(&self.pos[ahead]);
+                prefetch(&self.pos[(ahead + 2).min(self.pos.len() - 1)]);
             }
             if let Some(&ahead) = positions.get(i + AHEAD) {
                 prefetch(&self.freq[self.pos[ahead as usize].word as usize]);
