@@ -649,6 +649,11 @@ impl Encoder {
         Ok(raw)
     }
 
+    /// The number of token ids (used or not) the encoder knows: every id it returns is below it.
+    pub fn vocab_len(&self) -> usize {
+        self.present.len()
+    }
+
     /// The number of pre-tokens in the fullest of the encoder's caches (one unless threads encoded at
     /// the same time).
     pub fn cache_len(&self) -> usize {
