@@ -51,7 +51,7 @@ const AHEAD: usize = 8;
 
 /// Asks the CPU to bring `value`'s cache line in, without waiting for it (nothing elsewhere than x86-64).
 #[inline(always)]
-fn prefetch<T>(value: &T) {
+pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint that never faults nor changes memory; the pointer comes from a reference.
     unsafe {
