@@ -8,13 +8,14 @@
 //! * every pre-token is a run of *positions* in one array; each position holds a token id (`sym`), links
 //!   to its live neighbours (`prev`, `next`) and its pre-token (`word`), so a merge rewrites two positions
 //!   and two links. The four fields of a position share one 16-byte record: a merge visits positions
-//!   all over the array, and one cache line then brings everything it reads of a position and, mostly,
-//!   of its neighbours (separate arrays cost a cache miss per field: 40% of a CJK merge loop);
+//!   all over the array, waiting on memory more than computing (the load of a listed position was 40% of
+//!   a CJK merge loop), so `apply` prefetches the records a few positions ahead, one cache line each;
 //! * `pairs`: pair -> its exact count in the corpus (frequency-weighted) and the positions where it was
 //!   seen starting. Entries may be stale (the position lost the pair to another merge); each is checked
 //!   against `sym`/`next` when used, which is cheaper than keeping the lists exact;
-//! * a lazy max-heap of (count, left bytes, right bytes) (rust/src/merge_heap.rs): a count that drops leaves a stale entry that is
-//!   corrected when it reaches the top; only pairs whose count grew are pushed again.
+//! * a lazy max-heap of (count, left bytes, right bytes), rust/src/merge_heap.rs: a count that drops
+//!   leaves a stale entry that is corrected when it reaches the top; only pairs whose count grew are
+//!   pushed again.
 //!
 //! A long repetitive pre-token (`a` * 100 000) is no worse than many short ones: a merge visits each
 //! occurrence of its pair once, and every occurrence it visits disappears.
@@ -66,8 +67,8 @@ pub(crate) fn prefetch<T>(value: &T) {
 /// From this many listed positions on, a merge gathers its count changes by pair before it touches the
 /// pair table. The first merges of a corpus touch a large part of it (on CJK text, the pairs of bytes
 /// inside each character: 1.5 of 2 million positions in the first 1,000 merges), but only a few hundred
-/// distinct neighbouring pairs: one look-up each in a small, cache-resident map instead of four look-ups
-/// per occurrence in the large pair table halves such a merge. Below it, the direct updates are cheaper.
+/// distinct neighbouring pairs: one look-up each in the large pair table (after one per occurrence in a
+/// small, cache-resident map) instead of four per occurrence. Below it, the direct updates are cheaper.
 const BATCH_MIN: usize = 256;
 
 /// A merge's count changes gathered by pair (see `BATCH_MIN` and `Kernel::commit`).
