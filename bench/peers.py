@@ -157,8 +157,8 @@ imported = time.perf_counter() - start
 path, vocab, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 result = train(TrainConfig(inputs=[path], vocab_size=vocab, special_tokens=("<|endoftext|>",), workers=2))
 tokens = [(bytes(a) + bytes(b)).hex() for a, b in result.merges]
-json.dump({"tokens": tokens, "timings": result.timings, "imported": imported, "backend": backend()},
-          open(out, "w"))
+json.dump({"tokens": tokens, "counts": list(result.merge_counts), "timings": result.timings,
+           "imported": imported, "backend": backend()}, open(out, "w"))
 """
 
 _CLI = """
@@ -260,13 +260,16 @@ def run_trainer(code: str, corpus: Path, vocab_size: int, repeat: int) -> TrainR
     return TrainRun(statistics.median(walls), max(peaks), output)
 
 
-def first_difference(ours: list[str], theirs: list[str] | None) -> str:
-    """Where two lists of new tokens first differ: ``=`` when one is a prefix of the other."""
+def first_difference(ours: list[str], theirs: list[str] | None, counts: list[int]) -> str:
+    """Where two lists of new tokens first differ (``=`` when one is a prefix of the other), with our
+    merge's count there and whether it ties with a neighbouring merge of ours (a tie broken another way)."""
     if theirs is None:
         return "n/a"
     for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
         if a != b:
-            return f"{i:,}"
+            near = counts[max(i - 1, 0) : i + 2]
+            tie = " (tie)" if near.count(counts[i]) > 1 else ""
+            return f"{i:,} at count {counts[i]:,}{tie}"
     return "="
 
 
@@ -291,6 +294,7 @@ def bench_training(rows: list[str], repeat: int) -> list[str]:
         fastest = min(peers, default=float("nan"))
         ours = runs["ours"]
         our_tokens = ours.output["tokens"] if isinstance(ours, TrainRun) else []
+        our_counts = ours.output["counts"] if isinstance(ours, TrainRun) else []
         for name, run in runs.items():
             if isinstance(run, str):
                 lines.append(f"| {key} | {size:.1f} | {row.vocab_size:,} | {name} | {run} | | | | | |")
@@ -306,7 +310,9 @@ def bench_training(rows: list[str], repeat: int) -> list[str]:
                     f"{merging:.2f} / {output:.2f}"
                 )
                 counting = f"{size / max(t.get('counting', 0.0), 1e-9):.0f}"
-            diff = first_difference(our_tokens, run.output.get("tokens")) if name != "ours" else ""
+            diff = (
+                first_difference(our_tokens, run.output.get("tokens"), our_counts) if name != "ours" else ""
+            )
             if name == "ours CLI":
                 diff = ""
             lines.append(
