@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::merge_heap::{Entry, PairHeap};
+use crate::merge_heap::{prefix_of, Entry, PairHeap};
 
 /// Marks a link to no position (the start or end of a pre-token) and a position merged into its left.
 const NONE: u32 = u32::MAX;
@@ -113,12 +113,20 @@ pub struct Kernel {
     pairs: FxHashMap<u64, Pair>,
     heap: PairHeap,
     tokens: Vec<Arc<[u8]>>,
+    /// `prefix_of` each token, for the heap's entries.
+    prefixes: Vec<u64>,
     ids: FxHashMap<Arc<[u8]>, u32>,
     max_len: Option<usize>,
     merges: u32,
     /// `BATCH_MIN`, which the tests change to check that both ways of updating give the same merges.
     batch_min: usize,
+    /// Emptied position lists of removed pairs, given to new pairs: a merge removes and makes pairs by
+    /// the thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
+    spare: Vec<Vec<u32>>,
 }
+
+/// At most this many spare position lists are kept (each is small: most pairs occur a few times).
+const SPARE_MAX: usize = 4096;
 
 impl Kernel {
     /// Builds the index: `symbols` holds every pre-token's token ids one after the other, `lengths` their
@@ -184,8 +192,10 @@ impl Kernel {
             freq: freqs.to_vec(),
             pairs: FxHashMap::default(),
             heap: PairHeap::default(),
+            prefixes: tokens.iter().map(|t| prefix_of(t)).collect(),
             tokens,
             ids,
+            spare: Vec::new(),
             max_len,
             merges: 0,
             batch_min: BATCH_MIN,
@@ -247,7 +257,7 @@ impl Kernel {
     }
 
     fn entry(&self, a: u32, b: u32, count: i64) -> Entry {
-        Entry::new(count, a, b, &self.tokens)
+        Entry::new(count, a, b, self.prefixes[a as usize])
     }
 
     /// Number of token ids (existing and made).
@@ -284,6 +294,7 @@ impl Kernel {
             None => {
                 let id = self.tokens.len() as u32;
                 self.tokens.push(merged.clone());
+                self.prefixes.push(prefix_of(&merged));
                 self.ids.insert(merged, id);
                 (id, true)
             }
@@ -292,19 +303,34 @@ impl Kernel {
         Some((c, new))
     }
 
+    /// A new pair's entry, its positions list taken from the spares.
+    fn new_pair(spare: &mut Vec<Vec<u32>>) -> Pair {
+        Pair { count: 0, positions: spare.pop().unwrap_or_default(), grown_in: 0 }
+    }
+
+    /// Removes a pair, keeping its positions list (emptied) as a spare.
+    fn remove_pair(&mut self, k: u64) {
+        if let Some(pair) = self.pairs.remove(&k) {
+            let mut list = pair.positions;
+            if self.spare.len() < SPARE_MAX && list.capacity() <= 1024 {
+                list.clear();
+                self.spare.push(list);
+            }
+        }
+    }
+
     fn decrease(&mut self, a: u32, b: u32, f: i64) {
         if let Some(pair) = self.pairs.get_mut(&key(a, b)) {
             pair.count -= f;
             if pair.count <= 0 {
-                self.pairs.remove(&key(a, b)); // no occurrence left: its positions are all stale
+                self.remove_pair(key(a, b)); // no occurrence left: its positions are all stale
             }
         }
     }
 
     fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        let pair =
-            self.pairs.entry(key(a, b)).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+        let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(&mut self.spare));
         pair.count += f;
         pair.positions.push(position);
         if pair.grown_in != merges {
@@ -320,12 +346,11 @@ impl Kernel {
         let merges = self.merges;
         for (k, change) in changes.by_pair {
             if change.increased {
-                let pair =
-                    self.pairs.entry(k).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+                let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(&mut self.spare));
                 pair.count += change.delta;
                 pair.positions.extend_from_slice(&change.positions);
                 if pair.count <= 0 {
-                    self.pairs.remove(&k);
+                    self.remove_pair(k);
                 } else if pair.grown_in != merges {
                     pair.grown_in = merges;
                     grown.push(k);
@@ -333,7 +358,7 @@ impl Kernel {
             } else if let Some(pair) = self.pairs.get_mut(&k) {
                 pair.count += change.delta;
                 if pair.count <= 0 {
-                    self.pairs.remove(&k);
+                    self.remove_pair(k);
                 }
             }
         }
@@ -415,7 +440,11 @@ impl Kernel {
             self.commit(changes, &mut grown);
         }
         // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
-        self.pairs.remove(&key(a, b));
+        self.remove_pair(key(a, b));
+        if self.spare.len() < SPARE_MAX && positions.capacity() <= 1024 {
+            positions.clear();
+            self.spare.push(positions);
+        }
         for k in grown {
             let (x, y) = unkey(k);
             if let Some(pair) = self.pairs.get(&k) {

@@ -23,14 +23,19 @@ pub struct Entry {
     pub b: u32,
 }
 
+/// A token's first 8 bytes as a big-endian integer, zero-padded: what an entry keeps of its left token.
+pub fn prefix_of(token: &[u8]) -> u64 {
+    let mut head = [0u8; 8];
+    let n = token.len().min(8);
+    head[..n].copy_from_slice(&token[..n]);
+    u64::from_be_bytes(head)
+}
+
 impl Entry {
-    /// The entry of pair (`a`, `b`) occurring `count` times, `tokens` being every token id's bytes.
-    pub fn new(count: i64, a: u32, b: u32, tokens: &[Arc<[u8]>]) -> Entry {
-        let left = &tokens[a as usize];
-        let mut head = [0u8; 8];
-        let n = left.len().min(8);
-        head[..n].copy_from_slice(&left[..n]);
-        Entry { count, prefix: u64::from_be_bytes(head), a, b }
+    /// The entry of pair (`a`, `b`) occurring `count` times; `prefix` is `prefix_of` the left token (the
+    /// caller keeps them per id: reading the token's bytes here was a cache miss per new entry).
+    pub fn new(count: i64, a: u32, b: u32, prefix: u64) -> Entry {
+        Entry { count, prefix, a, b }
     }
 }
 
@@ -157,6 +162,10 @@ mod tests {
         list.iter().map(|t| Arc::from(*t)).collect()
     }
 
+    fn entry(count: i64, a: u32, b: u32, tokens: &[Arc<[u8]>]) -> Entry {
+        Entry::new(count, a, b, prefix_of(&tokens[a as usize]))
+    }
+
     /// The order the merge loop wants, spelled out on the bytes themselves (no prefixes).
     fn reference(x: &Entry, y: &Entry, tokens: &[Arc<[u8]>]) -> Ordering {
         let key = |e: &Entry| (e.count, tokens[e.a as usize].to_vec(), tokens[e.b as usize].to_vec());
@@ -184,8 +193,8 @@ mod tests {
         ]);
         for a in 0..table.len() as u32 {
             for b in 0..table.len() as u32 {
-                let x = Entry::new(3, a, 1, &table);
-                let y = Entry::new(3, b, 1, &table);
+                let x = entry(3, a, 1, &table);
+                let y = entry(3, b, 1, &table);
                 assert_eq!(order(&x, &y, &table), reference(&x, &y, &table), "{a} vs {b}");
             }
         }
@@ -203,7 +212,7 @@ mod tests {
             .collect();
         for round in 0..20 {
             let entries: Vec<Entry> = (0..200)
-                .map(|_| Entry::new(rng.below(4) as i64, rng.below(40) as u32, rng.below(40) as u32, &table))
+                .map(|_| entry(rng.below(4) as i64, rng.below(40) as u32, rng.below(40) as u32, &table))
                 .collect();
             let mut expected = entries.clone();
             expected.sort_by(|x, y| reference(y, x, &table));
@@ -236,7 +245,7 @@ mod tests {
     fn a_recounted_top_moves_down_to_its_place() {
         let table = tokens(&[b"a", b"b", b"c"]);
         let mut heap = PairHeap::from_vec(
-            vec![Entry::new(9, 0, 1, &table), Entry::new(5, 1, 2, &table), Entry::new(4, 2, 0, &table)],
+            vec![entry(9, 0, 1, &table), entry(5, 1, 2, &table), entry(4, 2, 0, &table)],
             &table,
         );
         heap.set_top_count(1, &table);
