@@ -9,6 +9,7 @@ Usage::
     python bench/peers.py --only train          # training rows only (or: encode)
     python bench/peers.py --rows zh10k zh32k    # some training rows
     python bench/peers.py --repeat 3            # median of 3 fresh runs per trainer (default 1)
+    python bench/peers.py --rows en100 --trainers ours rustbpe   # some trainers only
     python bench/peers.py --encode-mb 4         # smaller encoding texts (default 12 MB per text)
 
 Training rows (GPT-2 pattern, ``<|endoftext|>`` as the one special token, 2 threads or workers; each trainer
@@ -273,8 +274,8 @@ def first_difference(ours: list[str], theirs: list[str] | None, counts: list[int
     return "="
 
 
-def bench_training(rows: list[str], repeat: int) -> list[str]:
-    """Train every row with every installed trainer; return the table's lines."""
+def bench_training(rows: list[str], repeat: int, trainers: list[str] | None = None) -> list[str]:
+    """Train every row with every installed trainer (or those of ``trainers``); return the table's lines."""
     lines = [
         "| row | MB | vocab | trainer | wall s | peak RSS MB | wall / fastest peer | first difference |"
         " ours: start-up / planning / counting / merging / output s | counting MB/s |",
@@ -286,13 +287,15 @@ def bench_training(rows: list[str], repeat: int) -> list[str]:
         size = corpus.stat().st_size / MB
         runs: dict[str, TrainRun | str] = {}
         for name, (code, module) in TRAINERS.items():
+            if trainers is not None and name not in trainers:
+                continue
             if module is not None and not installed(module):
                 runs[name] = "not installed (pip install -e '.[bench]')"
                 continue
             runs[name] = run_trainer(code, corpus, row.vocab_size, repeat)
         peers = [r.wall for n, r in runs.items() if not n.startswith("ours") and isinstance(r, TrainRun)]
         fastest = min(peers, default=float("nan"))
-        ours = runs["ours"]
+        ours = runs.get("ours", "not run")
         our_tokens = ours.output["tokens"] if isinstance(ours, TrainRun) else []
         our_counts = ours.output["counts"] if isinstance(ours, TrainRun) else []
         for name, run in runs.items():
@@ -570,6 +573,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", nargs="+", choices=list(TRAIN_ROWS), default=list(TRAIN_ROWS))
     parser.add_argument("--repeat", type=int, default=1, help="fresh runs per trainer (the median is shown)")
     parser.add_argument(
+        "--trainers", nargs="+", choices=list(TRAINERS), help="only these trainers (default: all installed)"
+    )
+    parser.add_argument(
         "--vocabs", nargs="+", choices=["gpt2", "cl100k", "o200k"], default=["gpt2", "cl100k", "o200k"]
     )
     parser.add_argument("--encode-mb", type=float, default=12.0, help="MB of documents per encoding text")
@@ -588,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
     only = set(args.only or ["train", "encode"])
     lines: list[str] = []
     if "train" in only:
-        lines += [*bench_training(args.rows, args.repeat), ""]
+        lines += [*bench_training(args.rows, args.repeat, args.trainers), ""]
     if "encode" in only:
         lines += bench_encoding(args.vocabs, args.encode_mb, args.rounds)
     print("\nAll rows:\n\n" + "\n".join(lines))
