@@ -19,7 +19,7 @@ samples it):
 * ``zh10k``, ``zh32k``: the 2.3 MB Chinese-like corpus of ``bench/corpora.py`` (``chinese()``), 10k / 32k;
 * ``mixed32k``: 7.5 MB "mixed": documents of three corpora interleaved one by one (natural English from
   40 MB into the natural corpus on, Chinese-like text of seed 1, made-up identifiers of seed 1), 32k;
-* ``en12k``/``en32k``: the natural corpus's first 12.5 MB (cut at a document end), 32k;
+* ``en12k``: the natural corpus's first 12.5 MB (cut at a document end), 32k;
 * ``en100``: the whole ~100 MB natural corpus (``natural()``, built from Debian packages:
   ``python bench/corpora.py --install --natural``), 32k.
 
