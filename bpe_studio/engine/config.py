@@ -125,7 +125,8 @@ class TrainConfig:
         workers: Worker processes for pre-tokenization; ``None`` means one per CPU core.
         min_frequency: Stop when the most frequent pair occurs fewer times than this.
         max_token_length: If set, never create a token longer than this many bytes.
-        chunk_size: Target size in bytes of the pieces a corpus is read and counted in.
+        chunk_size: Target size in bytes of the pieces a corpus is read and counted in (at most: a corpus of
+            few chunks is cut smaller, so that every worker gets several).
         invalid_utf8: What to do with bytes that are not valid UTF-8.
         urls: Corpus files given as fsspec URLs (``s3://...``, ``gs://...``, ``file://...``); read by byte
             ranges through fsspec (``pip install "bpe-studio[distributed]"`` and the file system's package,

@@ -350,6 +350,9 @@ impl Cache {
     }
 }
 
+/// Zero bytes after the last token's bytes (see `Encoder::append_token`).
+const PAD: usize = 16;
+
 /// Native BPE encoder and decoder of one `Tokenizer`, built once from its tables.
 pub struct Encoder {
     tables: Tables,
@@ -358,7 +361,8 @@ pub struct Encoder {
     // other (encode-corpus runs its tasks on threads), and each keeps a warm cache.
     caches: Mutex<Vec<Cache>>,
     cache_size: usize,
-    /// All tokens' bytes one after the other; token i is bytes[starts[i]..starts[i + 1]].
+    /// All tokens' bytes one after the other; token i is bytes[starts[i]..starts[i + 1]]. PAD zero bytes
+    /// follow the last one, so that `append_token` copies any short token as PAD bytes at once.
     bytes: Vec<u8>,
     starts: Vec<usize>,
     present: Vec<bool>,
@@ -392,6 +396,7 @@ impl Encoder {
             bytes.extend_from_slice(token.as_deref().unwrap_or(b""));
             starts.push(bytes.len());
         }
+        bytes.extend_from_slice(&[0; PAD]);
         Encoder {
             tables: Tables { byte_ids, merges: table, whole, ranks: None, whole_by_ranks: false },
             caches: Mutex::new(Vec::new()),
@@ -440,6 +445,7 @@ impl Encoder {
             }
             starts.push(bytes.len());
         }
+        bytes.extend_from_slice(&[0; PAD]);
         Encoder {
             tables: Tables {
                 byte_ids,
@@ -649,6 +655,11 @@ impl Encoder {
         Ok(raw)
     }
 
+    /// The number of token ids (used or not) the encoder knows: every id it returns is below it.
+    pub fn vocab_len(&self) -> usize {
+        self.present.len()
+    }
+
     /// The number of pre-tokens in the fullest of the encoder's caches (one unless threads encoded at
     /// the same time).
     pub fn cache_len(&self) -> usize {
@@ -659,6 +670,32 @@ impl Encoder {
     pub fn clear_cache(&self) {
         // Dropping the caches (not only emptying them) also gives their memory back.
         self.pool().clear();
+    }
+
+    /// Writes token `id`'s bytes into `out` at `*len` and moves `*len` past them (`out` grows as needed;
+    /// the caller truncates it to `*len` at the end); false when the id is not in the vocabulary.
+    ///
+    /// Most tokens are a few bytes: copying them with `extend_from_slice` was a call to memmove each, half
+    /// of decoding's time (issue 22). A token of at most PAD bytes is copied as a fixed PAD bytes instead
+    /// (the bytes after it are overwritten by the next token, or cut off by the truncation).
+    #[inline]
+    pub fn append_token(&self, id: i64, out: &mut Vec<u8>, len: &mut usize) -> bool {
+        if id < 0 || id as u64 >= self.present.len() as u64 || !self.present[id as usize] {
+            return false;
+        }
+        let (start, end) = (self.starts[id as usize], self.starts[id as usize + 1]);
+        let n = end - start;
+        let room = n.max(PAD);
+        if *len + room > out.len() {
+            out.resize((2 * out.len()).max(*len + room), 0);
+        }
+        if n <= PAD {
+            out[*len..*len + PAD].copy_from_slice(&self.bytes[start..start + PAD]);
+        } else {
+            out[*len..*len + n].copy_from_slice(&self.bytes[start..end]);
+        }
+        *len += n;
+        true
     }
 
     /// How many bytes the tokens `ids` decode to, or Err with the first id not in the vocabulary.
@@ -997,6 +1034,32 @@ mod tests {
         assert_eq!(e.decoded_len(&[-1]), Err(-1));
         assert_eq!(e.decoded_len(&[258]), Err(258));
         assert_eq!(e.decoded_len(&[]), Ok(0));
+    }
+
+    #[test]
+    fn appended_tokens_are_their_bytes_whatever_their_length() {
+        // Short tokens (copied PAD bytes at a time), one longer than PAD, an empty one, the last token
+        // (whose copy reads the padding), an unused id; the output starts too small and grows.
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.push(None); // 256
+        decoder.push(Some(b"0123456789abcdefXYZ".to_vec())); // 257: longer than PAD
+        decoder.push(Some(Vec::new())); // 258: empty
+        decoder.push(Some(b"tail".to_vec())); // 259: the last token
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 10);
+        let ids = [104, 257, 105, 258, 259, 259, 257, 0, 259];
+        let (mut out, mut len) = (vec![0u8; 1], 0usize);
+        for &id in &ids {
+            assert!(e.append_token(id, &mut out, &mut len));
+        }
+        out.truncate(len);
+        let size = e.decoded_len(&ids).unwrap();
+        let mut expected = vec![0u8; size];
+        e.decode_into(&ids, &mut expected);
+        assert_eq!(out, expected);
+        assert_eq!(out, b"h0123456789abcdefXYZitailtail0123456789abcdefXYZ\0tail");
+        for bad in [256, 260, -1, i64::MAX] {
+            assert!(!e.append_token(bad, &mut out, &mut len));
+        }
     }
 
     #[test]

@@ -5,22 +5,26 @@
 //!
 //! Data structures (why a merge costs in proportion to the occurrences it touches):
 //!
-//! * every pre-token is a run of *positions* in one array; each position holds a token id (`sym`) and
-//!   links to its live neighbours (`prev`, `next`), so a merge rewrites two positions and two links;
+//! * every pre-token is a run of *positions* in one array; each position holds a token id (`sym`), links
+//!   to its live neighbours (`prev`, `next`) and its pre-token (`word`), so a merge rewrites two positions
+//!   and two links. The four fields of a position share one 16-byte record: a merge visits positions
+//!   all over the array, waiting on memory more than computing (the load of a listed position was 40% of
+//!   a CJK merge loop), so `apply` prefetches the records a few positions ahead, one cache line each;
 //! * `pairs`: pair -> its exact count in the corpus (frequency-weighted) and the positions where it was
 //!   seen starting. Entries may be stale (the position lost the pair to another merge); each is checked
 //!   against `sym`/`next` when used, which is cheaper than keeping the lists exact;
-//! * a lazy max-heap of (count, left bytes, right bytes): a count that drops leaves a stale entry that is
-//!   corrected when it reaches the top; only pairs whose count grew are pushed again.
+//! * a lazy max-heap of (count, left bytes, right bytes), rust/src/merge_heap.rs: a count that drops
+//!   leaves a stale entry that is corrected when it reaches the top; only pairs whose count grew are
+//!   pushed again.
 //!
 //! A long repetitive pre-token (`a` * 100 000) is no worse than many short ones: a merge visits each
 //! occurrence of its pair once, and every occurrence it visits disappears.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
+
+use crate::merge_heap::{prefix_of, Entry, PairHeap};
 
 /// Marks a link to no position (the start or end of a pre-token) and a position merged into its left.
 const NONE: u32 = u32::MAX;
@@ -43,55 +47,86 @@ struct Pair {
     grown_in: u32,
 }
 
-/// A heap entry: ordered by count, then by (left bytes, right bytes), greatest first.
-struct Entry {
-    count: i64,
-    left: Arc<[u8]>,
-    right: Arc<[u8]>,
-    a: u32,
-    b: u32,
+/// How many listed positions ahead `apply` fetches a position's record (twice as many) and its count.
+const AHEAD: usize = 8;
+
+/// Asks the CPU to bring `value`'s cache line in, without waiting for it (nothing elsewhere than x86-64).
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults nor changes memory; the pointer comes from a reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.count
-            .cmp(&other.count)
-            .then_with(|| self.left.cmp(&other.left))
-            .then_with(|| self.right.cmp(&other.right))
-            // Equal bytes (duplicate tokens): the smaller ids first, as in the Python heap of (count, key, pair).
-            .then_with(|| (other.a, other.b).cmp(&(self.a, self.b)))
+/// From this many listed positions on, a merge gathers its count changes by pair before it touches the
+/// pair table. The first merges of a corpus touch a large part of it (on CJK text, the pairs of bytes
+/// inside each character: 1.5 of 2 million positions in the first 1,000 merges), but only a few hundred
+/// distinct neighbouring pairs: one look-up each in the large pair table (after one per occurrence in a
+/// small, cache-resident map) instead of four per occurrence. Below it, the direct updates are cheaper.
+const BATCH_MIN: usize = 256;
+
+/// A merge's count changes gathered by pair (see `BATCH_MIN` and `Kernel::commit`).
+#[derive(Default)]
+struct Changes {
+    by_pair: FxHashMap<u64, Change>,
+}
+
+#[derive(Default)]
+struct Change {
+    delta: i64,
+    positions: Vec<u32>,
+    increased: bool,
+}
+
+impl Changes {
+    /// Adds `delta` to the pair's count; an increase also lists where the pair now starts.
+    fn add(&mut self, k: u64, delta: i64, position: Option<u32>) {
+        let change = self.by_pair.entry(k).or_default();
+        change.delta += delta;
+        if let Some(p) = position {
+            change.positions.push(p);
+            change.increased = true;
+        }
     }
 }
 
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+/// One position of a pre-token: its token id and links (see the module's docs).
+#[derive(Clone, Copy)]
+struct Position {
+    sym: u32,
+    prev: u32,
+    next: u32,
+    /// The index of its pre-token, for the pre-token's frequency.
+    word: u32,
 }
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Entry {}
 
 /// The merge loop's state: the pre-tokens as linked positions, the pair table and the heap.
 pub struct Kernel {
-    sym: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    /// Position -> index of its pre-token, for the pre-token's frequency.
-    word: Vec<u32>,
+    pos: Vec<Position>,
     freq: Vec<i64>,
     pairs: FxHashMap<u64, Pair>,
-    heap: BinaryHeap<Entry>,
+    heap: PairHeap,
     tokens: Vec<Arc<[u8]>>,
+    /// `prefix_of` each token, for the heap's entries.
+    prefixes: Vec<u64>,
     ids: FxHashMap<Arc<[u8]>, u32>,
     max_len: Option<usize>,
     merges: u32,
+    /// `BATCH_MIN`, which the tests change to check that both ways of updating give the same merges.
+    batch_min: usize,
+    /// Emptied position lists of removed pairs, given to new pairs: a merge removes and makes pairs by
+    /// the thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
+    spare: Vec<Vec<u32>>,
 }
+
+/// At most this many spare position lists are kept (each is small: most pairs occur a few times).
+const SPARE_MAX: usize = 4096;
 
 impl Kernel {
     /// Builds the index: `symbols` holds every pre-token's token ids one after the other, `lengths` their
@@ -137,35 +172,33 @@ impl Kernel {
         for (i, t) in tokens.iter().enumerate() {
             ids.insert(t.clone(), i as u32); // the last id of duplicate bytes wins, as in Python's dict
         }
-        let mut prev = vec![NONE; n];
-        let mut next = vec![NONE; n];
-        let mut word = vec![0u32; n];
+        let mut pos = Vec::with_capacity(n);
+        let mut symbols = symbols.into_iter();
         let mut start = 0usize;
         for (w, &len) in lengths.iter().enumerate() {
             let end = start + len as usize;
-            for p in start..end {
-                word[p] = w as u32;
-                if p > start {
-                    prev[p] = (p - 1) as u32;
-                }
-                if p + 1 < end {
-                    next[p] = (p + 1) as u32;
-                }
+            for (p, sym) in (start..end).zip(symbols.by_ref()) {
+                pos.push(Position {
+                    sym,
+                    prev: if p > start { (p - 1) as u32 } else { NONE },
+                    next: if p + 1 < end { (p + 1) as u32 } else { NONE },
+                    word: w as u32,
+                });
             }
             start = end;
         }
         let mut kernel = Kernel {
-            sym: symbols,
-            prev,
-            next,
-            word,
+            pos,
             freq: freqs.to_vec(),
             pairs: FxHashMap::default(),
-            heap: BinaryHeap::new(),
+            heap: PairHeap::default(),
+            prefixes: tokens.iter().map(|t| prefix_of(t)).collect(),
             tokens,
             ids,
+            spare: Vec::new(),
             max_len,
             merges: 0,
+            batch_min: BATCH_MIN,
         };
         kernel.index();
         Ok(kernel)
@@ -173,16 +206,16 @@ impl Kernel {
 
     /// Counts every adjacent pair and notes where it starts; then builds the heap.
     fn index(&mut self) {
-        let n = self.sym.len();
+        let n = self.pos.len();
         if self.tokens.len() <= 256 {
             // Byte pairs: a dense table of 65 536 slots is faster than hashing every position.
             let mut counts = vec![0i64; 1 << 16];
             let mut positions: Vec<Vec<u32>> = (0..1 << 16).map(|_| Vec::new()).collect();
             for p in 0..n {
-                let q = self.next[p];
-                if q != NONE {
-                    let k = ((self.sym[p] as usize) << 8) | self.sym[q as usize] as usize;
-                    counts[k] += self.freq[self.word[p] as usize];
+                let at = self.pos[p];
+                if at.next != NONE {
+                    let k = ((at.sym as usize) << 8) | self.pos[at.next as usize].sym as usize;
+                    counts[k] += self.freq[at.word as usize];
                     positions[k].push(p as u32);
                 }
             }
@@ -194,14 +227,13 @@ impl Kernel {
             }
         } else {
             for p in 0..n {
-                let q = self.next[p];
-                if q != NONE {
-                    let f = self.freq[self.word[p] as usize];
-                    let pair = self.pairs.entry(key(self.sym[p], self.sym[q as usize])).or_insert(Pair {
-                        count: 0,
-                        positions: Vec::new(),
-                        grown_in: 0,
-                    });
+                let at = self.pos[p];
+                if at.next != NONE {
+                    let f = self.freq[at.word as usize];
+                    let pair = self
+                        .pairs
+                        .entry(key(at.sym, self.pos[at.next as usize].sym))
+                        .or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
                     pair.count += f;
                     pair.positions.push(p as u32);
                 }
@@ -214,7 +246,7 @@ impl Kernel {
                 entries.push(self.entry(a, b, pair.count));
             }
         }
-        self.heap = BinaryHeap::from(entries);
+        self.heap = PairHeap::from_vec(entries, &self.tokens);
     }
 
     fn allowed(&self, a: u32, b: u32) -> bool {
@@ -225,7 +257,7 @@ impl Kernel {
     }
 
     fn entry(&self, a: u32, b: u32, count: i64) -> Entry {
-        Entry { count, left: self.tokens[a as usize].clone(), right: self.tokens[b as usize].clone(), a, b }
+        Entry::new(count, a, b, self.prefixes[a as usize])
     }
 
     /// Number of token ids (existing and made).
@@ -242,10 +274,10 @@ impl Kernel {
             if current == listed {
                 return Some((a, b, current));
             }
-            let mut entry = self.heap.pop().expect("peeked");
             if current > 0 {
-                entry.count = current;
-                self.heap.push(entry);
+                self.heap.set_top_count(current, &self.tokens);
+            } else {
+                self.heap.pop(&self.tokens);
             }
         }
     }
@@ -254,7 +286,7 @@ impl Kernel {
     /// is new (false when the merged bytes were already a token).
     pub fn merge_top(&mut self) -> Option<(u32, bool)> {
         let (a, b, _) = self.best()?;
-        self.heap.pop();
+        self.heap.pop(&self.tokens);
         self.merges += 1;
         let merged: Arc<[u8]> = [&self.tokens[a as usize][..], &self.tokens[b as usize][..]].concat().into();
         let (c, new) = match self.ids.get(&merged) {
@@ -262,6 +294,7 @@ impl Kernel {
             None => {
                 let id = self.tokens.len() as u32;
                 self.tokens.push(merged.clone());
+                self.prefixes.push(prefix_of(&merged));
                 self.ids.insert(merged, id);
                 (id, true)
             }
@@ -270,24 +303,64 @@ impl Kernel {
         Some((c, new))
     }
 
+    /// A new pair's entry, its positions list taken from the spares.
+    fn new_pair(spare: &mut Vec<Vec<u32>>) -> Pair {
+        Pair { count: 0, positions: spare.pop().unwrap_or_default(), grown_in: 0 }
+    }
+
+    /// Removes a pair, keeping its positions list (emptied) as a spare.
+    fn remove_pair(&mut self, k: u64) {
+        if let Some(pair) = self.pairs.remove(&k) {
+            let mut list = pair.positions;
+            if self.spare.len() < SPARE_MAX && list.capacity() <= 1024 {
+                list.clear();
+                self.spare.push(list);
+            }
+        }
+    }
+
     fn decrease(&mut self, a: u32, b: u32, f: i64) {
         if let Some(pair) = self.pairs.get_mut(&key(a, b)) {
             pair.count -= f;
             if pair.count <= 0 {
-                self.pairs.remove(&key(a, b)); // no occurrence left: its positions are all stale
+                self.remove_pair(key(a, b)); // no occurrence left: its positions are all stale
             }
         }
     }
 
     fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        let pair =
-            self.pairs.entry(key(a, b)).or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+        let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(&mut self.spare));
         pair.count += f;
         pair.positions.push(position);
         if pair.grown_in != merges {
             pair.grown_in = merges;
             grown.push(key(a, b));
+        }
+    }
+
+    /// Applies a merge's gathered count changes to the pair table: the same counts, positions and grown
+    /// pairs as the one-by-one `decrease`/`increase` calls (a pair whose count reaches 0 is removed; one
+    /// that was increased is offered to the heap), in one table look-up per pair.
+    fn commit(&mut self, changes: Changes, grown: &mut Vec<u64>) {
+        let merges = self.merges;
+        for (k, change) in changes.by_pair {
+            if change.increased {
+                let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(&mut self.spare));
+                pair.count += change.delta;
+                pair.positions.extend_from_slice(&change.positions);
+                if pair.count <= 0 {
+                    self.remove_pair(k);
+                } else if pair.grown_in != merges {
+                    pair.grown_in = merges;
+                    grown.push(k);
+                }
+            } else if let Some(pair) = self.pairs.get_mut(&k) {
+                pair.count += change.delta;
+                if pair.count <= 0 {
+                    self.remove_pair(k);
+                }
+            }
         }
     }
 
@@ -302,44 +375,82 @@ impl Kernel {
             positions.sort_unstable();
         }
         let mut grown = Vec::new();
-        for &p in &positions {
+        // A merge with many occurrences gathers its count changes by pair first (see `Changes`).
+        let mut changes = (positions.len() >= self.batch_min).then(Changes::default);
+        for (i, &p) in positions.iter().enumerate() {
+            // The listed positions lie all over the array: fetch the ones a few steps ahead, and their
+            // pre-tokens' counts, so that their cache misses overlap this step's work.
+            if let Some(&ahead) = positions.get(i + 2 * AHEAD) {
+                // With its neighbours, which often lie across a cache line's edge (records are 16 bytes).
+                let ahead = ahead as usize;
+                prefetch(&self.pos[ahead.saturating_sub(1)]);
+                prefetch(&self.pos[ahead]);
+                prefetch(&self.pos[(ahead + 2).min(self.pos.len() - 1)]);
+            }
+            if let Some(&ahead) = positions.get(i + AHEAD) {
+                prefetch(&self.freq[self.pos[ahead as usize].word as usize]);
+            }
             let pu = p as usize;
+            let at = self.pos[pu];
             // Stale entries: the position was merged into its left neighbour (NONE), or holds another token.
-            if self.sym[pu] != a {
+            if at.sym != a {
                 continue;
             }
-            let q = self.next[pu];
-            if q == NONE || self.sym[q as usize] != b {
+            let q = at.next;
+            if q == NONE || self.pos[q as usize].sym != b {
                 continue;
             }
-            let f = self.freq[self.word[pu] as usize];
-            let x = self.prev[pu];
+            let f = self.freq[at.word as usize];
+            let x = at.prev;
             if x != NONE {
-                let sx = self.sym[x as usize];
-                self.decrease(sx, a, f);
-                self.increase(sx, c, f, x, &mut grown);
+                let sx = self.pos[x as usize].sym;
+                match changes.as_mut() {
+                    Some(changes) => {
+                        changes.add(key(sx, a), -f, None);
+                        changes.add(key(sx, c), f, Some(x));
+                    }
+                    None => {
+                        self.decrease(sx, a, f);
+                        self.increase(sx, c, f, x, &mut grown);
+                    }
+                }
             }
-            let y = self.next[q as usize];
+            let y = self.pos[q as usize].next;
             if y != NONE {
-                let sy = self.sym[y as usize];
-                self.decrease(b, sy, f);
-                self.increase(c, sy, f, p, &mut grown);
+                let sy = self.pos[y as usize].sym;
+                match changes.as_mut() {
+                    Some(changes) => {
+                        changes.add(key(b, sy), -f, None);
+                        changes.add(key(c, sy), f, Some(p));
+                    }
+                    None => {
+                        self.decrease(b, sy, f);
+                        self.increase(c, sy, f, p, &mut grown);
+                    }
+                }
             }
-            self.sym[pu] = c;
-            self.sym[q as usize] = NONE;
-            self.next[pu] = y;
+            self.pos[pu].sym = c;
+            self.pos[pu].next = y;
+            self.pos[q as usize].sym = NONE;
             if y != NONE {
-                self.prev[y as usize] = p;
+                self.pos[y as usize].prev = p;
             }
         }
+        if let Some(changes) = changes {
+            self.commit(changes, &mut grown);
+        }
         // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
-        self.pairs.remove(&key(a, b));
+        self.remove_pair(key(a, b));
+        if self.spare.len() < SPARE_MAX && positions.capacity() <= 1024 {
+            positions.clear();
+            self.spare.push(positions);
+        }
         for k in grown {
             let (x, y) = unkey(k);
             if let Some(pair) = self.pairs.get(&k) {
                 if pair.count > 0 && self.allowed(x, y) {
                     let entry = self.entry(x, y, pair.count);
-                    self.heap.push(entry);
+                    self.heap.push(entry, &self.tokens);
                 }
             }
         }
@@ -439,6 +550,34 @@ mod tests {
         let lengths: Vec<usize> = found.iter().map(|(m, _)| m.len() - 1).collect();
         assert_eq!(lengths, [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
         assert_eq!(found[0].1, 1023);
+    }
+
+    #[test]
+    fn merges_gathered_by_pair_are_the_merges_made_one_by_one() {
+        // Random words over a small alphabet (repeats, overlaps such as "aaa", shared neighbours), with
+        // counts: every merge updated directly, or every merge gathered by pair first (`Changes`).
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..30 {
+            let words: Vec<(String, i64)> = (0..60)
+                .map(|_| {
+                    let len = 1 + next(12) as usize;
+                    let word: String = (0..len).map(|_| b"aabbcd"[next(6) as usize] as char).collect();
+                    (word, 1 + next(5) as i64)
+                })
+                .collect();
+            let refs: Vec<(&str, i64)> = words.iter().map(|(w, f)| (w.as_str(), *f)).collect();
+            let mut direct = kernel(&refs, &[], None);
+            direct.batch_min = usize::MAX;
+            let mut gathered = kernel(&refs, &[], None);
+            gathered.batch_min = 0;
+            assert_eq!(merges(gathered), merges(direct));
+        }
     }
 
     #[test]

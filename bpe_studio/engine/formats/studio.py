@@ -134,13 +134,21 @@ def dumps_studio(
         >>> text = dumps_studio(vocab={0: b"a"}, merges=[], special_tokens={}, pattern="gpt2")
     """
     special_ids = set(special_tokens.values())
+    # Each token spelled once: a merge's two parts are tokens too, looked up instead of spelled again (two
+    # thirds of the spelling of a 32k vocabulary, issue 22).
+    spelled = {b: bytes_to_text(b) for b in vocab.values()}
+
+    def spell(token: bytes) -> str:
+        text = spelled.get(token)
+        return bytes_to_text(token) if text is None else text
+
     document: dict[str, Any] = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
         "pattern": pattern,
         "special_tokens": dict(special_tokens),
-        "vocab": {str(i): bytes_to_text(b) for i, b in sorted(vocab.items()) if i not in special_ids},
-        "merges": [f"{bytes_to_text(a)} {bytes_to_text(b)}" for a, b in merges],
+        "vocab": {str(i): spelled[b] for i, b in sorted(vocab.items()) if i not in special_ids},
+        "merges": [f"{spell(a)} {spell(b)}" for a, b in merges],
     }
     if template is not None:
         document["version"] = TEMPLATE_VERSION

@@ -1,6 +1,8 @@
 //! `Encoder`: the core's encoder (src/encode.rs) for Python, the native half of `Tokenizer`
 //! (bpe_studio/engine/encoding/tokenizer.py).
 
+use std::sync::OnceLock;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
@@ -20,6 +22,33 @@ use crate::encode;
 #[pyclass(module = "bpe_studio._native", frozen)]
 pub struct Encoder {
     inner: encode::Encoder,
+    /// A Python int for every id, made on first use: a list of ids is then built with reference counts
+    /// alone. Making an int object per id was most of the time the GIL is held after a batch was encoded
+    /// (a third of a 2-thread batch's wall time, which no second thread shortens: issue 22).
+    ints: OnceLock<Vec<Py<PyAny>>>,
+}
+
+impl Encoder {
+    fn wrap(inner: encode::Encoder) -> Encoder {
+        Encoder { inner, ints: OnceLock::new() }
+    }
+
+    /// `ids` as a Python list of ints, through the shared int objects.
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let ints = match self.ints.get() {
+            Some(ints) => ints,
+            None => {
+                let made = (0..self.inner.vocab_len() as u32)
+                    .map(|i| Ok(i.into_pyobject(py)?.into_any().unbind()))
+                    .collect::<PyResult<Vec<_>>>()?;
+                self.ints.get_or_init(|| made)
+            }
+        };
+        if ids.iter().all(|&i| (i as usize) < ints.len()) {
+            return PyList::new(py, ids.iter().map(|&i| ints[i as usize].bind(py)));
+        }
+        PyList::new(py, ids) // an id beyond the table (none is): ints made one by one
+    }
 }
 
 #[pymethods]
@@ -36,7 +65,7 @@ impl Encoder {
         let byte_ids: [u32; 256] = byte_ids.try_into().map_err(|v: Vec<u32>| {
             PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
         })?;
-        Ok(Encoder { inner: encode::Encoder::new(byte_ids, &merges, whole, &decoder, cache_size) })
+        Ok(Encoder::wrap(encode::Encoder::new(byte_ids, &merges, whole, &decoder, cache_size)))
     }
 
     /// The encoder of tiktoken's rule: any two adjacent parts whose concatenation is an ordinary token merge,
@@ -77,7 +106,7 @@ impl Encoder {
         let inner = without_gil(py, || {
             encode::Encoder::with_ranks(byte_ids, decoder, &special_ids, ignore_merges, cache_size)
         })?;
-        Ok(Encoder { inner })
+        Ok(Encoder::wrap(inner))
     }
 
     /// Under tiktoken's rule, each multi-byte token's merge as (left id, right id, id) by rank: the two
@@ -88,10 +117,11 @@ impl Encoder {
     }
 
     /// The ids of the pre-tokens, one after the other.
-    fn encode(&self, py: Python<'_>, pieces: &Bound<'_, PyList>) -> PyResult<Vec<u32>> {
+    fn encode<'py>(&self, py: Python<'py>, pieces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
         let owned = strings(pieces)?;
         let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        without_gil(py, || self.inner.encode(&strs))
+        let ids = without_gil(py, || self.inner.encode(&strs))?;
+        self.id_list(py, &ids)
     }
 
     /// The ids of the pre-tokens and how many ids each pre-token has: (ids, counts).
@@ -117,7 +147,7 @@ impl Encoder {
         let scan = scanner(preset)?;
         let text = text.to_str()?;
         let found = without_gil(py, || self.inner.encode_text(scan, text, classes))?;
-        or_code_point(py, found, |ids| Ok(PyList::new(py, ids)?.into_any().unbind()))
+        or_code_point(py, found, |ids| Ok(self.id_list(py, &ids)?.into_any().unbind()))
     }
 
     /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
@@ -142,7 +172,7 @@ impl Encoder {
         or_code_point(py, found, |all| {
             let lists = PyList::empty(py);
             for ids in all {
-                lists.append(PyList::new(py, ids)?)?;
+                lists.append(self.id_list(py, &ids)?)?;
             }
             Ok(lists.into_any().unbind())
         })
@@ -184,7 +214,28 @@ impl Encoder {
     }
 
     /// The concatenated bytes of the tokens, or the first id that is not in the vocabulary (an int).
-    fn decode_bytes(&self, py: Python<'_>, ids: Vec<i64>) -> PyResult<PyObject> {
+    fn decode_bytes(&self, py: Python<'_>, ids: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        // A list (what Tokenizer passes) is read item by item as it is decoded: one pass, no Vec of the
+        // ids, no pass to size the output first (together 30% of decoding, issue 22). Anything else, or
+        // an item that is not an int of 64 bits, takes the general path below, which raises as before.
+        if let Ok(list) = ids.downcast::<PyList>() {
+            let mut out = vec![0u8; list.len() * 4 + 16];
+            let mut len = 0usize;
+            let mut complete = true;
+            for item in list.iter() {
+                let Ok(id) = item.extract::<i64>() else {
+                    complete = false;
+                    break;
+                };
+                if !self.inner.append_token(id, &mut out, &mut len) {
+                    return Ok(id.into_pyobject(py)?.into_any().unbind());
+                }
+            }
+            if complete {
+                return Ok(PyBytes::new(py, &out[..len]).into_any().unbind());
+            }
+        }
+        let ids: Vec<i64> = ids.extract()?;
         let total = match without_gil(py, || self.inner.decoded_len(&ids))? {
             Ok(total) => total,
             Err(bad) => return Ok(bad.into_pyobject(py)?.into_any().unbind()),
