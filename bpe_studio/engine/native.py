@@ -410,6 +410,14 @@ class NativeEncoder:
         flat: tuple[list[int], list[int]] = self._encoder.encode_counts(pieces)
         return flat
 
+    def encode_words(self, words: list[str]) -> tuple[bytes, list[int]]:
+        """Each word (bytes spelled as latin-1, merged whole as one pre-token): the ids one after the other
+        as native 32-bit integers (``array("I").frombytes``) and how many each word has. Each word is cut
+        where no token holds its two bytes side by side and the parts go through the cache: exact, and fast
+        on long words made of recurring parts (a superword run's chunks; rust/src/encode_cut.rs)."""
+        found: tuple[bytes, list[int]] = self._encoder.encode_words(words)
+        return found
+
     def encode_each(self, pieces: list[str]) -> Iterator[tuple[int, ...]]:
         """Each pre-token's ids, in order."""
         ids, counts = self._encoder.encode_counts(pieces)

@@ -85,6 +85,9 @@ class ExtendBase:
             given in memory.
         encode_flat: The native encoder's form of ``encode_pieces``: every piece's ids one after the
             other and each piece's number of ids (None without the native kernel).
+        encode_keys: Counted keys (bytes as latin-1, each one word) -> their ids as native 32-bit integers
+            and each key's number of ids, by the merges' rank: the native ``encode_words``, which cuts each
+            word where no token can span and caches the parts (a superword run's stage 1; None otherwise).
     """
 
     source: str
@@ -103,6 +106,9 @@ class ExtendBase:
     encode_raw: Callable[[str], Sequence[int]] = field(repr=False, compare=False)
     reopen: Callable[[str], ExtendBase] | None = field(default=None, repr=False, compare=False)
     encode_flat: Callable[[list[str]], tuple[list[int], list[int]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    encode_keys: Callable[[list[str]], tuple[bytes, list[int]]] | None = field(
         default=None, repr=False, compare=False
     )
 
@@ -132,6 +138,7 @@ class ExtendBase:
         sequential: bool | None = None,
         reopen: Callable[[str], ExtendBase] | None = None,
         encode_flat: Callable[[list[str]], tuple[list[int], list[int]]] | None = None,
+        encode_keys: Callable[[list[str]], tuple[bytes, list[int]]] | None = None,
     ) -> ExtendBase:
         """Lay out a tokenizer's tables for extending (ids, loop ids, the fingerprint); ``sequential``
         None decides as the module docstring says (True: always apply the merges one after the other)."""
@@ -166,6 +173,7 @@ class ExtendBase:
             encode_raw,
             reopen,
             encode_flat,
+            encode_keys,
         )
 
     def final_id(self, loop_id: int) -> int:
@@ -220,12 +228,19 @@ class ExtendBase:
         merge after merge (then :meth:`encode_words`). No ``str`` is made per word: the superword chunks of
         100 MB are a million words of tens of tokens.
         """
-        if self.encode_flat is None or self.sequential:
+        if (self.encode_flat is None and self.encode_keys is None) or self.sequential:
             return None
         ids: array.array[int] = array.array("I")
         lengths: list[int] = []
         freqs: list[int] = []
+        while counts and self.encode_keys is not None:
+            batch = [counts.popitem() for _ in range(min(4 * _BATCH, len(counts)))]
+            raw, sizes = self.encode_keys([key for key, _ in batch])
+            ids.frombytes(raw)
+            lengths.extend(sizes)
+            freqs.extend(n for _, n in batch)
         while counts:
+            assert self.encode_flat is not None
             batch = [counts.popitem() for _ in range(min(_BATCH, len(counts)))]
             try:
                 texts = [key.encode("latin-1").decode("utf-8") for key, _ in batch]

@@ -529,8 +529,10 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
     """The stage-1 tokenizer of a superword run, laid out to encode stage 2's chunks whole.
 
     A chunk's tokens are the stage-1 merges applied one after the other (the merge loop's own rule). When no
-    merge remade an existing token, BPE by rank gives the same tokens, and the native encoder does it fast;
-    otherwise (or without the native kernel) :func:`~.extend.encode_sequentially` does.
+    merge remade an existing token, BPE by rank gives the same tokens, and the native encoder does it fast
+    (``encode_words``: each chunk cut where no stage-1 token spans, its parts -- mostly its words, which recur
+    across chunks -- through a large cache); otherwise (or without the native kernel)
+    :func:`~.extend.encode_sequentially` does.
     """
     tokens, merges = stage1.token_bytes, stage1.merges
     ids = {token: i for i, token in enumerate(tokens)}
@@ -539,7 +541,7 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
     if not remade:
         triples = [(ids[left], ids[right], ids[left + right]) for left, right in merges]
         encoder = native.encoder(
-            range(256), triples, None, list(tokens), cache_size=4096, preset=None, split=lambda s: [s]
+            range(256), triples, None, list(tokens), cache_size=1 << 17, preset=None, split=lambda s: [s]
         )
 
     def one_by_one(pieces: list[str]) -> list[list[int]]:
@@ -558,6 +560,7 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
         encode_raw=lambda raw: encode_sequentially([raw], tokens, merges)[0],
         sequential=encoder is None,
         encode_flat=None if encoder is None else encoder.encode_flat,
+        encode_keys=None if encoder is None else encoder.encode_words,
     )
 
 

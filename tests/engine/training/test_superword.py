@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import array
 import functools
 import itertools
 import random
@@ -29,7 +30,7 @@ from bpe_studio.engine.events import MergeMade, TrainResult
 from bpe_studio.engine.formats.saving import save_tokenizer
 from bpe_studio.engine.pretokenize.patterns import scanner_name
 from bpe_studio.engine.training.counting import counting_path
-from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN
+from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN, encode_sequentially
 from bpe_studio.engine.training.learn import MergeReplay, is_superword, replay_to
 
 from ..backends import BACKENDS, needs_native, use_backend
@@ -253,3 +254,47 @@ def test_a_superword_runs_events_number_its_merges_across_both_stages() -> None:
     assert [e.index for e in made] == list(range(len(result.merges)))
     assert {e.total for e in made} == {330 - 256}
     assert [e.token_id for e in made][-1] == max(result.vocab)
+
+
+@st.composite
+def merge_tables(draw: st.DrawFn) -> tuple[list[bytes], list[tuple[bytes, bytes]]]:
+    """A random stage-1 vocabulary and its merges (none remakes a token) over a few bytes, some of them not
+    UTF-8 (the invalid_utf8 policy keeps such chunks)."""
+    tokens = [bytes([i]) for i in range(256)]
+    known = set(tokens)
+    merges: list[tuple[bytes, bytes]] = []
+    alphabet = [b"a", b"b", b" ", b"\n", b"\xc3", b"\xa9", b"x"]
+    pool = list(alphabet)
+    for _ in range(draw(st.integers(0, 25))):
+        left, right = draw(st.sampled_from(pool)), draw(st.sampled_from(pool))
+        if left + right not in known:
+            known.add(left + right)
+            tokens.append(left + right)
+            merges.append((left, right))
+            pool.append(left + right)
+    return tokens, merges
+
+
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(
+    table=merge_tables(),
+    words=st.lists(st.lists(st.sampled_from([b"a", b"b", b" ", b"\n", b"\xc3", b"\xa9", b"x"]), max_size=30)),
+)
+def test_encoding_whole_chunks_cut_where_no_token_spans_equals_merging_them_one_merge_after_another(
+    table: tuple[list[bytes], list[tuple[bytes, bytes]]], words: list[list[bytes]]
+) -> None:
+    tokens, merges = table
+    ids = {token: i for i, token in enumerate(tokens)}
+    triples = [(ids[left], ids[right], ids[left + right]) for left, right in merges]
+    enc = native.encoder(
+        range(256), triples, None, list(tokens), cache_size=4, preset=None, split=lambda s: [s]
+    )
+    assert enc is not None
+    keys = [b"".join(word).decode("latin-1") for word in words] * 2  # again, from the cache
+    raw, lengths = enc.encode_words(keys)
+    flat = array.array("I")
+    flat.frombytes(raw)
+    expected = encode_sequentially(keys, tokens, merges)
+    assert lengths == [len(word) for word in expected]
+    assert flat.tolist() == [i for word in expected for i in word]
