@@ -418,6 +418,12 @@ class NativeEncoder:
         found: tuple[bytes, list[int]] = self._encoder.encode_words(words)
         return found
 
+    def encode_table(self, table: NativeCountTable) -> tuple[bytes, list[int], list[int]]:
+        """:meth:`encode_words` over a count table's keys, which empties the table: the ids (as there),
+        each key's number of ids and each key's count, in the table's order; no ``str`` per key."""
+        found: tuple[bytes, list[int], list[int]] = self._encoder.encode_table(table._table)
+        return found
+
     def encode_each(self, pieces: list[str]) -> Iterator[tuple[int, ...]]:
         """Each pre-token's ids, in order."""
         ids, counts = self._encoder.encode_counts(pieces)

@@ -14,6 +14,9 @@ use super::Encoder;
 /// Adjacent byte pairs, as an index `x * 256 + y`.
 const PAIRS: usize = 1 << 16;
 
+/// Words as flat ids: the ids one word after the other, each word's number of ids, each word's count.
+pub type FlatWords = (Vec<u32>, Vec<u32>, Vec<i64>);
+
 impl Encoder {
     /// Which adjacent byte pairs some token holds (all of them when words must not be cut).
     fn joinable(&self) -> Vec<bool> {
@@ -56,6 +59,19 @@ impl Encoder {
             }
             (ids, lengths)
         })
+    }
+}
+
+impl Encoder {
+    /// `encode_words` over a count table's frame (`count::Table::to_frame`'s layout): each key's ids one
+    /// after the other, each key's number of ids and each key's count, in the frame's order; Err names
+    /// what is wrong with a frame that is not one. The superword stage 2 goes from its native count table
+    /// to the merge loop's flat words this way, without a Python str per chunk.
+    pub fn encode_frame(&self, frame: &[u8]) -> Result<FlatWords, String> {
+        let entries = crate::count::parse_frame(frame)?;
+        let keys: Vec<&[u8]> = entries.iter().map(|&(key, _)| key).collect();
+        let (ids, lengths) = self.encode_words(&keys);
+        Ok((ids, lengths, entries.iter().map(|&(_, n)| n).collect()))
     }
 }
 
@@ -149,6 +165,22 @@ mod tests {
             at += n as usize;
         }
         assert_eq!(at, ids.len());
+    }
+
+    #[test]
+    fn a_count_tables_keys_are_encoded_with_their_counts() {
+        let e = encoder(&[("a", "b"), (" ", "a"), (" a", "b")], None);
+        let mut table = crate::count::Table::default();
+        let classes = crate::testing::classes();
+        let texts = ["ab ab ab", "x ab"];
+        assert!(table.add(&texts, classes, crate::pretok::scanner("gpt2").expect("gpt2")).is_ok());
+        let (ids, lengths, counts) = e.encode_frame(&table.to_frame()).expect("a frame");
+        // gpt2's pieces in order of first appearance: "ab", " ab" (3 times), "x".
+        assert_eq!(counts, [1, 3, 1]);
+        // " ab": "ab" (rank 0) first, so " a" never merges.
+        assert_eq!(lengths, [1, 2, 1]);
+        assert_eq!(ids, [256, u32::from(b' '), 256, u32::from(b'x')]);
+        assert!(e.encode_frame(b"short").is_err());
     }
 
     #[test]

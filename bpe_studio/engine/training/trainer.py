@@ -42,6 +42,7 @@ from ..events import (
     TrainResult,
 )
 from ..pretokenize.patterns import scanner_name
+from ..workers.protocol import decode_table
 from .checkpoint import (
     CorpusFile,
     CountsData,
@@ -167,7 +168,7 @@ class _Counts:
             invalid_utf8=config.invalid_utf8.value,
             corpus=self.corpus,
             totals=self.outcome.totals,
-            unique_pretokens=len(self.outcome.counts),
+            unique_pretokens=self.outcome.unique,
             training=training or {},
             text_field=config.text_field,
         )
@@ -184,10 +185,16 @@ class _Merged:
 
 
 def _count_corpus(
-    config: TrainConfig, cancelled: Cancel, now: Callable[[], float], timings: dict[str, float]
+    config: TrainConfig,
+    cancelled: Cancel,
+    now: Callable[[], float],
+    timings: dict[str, float],
+    *,
+    keep_table: bool = False,
 ) -> Generator[TrainEvent, None, tuple[CountOutcome | None, int]]:
     """Plan and count the corpus (in this process, worker processes or a cluster); returns the outcome
-    (None when cancelled) and the corpus size."""
+    (None when cancelled) and the corpus size. With ``keep_table``, counting in threads gives its native
+    table, not a dict (see :class:`~.counting.CountOutcome`)."""
     yield PhaseStarted(Phase.PLANNING, now())
     newline_cuts = scanner_name(config.pattern) is not None
     options: dict[str, Any] = {
@@ -261,7 +268,7 @@ def _count_corpus(
             counting = (
                 count_serial(tasks, **options)
                 if how == "serial"
-                else count_threads(tasks, workers=workers, **options)
+                else count_threads(tasks, workers=workers, keep_table=keep_table, **options)
                 if how == "threads"
                 else count_parallel(tasks, workers=workers, **options)
             )
@@ -308,10 +315,13 @@ CountStep = Callable[
 """The counting of a corpus: events, then ``(outcome or None if cancelled, corpus bytes)``."""
 
 
-def _count_phase(run: _Run, count: CountStep | None = None) -> Generator[TrainEvent, None, _Counts]:
+def _count_phase(
+    run: _Run, count: CountStep | None = None, *, keep_table: bool = False
+) -> Generator[TrainEvent, None, _Counts]:
     """Counting: load the counts from a file (``counts_in`` or ``resume``), or plan and count the corpus
     (with ``count``: documents in memory, see from_iterator.py); then report the totals and write the
-    counts file if asked."""
+    counts file if asked. ``keep_table``: see :func:`_count_corpus` (not with a counts file or checkpoint
+    to write)."""
     config, now = run.config, run.now
     source = config.resume if config.resume is not None else config.counts_in
     if source is not None:
@@ -332,11 +342,16 @@ def _count_phase(run: _Run, count: CountStep | None = None) -> Generator[TrainEv
         # The corpus's identity is taken before reading it: a file changed meanwhile then fails the check.
         wanted_identity = config.counts_out is not None or config.checkpoint is not None
         corpus = corpus_identity(config.sources) if wanted_identity else ()
-        outcome, total_bytes = yield from (count or _count_corpus)(config, run.cancelled, now, run.timings)
+        if count is None:
+            step = _count_corpus(config, run.cancelled, now, run.timings, keep_table=keep_table)
+        else:
+            step = count(config, run.cancelled, now, run.timings)
+        outcome, total_bytes = yield from step
         counts = _Counts(outcome, corpus, total_bytes, len(config.sources) if count is None else 0)
     if counts.outcome is not None:
-        yield CountProgress(counts.total_bytes, counts.total_bytes, len(counts.outcome.counts), now())
+        yield CountProgress(counts.total_bytes, counts.total_bytes, counts.outcome.unique, now())
         if config.counts_out is not None or config.checkpoint is not None:
+            assert counts.outcome.table is None  # kept only for a run that writes neither
             counts.encoded = encode_counts(counts.outcome.counts)
         if config.counts_out is not None:
             assert counts.encoded is not None
@@ -355,7 +370,7 @@ def _corpus_stats(counts: _Counts) -> CorpusStats:
         documents=totals.documents,
         special_tokens=totals.special_tokens,
         pretokens=totals.pretokens,
-        unique_pretokens=len(counts.outcome.counts),
+        unique_pretokens=counts.outcome.unique,
         bad_records=totals.bad_records,
     )
 
@@ -411,8 +426,16 @@ def _merge_phase(
             # is not needed after: a checkpoint stores the counts encoded before this phase). For the native
             # loop, as flat ids, not a str per word.
             table = counts.outcome.counts
+            kept = counts.outcome.table  # a superword run's stage 2: the native count table, no dict
             counts.outcome = None
-            encoded = base.encode_arrays(table) if native.backend() == "native" else None
+            encoded = None
+            if kept is not None:
+                encoded = base.encode_native_table(kept)
+                if encoded is None:
+                    table = decode_table(kept.to_frame())
+                del kept
+            if encoded is None and native.backend() == "native":
+                encoded = base.encode_arrays(table)
             words = {} if encoded is not None else base.encode_words(table, consume=True)
             del table
         loop = MergeLoop(
@@ -561,6 +584,7 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
         sequential=encoder is None,
         encode_flat=None if encoder is None else encoder.encode_flat,
         encode_keys=None if encoder is None else encoder.encode_words,
+        encode_table=None if encoder is None else encoder.encode_table,
     )
 
 
@@ -583,7 +607,9 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     # Stage 2 on a clock of its own (its phases' timestamps start at 0), reported as superword_* timings.
     stage2_config = config.replace(pattern=SUPERWORD_PATTERN, counts_out=None)
     stage2_run = dataclasses.replace(run, config=stage2_config, timings={}, start=time.perf_counter())
-    counts2 = yield from _count_phase(stage2_run, count)
+    # Stage 2's chunks stay in the native count table until they are encoded from it (no dict of a million
+    # long str: that was most of the run's peak memory), unless a checkpoint needs them as counts.
+    counts2 = yield from _count_phase(stage2_run, count, keep_table=config.checkpoint is None)
     stage2 = yield from _merge_phase(
         stage2_run,
         counts2,

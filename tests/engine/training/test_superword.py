@@ -10,6 +10,7 @@ import random
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import regex
@@ -30,7 +31,12 @@ from bpe_studio.engine.events import MergeMade, TrainResult
 from bpe_studio.engine.formats.saving import save_tokenizer
 from bpe_studio.engine.pretokenize.patterns import scanner_name
 from bpe_studio.engine.training.counting import counting_path
-from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN, encode_sequentially
+from bpe_studio.engine.training.extend import (
+    SUPERBPE_SPLIT,
+    SUPERWORD_PATTERN,
+    ExtendBase,
+    encode_sequentially,
+)
 from bpe_studio.engine.training.learn import MergeReplay, is_superword, replay_to
 
 from ..backends import BACKENDS, needs_native, use_backend
@@ -298,3 +304,37 @@ def test_encoding_whole_chunks_cut_where_no_token_spans_equals_merging_them_one_
     expected = encode_sequentially(keys, tokens, merges)
     assert lengths == [len(word) for word in expected]
     assert flat.tolist() == [i for word in expected for i in word]
+
+
+@needs_native
+def test_a_superword_runs_stage_2_goes_from_the_native_count_table_to_the_merge_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30 + ["a b c 12 x"]), "utf-8")
+    config = TrainConfig(
+        inputs=(path,),
+        vocab_size=300,
+        special_tokens=(SPECIAL,),
+        superword_transition=270,
+        workers=2,
+        chunk_size=200,  # several chunks, so two threads count them
+    )
+    tables: list[int] = []
+    real = ExtendBase.encode_native_table
+
+    def spy(self: ExtendBase, table: Any) -> Any:
+        tables.append(len(table))
+        return real(self, table)
+
+    monkeypatch.setattr(ExtendBase, "encode_native_table", spy)
+    with use_backend("native"):
+        threaded = train(config)
+        serial = train(config.replace(workers=1))
+    assert tables and tables[0] > 0  # no dict of the chunks: the table itself
+    assert (threaded.merges, threaded.vocab, threaded.merge_counts) == (
+        serial.merges,
+        serial.vocab,
+        serial.merge_counts,
+    )
+    assert len(tables) == 1  # the serial run counts into a dict
