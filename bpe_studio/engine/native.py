@@ -254,6 +254,26 @@ class EncodedWords:
         return out
 
 
+def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
+    """The words cut between two ids whose pair counts fewer than ``below`` in all of them, equal pieces
+    added up and pieces of one id left out (rust/src/cut_words.rs, which says when a merge loop over the
+    pieces makes the same merges as over the words); None when the native kernel is off.
+
+    Example:
+        >>> import array
+        >>> words = EncodedWords(array.array("I", [1, 2, 3, 1, 2]), [3, 2], [1, 1])
+        >>> cut = cut_rare_pairs(words, below=2)
+        >>> cut is None or (cut.ids.tolist(), cut.lengths, cut.freqs) == ([1, 2], [2], [2])
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    raw, lengths, freqs = _native.cut_rare_pairs(encoded.ids.tobytes(), encoded.lengths, encoded.freqs, below)
+    ids: array.array[int] = array.array("I")
+    ids.frombytes(raw)
+    return EncodedWords(ids, lengths, freqs)
+
+
 def merge_kernel(
     counts: dict[str, int],
     token_bytes: list[bytes],

@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import gc
@@ -383,6 +384,7 @@ def _merge_phase(
     wanted: int | None = None,
     first_index: int = 0,
     total: int | None = None,
+    cut_below: int | None = None,
 ) -> Generator[TrainEvent, None, _Merged]:
     """Merging: replay a checkpoint's merges (on resume), then merge until the vocabulary is full, pairs
     are too rare, or the run is cancelled; save checkpoints as asked.
@@ -391,7 +393,13 @@ def _merge_phase(
     with that tokenizer and the loop continues from its tokens (:mod:`.extend`); ``wanted`` is then the
     number of new tokens to make, ``first_index`` the number of the first merge's event and ``total`` the
     run's whole number of merges that the events announce (default ``wanted``: a superword run's two stages
-    announce both together)."""
+    announce both together).
+
+    ``cut_below`` (a superword run's stage 2, native loop): the loop runs over the words cut where a pair
+    counts fewer than that (equal pieces added up: a fifth of the positions on natural text), which makes
+    the same merges as the whole words as long as each merge counts at least ``cut_below`` and makes a new
+    token (rust/src/cut_words.rs). The first merge that does not, or an early stop, sends the run back to
+    the whole words: a loop over them replays the merges so far (checking each) and goes on."""
     config, now, cancelled = run.config, run.now, run.cancelled
     start_tokens = list(base.tokens) if base is not None else [bytes([i]) for i in range(256)]
     merges: list[Pair] = []
@@ -438,6 +446,14 @@ def _merge_phase(
                 encoded = base.encode_arrays(table)
             words = {} if encoded is not None else base.encode_words(table, consume=True)
             del table
+        whole: native.EncodedWords | None = None  # the words, while the loop runs over their pieces
+        if cut_below is not None:
+            cut_below = max(cut_below, config.min_frequency)  # rarer pairs never merge anyway
+        cut = cut_below is not None and counts.replay is None and checkpoint_header is None
+        if cut and cut_below is not None and encoded is not None:
+            pieces = native.cut_rare_pairs(encoded, below=cut_below)
+            if pieces is not None:
+                whole, encoded = encoded, pieces
         loop = MergeLoop(
             words,
             start_tokens,
@@ -493,17 +509,41 @@ def _merge_phase(
                 raise CountsFileError(counts.source or "", problem) from None
             del recorded, recorded_counts
         saved = len(merges)
-        if loop.stop_reason is None:
+        while loop.stop_reason is None:
             every = config.checkpoint_every
             created = len(tb) - len(start_tokens)
+            exact = True
             for m in loop.run(
                 new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
             ):
+                if whole is not None and (m.count < (cut_below or 0) or m.token_id != len(tb) - 1):
+                    exact = False  # this merge may not be the whole words' one: not reported
+                    break
                 with gc_pause.handing_over():
                     yield made(m)
                 if checkpoint_header is not None and len(merges) % every == 0:
                     save(None)
                     saved = len(merges)
+            else:
+                stopped = loop.stop_reason
+                exact = whole is None or stopped in (StopReason.VOCAB_SIZE, StopReason.CANCELLED)
+            if exact:
+                break
+            assert whole is not None
+            loop = MergeLoop(
+                {},
+                start_tokens,
+                max_token_length=config.max_token_length,
+                cancelled=cancelled,
+                encoded=whole,
+            )
+            whole = None
+            tb = loop.token_bytes
+            least = config.min_frequency
+            replayed = loop.replay(
+                merges, merge_counts, new_tokens=wanted, min_frequency=least, cancelled=cancelled
+            )
+            collections.deque(replayed, maxlen=0)
         assert loop.stop_reason is not None
         if checkpoint_header is not None and len(merges) > saved:
             save(loop.stop_reason)
@@ -617,6 +657,8 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
         wanted=config.vocab_size - len(base.tokens) - specials,
         first_index=len(stage1.merges),
         total=total,
+        # Stage 2's merges count about as much as stage 1's last or more (on natural text): cut below that.
+        cut_below=stage1.merge_counts[-1] if stage1.merge_counts else None,
     )
     merged = _Merged(
         stage2.token_bytes,

@@ -38,6 +38,7 @@ from bpe_studio.engine.training.extend import (
     encode_sequentially,
 )
 from bpe_studio.engine.training.learn import MergeReplay, is_superword, replay_to
+from bpe_studio.engine.training.merge import MergeLoop
 
 from ..backends import BACKENDS, needs_native, use_backend
 from ..reference import merge_word, reference_train, split_documents
@@ -338,3 +339,51 @@ def test_a_superword_runs_stage_2_goes_from_the_native_count_table_to_the_merge_
         serial.merge_counts,
     )
     assert len(tables) == 1  # the serial run counts into a dict
+
+
+@needs_native
+def test_stage_2_over_words_cut_at_rare_pairs_makes_the_merges_of_the_whole_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stage 2 runs over the chunks cut where a pair counts less than stage 1's last merge; a merge below
+    # that sends it back to the whole chunks (MergeLoop.replay). Both ways equal the reference.
+    cuts: list[int] = []
+    replays: list[int] = []
+    real_cut, real_replay = native.cut_rare_pairs, MergeLoop.replay
+
+    def cut(encoded: Any, *, below: int) -> Any:
+        cuts.append(below)
+        return real_cut(encoded, below=below)
+
+    def replay(self: MergeLoop, merges: Any, *args: Any, **kwargs: Any) -> Any:
+        replays.append(len(merges))
+        return real_replay(self, merges, *args, **kwargs)
+
+    monkeypatch.setattr(native, "cut_rare_pairs", cut)
+    monkeypatch.setattr(MergeLoop, "replay", replay)
+    rng = random.Random(23)
+    words = ["the", "cat", "sat", "on", "mat", "a", "dog", "of", "x1", "1,2"]
+    weights = [30, 20, 10, 5, 3, 3, 2, 2, 1, 1]
+    for i in range(12):
+        docs = [
+            " ".join(rng.choices(words, weights, k=rng.randint(3, 12))) + rng.choice(".,\n")
+            for _ in range(20)
+        ]
+        path = tmp_path / f"corpus{i}.txt"
+        path.write_text(SPECIAL.join(docs), encoding="utf-8")
+        transition = 257 + rng.randint(3, 12)
+        vocab_size = transition + (rng.randint(1, 3) if i % 2 else rng.randint(5, 40))  # short: stays cut
+        with use_backend("native"):
+            result = train(
+                TrainConfig(
+                    inputs=(path,),
+                    vocab_size=vocab_size,
+                    special_tokens=(SPECIAL,),
+                    superword_transition=transition,
+                    workers=1,
+                )
+            )
+        merges, vocab, merge_counts = reference_superwords(path, vocab_size, transition)
+        assert (result.merges, result.vocab, result.merge_counts) == (merges, vocab, merge_counts)
+    assert len(cuts) == 12 and max(cuts) > 1  # every stage 2 was cut
+    assert 0 < len(replays) < 12  # some went back to the whole words, some did not need to
