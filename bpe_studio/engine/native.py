@@ -254,6 +254,26 @@ class EncodedWords:
         return out
 
 
+def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
+    """The words cut between two ids whose pair counts fewer than ``below`` in all of them, equal pieces
+    added up and pieces of one id left out (rust/src/cut_words.rs, which says when a merge loop over the
+    pieces makes the same merges as over the words); None when the native kernel is off.
+
+    Example:
+        >>> import array
+        >>> words = EncodedWords(array.array("I", [1, 2, 3, 1, 2]), [3, 2], [1, 1])
+        >>> cut = cut_rare_pairs(words, below=2)
+        >>> cut is None or (cut.ids.tolist(), cut.lengths, cut.freqs) == ([1, 2], [2], [2])
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    raw, lengths, freqs = _native.cut_rare_pairs(encoded.ids.tobytes(), encoded.lengths, encoded.freqs, below)
+    ids: array.array[int] = array.array("I")
+    ids.frombytes(raw)
+    return EncodedWords(ids, lengths, freqs)
+
+
 def merge_kernel(
     counts: dict[str, int],
     token_bytes: list[bytes],
@@ -409,6 +429,20 @@ class NativeEncoder:
         """The pre-tokens' ids one after the other, and how many each has."""
         flat: tuple[list[int], list[int]] = self._encoder.encode_counts(pieces)
         return flat
+
+    def encode_words(self, words: list[str]) -> tuple[bytes, list[int]]:
+        """Each word (bytes spelled as latin-1, merged whole as one pre-token): the ids one after the other
+        as native 32-bit integers (``array("I").frombytes``) and how many each word has. Each word is cut
+        where no token holds its two bytes side by side and the parts go through the cache: exact, and fast
+        on long words made of recurring parts (a superword run's chunks; rust/src/encode_cut.rs)."""
+        found: tuple[bytes, list[int]] = self._encoder.encode_words(words)
+        return found
+
+    def encode_table(self, table: NativeCountTable) -> tuple[bytes, list[int], list[int]]:
+        """:meth:`encode_words` over a count table's keys, which empties the table: the ids (as there),
+        each key's number of ids and each key's count, in the table's order; no ``str`` per key."""
+        found: tuple[bytes, list[int], list[int]] = self._encoder.encode_table(table._table)
+        return found
 
     def encode_each(self, pieces: list[str]) -> Iterator[tuple[int, ...]]:
         """Each pre-token's ids, in order."""

@@ -301,7 +301,7 @@ fn u64_at(frame: &[u8], at: usize) -> u64 {
 }
 
 /// The (key, count) pairs of a frame, checked as `decode_table` checks them.
-fn parse_frame(frame: &[u8]) -> Result<Vec<(&[u8], i64)>, String> {
+pub(crate) fn parse_frame(frame: &[u8]) -> Result<Vec<(&[u8], i64)>, String> {
     if frame.len() < HEADER {
         return Err("a count table frame is shorter than its header".into());
     }

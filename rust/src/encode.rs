@@ -18,6 +18,10 @@ use rustc_hash::FxHashMap;
 
 use crate::pretok::Scanner;
 
+// Encoding many words, each cut where no token can span (a superword run's stage 2).
+#[path = "encode_cut.rs"]
+mod cut;
+
 /// "No such pair": larger than any rank.
 const NO_RANK: u32 = u32::MAX;
 /// A merged-away position in the long-word loop.

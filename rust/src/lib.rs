@@ -14,6 +14,7 @@
 //!   on: they convert arguments, release the GIL and turn errors into Python exceptions, nothing more.
 
 pub mod count;
+pub mod cut_words;
 pub mod encode;
 pub mod guard;
 pub mod merge;

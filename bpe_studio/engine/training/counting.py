@@ -53,10 +53,18 @@ class CountUpdate:
 
 @dataclass(frozen=True, slots=True)
 class CountOutcome:
-    """The result of counting: byte-keyed counts and totals."""
+    """The result of counting: byte-keyed counts and totals; or, when the counting was asked to keep its
+    native table (a superword run's stage 2: a million long chunks), that table and no dict."""
 
     counts: dict[str, int]
     totals: CountTotals
+    #: The counts still in the native table (``counts`` is then empty), for the caller to encode natively.
+    table: native.NativeCountTable | None = None
+
+    @property
+    def unique(self) -> int:
+        """The number of unique pre-tokens."""
+        return len(self.table) if self.table is not None else len(self.counts)
 
 
 def _open_local(path: str) -> BinaryIO:
@@ -269,8 +277,10 @@ def count_threads(
     cancelled: Callable[[], bool],
     text_field: str = "text",
     skip_bad_records: bool = False,
+    keep_table: bool = False,
 ) -> Generator[CountUpdate | CountOutcome, None, None]:
-    """Count chunks in ``workers`` threads of this process; yields progress, then the outcome.
+    """Count chunks in ``workers`` threads of this process; yields progress, then the outcome (with
+    ``keep_table``, the merged native table itself when every thread kept one, not a dict).
 
     Each thread takes the next chunk, reads and decodes it and splits it on the special tokens (Python,
     holding the GIL), then counts it into its own native table with the GIL released; the tables are
@@ -344,7 +354,11 @@ def count_threads(
         totals = CountTotals()
         for counter in counters:
             totals.add(counter.totals)
-        yield CountOutcome(_merge_counters(counters), totals)
+        table = _merged_table(counters) if keep_table else None
+        if table is not None:
+            yield CountOutcome({}, totals, table)
+        else:
+            yield CountOutcome(_merge_counters(counters), totals)
     finally:
         stop.set()
         for thread in threads:
@@ -355,14 +369,23 @@ def count_threads(
 def _merge_counters(counters: list[ChunkCounter]) -> dict[str, int]:
     """The counters' tables summed, keyed by UTF-8 bytes spelled as latin-1: natively when every counter
     kept a native table alone, else through dicts."""
+    total = _merged_table(counters)
+    if total is None:
+        return merge_tables([counter.byte_counts() for counter in counters])
+    return decode_table(total.to_frame())
+
+
+def _merged_table(counters: list[ChunkCounter]) -> native.NativeCountTable | None:
+    """The counters' native tables summed into the largest, or None unless every counter kept a native
+    table alone."""
     tables = [counter.table for counter in counters if counter.table is not None and not counter._counts]
     if len(tables) < len(counters) or not tables:
-        return merge_tables([counter.byte_counts() for counter in counters])
+        return None
     tables.sort(key=len, reverse=True)
     total = tables[0]  # the largest table takes the others in
     for table in tables[1:]:
         total.merge(table)
-    return decode_table(total.to_frame())
+    return total
 
 
 def _feed(worker: _Worker, todo: Iterator[Task]) -> None:

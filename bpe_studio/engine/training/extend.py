@@ -85,6 +85,11 @@ class ExtendBase:
             given in memory.
         encode_flat: The native encoder's form of ``encode_pieces``: every piece's ids one after the
             other and each piece's number of ids (None without the native kernel).
+        encode_keys: Counted keys (bytes as latin-1, each one word) -> their ids as native 32-bit integers
+            and each key's number of ids, by the merges' rank: the native ``encode_words``, which cuts each
+            word where no token can span and caches the parts (a superword run's stage 1; None otherwise).
+        encode_table: The same over a native count table's keys (``NativeEncoder.encode_table``, which
+            empties the table): ids, each key's number of ids, each key's count (None as ``encode_keys``).
     """
 
     source: str
@@ -103,6 +108,12 @@ class ExtendBase:
     encode_raw: Callable[[str], Sequence[int]] = field(repr=False, compare=False)
     reopen: Callable[[str], ExtendBase] | None = field(default=None, repr=False, compare=False)
     encode_flat: Callable[[list[str]], tuple[list[int], list[int]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    encode_keys: Callable[[list[str]], tuple[bytes, list[int]]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    encode_table: Callable[[Any], tuple[bytes, list[int], list[int]]] | None = field(
         default=None, repr=False, compare=False
     )
 
@@ -132,6 +143,8 @@ class ExtendBase:
         sequential: bool | None = None,
         reopen: Callable[[str], ExtendBase] | None = None,
         encode_flat: Callable[[list[str]], tuple[list[int], list[int]]] | None = None,
+        encode_keys: Callable[[list[str]], tuple[bytes, list[int]]] | None = None,
+        encode_table: Callable[[Any], tuple[bytes, list[int], list[int]]] | None = None,
     ) -> ExtendBase:
         """Lay out a tokenizer's tables for extending (ids, loop ids, the fingerprint); ``sequential``
         None decides as the module docstring says (True: always apply the merges one after the other)."""
@@ -166,6 +179,8 @@ class ExtendBase:
             encode_raw,
             reopen,
             encode_flat,
+            encode_keys,
+            encode_table,
         )
 
     def final_id(self, loop_id: int) -> int:
@@ -220,12 +235,19 @@ class ExtendBase:
         merge after merge (then :meth:`encode_words`). No ``str`` is made per word: the superword chunks of
         100 MB are a million words of tens of tokens.
         """
-        if self.encode_flat is None or self.sequential:
+        if (self.encode_flat is None and self.encode_keys is None) or self.sequential:
             return None
         ids: array.array[int] = array.array("I")
         lengths: list[int] = []
         freqs: list[int] = []
+        while counts and self.encode_keys is not None:
+            batch = [counts.popitem() for _ in range(min(4 * _BATCH, len(counts)))]
+            raw, sizes = self.encode_keys([key for key, _ in batch])
+            ids.frombytes(raw)
+            lengths.extend(sizes)
+            freqs.extend(n for _, n in batch)
         while counts:
+            assert self.encode_flat is not None
             batch = [counts.popitem() for _ in range(min(_BATCH, len(counts)))]
             try:
                 texts = [key.encode("latin-1").decode("utf-8") for key, _ in batch]
@@ -239,14 +261,31 @@ class ExtendBase:
                 ids.extend(flat)
                 lengths.extend(sizes)
             freqs.extend(n for _, n in batch)
-        if self.ids != list(range(len(self.ids))):
-            import numpy as np  # only for tokenizers whose ordinary ids have gaps or specials among them
+        return EncodedWords(self._loop_ids(ids), lengths, freqs)
 
-            to_loop = np.zeros(self.next_id, dtype=np.uint32)
-            to_loop[np.asarray(self.ids, dtype=np.int64)] = np.arange(len(self.ids), dtype=np.uint32)
-            mapped = to_loop[np.frombuffer(ids, dtype=np.uint32)]
-            ids = array.array("I", mapped.tobytes())
-        return EncodedWords(ids, lengths, freqs)
+    def encode_native_table(self, table: Any) -> EncodedWords | None:
+        """The keys of a native count table (``NativeCountTable``, emptied) as flat loop ids with their
+        counts, with no ``str`` per key; None when there is no ``encode_table`` or the words need encoding
+        merge after merge (then decode the table and :meth:`encode_words`)."""
+        if self.encode_table is None or self.sequential:
+            return None
+        raw, lengths, freqs = self.encode_table(table)
+        ids: array.array[int] = array.array("I")
+        ids.frombytes(raw)
+        del raw
+        return EncodedWords(self._loop_ids(ids), lengths, freqs)
+
+    def _loop_ids(self, ids: array.array[int]) -> array.array[int]:
+        """The tokenizer's ids as loop ids (the same unless its ordinary ids have gaps or specials among
+        them)."""
+        if self.ids == list(range(len(self.ids))):
+            return ids
+        import numpy as np  # only for tokenizers whose ordinary ids have gaps or specials among them
+
+        to_loop = np.zeros(self.next_id, dtype=np.uint32)
+        to_loop[np.asarray(self.ids, dtype=np.int64)] = np.arange(len(self.ids), dtype=np.uint32)
+        mapped = to_loop[np.frombuffer(ids, dtype=np.uint32)]
+        return array.array("I", mapped.tobytes())
 
     def _encode_by_rule(self, keys: list[str]) -> Iterator[Sequence[int]]:
         """Each latin-1 key's ids under the tokenizer's own rule (its encoder, native when built)."""

@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import gc
@@ -42,6 +43,7 @@ from ..events import (
     TrainResult,
 )
 from ..pretokenize.patterns import newline_cuts_certain
+from ..workers.protocol import decode_table
 from .checkpoint import (
     CorpusFile,
     CountsData,
@@ -204,7 +206,7 @@ class _Counts:
             invalid_utf8=config.invalid_utf8.value,
             corpus=self.corpus,
             totals=self.outcome.totals,
-            unique_pretokens=len(self.outcome.counts),
+            unique_pretokens=self.outcome.unique,
             training=training or {},
             text_field=config.text_field,
         )
@@ -221,10 +223,16 @@ class _Merged:
 
 
 def _count_corpus(
-    config: TrainConfig, cancelled: Cancel, now: Callable[[], float], timings: dict[str, float]
+    config: TrainConfig,
+    cancelled: Cancel,
+    now: Callable[[], float],
+    timings: dict[str, float],
+    *,
+    keep_table: bool = False,
 ) -> Generator[TrainEvent, None, tuple[CountOutcome | None, int]]:
     """Plan and count the corpus (in this process, worker processes or a cluster); returns the outcome
-    (None when cancelled) and the corpus size."""
+    (None when cancelled) and the corpus size. With ``keep_table``, counting in threads gives its native
+    table, not a dict (see :class:`~.counting.CountOutcome`)."""
     yield PhaseStarted(Phase.PLANNING, now())
     newline_cuts = newline_cuts_certain(config.pattern)
     options: dict[str, Any] = {
@@ -299,7 +307,7 @@ def _count_corpus(
             counting = (
                 count_serial(tasks, **options)
                 if how == "serial"
-                else count_threads(tasks, workers=workers, **options)
+                else count_threads(tasks, workers=workers, keep_table=keep_table, **options)
                 if how == "threads"
                 else count_parallel(tasks, workers=workers, **options)
             )
@@ -346,10 +354,13 @@ CountStep = Callable[
 """The counting of a corpus: events, then ``(outcome or None if cancelled, corpus bytes)``."""
 
 
-def _count_phase(run: _Run, count: CountStep | None = None) -> Generator[TrainEvent, None, _Counts]:
+def _count_phase(
+    run: _Run, count: CountStep | None = None, *, keep_table: bool = False
+) -> Generator[TrainEvent, None, _Counts]:
     """Counting: load the counts from a file (``counts_in`` or ``resume``), or plan and count the corpus
     (with ``count``: documents in memory, see from_iterator.py); then report the totals and write the
-    counts file if asked."""
+    counts file if asked. ``keep_table``: see :func:`_count_corpus` (not with a counts file or checkpoint
+    to write)."""
     config, now = run.config, run.now
     source = config.resume if config.resume is not None else config.counts_in
     if source is not None:
@@ -370,11 +381,16 @@ def _count_phase(run: _Run, count: CountStep | None = None) -> Generator[TrainEv
         # The corpus's identity is taken before reading it: a file changed meanwhile then fails the check.
         wanted_identity = config.counts_out is not None or config.checkpoint is not None
         corpus = corpus_identity(config.sources) if wanted_identity else ()
-        outcome, total_bytes = yield from (count or _count_corpus)(config, run.cancelled, now, run.timings)
+        if count is None:
+            step = _count_corpus(config, run.cancelled, now, run.timings, keep_table=keep_table)
+        else:
+            step = count(config, run.cancelled, now, run.timings)
+        outcome, total_bytes = yield from step
         counts = _Counts(outcome, corpus, total_bytes, len(config.sources) if count is None else 0)
     if counts.outcome is not None:
-        yield CountProgress(counts.total_bytes, counts.total_bytes, len(counts.outcome.counts), now())
+        yield CountProgress(counts.total_bytes, counts.total_bytes, counts.outcome.unique, now())
         if config.counts_out is not None or config.checkpoint is not None:
+            assert counts.outcome.table is None  # kept only for a run that writes neither
             counts.encoded = encode_counts(counts.outcome.counts)
         if config.counts_out is not None:
             assert counts.encoded is not None
@@ -393,7 +409,7 @@ def _corpus_stats(counts: _Counts) -> CorpusStats:
         documents=totals.documents,
         special_tokens=totals.special_tokens,
         pretokens=totals.pretokens,
-        unique_pretokens=len(counts.outcome.counts),
+        unique_pretokens=counts.outcome.unique,
         bad_records=totals.bad_records,
     )
 
@@ -406,6 +422,7 @@ def _merge_phase(
     wanted: int | None = None,
     first_index: int = 0,
     total: int | None = None,
+    cut_below: int | None = None,
 ) -> Generator[TrainEvent, None, _Merged]:
     """Merging: replay a checkpoint's merges (on resume), then merge until the vocabulary is full, pairs
     are too rare, or the run is cancelled; save checkpoints as asked.
@@ -414,7 +431,13 @@ def _merge_phase(
     with that tokenizer and the loop continues from its tokens (:mod:`.extend`); ``wanted`` is then the
     number of new tokens to make, ``first_index`` the number of the first merge's event and ``total`` the
     run's whole number of merges that the events announce (default ``wanted``: a superword run's two stages
-    announce both together)."""
+    announce both together).
+
+    ``cut_below`` (a superword run's stage 2, native loop): the loop runs over the words cut where a pair
+    counts fewer than that (equal pieces added up: a fifth of the positions on natural text), which makes
+    the same merges as the whole words as long as each merge counts at least ``cut_below`` and makes a new
+    token (rust/src/cut_words.rs). The first merge that does not, or an early stop, sends the run back to
+    the whole words: a loop over them replays the merges so far (checking each) and goes on."""
     config, now, cancelled = run.config, run.now, run.cancelled
     start_tokens = list(base.tokens) if base is not None else [bytes([i]) for i in range(256)]
     merges: list[Pair] = []
@@ -449,10 +472,26 @@ def _merge_phase(
             # is not needed after: a checkpoint stores the counts encoded before this phase). For the native
             # loop, as flat ids, not a str per word.
             table = counts.outcome.counts
+            kept = counts.outcome.table  # a superword run's stage 2: the native count table, no dict
             counts.outcome = None
-            encoded = base.encode_arrays(table) if native.backend() == "native" else None
+            encoded = None
+            if kept is not None:
+                encoded = base.encode_native_table(kept)
+                if encoded is None:
+                    table = decode_table(kept.to_frame())
+                del kept
+            if encoded is None and native.backend() == "native":
+                encoded = base.encode_arrays(table)
             words = {} if encoded is not None else base.encode_words(table, consume=True)
             del table
+        whole: native.EncodedWords | None = None  # the words, while the loop runs over their pieces
+        if cut_below is not None:
+            cut_below = max(cut_below, config.min_frequency)  # rarer pairs never merge anyway
+        cut = cut_below is not None and counts.replay is None and checkpoint_header is None
+        if cut and cut_below is not None and encoded is not None:
+            pieces = native.cut_rare_pairs(encoded, below=cut_below)
+            if pieces is not None:
+                whole, encoded = encoded, pieces
         loop = MergeLoop(
             words,
             start_tokens,
@@ -508,17 +547,41 @@ def _merge_phase(
                 raise CountsFileError(counts.source or "", problem) from None
             del recorded, recorded_counts
         saved = len(merges)
-        if loop.stop_reason is None:
+        while loop.stop_reason is None:
             every = config.checkpoint_every
             created = len(tb) - len(start_tokens)
+            exact = True
             for m in loop.run(
                 new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
             ):
+                if whole is not None and (m.count < (cut_below or 0) or m.token_id != len(tb) - 1):
+                    exact = False  # this merge may not be the whole words' one: not reported
+                    break
                 with gc_pause.handing_over():
                     yield made(m)
                 if checkpoint_header is not None and len(merges) % every == 0:
                     save(None)
                     saved = len(merges)
+            else:
+                stopped = loop.stop_reason
+                exact = whole is None or stopped in (StopReason.VOCAB_SIZE, StopReason.CANCELLED)
+            if exact:
+                break
+            assert whole is not None
+            loop = MergeLoop(
+                {},
+                start_tokens,
+                max_token_length=config.max_token_length,
+                cancelled=cancelled,
+                encoded=whole,
+            )
+            whole = None
+            tb = loop.token_bytes
+            least = config.min_frequency
+            replayed = loop.replay(
+                merges, merge_counts, new_tokens=wanted, min_frequency=least, cancelled=cancelled
+            )
+            collections.deque(replayed, maxlen=0)
         assert loop.stop_reason is not None
         if checkpoint_header is not None and len(merges) > saved:
             save(loop.stop_reason)
@@ -567,8 +630,10 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
     """The stage-1 tokenizer of a superword run, laid out to encode stage 2's chunks whole.
 
     A chunk's tokens are the stage-1 merges applied one after the other (the merge loop's own rule). When no
-    merge remade an existing token, BPE by rank gives the same tokens, and the native encoder does it fast;
-    otherwise (or without the native kernel) :func:`~.extend.encode_sequentially` does.
+    merge remade an existing token, BPE by rank gives the same tokens, and the native encoder does it fast
+    (``encode_words``: each chunk cut where no stage-1 token spans, its parts -- mostly its words, which recur
+    across chunks -- through a large cache); otherwise (or without the native kernel)
+    :func:`~.extend.encode_sequentially` does.
     """
     tokens, merges = stage1.token_bytes, stage1.merges
     ids = {token: i for i, token in enumerate(tokens)}
@@ -577,7 +642,7 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
     if not remade:
         triples = [(ids[left], ids[right], ids[left + right]) for left, right in merges]
         encoder = native.encoder(
-            range(256), triples, None, list(tokens), cache_size=4096, preset=None, split=lambda s: [s]
+            range(256), triples, None, list(tokens), cache_size=1 << 17, preset=None, split=lambda s: [s]
         )
 
     def one_by_one(pieces: list[str]) -> list[list[int]]:
@@ -596,6 +661,8 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
         encode_raw=lambda raw: encode_sequentially([raw], tokens, merges)[0],
         sequential=encoder is None,
         encode_flat=None if encoder is None else encoder.encode_flat,
+        encode_keys=None if encoder is None else encoder.encode_words,
+        encode_table=None if encoder is None else encoder.encode_table,
     )
 
 
@@ -618,7 +685,9 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     # Stage 2 on a clock of its own (its phases' timestamps start at 0), reported as superword_* timings.
     stage2_config = config.replace(pattern=SUPERWORD_PATTERN, counts_out=None)
     stage2_run = dataclasses.replace(run, config=stage2_config, timings={}, start=time.perf_counter())
-    counts2 = yield from _count_phase(stage2_run, count)
+    # Stage 2's chunks stay in the native count table until they are encoded from it (no dict of a million
+    # long str: that was most of the run's peak memory), unless a checkpoint needs them as counts.
+    counts2 = yield from _count_phase(stage2_run, count, keep_table=config.checkpoint is None)
     stage2 = yield from _merge_phase(
         stage2_run,
         counts2,
@@ -626,6 +695,8 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
         wanted=config.vocab_size - len(base.tokens) - specials,
         first_index=len(stage1.merges),
         total=total,
+        # Stage 2's merges count about as much as stage 1's last or more (on natural text): cut below that.
+        cut_below=stage1.merge_counts[-1] if stage1.merge_counts else None,
     )
     merged = _Merged(
         stage2.token_bytes,

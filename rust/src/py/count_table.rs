@@ -16,7 +16,7 @@ use crate::count::Table;
 #[pyclass(module = "bpe_studio._native")]
 #[derive(Default)]
 pub struct CountTable {
-    inner: Table,
+    pub(crate) inner: Table,
 }
 
 #[pymethods]

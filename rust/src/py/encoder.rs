@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use rustc_hash::FxHashMap;
 
+use super::count_table::CountTable;
 use super::{or_code_point, scanner, strings, without_gil};
 use crate::encode;
 
@@ -131,6 +132,57 @@ impl Encoder {
         without_gil(py, || self.inner.encode_counts(&strs))
     }
 
+    /// Each word's ids, the word merged whole as one pre-token (`words`: bytes spelled as latin-1 str, one
+    /// code point per byte, as the counting phase keys them), cut where no token can span and the parts
+    /// encoded through the cache (src/encode_cut.rs): (the ids one after the other as native-endian 32-bit
+    /// integers, for `array("I").frombytes`; each word's number of ids). A code point above 255 raises
+    /// ValueError.
+    fn encode_words<'py>(
+        &self,
+        py: Python<'py>,
+        words: &Bound<'py, PyList>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>)> {
+        let owned = strings(words)?;
+        let mut latin: Vec<Vec<u8>> = Vec::new();
+        let mut which: Vec<(bool, usize)> = Vec::with_capacity(owned.len());
+        let texts: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        for text in &texts {
+            if text.is_ascii() {
+                which.push((true, 0));
+            } else {
+                let bytes = text.chars().map(u8::try_from).collect::<Result<Vec<u8>, _>>().map_err(|_| {
+                    PyValueError::new_err("encode_words: a word holds a code point above 255")
+                })?;
+                which.push((false, latin.len()));
+                latin.push(bytes);
+            }
+        }
+        let raw: Vec<&[u8]> = texts
+            .iter()
+            .zip(&which)
+            .map(|(text, &(ascii, at))| if ascii { text.as_bytes() } else { latin[at].as_slice() })
+            .collect();
+        let (ids, lengths) = without_gil(py, || self.inner.encode_words(&raw))?;
+        Ok((ne_bytes(py, &ids)?, lengths))
+    }
+
+    /// `encode_words` over the keys of a count table, which is emptied (its memory given back before the
+    /// words are encoded): (ids as in `encode_words`, each key's number of ids, each key's count), in the
+    /// table's order. A superword run's stage 2 goes from its count table to the merge loop's flat words
+    /// this way, with no Python object per chunk.
+    fn encode_table<'py>(
+        &self,
+        py: Python<'py>,
+        mut table: PyRefMut<'py, CountTable>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
+        let taken = std::mem::take(&mut table.inner);
+        let frame = without_gil(py, move || taken.to_frame())?;
+        let (ids, lengths, counts) =
+            without_gil(py, || self.inner.encode_frame(&frame))?.map_err(PyValueError::new_err)?;
+        drop(frame);
+        Ok((ne_bytes(py, &ids)?, lengths, counts))
+    }
+
     /// The ids of a whole text under a native scanner (`gpt2`, `cl100k`, `llama3`, ...): the native scanner
     /// splits it and each pre-token goes through the cache, all without the GIL.
     ///
@@ -246,4 +298,14 @@ impl Encoder {
         })?;
         Ok(out.into_any().unbind())
     }
+}
+
+/// `ids` as native-endian 32-bit integers (for `array("I").frombytes`).
+fn ne_bytes<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, ids.len() * 4, |buf| {
+        for (chunk, id) in buf.chunks_exact_mut(4).zip(ids) {
+            chunk.copy_from_slice(&id.to_ne_bytes());
+        }
+        Ok(())
+    })
 }

@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use crate::{guard, merge, pretok, rankfile};
+use crate::{cut_words, guard, merge, pretok, rankfile};
 
 /// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
 /// (src/guard.rs). Every entry point that does work goes through here.
@@ -145,6 +145,33 @@ fn count_pretokens<'py>(
     })
 }
 
+/// Words as flat ids (`ids`: native-endian 32-bit integers) cut between two ids whose pair counts fewer
+/// than `below` in all the words, equal pieces added up, pieces of one id left out (src/cut_words.rs):
+/// (ids as native-endian bytes, each piece's number of ids, each piece's count).
+#[pyfunction]
+fn cut_rare_pairs<'py>(
+    py: Python<'py>,
+    ids: &[u8],
+    lengths: Vec<u32>,
+    freqs: Vec<i64>,
+    below: i64,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
+    if !ids.len().is_multiple_of(4) {
+        return Err(PyValueError::new_err("ids: need 4 bytes per id"));
+    }
+    let flat: Vec<u32> = ids.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let cut = without_gil(py, || cut_words::cut_rare_pairs(&flat, &lengths, &freqs, below))?
+        .map_err(PyValueError::new_err)?;
+    drop(flat);
+    let out = PyBytes::new_with(py, cut.ids.len() * 4, |buf| {
+        for (chunk, id) in buf.chunks_exact_mut(4).zip(&cut.ids) {
+            chunk.copy_from_slice(&id.to_ne_bytes());
+        }
+        Ok(())
+    })?;
+    Ok((out, cut.lengths, cut.freqs))
+}
+
 /// A tiktoken rank file's lines as rank -> token bytes, when the file is in canonical form (padded base64,
 /// decimal ranks, no rank or token twice); None otherwise (the Python parser then reads it and names the
 /// line of any error). See src/rankfile.rs.
@@ -170,5 +197,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<count_table::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(cut_rare_pairs, m)?)?;
     Ok(())
 }

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import array
 import functools
 import itertools
 import random
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import regex
@@ -29,8 +31,14 @@ from bpe_studio.engine.events import MergeMade, TrainResult
 from bpe_studio.engine.formats.saving import save_tokenizer
 from bpe_studio.engine.pretokenize.patterns import scanner_name
 from bpe_studio.engine.training.counting import counting_path
-from bpe_studio.engine.training.extend import SUPERBPE_SPLIT, SUPERWORD_PATTERN
+from bpe_studio.engine.training.extend import (
+    SUPERBPE_SPLIT,
+    SUPERWORD_PATTERN,
+    ExtendBase,
+    encode_sequentially,
+)
 from bpe_studio.engine.training.learn import MergeReplay, is_superword, replay_to
+from bpe_studio.engine.training.merge import MergeLoop
 
 from ..backends import BACKENDS, needs_native, use_backend
 from ..reference import merge_word, reference_train, split_documents
@@ -253,3 +261,129 @@ def test_a_superword_runs_events_number_its_merges_across_both_stages() -> None:
     assert [e.index for e in made] == list(range(len(result.merges)))
     assert {e.total for e in made} == {330 - 256}
     assert [e.token_id for e in made][-1] == max(result.vocab)
+
+
+@st.composite
+def merge_tables(draw: st.DrawFn) -> tuple[list[bytes], list[tuple[bytes, bytes]]]:
+    """A random stage-1 vocabulary and its merges (none remakes a token) over a few bytes, some of them not
+    UTF-8 (the invalid_utf8 policy keeps such chunks)."""
+    tokens = [bytes([i]) for i in range(256)]
+    known = set(tokens)
+    merges: list[tuple[bytes, bytes]] = []
+    alphabet = [b"a", b"b", b" ", b"\n", b"\xc3", b"\xa9", b"x"]
+    pool = list(alphabet)
+    for _ in range(draw(st.integers(0, 25))):
+        left, right = draw(st.sampled_from(pool)), draw(st.sampled_from(pool))
+        if left + right not in known:
+            known.add(left + right)
+            tokens.append(left + right)
+            merges.append((left, right))
+            pool.append(left + right)
+    return tokens, merges
+
+
+@needs_native
+@settings(max_examples=200, deadline=None)
+@given(
+    table=merge_tables(),
+    words=st.lists(st.lists(st.sampled_from([b"a", b"b", b" ", b"\n", b"\xc3", b"\xa9", b"x"]), max_size=30)),
+)
+def test_encoding_whole_chunks_cut_where_no_token_spans_equals_merging_them_one_merge_after_another(
+    table: tuple[list[bytes], list[tuple[bytes, bytes]]], words: list[list[bytes]]
+) -> None:
+    tokens, merges = table
+    ids = {token: i for i, token in enumerate(tokens)}
+    triples = [(ids[left], ids[right], ids[left + right]) for left, right in merges]
+    enc = native.encoder(
+        range(256), triples, None, list(tokens), cache_size=4, preset=None, split=lambda s: [s]
+    )
+    assert enc is not None
+    keys = [b"".join(word).decode("latin-1") for word in words] * 2  # again, from the cache
+    raw, lengths = enc.encode_words(keys)
+    flat = array.array("I")
+    flat.frombytes(raw)
+    expected = encode_sequentially(keys, tokens, merges)
+    assert lengths == [len(word) for word in expected]
+    assert flat.tolist() == [i for word in expected for i in word]
+
+
+@needs_native
+def test_a_superword_runs_stage_2_goes_from_the_native_count_table_to_the_merge_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30 + ["a b c 12 x"]), "utf-8")
+    config = TrainConfig(
+        inputs=(path,),
+        vocab_size=300,
+        special_tokens=(SPECIAL,),
+        superword_transition=270,
+        workers=2,
+        chunk_size=200,  # several chunks, so two threads count them
+    )
+    tables: list[int] = []
+    real = ExtendBase.encode_native_table
+
+    def spy(self: ExtendBase, table: Any) -> Any:
+        tables.append(len(table))
+        return real(self, table)
+
+    monkeypatch.setattr(ExtendBase, "encode_native_table", spy)
+    with use_backend("native"):
+        threaded = train(config)
+        serial = train(config.replace(workers=1))
+    assert tables and tables[0] > 0  # no dict of the chunks: the table itself
+    assert (threaded.merges, threaded.vocab, threaded.merge_counts) == (
+        serial.merges,
+        serial.vocab,
+        serial.merge_counts,
+    )
+    assert len(tables) == 1  # the serial run counts into a dict
+
+
+@needs_native
+def test_stage_2_over_words_cut_at_rare_pairs_makes_the_merges_of_the_whole_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Stage 2 runs over the chunks cut where a pair counts less than stage 1's last merge; a merge below
+    # that sends it back to the whole chunks (MergeLoop.replay). Both ways equal the reference.
+    cuts: list[int] = []
+    replays: list[int] = []
+    real_cut, real_replay = native.cut_rare_pairs, MergeLoop.replay
+
+    def cut(encoded: Any, *, below: int) -> Any:
+        cuts.append(below)
+        return real_cut(encoded, below=below)
+
+    def replay(self: MergeLoop, merges: Any, *args: Any, **kwargs: Any) -> Any:
+        replays.append(len(merges))
+        return real_replay(self, merges, *args, **kwargs)
+
+    monkeypatch.setattr(native, "cut_rare_pairs", cut)
+    monkeypatch.setattr(MergeLoop, "replay", replay)
+    rng = random.Random(23)
+    words = ["the", "cat", "sat", "on", "mat", "a", "dog", "of", "x1", "1,2"]
+    weights = [30, 20, 10, 5, 3, 3, 2, 2, 1, 1]
+    for i in range(12):
+        docs = [
+            " ".join(rng.choices(words, weights, k=rng.randint(3, 12))) + rng.choice(".,\n")
+            for _ in range(20)
+        ]
+        path = tmp_path / f"corpus{i}.txt"
+        path.write_text(SPECIAL.join(docs), encoding="utf-8")
+        transition = 257 + rng.randint(3, 12)
+        vocab_size = transition + (rng.randint(1, 3) if i % 2 else rng.randint(5, 40))  # short: stays cut
+        with use_backend("native"):
+            result = train(
+                TrainConfig(
+                    inputs=(path,),
+                    vocab_size=vocab_size,
+                    special_tokens=(SPECIAL,),
+                    superword_transition=transition,
+                    workers=1,
+                )
+            )
+        merges, vocab, merge_counts = reference_superwords(path, vocab_size, transition)
+        assert (result.merges, result.vocab, result.merge_counts) == (merges, vocab, merge_counts)
+    assert len(cuts) == 12 and max(cuts) > 1  # every stage 2 was cut
+    assert 0 < len(replays) < 12  # some went back to the whole words, some did not need to

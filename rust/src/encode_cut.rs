@@ -1,0 +1,196 @@
+//! Encoding many long words at once, each cut where no token can span (`Encoder::encode_words`): a
+//! superword run's stage 2 encodes a million unique chunks of tens of tokens with the stage-1 merges, and
+//! most of each chunk's parts (its words) recur across chunks, so the parts go through the cache.
+//!
+//! Why a cut is exact: a token made by BPE covers adjacent bytes of the word, so a token that spans the
+//! place between bytes `x` and `y` holds the pair `xy`. If no token of the vocabulary holds `xy`, no merge
+//! ever joins across that place, every merge acts within one side, and (merges by rank, lowest first,
+//! leftmost first) each side is merged exactly as it would be alone. So the word's ids are its parts' ids
+//! one after the other. With `ignore_merges` (a part that is a token is taken whole) that would not hold,
+//! and words are not cut.
+
+use super::Encoder;
+
+/// Adjacent byte pairs, as an index `x * 256 + y`.
+const PAIRS: usize = 1 << 16;
+
+/// Words as flat ids: the ids one word after the other, each word's number of ids, each word's count.
+pub type FlatWords = (Vec<u32>, Vec<u32>, Vec<i64>);
+
+impl Encoder {
+    /// Which adjacent byte pairs some token holds (all of them when words must not be cut).
+    fn joinable(&self) -> Vec<bool> {
+        if self.tables.whole.is_some() || self.tables.whole_by_ranks {
+            return vec![true; PAIRS];
+        }
+        let mut seen = vec![false; PAIRS];
+        for (i, &present) in self.present.iter().enumerate() {
+            if present {
+                for w in self.bytes[self.starts[i]..self.starts[i + 1]].windows(2) {
+                    seen[(w[0] as usize) << 8 | w[1] as usize] = true;
+                }
+            }
+        }
+        seen
+    }
+
+    /// Each word's ids (the word merged whole, as one pre-token), one word after the other, and how many
+    /// ids each word has. Each word is cut between any two bytes that no token holds side by side, and the
+    /// parts are encoded through the cache (see the module's doc); time linear in the words' bytes but for
+    /// the BPE of the parts.
+    pub fn encode_words(&self, words: &[&[u8]]) -> (Vec<u32>, Vec<u32>) {
+        let joinable = self.joinable();
+        self.with_cache(|cache| {
+            let mut ids = Vec::with_capacity(words.iter().map(|w| w.len()).sum::<usize>() / 3 + 1);
+            let mut lengths = Vec::with_capacity(words.len());
+            for word in words {
+                let before = ids.len();
+                let mut start = 0;
+                for i in 1..word.len() {
+                    if !joinable[(word[i - 1] as usize) << 8 | word[i] as usize] {
+                        cache.encode(&self.tables, &word[start..i], &mut ids);
+                        start = i;
+                    }
+                }
+                if start < word.len() {
+                    cache.encode(&self.tables, &word[start..], &mut ids);
+                }
+                lengths.push((ids.len() - before) as u32);
+            }
+            (ids, lengths)
+        })
+    }
+}
+
+impl Encoder {
+    /// `encode_words` over a count table's frame (`count::Table::to_frame`'s layout): each key's ids one
+    /// after the other, each key's number of ids and each key's count, in the frame's order; Err names
+    /// what is wrong with a frame that is not one. The superword stage 2 goes from its native count table
+    /// to the merge loop's flat words this way, without a Python str per chunk.
+    pub fn encode_frame(&self, frame: &[u8]) -> Result<FlatWords, String> {
+        let entries = crate::count::parse_frame(frame)?;
+        let keys: Vec<&[u8]> = entries.iter().map(|&(key, _)| key).collect();
+        let (ids, lengths) = self.encode_words(&keys);
+        Ok((ids, lengths, entries.iter().map(|&(_, n)| n).collect()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Encoder, NO_RANK};
+
+    /// An encoder whose byte ids are the bytes and whose merges are (left, right) texts in rank order, each
+    /// making the next id from 256; `whole` maps texts to ids for `ignore_merges`.
+    fn encoder(merges: &[(&str, &str)], whole: Option<&[(&str, u32)]>) -> Encoder {
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        let id = |decoder: &Vec<Option<Vec<u8>>>, text: &str| {
+            decoder.iter().position(|t| t.as_deref() == Some(text.as_bytes())).expect("a token") as u32
+        };
+        let mut table = Vec::new();
+        for &(a, b) in merges {
+            let (x, y) = (id(&decoder, a), id(&decoder, b));
+            table.push((x, y, decoder.len() as u32));
+            decoder.push(Some([a, b].concat().into_bytes()));
+        }
+        let whole = whole.map(|w| w.iter().map(|&(t, i)| (t.as_bytes().to_vec(), i)).collect());
+        Encoder::new(std::array::from_fn(|b| b as u32), &table, whole, &decoder, 1000)
+    }
+
+    /// The reference: the whole word, merging the adjacent pair of lowest rank, leftmost first.
+    fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
+        let mut word: Vec<u32> = piece.iter().map(|&b| encoder.tables.byte_ids[b as usize]).collect();
+        loop {
+            let ranks = word.windows(2).map(|w| encoder.tables.pair(w[0], w[1]));
+            let Some((at, (rank, merged))) = ranks.enumerate().min_by_key(|&(i, (rank, _))| (rank, i)) else {
+                return word;
+            };
+            if rank == NO_RANK {
+                return word;
+            }
+            word[at] = merged;
+            word.remove(at + 1);
+        }
+    }
+
+    /// `len` bytes of "a" and "b", from a small linear congruential generator.
+    fn ab_word(state: &mut u64, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                if (*state >> 40).is_multiple_of(3) {
+                    b'a'
+                } else {
+                    b'b'
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_word_cut_where_no_token_spans_has_the_ids_of_the_whole_word() {
+        // No token holds "a " or " b", so "ab ab" is cut in three; "bb" spans nothing either.
+        let e = encoder(&[("a", "b"), (" ", "a"), (" a", "b"), ("b", "b")], None);
+        let words: Vec<&[u8]> = vec![b"ab ab", b"abbb ab", b"", b"  ab", b"x"];
+        let (ids, lengths) = e.encode_words(&words);
+        let mut expected = Vec::new();
+        let mut sizes = Vec::new();
+        for w in &words {
+            let one = naive(&e, w);
+            sizes.push(one.len() as u32);
+            expected.extend(one);
+        }
+        assert_eq!(ids, expected);
+        assert_eq!(lengths, sizes);
+    }
+
+    #[test]
+    fn random_words_equal_the_naive_merge_of_the_whole_word() {
+        let e = encoder(&[("a", "b"), ("b", "b"), ("ab", "a"), ("bb", "b"), ("a", "a"), ("aba", "bb")], None);
+        let mut state = 7u64;
+        let words: Vec<Vec<u8>> = (0..300)
+            .map(|i| {
+                let mut w = ab_word(&mut state, i % 40);
+                // Some places no token spans ("x"), and a word of "a" and "b" only.
+                if i % 3 == 0 {
+                    w.insert(w.len() / 2, b'x');
+                }
+                w
+            })
+            .collect();
+        let refs: Vec<&[u8]> = words.iter().map(|w| w.as_slice()).collect();
+        let (ids, lengths) = e.encode_words(&refs);
+        let mut at = 0;
+        for (w, &n) in refs.iter().zip(&lengths) {
+            assert_eq!(ids[at..at + n as usize], naive(&e, w)[..], "word {w:?}");
+            at += n as usize;
+        }
+        assert_eq!(at, ids.len());
+    }
+
+    #[test]
+    fn a_count_tables_keys_are_encoded_with_their_counts() {
+        let e = encoder(&[("a", "b"), (" ", "a"), (" a", "b")], None);
+        let mut table = crate::count::Table::default();
+        let classes = crate::testing::classes();
+        let texts = ["ab ab ab", "x ab"];
+        assert!(table.add(&texts, classes, crate::pretok::scanner("gpt2").expect("gpt2")).is_ok());
+        let (ids, lengths, counts) = e.encode_frame(&table.to_frame()).expect("a frame");
+        // gpt2's pieces in order of first appearance: "ab", " ab" (3 times), "x".
+        assert_eq!(counts, [1, 3, 1]);
+        // " ab": "ab" (rank 0) first, so " a" never merges.
+        assert_eq!(lengths, [1, 2, 1]);
+        assert_eq!(ids, [256, u32::from(b' '), 256, u32::from(b'x')]);
+        assert!(e.encode_frame(b"short").is_err());
+    }
+
+    #[test]
+    fn with_ignore_merges_words_are_not_cut() {
+        // "ab" is a whole token: alone it is taken whole, inside "abxab" it is not (x never joins).
+        let e = encoder(&[("a", "b")], Some(&[("ab", 256), ("b", 98)]));
+        let (ids, lengths) = e.encode_words(&[b"abxb"]);
+        let mut whole = Vec::new();
+        e.tables.bpe(b"abxb", &mut whole);
+        assert_eq!(ids, whole);
+        assert_eq!(lengths, [whole.len() as u32]);
+    }
+}
