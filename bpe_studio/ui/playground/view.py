@@ -7,6 +7,9 @@ vocab-size slider with the curve of token count against vocab size, and a box th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
@@ -24,13 +27,14 @@ from PySide6.QtWidgets import (
 )
 
 from ...engine import Tokenizer
-from ...engine.encoding.analysis import compression
+from ...engine.encoding.analysis import Compression
 from ..app.tasks import TaskContext, TaskRunner
-from ..present.token_layout import NORMAL, Curve, Encoding, SpecialMode, encode_text, token_count_curve
+from ..present.token_copy import IdsText, ids_text
+from ..present.token_layout import Curve, Encoding, SpecialMode, encode_text, token_count_curve, word_count
 from ..present.tokenizer_info import LoadedTokenizer
 from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_details import TokenDetails
-from ..widgets.token_text import TokenTextEdit
+from ..widgets.token_text import TokenTextEdit, with_label_breaks
 from .decode_box import DecodeBox
 from .ids_box import IdsBox
 from .vocab_size_box import VocabSizeBox
@@ -81,11 +85,11 @@ class PlaygroundView(FileDropWidget):
         self._hover: tuple[str, int] | None = None  # ("text", unit) or ("tokens", token)
         self._linked_id = -1  # the selected token's id, as last reported by token_selected
 
-        self.encode_runner = TaskRunner("bpe-studio-encode", self)
+        self.encode_runner = TaskRunner("bpe-studio-encode", self, defer_gc=True)
         self.encode_runner.finished.connect(self._on_encode_runner_finished)
         self.encode_runner.errored.connect(self._on_encode_runner_errored)
         self.encode_runner.idle.connect(self._on_runner_idle)
-        self.curve_runner = TaskRunner("bpe-studio-curve", self)
+        self.curve_runner = TaskRunner("bpe-studio-curve", self, defer_gc=True)
         self.curve_runner.finished.connect(self._on_curve_runner_finished)
         self.curve_runner.errored.connect(self._on_curve_runner_errored)
         self.curve_runner.idle.connect(self._on_runner_idle)
@@ -349,19 +353,21 @@ class PlaygroundView(FileDropWidget):
     @Slot()
     def _on_encode_timer_timeout(self) -> None:
         loaded, text, mode, merges = self.loaded, self.text(), self.special_mode(), self.merges_used
+        colours = len(self.editor.token_palette.backgrounds)
 
-        def task(ctx: TaskContext) -> Encoding:
+        def task(ctx: TaskContext) -> _Shown:
             tokenizer = loaded.cut(merges) if loaded is not None else None
             ctx.check()
-            return encode_text(tokenizer, text, mode, merges=merges, check=ctx.check)
+            encoding = encode_text(tokenizer, text, mode, merges=merges, check=ctx.check)
+            return _prepare(encoding, colours, ctx.check)
 
         self.encode_runner.start(task)
 
     @Slot(object)
-    def _on_encode_runner_finished(self, encoding: Encoding) -> None:
-        if encoding.text != self.text() or self.encode_timer.isActive():
+    def _on_encode_runner_finished(self, shown: _Shown) -> None:
+        if shown.encoding.text != self.text() or self.encode_timer.isActive():
             return  # the text changed meanwhile; the next encoding is on its way
-        self._apply_encoding(encoding)
+        self._apply_encoding(shown.encoding, shown)
 
     @Slot(object)
     def _on_encode_runner_errored(self, exc: BaseException) -> None:
@@ -371,7 +377,9 @@ class PlaygroundView(FileDropWidget):
         self._show_error(f"Cannot encode the text: {exc}")
         self.encoded.emit()
 
-    def _apply_encoding(self, encoding: Encoding) -> None:
+    def _apply_encoding(self, encoding: Encoding, shown: _Shown | None = None) -> None:
+        if shown is None or shown.encoding is not encoding:
+            shown = _prepare(encoding, len(self.editor.token_palette.backgrounds))
         self.encoding = encoding
         self._selected_token = -1
         self._hover = None
@@ -385,19 +393,11 @@ class PlaygroundView(FileDropWidget):
             self._show_error(encoding.error)
         else:
             self._show_error("")
-            colours = len(self.editor.token_palette.backgrounds)
-            self.editor.set_units(
-                encoding.unit_start, encoding.unit_end, encoding.unit_kind, encoding.unit_colours(colours)
+            self.editor.set_units(encoding.unit_start, encoding.unit_end, encoding.unit_kind, shown.colours)
+            self.strip.set_broken_labels_and_units(
+                shown.strip_text, shown.strip_starts, shown.strip_ends, encoding.token_kind
             )
-            kinds = [NORMAL] * len(encoding.spans)
-            for unit in range(encoding.unit_count):
-                kind = encoding.unit_kind[unit]
-                for token in encoding.unit_tokens(unit):
-                    kinds[token] = kind
-            self.strip.set_labels_and_units(
-                encoding.strip_text, encoding.label_start, encoding.label_end, kinds
-            )
-        self.ids_box.set_encoding(encoding)
+        self.ids_box.set_encoding(encoding, shown.ids)
         self._link(-1, emit=False)
         self._update_stats()
         self.size_box.update_label()
@@ -422,7 +422,13 @@ class PlaygroundView(FileDropWidget):
         encoding = self.encoding
         known = self.loaded is not None and encoding is not None and not encoding.error
         n = len(encoding.spans) if encoding is not None and known else 0
-        figures = compression(self.text(), n)
+        if encoding is not None:  # counted on the worker thread (a pasted megabyte takes a while)
+            # No words in Chinese or Thai text (``words`` is None): whitespace does not separate them there.
+            figures = Compression(len(encoding.text), encoding.byte_count, encoding.words or 0, n)
+        else:
+            text = self.text()
+            words = word_count(text)
+            figures = Compression(len(text), len(text.encode("utf-8", "replace")), words or 0, n)
         chars, size, per_token = figures.characters, figures.bytes, figures.chars_per_token
         if not known:
             tokens = "–"
@@ -637,6 +643,30 @@ class PlaygroundView(FileDropWidget):
     def _on_details_link_activated(self, link: str) -> None:
         if link.startswith("token:"):
             self.token_link_activated.emit(int(link.removeprefix("token:")))
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """An encoding with what its views show, made on the worker thread (for a long text, seconds of work
+    that would otherwise freeze the window)."""
+
+    encoding: Encoding
+    colours: list[int]
+    strip_text: str
+    strip_starts: list[int]
+    strip_ends: list[int]
+    ids: IdsText
+
+
+def _prepare(encoding: Encoding, colours: int, check: Callable[[], None] = lambda: None) -> _Shown:
+    """What the views show of an encoding: unit colours, the Tokens view's text and the ids' text."""
+    if encoding.error or not encoding.spans:
+        return _Shown(encoding, [], "", [], [], IdsText("", [], []))
+    unit_colours = encoding.unit_colours(colours)
+    check()
+    text, starts, ends = with_label_breaks(encoding.strip_text, encoding.label_start, encoding.label_end)
+    check()
+    return _Shown(encoding, unit_colours, text, starts, ends, ids_text(encoding.ids))
 
 
 #: A short text with English, code, whitespace runs, accents, CJK and an emoji, for the Sample button.

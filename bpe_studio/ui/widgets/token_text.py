@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from functools import lru_cache
 
 from PySide6.QtCore import (
     QEvent,
@@ -81,12 +82,19 @@ def label_break_points(label: str) -> list[int]:
     """
     if _NEVER_BREAKS.fullmatch(label):
         return []
+    return list(_break_points(label))
+
+
+@lru_cache(maxsize=65536)
+def _break_points(label: str) -> tuple[int, ...]:
+    # Cached: a long text repeats the same few thousand labels, and asking Qt costs ~10 µs a label.
+    # QTextBoundaryFinder is reentrant, so this also runs on a worker thread (the playground's encoding).
     length = len(label.encode("utf-16-le")) // 2
     finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Line, label)
     points = []
     while 0 < (point := finder.toNextBoundary()) < length:
         points.append(point)
-    return points
+    return tuple(points)
 
 
 def with_label_breaks(
@@ -95,7 +103,8 @@ def with_label_breaks(
     """Insert :data:`LABEL_BREAK` between adjacent labels and :data:`LABEL_JOIN` where a line could wrap
     inside one; returns the text and the labels' new positions.
 
-    Positions are in UTF-16 code units, as in the document.
+    Positions are in UTF-16 code units, as in the document. Qt-free apart from asking Qt where lines may
+    break, so it runs on a worker thread too (the playground prepares its Tokens view there).
 
     Example:
         >>> with_label_breaks("ab<0xE2>", [0, 1, 2], [1, 2, 8])
@@ -213,6 +222,7 @@ class TokenTextEdit(QPlainTextEdit):
         # Connected before the highlighter exists, so that an edit is seen before Qt re-highlights the block.
         self.document().contentsChange.connect(self._on_document_contents_change)
         self.coloured_blocks: set[int] = set()
+        self._block_count = self.document().blockCount()
         self._wanted = range(0)
         self.highlighter = UnitHighlighter(self)
         self.updateRequest.connect(self._on_update_request)
@@ -346,6 +356,18 @@ class TokenTextEdit(QPlainTextEdit):
         not those given; :meth:`plain_text` and copying leave both out.
         """
         text, starts, ends = with_label_breaks(text, starts, ends)
+        self.set_broken_labels_and_units(text, starts, ends, kinds, colours)
+
+    def set_broken_labels_and_units(
+        self,
+        text: str,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """:meth:`set_labels_and_units` with the labels' text already through :func:`with_label_breaks` (the
+        playground does that on its worker thread: for a long text it takes seconds)."""
         self._label_breaks = True
         self._set_text(text)
         self.set_units(starts, ends, kinds, colours)
@@ -359,22 +381,50 @@ class TokenTextEdit(QPlainTextEdit):
             self._updating = False
 
     def _rehighlight(self) -> None:
+        """Colour the blocks near the view again, and clear those coloured before: only those, since a
+        whole-document rehighlight calls :meth:`UnitHighlighter.highlightBlock` once per block (tens of
+        thousands for a pasted megabyte)."""
         self._updating = True
         try:
-            self.coloured_blocks.clear()
+            stale = self.coloured_blocks
+            self.coloured_blocks = set()
             self._wanted = self._wanted_blocks()
-            self.highlighter.rehighlight()
+            doc = self.document()
+            count = doc.blockCount()
+            for number in sorted(stale.union(self._wanted)):
+                if number >= count:
+                    break
+                self.highlighter.rehighlightBlock(doc.findBlockByNumber(number))
         finally:
             self._updating = False
         self.viewport().update()
 
     def _wanted_blocks(self) -> range:
-        """Block numbers to colour: those in view and a screenful around them."""
+        """Block numbers to colour: those in view and a screenful around them.
+
+        Counted in characters as well as in blocks: in a text of long paragraphs (Chinese, or the Tokens
+        view of one), a screenful of blocks is many screens of units, and colouring them all froze the
+        window for half a second.
+        """
         first = self.firstVisibleBlock()
         number = first.blockNumber() if first.isValid() else 0
-        line = max(self.fontMetrics().lineSpacing(), 1)
-        lines = max(self.viewport().height() // line, 10)
-        return range(max(number - lines, 0), number + 3 * lines)
+        metrics = self.fontMetrics()
+        lines = max(self.viewport().height() // max(metrics.lineSpacing(), 1), 10)
+        columns = max(self.viewport().width() // max(metrics.averageCharWidth(), 1), 20)
+        budget = lines * columns  # about a screenful of characters
+        start, spent = number, 0
+        block = first.previous() if first.isValid() else first
+        while block.isValid() and number - start < lines and spent < budget:
+            start -= 1
+            spent += block.length()
+            block = block.previous()
+        end, spent = number, 0
+        block = first
+        while block.isValid() and end - number < 3 * lines and spent < 2 * budget:
+            end += 1
+            spent += block.length()
+            block = block.next()
+        return range(start, max(end, number + 1))
 
     def block_wanted(self, block: QTextBlock) -> bool:
         """Whether a block is near enough to the view to be coloured now."""
@@ -417,6 +467,7 @@ class TokenTextEdit(QPlainTextEdit):
 
     @Slot(int, int, int)
     def _on_document_contents_change(self, position: int, _removed: int, _added: int) -> None:
+        self._renumber_coloured_blocks(position)
         revision = self.document().revision()
         if self._updating or revision == self._revision:
             return  # set from code, or only formats changed
@@ -426,6 +477,24 @@ class TokenTextEdit(QPlainTextEdit):
         self._current = range(0)
         if not self.isReadOnly():
             self.text_edited.emit()
+
+    def _renumber_coloured_blocks(self, position: int) -> None:
+        """Follow lines added or removed at ``position`` in :attr:`coloured_blocks` (block numbers after it
+        move), so that the next colouring also clears the colours of blocks that moved out of view."""
+        doc = self.document()
+        count, before = doc.blockCount(), self._block_count
+        self._block_count = count
+        delta = count - before
+        if not delta or not self.coloured_blocks:
+            return
+        edited = doc.findBlock(position).blockNumber()
+        moved = set()
+        for number in self.coloured_blocks:
+            if number <= edited:
+                moved.add(number)
+            elif number > edited - min(delta, 0):  # blocks merged into the edited one (delta < 0) are gone
+                moved.add(number + delta)
+        self.coloured_blocks = moved
 
     def unit_at_position(self, position: int) -> int:
         """The unit holding the character at a document position, or -1 (also while it is stale)."""
