@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -46,6 +47,25 @@ SLIDER_DELAY_MS = 60
 #: Milliseconds of quiet before the curve is computed again (it encodes the text at every vocab size).
 CURVE_DELAY_MS = 400
 
+#: Points the text views may grow and shrink by with Ctrl+= and Ctrl+- (smaller, larger).
+ZOOM_LIMIT = (6, 24)
+#: The largest text file a drop on the text loads (bytes): beyond, the playground is the wrong tool.
+MAX_DROPPED_TEXT = 20_000_000
+#: File name endings a drop on the text loads as text (a tokenizer's merges.txt or vocab.txt excepted).
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".md", ".rst", ".csv", ".tsv", ".log", ".py", ".html", ".xml"})
+
+
+def is_text_file(path: Path) -> bool:
+    """Whether a dropped file is text to load into the playground rather than a tokenizer to open.
+
+    Example:
+        >>> is_text_file(Path("notes.txt")), is_text_file(Path("merges.txt")), is_text_file(Path("tok.json"))
+        (True, False, False)
+    """
+    name = path.name.lower()
+    return path.suffix.lower() in TEXT_SUFFIXES and "merges" not in name and "vocab" not in name
+
+
 _MODE_LABELS = {
     SpecialMode.RECOGNISED: "Recognised",
     SpecialMode.ORDINARY: "Ordinary text",
@@ -68,6 +88,7 @@ class PlaygroundView(FileDropWidget):
         token_link_activated(int): A token link in the details was clicked (to show it elsewhere).
         token_selected(int): The selected token's id changed (-1: none), to select it in other tabs.
         files_dropped(list): Tokenizer files were dropped on the tab.
+        text_loaded(object): A text file dropped on the text became the text (its ``Path``).
     """
 
     encoded = Signal()
@@ -75,6 +96,7 @@ class PlaygroundView(FileDropWidget):
     settled = Signal()
     token_link_activated = Signal(int)
     token_selected = Signal(int)
+    text_loaded = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -171,11 +193,16 @@ class PlaygroundView(FileDropWidget):
         text_layout = QVBoxLayout(text_box)
         self.editor = TokenTextEdit(text_box)
         self.editor.setObjectName("playground_editor")
-        self.editor.setPlaceholderText("Type or paste text here. Each token gets its own colour.")
+        self.editor.setPlaceholderText(
+            "Type or paste text here, or drop a .txt file. Each token gets its own colour."
+        )
+        # Tab and Shift+Tab move to the next and previous control, so the keyboard can leave the text; a
+        # tab character still comes in by pasting.
+        self.editor.setTabChangesFocus(True)
         self.editor.text_edited.connect(self._on_editor_text_edited)
         self.editor.unit_hovered.connect(self._on_editor_unit_hovered)
         self.editor.cursorPositionChanged.connect(self._on_editor_cursor_moved)
-        self.editor.files_dropped.connect(self.files_dropped)
+        self.editor.files_dropped.connect(self._on_editor_files_dropped)
         text_layout.addWidget(self.editor)
         self.stats_label = QLabel(text_box)
         self.stats_label.setObjectName("stats")
@@ -256,6 +283,52 @@ class PlaygroundView(FileDropWidget):
         splitter.setSizes([820, 480])
         self.editor.set_whitespace_visible(True)
         self.strip.set_whitespace_visible(False)
+        self._build_zoom()
+
+    def _build_zoom(self) -> None:
+        """Ctrl+= / Ctrl+- / Ctrl+0 make the text views' font larger, smaller, or as it was (anywhere in
+        the tab)."""
+        self.text_views: tuple[QWidget, ...] = (
+            self.editor,
+            self.strip,
+            self.ids_view,
+            self.decode_edit,
+            self.decode_output,
+        )
+        self._base_sizes = [view.font().pointSizeF() for view in self.text_views]
+        self.zoom_steps = 0
+        self.zoom_in_action = QAction("Larger text", self)
+        self.zoom_in_action.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
+        self.zoom_in_action.triggered.connect(self._on_zoom_in_action_triggered)
+        self.zoom_out_action = QAction("Smaller text", self)
+        self.zoom_out_action.setShortcut(QKeySequence("Ctrl+-"))
+        self.zoom_out_action.triggered.connect(self._on_zoom_out_action_triggered)
+        self.zoom_reset_action = QAction("Text at normal size", self)
+        self.zoom_reset_action.setShortcut(QKeySequence("Ctrl+0"))
+        self.zoom_reset_action.triggered.connect(self._on_zoom_reset_action_triggered)
+        for action in (self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.addAction(action)
+
+    def zoom_text(self, steps: int) -> None:
+        """Make the text views' font ``steps`` points larger than normal (negative: smaller; 0: normal)."""
+        self.zoom_steps = max(-ZOOM_LIMIT[0], min(steps, ZOOM_LIMIT[1]))
+        for view, size in zip(self.text_views, self._base_sizes, strict=True):
+            font = view.font()
+            font.setPointSizeF(max(size + self.zoom_steps, 4.0))
+            view.setFont(font)
+
+    @Slot()
+    def _on_zoom_in_action_triggered(self) -> None:
+        self.zoom_text(self.zoom_steps + 1)
+
+    @Slot()
+    def _on_zoom_out_action_triggered(self) -> None:
+        self.zoom_text(self.zoom_steps - 1)
+
+    @Slot()
+    def _on_zoom_reset_action_triggered(self) -> None:
+        self.zoom_text(0)
 
     # ==============================================================================================
     # Public API
@@ -519,6 +592,36 @@ class PlaygroundView(FileDropWidget):
     def _on_editor_text_edited(self) -> None:
         self.schedule_encode()
         self.schedule_curve()
+
+    @Slot(object)
+    def _on_editor_files_dropped(self, paths: list[Path]) -> None:
+        """A text file dropped on the text is loaded as the text; anything else is opened as a tokenizer."""
+        if len(paths) != 1 or not is_text_file(paths[0]):
+            self.files_dropped.emit(paths)
+            return
+        path = paths[0]
+        try:
+            size = path.stat().st_size
+            if size > MAX_DROPPED_TEXT:
+                raise ValueError(
+                    f"{path.name}: it is {size / 1e6:.0f} MB; the playground takes text files of up to "
+                    f"{MAX_DROPPED_TEXT // 1_000_000} MB (cut a part of it, or compare tokenizers on it in "
+                    "Compare ▸ Corpus)"
+                )
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._show_error(
+                f"Cannot load {path.name} as text: byte {exc.start:,} is not UTF-8; save it as UTF-8 first."
+            )
+            return
+        except OSError as exc:
+            self._show_error(f"Cannot read {path.name}: {exc.strerror or exc}.")
+            return
+        except ValueError as exc:
+            self._show_error(f"Cannot load {exc}.")
+            return
+        self.set_text(text)
+        self.text_loaded.emit(path)
 
     @Slot(int)
     def _on_special_combo_changed(self, _index: int) -> None:

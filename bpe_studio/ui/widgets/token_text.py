@@ -37,6 +37,7 @@ from PySide6.QtGui import (
     QDragMoveEvent,
     QDropEvent,
     QFontDatabase,
+    QFontMetricsF,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -71,6 +72,10 @@ LABEL_BREAK = "\u200b"
 LABEL_JOIN = "\u2060"
 # Labels made only of these never hold a place to wrap (byte labels, most words): no need to ask Qt.
 _NEVER_BREAKS = re.compile(r"[0-9A-Za-z<>·]*")
+
+
+#: Control characters a view draws as their code: C0 but tab and line feed, DEL, and C1.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def label_break_points(label: str) -> list[int]:
@@ -634,16 +639,48 @@ class TokenTextEdit(QPlainTextEdit):
     # -- painting ---------------------------------------------------------------------------------------
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
-        """Draw the text, then outlines and line-end markers."""
+        """Draw the text, then outlines, line-end markers and the codes of control characters."""
         super().paintEvent(event)
-        if not self.unit_starts:
-            return
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         try:
-            self._paint_overlay(painter)
+            if self.unit_starts:
+                self._paint_overlay(painter)
+            self._paint_controls(painter)
         finally:
             painter.end()
+
+    def control_positions(self) -> list[int]:
+        """Document positions of the control characters in view (drawn as their code, see the module)."""
+        first, last = self._visible_range()
+        found = []
+        block = self.document().findBlock(first)
+        while block.isValid() and block.position() < last:
+            base = block.position()
+            found += [base + m.start() for m in _CONTROL.finditer(block.text())]
+            block = block.next()
+        return found
+
+    def _paint_controls(self, painter: QPainter) -> None:
+        """Draw each control character in view as its code in a small box (``1B`` for ESC): the font has
+        no glyph for them, and an empty box said nothing (the Tokens view writes ``<0x1B>``)."""
+        positions = self.control_positions()
+        if not positions:
+            return
+        font = self.font()
+        font.setPointSizeF(max(font.pointSizeF() * 0.6, 5.0))
+        painter.setFont(font)
+        text = QColor(self._palette.text)
+        document = self.document()
+        for position in positions:
+            code = f"{ord(document.characterAt(position)):02X}"
+            for rect in self.range_rects(position, position + 1):
+                width = max(rect.width(), QFontMetricsF(font).horizontalAdvance(code) + 2)
+                box = QRectF(rect.left(), rect.top() + 1, width, rect.height() - 2)
+                painter.fillRect(box, QColor(self.palette().color(QPalette.ColorRole.Base)))
+                painter.setPen(QPen(text, 1))
+                painter.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5))
+                painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), code)
 
     def _paint_overlay(self, painter: QPainter) -> None:
         palette = self._palette
