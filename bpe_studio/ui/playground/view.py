@@ -106,6 +106,8 @@ class PlaygroundView(FileDropWidget):
         self._selected_token = -1  # index of the selected token in the encoding (-1: none)
         self._hover: tuple[str, int] | None = None  # ("text", unit) or ("tokens", token)
         self._linked_id = -1  # the selected token's id, as last reported by token_selected
+        self._curve_waiting = False  # the curve is due once the encoding on its way is shown
+        self._encoding_due = False  # an encoding was started and not shown yet
 
         self.encode_runner = TaskRunner("bpe-studio-encode", self, defer_gc=True)
         self.encode_runner.finished.connect(self._on_encode_runner_finished)
@@ -386,7 +388,8 @@ class PlaygroundView(FileDropWidget):
     def is_busy(self) -> bool:
         """Whether an encoding or the curve is waiting or being computed."""
         return (
-            self.encode_timer.isActive()
+            self._curve_waiting
+            or self.encode_timer.isActive()
             or self.curve_timer.isActive()
             or self.encode_runner.is_busy()
             or self.curve_runner.is_busy()
@@ -394,6 +397,7 @@ class PlaygroundView(FileDropWidget):
 
     def shutdown(self) -> None:
         """Stop the timers and the worker threads (when the window closes)."""
+        self._curve_waiting = False
         self.encode_timer.stop()
         self.curve_timer.stop()
         self.encode_runner.shutdown()
@@ -434,6 +438,7 @@ class PlaygroundView(FileDropWidget):
             encoding = encode_text(tokenizer, text, mode, merges=merges, check=ctx.check)
             return _prepare(encoding, colours, ctx.check)
 
+        self._encoding_due = True
         self.encode_runner.start(task)
 
     @Slot(object)
@@ -448,6 +453,7 @@ class PlaygroundView(FileDropWidget):
         self.editor.clear_units()
         self.strip.set_text_and_units("", [], [], [])
         self._show_error(f"Cannot encode the text: {exc}")
+        self._resume_curve()
         self.encoded.emit()
 
     def _apply_encoding(self, encoding: Encoding, shown: _Shown | None = None) -> None:
@@ -476,7 +482,15 @@ class PlaygroundView(FileDropWidget):
         self.size_box.update_label()
         self._show_details()
         self.decode_box.refresh()
+        self._resume_curve()
         self.encoded.emit()
+
+    def _resume_curve(self) -> None:
+        """Compute the curve that waited for the encoding to be shown (see ``_on_curve_timer_timeout``)."""
+        self._encoding_due = False
+        if self._curve_waiting:
+            self._curve_waiting = False
+            self.schedule_curve(0)
 
     @staticmethod
     def _text_positions(encoding: Encoding, start: int, end: int) -> tuple[int, int]:
@@ -526,6 +540,11 @@ class PlaygroundView(FileDropWidget):
         if loaded is None:
             self._on_runner_idle()
             return
+        if self.encode_timer.isActive() or self._encoding_due:
+            # After the encoding is shown: run together, the two threads took turns holding Python's lock,
+            # and the GUI thread, showing the encoding, waited for it at each call into Python.
+            self._curve_waiting = True
+            return
 
         def task(ctx: TaskContext) -> tuple[LoadedTokenizer, str, Curve]:
             return loaded, text, token_count_curve(loaded, text, mode, check=ctx.check)
@@ -553,6 +572,8 @@ class PlaygroundView(FileDropWidget):
 
     @Slot()
     def _on_runner_idle(self) -> None:
+        if not self.encode_runner.is_busy() and not self.encode_timer.isActive():
+            self._resume_curve()  # the encoding ended unshown (cancelled): the curve waits no more
         if not self.is_busy():
             self.settled.emit()
 

@@ -225,3 +225,37 @@ def test_copy_is_offered_only_with_something_to_copy(  # type: ignore[no-untyped
     playground.set_special_mode(SpecialMode.RECOGNISED)
     wait_playground(qtbot, playground)
     assert not playground.copy_button.isEnabled()
+
+
+def test_the_curve_waits_until_the_encoding_is_shown(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, views: TokenizerViews, tiny_result: TrainResult, monkeypatch
+) -> None:
+    # Run together, the encoding and the curve threads took turns at Python's lock, and the GUI thread,
+    # showing the encoding, waited at each call into Python: the curve now starts once the encoding shows.
+    open_and_wait(qtbot, window, tiny_result, "before")
+    playground = views.playground
+    release = threading.Event()
+    real = playground_module.encode_text
+
+    def held(*args, **kwargs):  # type: ignore[no-untyped-def]
+        release.wait(WAIT_MS / 1000)
+        return real(*args, **kwargs)
+
+    curves: list[str] = []
+    real_curve = playground_module.token_count_curve
+
+    def curve(loaded, text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        curves.append(text)
+        return real_curve(loaded, text, *args, **kwargs)
+
+    monkeypatch.setattr(playground_module, "encode_text", held)
+    monkeypatch.setattr(playground_module, "token_count_curve", curve)
+    playground.set_text("after the change")
+    # The curve's delay passed while the encoding is held: the curve waits (or, as before, started).
+    qtbot.waitUntil(lambda: bool(curves) or getattr(playground, "_curve_waiting", False), timeout=WAIT_MS)
+    assert not curves and not playground.curve_runner.is_busy()
+    assert playground.is_busy()  # not settled while the curve waits
+    release.set()
+    wait_playground(qtbot, playground)
+    assert playground.curve is not None
+    assert curves == ["after the change"]
