@@ -223,6 +223,8 @@ class PlaygroundView(FileDropWidget):
         self.strip = TokenTextEdit(tokens_box, read_only=True)
         self.strip.setObjectName("playground_tokens")
         self.strip.setToolTip("Each token spelled from its bytes; click one to select it")
+        self.strip.feed_in_slices = True  # a pasted megabyte's tokens go in over several turns
+        self.strip.fed.connect(self._on_runner_idle)
         self.strip.unit_hovered.connect(self._on_strip_unit_hovered)
         self.strip.cursorPositionChanged.connect(self._on_strip_cursor_moved)
         self.strip.files_dropped.connect(self.files_dropped)
@@ -389,6 +391,7 @@ class PlaygroundView(FileDropWidget):
         """Whether an encoding or the curve is waiting or being computed."""
         return (
             self._curve_waiting
+            or self.strip.is_feeding()
             or self.encode_timer.isActive()
             or self.curve_timer.isActive()
             or self.encode_runner.is_busy()

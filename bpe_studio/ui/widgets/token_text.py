@@ -28,6 +28,7 @@ from PySide6.QtCore import (
     QRectF,
     Qt,
     QTextBoundaryFinder,
+    QTimer,
     Signal,
     Slot,
 )
@@ -73,6 +74,9 @@ LABEL_JOIN = "\u2060"
 # Labels made only of these never hold a place to wrap (byte labels, most words): no need to ask Qt.
 _NEVER_BREAKS = re.compile(r"[0-9A-Za-z<>·]*")
 
+
+#: Characters of a long text set in one turn of the event loop, when a view feeds it in slices.
+FEED_CHARS = 100_000
 
 #: Control characters a view draws as their code: C0 but tab and line feed, DEL, and C1.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -195,11 +199,16 @@ class TokenTextEdit(QPlainTextEdit):
         text_edited(): The text changed (other than through :meth:`set_text_and_units`).
         files_dropped(list): Local files or folders were dropped on the view (a list of ``Path``); dropped
             text is inserted as usual.
+        fed(): The last slice of a long text came in (see :attr:`feed_in_slices`).
+
+    Attributes:
+        feed_in_slices: Whether a long text set from code goes in a slice per turn of the event loop.
     """
 
     unit_hovered = Signal(int)
     text_edited = Signal()
     files_dropped = Signal(object)
+    fed = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, read_only: bool = False) -> None:
         super().__init__(parent)
@@ -231,6 +240,14 @@ class TokenTextEdit(QPlainTextEdit):
         self._wanted = range(0)
         self.highlighter = UnitHighlighter(self)
         self.updateRequest.connect(self._on_update_request)
+        self.feed_in_slices = False
+        self._rest = ""  # the part of the text still to be fed in (see _set_text)
+        self._feed_timer = QTimer(self)
+        self._feed_timer.setSingleShot(True)
+        self._feed_timer.setInterval(0)
+        self._feed_timer.timeout.connect(self._on_feed_timer_timeout)
+        if read_only:
+            self.document().setUndoRedoEnabled(False)  # nothing to undo, and slices fed in would pile up
 
     def plain_text(self) -> str:
         """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``; the
@@ -378,12 +395,42 @@ class TokenTextEdit(QPlainTextEdit):
         self.set_units(starts, ends, kinds, colours)
 
     def _set_text(self, text: str) -> None:
+        """Replace the text; with :attr:`feed_in_slices`, a long one goes in :data:`FEED_CHARS` at a time, one
+        slice per turn of the event loop (1.5 MB at once kept the window from reacting for 130 ms)."""
         self.unit_starts, self.unit_ends, self.unit_kinds = [], [], []
+        self._feed_timer.stop()
+        self._rest = ""
+        if self.feed_in_slices and len(text) > FEED_CHARS:
+            cut = text.rfind("\n", 0, FEED_CHARS) + 1 or FEED_CHARS  # at a line end where there is one
+            text, self._rest = text[:cut], text[cut:]
         self._updating = True
         try:
             self.setPlainText(text)
         finally:
             self._updating = False
+        if self._rest:
+            self._feed_timer.start()
+
+    def is_feeding(self) -> bool:
+        """Whether part of the text set last is still to come (see :meth:`_set_text`)."""
+        return bool(self._rest)
+
+    @Slot()
+    def _on_feed_timer_timeout(self) -> None:
+        rest = self._rest
+        cut = rest.rfind("\n", 0, FEED_CHARS) + 1 or FEED_CHARS
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._updating = True
+        try:
+            cursor.insertText(rest[:cut])
+        finally:
+            self._updating = False
+        self._rest = rest[cut:]
+        if self._rest:
+            self._feed_timer.start()
+        else:
+            self.fed.emit()
 
     def _rehighlight(self) -> None:
         """Colour the blocks near the view again, and clear those coloured before: only those, since a

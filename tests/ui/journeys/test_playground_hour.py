@@ -94,8 +94,14 @@ def test_a_large_paste_and_typing_after_it_give_exact_ids(  # type: ignore[no-un
         return real(*args, **kwargs)
 
     monkeypatch.setattr(playground_module, "with_label_breaks", spy)
+    # The Tokens view's text goes in over several turns of the event loop, whole in the end.
+    at_encoded: list[int] = []
+    playground.encoded.connect(lambda: at_encoded.append(len(playground.strip.document().toRawText())))
     text = _english(200_000)
     _paste(qtbot, views, text)
+    assert playground.encoding is not None
+    assert playground.strip.plain_text() == playground.encoding.strip_text
+    assert at_encoded and at_encoded[-1] < len(playground.encoding.strip_text) / 2
     tok = playground.effective_tokenizer()
     assert tok is not None
     ids = tok.encode(text, allowed_special="all", disallowed_special=())
