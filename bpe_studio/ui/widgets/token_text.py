@@ -142,6 +142,10 @@ def with_label_breaks(
     return b"".join(parts).decode("utf-16-le"), new_starts, new_ends
 
 
+def _as_list(values: Sequence[int]) -> list[int]:
+    return values if isinstance(values, list) else list(values)
+
+
 def _without_label_marks(text: str) -> str:
     """Text of a view of labels without the breaks and joiners :func:`with_label_breaks` put in."""
     return text.replace(LABEL_BREAK, "").replace(LABEL_JOIN, "")
@@ -336,10 +340,12 @@ class TokenTextEdit(QPlainTextEdit):
         ``colours`` gives each unit's colour number (by default its index), so that two views of the same
         tokens can agree on colours.
         """
-        self.unit_starts = list(starts)
-        self.unit_ends = list(ends)
-        self.unit_kinds = list(kinds)
-        self.unit_colours = list(colours) if colours is not None else None
+        # Lists are kept as given (never changed here): a long text's copies were more work on the GUI
+        # thread, and more for its garbage collector to visit.
+        self.unit_starts = _as_list(starts)
+        self.unit_ends = _as_list(ends)
+        self.unit_kinds = _as_list(kinds)
+        self.unit_colours = _as_list(colours) if colours is not None else None
         self.valid_until = None
         self._current = range(0)
         self._hovered = -1
