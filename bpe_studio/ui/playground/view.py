@@ -31,7 +31,15 @@ from ...engine import Tokenizer
 from ...engine.encoding.analysis import Compression
 from ..app.tasks import TaskContext, TaskRunner
 from ..present.token_copy import IdsText, ids_text
-from ..present.token_layout import Curve, Encoding, SpecialMode, encode_text, token_count_curve, word_count
+from ..present.token_layout import (
+    Curve,
+    Encoding,
+    SpecialMode,
+    encode_text,
+    int_array,
+    token_count_curve,
+    word_count,
+)
 from ..present.tokenizer_info import LoadedTokenizer
 from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_details import TokenDetails
@@ -793,7 +801,10 @@ def _prepare(encoding: Encoding, colours: int, check: Callable[[], None] = lambd
     check()
     text, starts, ends = with_label_breaks(encoding.strip_text, encoding.label_start, encoding.label_end)
     check()
-    return _Shown(encoding, unit_colours, text, starts, ends, ids_text(encoding.ids))
+    # Arrays, not lists: no containers for the GUI thread's garbage collector to visit (see IntArray).
+    return _Shown(
+        encoding, int_array(unit_colours), text, int_array(starts), int_array(ends), ids_text(encoding.ids)
+    )
 
 
 #: A short text with English, code, whitespace runs, accents, CJK and an emoji, for the Sample button.

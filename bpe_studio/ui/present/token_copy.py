@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .token_format import hex_bytes
+from .token_layout import int_array
 
 
 def format_ids(ids: Sequence[int]) -> str:
@@ -71,7 +72,7 @@ def ids_text(ids: Sequence[int]) -> IdsText:
 
     Example:
         >>> found = ids_text([256, 4])
-        >>> found.text, found.starts, found.ends
+        >>> found.text, list(found.starts), list(found.ends)
         ('[256, 4]', [1, 6], [4, 7])
     """
     if not ids:
@@ -87,7 +88,7 @@ def ids_text(ids: Sequence[int]) -> IdsText:
         for end in ends[IDS_PER_LINE - 1 : -1 : IDS_PER_LINE].tolist():
             chars[end + 1] = "\n"
         text = "".join(chars)
-    return IdsText(text, starts.tolist(), ends.tolist())
+    return IdsText(text, int_array(starts.tolist()), int_array(ends.tolist()))
 
 
 def tokens_text(labels: Sequence[str]) -> str:
