@@ -7,6 +7,7 @@ with something to copy."""
 
 from __future__ import annotations
 
+import array
 import gc
 import json
 import threading
@@ -111,6 +112,11 @@ def test_a_large_paste_and_typing_after_it_give_exact_ids(  # type: ignore[no-un
     # The spans are arrays, not a TokenSpan object per token for the GUI thread's garbage collector.
     gc.collect()
     assert sum(isinstance(o, TokenSpan) for o in gc.get_objects()) < 1000
+    # Nor lists of positions that it visits item by item: arrays.
+    layout = ("unit_start", "unit_end", "unit_first", "unit_kind", "label_start", "label_end", "token_kind")
+    assert all(isinstance(getattr(playground.encoding, name), array.array) for name in layout)
+    for view in (playground.editor, playground.strip):
+        assert isinstance(view.unit_starts, array.array) and isinstance(view.unit_ends, array.array)
     # The ids box holds every id, as JSON, in lines of IDS_PER_LINE ids (one line of them froze Qt).
     shown = playground.ids_view.toPlainText()
     assert json.loads(shown) == ids
