@@ -14,10 +14,12 @@ colouring only the text before the first edit, so colours never land on the wron
 
 from __future__ import annotations
 
+import array
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import cast
 
 from PySide6.QtCore import (
     QEvent,
@@ -143,7 +145,10 @@ def with_label_breaks(
 
 
 def _as_list(values: Sequence[int]) -> list[int]:
-    return values if isinstance(values, list) else list(values)
+    """A list or an array as it is (indexed like a list, see ``token_layout.IntArray``), else a list."""
+    if isinstance(values, (list, array.array)):
+        return cast(list[int], values)
+    return list(values)
 
 
 def _without_label_marks(text: str) -> str:
