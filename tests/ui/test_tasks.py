@@ -175,3 +175,19 @@ def test_shutdown_waits_for_the_thread(qtbot) -> None:  # type: ignore[no-untype
     runner.start(endless)
     assert runner.shutdown(WAIT_MS)
     assert ended.is_set() and not runner.is_busy()
+
+
+def test_the_app_lets_the_gui_thread_wait_less_for_pythons_lock(qapp) -> None:  # type: ignore[no-untyped-def]
+    # A worker busy in Python made the GUI thread wait up to 5 ms at each return from Qt (issue 21.1).
+    import sys
+
+    from bpe_studio.ui.app.app import create_application
+    from bpe_studio.ui.app.tasks import GUI_SWITCH_INTERVAL
+
+    before = sys.getswitchinterval()
+    try:
+        assert create_application() is qapp
+        assert sys.getswitchinterval() == pytest.approx(GUI_SWITCH_INTERVAL)
+        assert GUI_SWITCH_INTERVAL <= 0.001
+    finally:
+        sys.setswitchinterval(before)

@@ -34,7 +34,7 @@ from .main_window import DEFAULT_SIZE, MainWindow
 from .refcounts import guard_singleton_refcounts
 from .settings import Settings, load_settings
 from .style import apply_style
-from .tasks import install_main_thread_gc
+from .tasks import install_gui_switch_interval, install_main_thread_gc
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +147,7 @@ def create_application(argv: Sequence[str] = ()) -> QApplication:
     app.setOrganizationName("bpe-studio")
     apply_style(app)
     install_main_thread_gc()  # the one place that changes how this process collects garbage
+    install_gui_switch_interval()  # the GUI thread waits less for Python's lock (a busy worker)
     return app
 
 

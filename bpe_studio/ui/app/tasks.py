@@ -35,7 +35,9 @@ from __future__ import annotations
 import gc
 import inspect
 import logging
+import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -46,6 +48,12 @@ log = logging.getLogger(__name__)
 
 #: Milliseconds between two checks of the main-thread garbage collector.
 GC_INTERVAL_MS = 1000
+
+#: Seconds the main-thread garbage collector may put off collecting while a ``defer_gc`` task runs.
+GC_MAX_DEFER_S = 10.0
+
+# How many ``defer_gc`` tasks run now (changed on the GUI thread only, by their runners).
+_gc_deferring = 0
 
 
 class MainThreadGarbageCollector(QObject):
@@ -68,6 +76,7 @@ class MainThreadGarbageCollector(QObject):
         super().__init__(parent)
         self.thresholds = gc.get_threshold()
         self.frozen = False
+        self.deferred_since: float | None = None
         gc.disable()
         self.timer = QTimer(self)
         self.timer.setInterval(GC_INTERVAL_MS)
@@ -82,6 +91,16 @@ class MainThreadGarbageCollector(QObject):
             # No collection first: that would be the very stall this avoids (start-up leaves little garbage).
             gc.freeze()
             return
+        if _gc_deferring:
+            # A task that builds a large result runs (the playground encoding a pasted megabyte): its
+            # objects, alive until it ends, would make this collection take up to a second on the GUI
+            # thread; once it ended they are freed, and collecting is cheap again. Put off for a while only.
+            now = time.monotonic()
+            if self.deferred_since is None:
+                self.deferred_since = now
+            if now - self.deferred_since < GC_MAX_DEFER_S:
+                return
+        self.deferred_since = None
         first, second, third = gc.get_count()
         if first > self.thresholds[0]:
             gc.collect(0)
@@ -106,6 +125,22 @@ def install_main_thread_gc() -> MainThreadGarbageCollector | None:
     collector = MainThreadGarbageCollector(app)
     collector.setObjectName("bpe-studio-gc")
     return collector
+
+
+#: Seconds a thread runs Python before another thread that waits may take over (Python's default: 0.005).
+GUI_SWITCH_INTERVAL = 0.0005
+
+
+def install_gui_switch_interval() -> None:
+    """Let the GUI thread wait less for Python's lock while a worker thread runs Python.
+
+    The GUI thread gives up the lock at each call into Qt and must take it back afterwards; with a worker
+    busy in Python (the playground encoding a pasted megabyte), each taking-back waited up to the switch
+    interval, 5 ms by default, and a repaint of a few dozen calls stalled the window for 200 ms. A tenth
+    of that costs the workers little (training runs in a child process of its own). Called once, by the
+    application at start-up (:func:`bpe_studio.ui.app.app.create_application`).
+    """
+    sys.setswitchinterval(GUI_SWITCH_INTERVAL)
 
 
 class TaskCancelledError(Exception):
@@ -264,6 +299,9 @@ class TaskRunner(QObject):
 
     Args:
         name: The thread's name (shown by debuggers).
+        defer_gc: The tasks build large results (a million small objects): the main-thread garbage
+            collector puts off collecting while one runs (at most :data:`GC_MAX_DEFER_S`), rather than visit
+            all those live objects on the GUI thread.
 
     Signals:
         progress(object): The latest task's progress (also after it was asked to stop, until it ends).
@@ -279,9 +317,13 @@ class TaskRunner(QObject):
     cancelled = Signal(object)
     idle = Signal()
 
-    def __init__(self, name: str = "bpe-studio-task", parent: QObject | None = None) -> None:
+    def __init__(
+        self, name: str = "bpe-studio-task", parent: QObject | None = None, *, defer_gc: bool = False
+    ) -> None:
         super().__init__(parent)
         self._name = name
+        self._defer_gc = defer_gc
+        self._deferring = False
         self._thread: QThread | None = None
         self._worker: TaskWorker | None = None
         self._pending: Task | None = None
@@ -335,7 +377,14 @@ class TaskRunner(QObject):
         worker.cancelled.connect(self._on_worker_cancelled)
         thread.finished.connect(self._on_thread_finished)
         self._thread, self._worker = thread, worker
+        self._set_deferring(self._defer_gc)
         thread.start()
+
+    def _set_deferring(self, deferring: bool) -> None:
+        global _gc_deferring  # noqa: PLW0603 - one count for the app's one collector, on the GUI thread
+        if deferring != self._deferring:
+            self._deferring = deferring
+            _gc_deferring += 1 if deferring else -1
 
     def _is_current(self) -> bool:
         # A signal counts only if it comes from the running worker and nothing newer waits.
@@ -368,6 +417,7 @@ class TaskRunner(QObject):
             return
         thread.wait()  # `finished` is emitted just before the thread really ends
         self._thread, self._worker = None, None
+        self._set_deferring(False)
         if self._pending is not None:
             self._launch()
         else:
@@ -381,6 +431,7 @@ __all__ = [
     "TaskContext",
     "TaskRunner",
     "TaskWorker",
+    "install_gui_switch_interval",
     "install_main_thread_gc",
     "start_in_thread",
 ]

@@ -124,6 +124,8 @@ class TokenizerViews(QObject):
         self.compare.files_dropped.connect(self._on_compare_files_dropped)
         self.compare.open_requested.connect(self._on_compare_open_requested)
         window.tokenizer_opened.connect(self._on_window_tokenizer_opened)
+        window.tabs.currentChanged.connect(self._on_tabs_current_changed)
+        self._default_opening = False  # GPT-2 is being opened because nothing else was
         self._build_menu()
         self._update_actions()
 
@@ -312,6 +314,8 @@ class TokenizerViews(QObject):
         """Load a tokenizer in the background and show it (``target``: the current one, or a compare side;
         ``pattern`` and ``special_tokens``: for a file that states none, see
         :class:`~.pattern_dialog.PatternDialog`)."""
+        if self.loader.is_busy():
+            self._default_opening = False  # a tokenizer asked for replaces the default one on its way
         config: TrainConfig | None = None
         if isinstance(source, TrainResult):
             train_view = self.window.train_view
@@ -334,6 +338,17 @@ class TokenizerViews(QObject):
         )
         self._pending_source = source
         self._pending_request = (text, target)
+
+    @Slot(int)
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        """A tokenizer tab shown with no tokenizer opened shows GPT-2, which ships with BPE Studio, rather
+        than an empty "No tokenizer"."""
+        if self.window.tabs.currentWidget() not in (self.playground, self.vocab_browser, self.compare):
+            return
+        if self.current is not None or self.loader.is_busy():
+            return
+        self._default_opening = True
+        self.open(GPT2_FOLDER)
 
     @Slot(object, str)
     def _on_window_tokenizer_opened(self, source: Any, text: str) -> None:
@@ -389,7 +404,9 @@ class TokenizerViews(QObject):
         self.side_by_side.add_tokenizer(loaded)  # every opened tokenizer gets a row; × drops it
         if not self.side_by_side.text():
             self.side_by_side.set_text(text or self.playground.text() or SAMPLE_TEXT)
-        if loaded.path is not None:
+        default = self._default_opening and self._pending_source == GPT2_FOLDER
+        self._default_opening = False
+        if loaded.path is not None and not default:  # the built-in GPT-2 shown unasked is no recent file
             self.window.remember_tokenizer(loaded.path)
 
     @Slot(object)

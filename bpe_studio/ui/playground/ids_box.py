@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..present.token_copy import format_ids, id_positions, tokens_text, tokens_tsv
+from ..present.token_copy import IdsText, format_ids, ids_text, tokens_text, tokens_tsv
 from ..present.token_layout import Encoding
 
 
@@ -69,19 +69,25 @@ class IdsBox(QGroupBox):
         buttons.addWidget(self.copy_as_button)
         buttons.addStretch(1)
         layout.addLayout(buttons)
+        self.set_encoding(None)  # nothing to copy yet: the buttons start disabled
 
-    def set_encoding(self, encoding: Encoding | None) -> None:
-        """Show an encoding's ids (None, or one with an error: none), nothing marked."""
+    def set_encoding(self, encoding: Encoding | None, ids: IdsText | None = None) -> None:
+        """Show an encoding's ids (None, or one with an error: none), nothing marked; ``ids``: its ids'
+        text, if already made (:func:`~bpe_studio.ui.present.token_copy.ids_text`, slow for a long text)."""
         self.encoding = encoding
-        ids = encoding.ids if encoding is not None and not encoding.error else []
+        if encoding is None or encoding.error or not encoding.spans:
+            ids = IdsText("", [], [])
+        elif ids is None:
+            ids = ids_text(encoding.ids)
         self._moving = True  # a new text, not a click on an id
         try:
-            self.view.setPlainText(format_ids(ids) if ids else "")
+            self.view.setPlainText(ids.text)
         finally:
             self._moving = False
-        positions = id_positions(ids)
-        self._starts = [start for start, _ in positions]
-        self._ends = [end for _, end in positions]
+        self._starts, self._ends = ids.starts, ids.ends
+        has = bool(ids.starts)
+        self.copy_button.setEnabled(has)
+        self.copy_as_button.setEnabled(has and encoding is not None and encoding.tokenizer is not None)
         self.mark(-1)
 
     def mark(self, token: int, *, scroll: bool = True) -> None:
@@ -125,7 +131,7 @@ class IdsBox(QGroupBox):
     @Slot()
     def copy_ids(self) -> None:
         """Copy the ids to the clipboard as a JSON list."""
-        if self.encoding is not None:
+        if self.encoding is not None and self._starts:
             QGuiApplication.clipboard().setText(format_ids(self.encoding.ids))
 
     def copy_tokens(self, *, tsv: bool = False) -> None:

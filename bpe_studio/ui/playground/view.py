@@ -7,8 +7,12 @@ vocab-size slider with the curve of token count against vocab size, and a box th
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -24,14 +28,23 @@ from PySide6.QtWidgets import (
 )
 
 from ...engine import Tokenizer
-from ...engine.encoding.analysis import compression
+from ...engine.encoding.analysis import Compression
 from ..app.tasks import TaskContext, TaskRunner
-from ..present.token_layout import NORMAL, Curve, Encoding, SpecialMode, encode_text, token_count_curve
+from ..present.token_copy import IdsText, ids_text
+from ..present.token_layout import (
+    Curve,
+    Encoding,
+    SpecialMode,
+    encode_text,
+    int_array,
+    token_count_curve,
+    word_count,
+)
 from ..present.tokenizer_info import LoadedTokenizer
 from ..widgets.common import VerticalScroll
 from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_details import TokenDetails
-from ..widgets.token_text import TokenTextEdit
+from ..widgets.token_text import TokenTextEdit, with_label_breaks
 from .decode_box import DecodeBox
 from .ids_box import IdsBox
 from .vocab_size_box import VocabSizeBox
@@ -42,6 +55,25 @@ ENCODE_DELAY_MS = 150
 SLIDER_DELAY_MS = 60
 #: Milliseconds of quiet before the curve is computed again (it encodes the text at every vocab size).
 CURVE_DELAY_MS = 400
+
+#: Points the text views may grow and shrink by with Ctrl+= and Ctrl+- (smaller, larger).
+ZOOM_LIMIT = (6, 24)
+#: The largest text file a drop on the text loads (bytes): beyond, the playground is the wrong tool.
+MAX_DROPPED_TEXT = 20_000_000
+#: File name endings a drop on the text loads as text (a tokenizer's merges.txt or vocab.txt excepted).
+TEXT_SUFFIXES = frozenset({".txt", ".text", ".md", ".rst", ".csv", ".tsv", ".log", ".py", ".html", ".xml"})
+
+
+def is_text_file(path: Path) -> bool:
+    """Whether a dropped file is text to load into the playground rather than a tokenizer to open.
+
+    Example:
+        >>> is_text_file(Path("notes.txt")), is_text_file(Path("merges.txt")), is_text_file(Path("tok.json"))
+        (True, False, False)
+    """
+    name = path.name.lower()
+    return path.suffix.lower() in TEXT_SUFFIXES and "merges" not in name and "vocab" not in name
+
 
 _MODE_LABELS = {
     SpecialMode.RECOGNISED: "Recognised",
@@ -65,6 +97,7 @@ class PlaygroundView(FileDropWidget):
         token_link_activated(int): A token link in the details was clicked (to show it elsewhere).
         token_selected(int): The selected token's id changed (-1: none), to select it in other tabs.
         files_dropped(list): Tokenizer files were dropped on the tab.
+        text_loaded(object): A text file dropped on the text became the text (its ``Path``).
     """
 
     encoded = Signal()
@@ -72,6 +105,7 @@ class PlaygroundView(FileDropWidget):
     settled = Signal()
     token_link_activated = Signal(int)
     token_selected = Signal(int)
+    text_loaded = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,12 +115,14 @@ class PlaygroundView(FileDropWidget):
         self._selected_token = -1  # index of the selected token in the encoding (-1: none)
         self._hover: tuple[str, int] | None = None  # ("text", unit) or ("tokens", token)
         self._linked_id = -1  # the selected token's id, as last reported by token_selected
+        self._curve_waiting = False  # the curve is due once the encoding on its way is shown
+        self._encoding_due = False  # an encoding was started and not shown yet
 
-        self.encode_runner = TaskRunner("bpe-studio-encode", self)
+        self.encode_runner = TaskRunner("bpe-studio-encode", self, defer_gc=True)
         self.encode_runner.finished.connect(self._on_encode_runner_finished)
         self.encode_runner.errored.connect(self._on_encode_runner_errored)
         self.encode_runner.idle.connect(self._on_runner_idle)
-        self.curve_runner = TaskRunner("bpe-studio-curve", self)
+        self.curve_runner = TaskRunner("bpe-studio-curve", self, defer_gc=True)
         self.curve_runner.finished.connect(self._on_curve_runner_finished)
         self.curve_runner.errored.connect(self._on_curve_runner_errored)
         self.curve_runner.idle.connect(self._on_runner_idle)
@@ -168,11 +204,16 @@ class PlaygroundView(FileDropWidget):
         text_layout = QVBoxLayout(text_box)
         self.editor = TokenTextEdit(text_box)
         self.editor.setObjectName("playground_editor")
-        self.editor.setPlaceholderText("Type or paste text here. Each token gets its own colour.")
+        self.editor.setPlaceholderText(
+            "Type or paste text here, or drop a .txt file. Each token gets its own colour."
+        )
+        # Tab and Shift+Tab move to the next and previous control, so the keyboard can leave the text; a
+        # tab character still comes in by pasting.
+        self.editor.setTabChangesFocus(True)
         self.editor.text_edited.connect(self._on_editor_text_edited)
         self.editor.unit_hovered.connect(self._on_editor_unit_hovered)
         self.editor.cursorPositionChanged.connect(self._on_editor_cursor_moved)
-        self.editor.files_dropped.connect(self.files_dropped)
+        self.editor.files_dropped.connect(self._on_editor_files_dropped)
         text_layout.addWidget(self.editor)
         self.stats_label = QLabel(text_box)
         self.stats_label.setObjectName("stats")
@@ -191,6 +232,8 @@ class PlaygroundView(FileDropWidget):
         self.strip = TokenTextEdit(tokens_box, read_only=True)
         self.strip.setObjectName("playground_tokens")
         self.strip.setToolTip("Each token spelled from its bytes; click one to select it")
+        self.strip.feed_in_slices = True  # a pasted megabyte's tokens go in over several turns
+        self.strip.fed.connect(self._on_runner_idle)
         self.strip.unit_hovered.connect(self._on_strip_unit_hovered)
         self.strip.cursorPositionChanged.connect(self._on_strip_cursor_moved)
         self.strip.files_dropped.connect(self.files_dropped)
@@ -253,6 +296,52 @@ class PlaygroundView(FileDropWidget):
         splitter.setSizes([820, 480])
         self.editor.set_whitespace_visible(True)
         self.strip.set_whitespace_visible(False)
+        self._build_zoom()
+
+    def _build_zoom(self) -> None:
+        """Ctrl+= / Ctrl+- / Ctrl+0 make the text views' font larger, smaller, or as it was (anywhere in
+        the tab)."""
+        self.text_views: tuple[QWidget, ...] = (
+            self.editor,
+            self.strip,
+            self.ids_view,
+            self.decode_edit,
+            self.decode_output,
+        )
+        self._base_sizes = [view.font().pointSizeF() for view in self.text_views]
+        self.zoom_steps = 0
+        self.zoom_in_action = QAction("Larger text", self)
+        self.zoom_in_action.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
+        self.zoom_in_action.triggered.connect(self._on_zoom_in_action_triggered)
+        self.zoom_out_action = QAction("Smaller text", self)
+        self.zoom_out_action.setShortcut(QKeySequence("Ctrl+-"))
+        self.zoom_out_action.triggered.connect(self._on_zoom_out_action_triggered)
+        self.zoom_reset_action = QAction("Text at normal size", self)
+        self.zoom_reset_action.setShortcut(QKeySequence("Ctrl+0"))
+        self.zoom_reset_action.triggered.connect(self._on_zoom_reset_action_triggered)
+        for action in (self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action):
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            self.addAction(action)
+
+    def zoom_text(self, steps: int) -> None:
+        """Make the text views' font ``steps`` points larger than normal (negative: smaller; 0: normal)."""
+        self.zoom_steps = max(-ZOOM_LIMIT[0], min(steps, ZOOM_LIMIT[1]))
+        for view, size in zip(self.text_views, self._base_sizes, strict=True):
+            font = view.font()
+            font.setPointSizeF(max(size + self.zoom_steps, 4.0))
+            view.setFont(font)
+
+    @Slot()
+    def _on_zoom_in_action_triggered(self) -> None:
+        self.zoom_text(self.zoom_steps + 1)
+
+    @Slot()
+    def _on_zoom_out_action_triggered(self) -> None:
+        self.zoom_text(self.zoom_steps - 1)
+
+    @Slot()
+    def _on_zoom_reset_action_triggered(self) -> None:
+        self.zoom_text(0)
 
     # ==============================================================================================
     # Public API
@@ -310,7 +399,9 @@ class PlaygroundView(FileDropWidget):
     def is_busy(self) -> bool:
         """Whether an encoding or the curve is waiting or being computed."""
         return (
-            self.encode_timer.isActive()
+            self._curve_waiting
+            or self.strip.is_feeding()
+            or self.encode_timer.isActive()
             or self.curve_timer.isActive()
             or self.encode_runner.is_busy()
             or self.curve_runner.is_busy()
@@ -318,6 +409,7 @@ class PlaygroundView(FileDropWidget):
 
     def shutdown(self) -> None:
         """Stop the timers and the worker threads (when the window closes)."""
+        self._curve_waiting = False
         self.encode_timer.stop()
         self.curve_timer.stop()
         self.encode_runner.shutdown()
@@ -350,19 +442,22 @@ class PlaygroundView(FileDropWidget):
     @Slot()
     def _on_encode_timer_timeout(self) -> None:
         loaded, text, mode, merges = self.loaded, self.text(), self.special_mode(), self.merges_used
+        colours = len(self.editor.token_palette.backgrounds)
 
-        def task(ctx: TaskContext) -> Encoding:
+        def task(ctx: TaskContext) -> _Shown:
             tokenizer = loaded.cut(merges) if loaded is not None else None
             ctx.check()
-            return encode_text(tokenizer, text, mode, merges=merges, check=ctx.check)
+            encoding = encode_text(tokenizer, text, mode, merges=merges, check=ctx.check)
+            return _prepare(encoding, colours, ctx.check)
 
+        self._encoding_due = True
         self.encode_runner.start(task)
 
     @Slot(object)
-    def _on_encode_runner_finished(self, encoding: Encoding) -> None:
-        if encoding.text != self.text() or self.encode_timer.isActive():
+    def _on_encode_runner_finished(self, shown: _Shown) -> None:
+        if shown.encoding.text != self.text() or self.encode_timer.isActive():
             return  # the text changed meanwhile; the next encoding is on its way
-        self._apply_encoding(encoding)
+        self._apply_encoding(shown.encoding, shown)
 
     @Slot(object)
     def _on_encode_runner_errored(self, exc: BaseException) -> None:
@@ -370,9 +465,12 @@ class PlaygroundView(FileDropWidget):
         self.editor.clear_units()
         self.strip.set_text_and_units("", [], [], [])
         self._show_error(f"Cannot encode the text: {exc}")
+        self._resume_curve()
         self.encoded.emit()
 
-    def _apply_encoding(self, encoding: Encoding) -> None:
+    def _apply_encoding(self, encoding: Encoding, shown: _Shown | None = None) -> None:
+        if shown is None or shown.encoding is not encoding:
+            shown = _prepare(encoding, len(self.editor.token_palette.backgrounds))
         self.encoding = encoding
         self._selected_token = -1
         self._hover = None
@@ -386,25 +484,25 @@ class PlaygroundView(FileDropWidget):
             self._show_error(encoding.error)
         else:
             self._show_error("")
-            colours = len(self.editor.token_palette.backgrounds)
-            self.editor.set_units(
-                encoding.unit_start, encoding.unit_end, encoding.unit_kind, encoding.unit_colours(colours)
+            self.editor.set_units(encoding.unit_start, encoding.unit_end, encoding.unit_kind, shown.colours)
+            self.strip.set_broken_labels_and_units(
+                shown.strip_text, shown.strip_starts, shown.strip_ends, encoding.token_kind
             )
-            kinds = [NORMAL] * len(encoding.spans)
-            for unit in range(encoding.unit_count):
-                kind = encoding.unit_kind[unit]
-                for token in encoding.unit_tokens(unit):
-                    kinds[token] = kind
-            self.strip.set_labels_and_units(
-                encoding.strip_text, encoding.label_start, encoding.label_end, kinds
-            )
-        self.ids_box.set_encoding(encoding)
+        self.ids_box.set_encoding(encoding, shown.ids)
         self._link(-1, emit=False)
         self._update_stats()
         self.size_box.update_label()
         self._show_details()
         self.decode_box.refresh()
+        self._resume_curve()
         self.encoded.emit()
+
+    def _resume_curve(self) -> None:
+        """Compute the curve that waited for the encoding to be shown (see ``_on_curve_timer_timeout``)."""
+        self._encoding_due = False
+        if self._curve_waiting:
+            self._curve_waiting = False
+            self.schedule_curve(0)
 
     @staticmethod
     def _text_positions(encoding: Encoding, start: int, end: int) -> tuple[int, int]:
@@ -423,7 +521,13 @@ class PlaygroundView(FileDropWidget):
         encoding = self.encoding
         known = self.loaded is not None and encoding is not None and not encoding.error
         n = len(encoding.spans) if encoding is not None and known else 0
-        figures = compression(self.text(), n)
+        if encoding is not None:  # counted on the worker thread (a pasted megabyte takes a while)
+            # No words in Chinese or Thai text (``words`` is None): whitespace does not separate them there.
+            figures = Compression(len(encoding.text), encoding.byte_count, encoding.words or 0, n)
+        else:
+            text = self.text()
+            words = word_count(text)
+            figures = Compression(len(text), len(text.encode("utf-8", "replace")), words or 0, n)
         chars, size, per_token = figures.characters, figures.bytes, figures.chars_per_token
         if not known:
             tokens = "–"
@@ -447,6 +551,11 @@ class PlaygroundView(FileDropWidget):
         loaded, text, mode = self.loaded, self.text(), self.special_mode()
         if loaded is None:
             self._on_runner_idle()
+            return
+        if self.encode_timer.isActive() or self._encoding_due:
+            # After the encoding is shown: run together, the two threads took turns holding Python's lock,
+            # and the GUI thread, showing the encoding, waited for it at each call into Python.
+            self._curve_waiting = True
             return
 
         def task(ctx: TaskContext) -> tuple[LoadedTokenizer, str, Curve]:
@@ -475,6 +584,8 @@ class PlaygroundView(FileDropWidget):
 
     @Slot()
     def _on_runner_idle(self) -> None:
+        if not self.encode_runner.is_busy() and not self.encode_timer.isActive():
+            self._resume_curve()  # the encoding ended unshown (cancelled): the curve waits no more
         if not self.is_busy():
             self.settled.emit()
 
@@ -514,6 +625,36 @@ class PlaygroundView(FileDropWidget):
     def _on_editor_text_edited(self) -> None:
         self.schedule_encode()
         self.schedule_curve()
+
+    @Slot(object)
+    def _on_editor_files_dropped(self, paths: list[Path]) -> None:
+        """A text file dropped on the text is loaded as the text; anything else is opened as a tokenizer."""
+        if len(paths) != 1 or not is_text_file(paths[0]):
+            self.files_dropped.emit(paths)
+            return
+        path = paths[0]
+        try:
+            size = path.stat().st_size
+            if size > MAX_DROPPED_TEXT:
+                raise ValueError(
+                    f"{path.name}: it is {size / 1e6:.0f} MB; the playground takes text files of up to "
+                    f"{MAX_DROPPED_TEXT // 1_000_000} MB (cut a part of it, or compare tokenizers on it in "
+                    "Compare ▸ Corpus)"
+                )
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._show_error(
+                f"Cannot load {path.name} as text: byte {exc.start:,} is not UTF-8; save it as UTF-8 first."
+            )
+            return
+        except OSError as exc:
+            self._show_error(f"Cannot read {path.name}: {exc.strerror or exc}.")
+            return
+        except ValueError as exc:
+            self._show_error(f"Cannot load {exc}.")
+            return
+        self.set_text(text)
+        self.text_loaded.emit(path)
 
     @Slot(int)
     def _on_special_combo_changed(self, _index: int) -> None:
@@ -638,6 +779,33 @@ class PlaygroundView(FileDropWidget):
     def _on_details_link_activated(self, link: str) -> None:
         if link.startswith("token:"):
             self.token_link_activated.emit(int(link.removeprefix("token:")))
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """An encoding with what its views show, made on the worker thread (for a long text, seconds of work
+    that would otherwise freeze the window)."""
+
+    encoding: Encoding
+    colours: list[int]
+    strip_text: str
+    strip_starts: list[int]
+    strip_ends: list[int]
+    ids: IdsText
+
+
+def _prepare(encoding: Encoding, colours: int, check: Callable[[], None] = lambda: None) -> _Shown:
+    """What the views show of an encoding: unit colours, the Tokens view's text and the ids' text."""
+    if encoding.error or not encoding.spans:
+        return _Shown(encoding, [], "", [], [], IdsText("", [], []))
+    unit_colours = encoding.unit_colours(colours)
+    check()
+    text, starts, ends = with_label_breaks(encoding.strip_text, encoding.label_start, encoding.label_end)
+    check()
+    # Arrays, not lists: no containers for the GUI thread's garbage collector to visit (see IntArray).
+    return _Shown(
+        encoding, int_array(unit_colours), text, int_array(starts), int_array(ends), ids_text(encoding.ids)
+    )
 
 
 #: A short text with English, code, whitespace runs, accents, CJK and an emoji, for the Sample button.

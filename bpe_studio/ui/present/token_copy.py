@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from .token_format import hex_bytes
+from .token_layout import int_array
 
 
 def format_ids(ids: Sequence[int]) -> str:
@@ -41,6 +45,50 @@ def id_positions(ids: Sequence[int]) -> list[tuple[int, int]]:
         found.append((position, end))
         position = end + 2  # ", "
     return found
+
+
+#: Ids per paragraph of the ids box's text (see :func:`ids_text`).
+IDS_PER_LINE = 1000
+
+
+@dataclass(frozen=True)
+class IdsText:
+    """The ids box's text (:func:`format_ids`) and where each id is in it, as two lists of offsets.
+
+    Attributes:
+        text: The ids as a JSON list (a line break after every :data:`IDS_PER_LINE` ids).
+        starts: Each id's first character in ``text``.
+        ends: One past each id's last character.
+    """
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+
+def ids_text(ids: Sequence[int]) -> IdsText:
+    """:func:`format_ids` and :func:`id_positions` at once, for a long list (the playground computes it on its
+    worker thread; two lists of ints rather than a tuple per id, which the garbage collector would visit).
+
+    Example:
+        >>> found = ids_text([256, 4])
+        >>> found.text, list(found.starts), list(found.ends)
+        ('[256, 4]', [1, 6], [4, 7])
+    """
+    if not ids:
+        return IdsText("", [], [])
+    lengths = np.fromiter((len(str(i)) for i in ids), dtype=np.int64, count=len(ids))
+    ends = np.cumsum(lengths + 2) - 1  # each id is followed by ", " (2 characters); the text opens with "["
+    starts = ends - lengths
+    text = format_ids(ids)
+    if len(ids) > IDS_PER_LINE:
+        # A line break instead of the space after every IDS_PER_LINE-th id (the same length, still JSON):
+        # Qt lays out a paragraph as a whole, and one of a million ids froze the window for seconds.
+        chars = list(text)
+        for end in ends[IDS_PER_LINE - 1 : -1 : IDS_PER_LINE].tolist():
+            chars[end + 1] = "\n"
+        text = "".join(chars)
+    return IdsText(text, int_array(starts.tolist()), int_array(ends.tolist()))
 
 
 def tokens_text(labels: Sequence[str]) -> str:
@@ -73,4 +121,4 @@ def tokens_tsv(
     return "".join(f"{row}\n" for row in rows)
 
 
-__all__ = ["format_ids", "id_positions", "tokens_text", "tokens_tsv"]
+__all__ = ["IdsText", "format_ids", "id_positions", "ids_text", "tokens_text", "tokens_tsv"]

@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import array
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -90,6 +92,166 @@ def utf16_positions(text: str) -> list[int] | None:
     return [0, *np.cumsum(1 + wide.astype(np.int64)).tolist()]
 
 
+class IntArray(array.array):  # type: ignore[type-arg]
+    """64-bit ints in one block of memory, equal to the list of the same ints.
+
+    The layout's long lists of positions (hundreds of thousands for a pasted megabyte) as Python lists are
+    each a container that Python's garbage collector visits item by item, on the GUI thread: ~150 ms a
+    collection for the dozen lists of 400,000 Chinese characters. An array is no container.
+
+    Example:
+        >>> IntArray([3, 5]) == [3, 5], IntArray([3, 5])[1]
+        (True, 5)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, values: Iterable[int] = ()) -> IntArray:
+        return cast(IntArray, super().__new__(cls, "q", values))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return bool(self.tolist() == other)
+        return bool(super().__eq__(other))
+
+    __hash__ = None
+
+
+def int_array(values: Iterable[int]) -> list[int]:
+    """``values`` as an :class:`IntArray`, typed as the list it stands for (indexing, ``len``, iteration,
+    ``bisect`` and ``==`` with a list behave alike)."""
+    return cast(list[int], IntArray(values))
+
+
+class SpanArray(Sequence[TokenSpan]):
+    """Token spans kept as four arrays, handed out as :class:`~bpe_studio.engine.TokenSpan` one at a time.
+
+    A list of a million ``TokenSpan`` objects is a million objects for Python's cyclic garbage collector,
+    which runs on the GUI thread (``ui/app/tasks.MainThreadGarbageCollector``): a collection that met the
+    spans of a large pasted text stalled the window for over a second. Four arrays are four objects.
+
+    Example:
+        >>> spans = SpanArray.of([TokenSpan(5, 0, 1), TokenSpan(7, 1, 3, True)])
+        >>> spans[1], spans.ids, len(spans), spans == [TokenSpan(5, 0, 1), TokenSpan(7, 1, 3, True)]
+        (TokenSpan(id=7, start=1, end=3, partial=True), [5, 7], 2, True)
+    """
+
+    __slots__ = ("_ends", "_ids", "_partial", "_starts")
+
+    def __init__(
+        self,
+        ids: NDArray[np.int64],
+        starts: NDArray[np.int64],
+        ends: NDArray[np.int64],
+        partial: NDArray[np.bool_],
+    ) -> None:
+        self._ids, self._starts, self._ends, self._partial = ids, starts, ends, partial
+
+    @classmethod
+    def of(cls, spans: Sequence[TokenSpan]) -> SpanArray:
+        """The arrays of a list of spans."""
+        n = len(spans)
+        ids = np.fromiter((s.id for s in spans), dtype=np.int64, count=n)
+        starts = np.fromiter((s.start for s in spans), dtype=np.int64, count=n)
+        ends = np.fromiter((s.end for s in spans), dtype=np.int64, count=n)
+        partial = np.fromiter((s.partial for s in spans), dtype=np.bool_, count=n)
+        return cls(ids, starts, ends, partial)
+
+    @property
+    def ids(self) -> list[int]:
+        """The token ids."""
+        found: list[int] = self._ids.tolist()
+        return found
+
+    @property
+    def starts(self) -> list[int]:
+        """Each token's first character (code point offset)."""
+        found: list[int] = self._starts.tolist()
+        return found
+
+    @property
+    def ends(self) -> list[int]:
+        """One past each token's last character."""
+        found: list[int] = self._ends.tolist()
+        return found
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, index: int) -> TokenSpan: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TokenSpan]: ...
+
+    def __getitem__(self, index: int | slice) -> TokenSpan | list[TokenSpan]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return TokenSpan(
+            int(self._ids[index]),
+            int(self._starts[index]),
+            int(self._ends[index]),
+            bool(self._partial[index]),
+        )
+
+    def __iter__(self) -> Iterator[TokenSpan]:
+        for id_, start, end, partial in zip(
+            self._ids.tolist(),
+            self._starts.tolist(),
+            self._ends.tolist(),
+            self._partial.tolist(),
+            strict=True,
+        ):
+            yield TokenSpan(id_, start, end, partial)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SpanArray):
+            return len(self) == len(other) and all(
+                np.array_equal(a, b)
+                for a, b in zip(
+                    (self._ids, self._starts, self._ends, self._partial),
+                    (other._ids, other._starts, other._ends, other._partial),
+                    strict=True,
+                )
+            )
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SpanArray({len(self)} spans)"
+
+
+def _empty_spans() -> SpanArray:
+    return SpanArray.of([])
+
+
+#: Characters of scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar, Tibetan):
+#: in such text whitespace does not separate words, so "tokens per word" would mean nothing.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]"
+)
+
+
+def word_count(text: str) -> int | None:
+    """The number of whitespace-separated words, or None when a tenth or more of the text's non-space
+    characters belong to scripts written without spaces (Chinese, Japanese, Thai...), where whitespace
+    does not mark words.
+
+    Example:
+        >>> word_count("hello big world"), word_count("我们今天去公园 and more")
+        (3, None)
+    """
+    words = text.split()
+    letters = sum(len(w) for w in words)
+    if letters and len(_UNSPACED.findall(text)) * 10 >= letters:
+        return None
+    return len(words)
+
+
 @dataclass
 class Encoding:
     """A text encoded by one tokenizer, laid out for display.
@@ -102,7 +264,7 @@ class Encoding:
         text: The encoded text.
         tokenizer: The tokenizer that encoded it (a cut of the loaded one when the slider is not at the end).
         merges: How many merges that tokenizer has.
-        spans: The tokens and their character spans.
+        spans: The tokens and their character spans (a :class:`SpanArray`).
         error: A message instead of tokens (a disallowed special token), or empty.
         error_span: The characters the error is about, if any.
         unit_start, unit_end: Each unit's characters, in UTF-16 positions of the text.
@@ -113,12 +275,15 @@ class Encoding:
             that ends with a newline.
         label_start, label_end: Each token's label in UTF-16 positions of ``strip_text``.
         byte_count: UTF-8 bytes of the text.
+        words: Whitespace-separated words of the text, or None for text in scripts written without spaces
+            (see :func:`word_count`).
+        token_kind: ``NORMAL``, ``SPECIAL`` or ``SPLIT`` per token: the kind of its unit.
     """
 
     text: str
     tokenizer: Tokenizer | None
     merges: int = 0
-    spans: list[TokenSpan] = field(default_factory=list)
+    spans: SpanArray = field(default_factory=_empty_spans)
     error: str = ""
     error_span: tuple[int, int] | None = None
     unit_start: list[int] = field(default_factory=list)
@@ -130,11 +295,13 @@ class Encoding:
     label_start: list[int] = field(default_factory=list)
     label_end: list[int] = field(default_factory=list)
     byte_count: int = 0
+    words: int | None = 0
+    token_kind: list[int] = field(default_factory=list)
 
     @property
     def ids(self) -> list[int]:
         """The token ids."""
-        return [span.id for span in self.spans]
+        return self.spans.ids
 
     @property
     def unit_count(self) -> int:
@@ -204,7 +371,13 @@ def encode_text(
     ``add_special_tokens=False`` the tokenizer's template (BOS/EOS around every text) is left out, as for a
     rendered chat, which holds its own.
     """
-    encoding = Encoding(text, tokenizer, merges=merges, byte_count=len(text.encode("utf-8", "replace")))
+    encoding = Encoding(
+        text,
+        tokenizer,
+        merges=merges,
+        byte_count=len(text.encode("utf-8", "replace")),
+        words=word_count(text),
+    )
     if tokenizer is None:
         return encoding
     try:
@@ -216,7 +389,7 @@ def encode_text(
         encoding.error_span = (exc.position, exc.position + len(exc.token))
         return encoding
     check()
-    encoding.spans = spans
+    encoding.spans = SpanArray.of(spans)
     special_ids = (
         frozenset(tokenizer.special_tokens.values()) if mode is SpecialMode.RECOGNISED else frozenset()
     )
@@ -246,6 +419,9 @@ def encode_text(
         firsts.append(index)
         kinds.append(SPECIAL if span.id in special_ids and span.end - span.start > 0 else NORMAL)
     firsts.append(len(spans))
+    token_kind = encoding.token_kind
+    for unit, kind in enumerate(kinds):
+        token_kind.extend([kind] * (firsts[unit + 1] - firsts[unit]))
     check()
 
     token_bytes = tokenizer.token_bytes
@@ -270,6 +446,17 @@ def encode_text(
             parts.append("\n")
             position += 1
     encoding.strip_text = "".join(parts)
+    for name in (
+        "unit_start",
+        "unit_end",
+        "unit_first",
+        "unit_kind",
+        "label_start",
+        "label_end",
+        "token_kind",
+    ):
+        setattr(encoding, name, int_array(getattr(encoding, name)))  # no containers for the collector
+    del spans  # the TokenSpan objects die here, on this thread, before any garbage collection meets them
     return encoding
 
 
@@ -321,10 +508,14 @@ __all__ = [
     "SPLIT",
     "Curve",
     "Encoding",
+    "IntArray",
+    "SpanArray",
     "SpecialMode",
     "disallowed_message",
     "encode_options",
     "encode_text",
+    "int_array",
     "token_count_curve",
     "utf16_positions",
+    "word_count",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
-from PySide6.QtCore import QEvent, QPointF, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -54,6 +54,8 @@ class VocabCurvePlot(QWidget):
         palette = self.palette()
         foreground = palette.color(QPalette.ColorRole.Text)
         self.view = pg.PlotWidget(self, axisItems={"bottom": LogAxis("bottom")})
+        # Clicked, never typed into: no tab stop (Tab went from the text to the chart, which showed nothing).
+        self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.view.setBackground(palette.color(QPalette.ColorRole.Base))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

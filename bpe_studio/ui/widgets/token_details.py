@@ -123,6 +123,14 @@ class TokenDetails(QLabel):
                 "shows such tokens as their bytes, e.g. <0xC3>",
             ),
             (chip("· → ↵", palette.backgrounds[0], palette.text), "a space, a tab, a line end"),
+            (
+                chip("°", palette.backgrounds[2], palette.text),
+                "a no-break space in the text (⍽ in the Tokens view)",
+            ),
+            (
+                chip("1B", palette.backgrounds[3], palette.text, "font-size: small; border: 1px solid;"),
+                "a control character in the text, by its code (ESC; <0x1B> in the Tokens view)",
+            ),
         ]
         table = "".join(
             f"<tr><td style='padding: 2px 10px 2px 0'>{left}</td>"

@@ -14,9 +14,12 @@ colouring only the text before the first edit, so colours never land on the wron
 
 from __future__ import annotations
 
+import array
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import cast
 
 from PySide6.QtCore import (
     QEvent,
@@ -27,6 +30,7 @@ from PySide6.QtCore import (
     QRectF,
     Qt,
     QTextBoundaryFinder,
+    QTimer,
     Signal,
     Slot,
 )
@@ -36,6 +40,7 @@ from PySide6.QtGui import (
     QDragMoveEvent,
     QDropEvent,
     QFontDatabase,
+    QFontMetricsF,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -72,6 +77,13 @@ LABEL_JOIN = "\u2060"
 _NEVER_BREAKS = re.compile(r"[0-9A-Za-z<>·]*")
 
 
+#: Characters of a long text set in one turn of the event loop, when a view feeds it in slices.
+FEED_CHARS = 100_000
+
+#: Control characters a view draws as their code: C0 but tab and line feed, DEL, and C1.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def label_break_points(label: str) -> list[int]:
     """The places strictly inside a label (in UTF-16 code units) where Qt could wrap a line.
 
@@ -81,12 +93,19 @@ def label_break_points(label: str) -> list[int]:
     """
     if _NEVER_BREAKS.fullmatch(label):
         return []
+    return list(_break_points(label))
+
+
+@lru_cache(maxsize=65536)
+def _break_points(label: str) -> tuple[int, ...]:
+    # Cached: a long text repeats the same few thousand labels, and asking Qt costs ~10 µs a label.
+    # QTextBoundaryFinder is reentrant, so this also runs on a worker thread (the playground's encoding).
     length = len(label.encode("utf-16-le")) // 2
     finder = QTextBoundaryFinder(QTextBoundaryFinder.BoundaryType.Line, label)
     points = []
     while 0 < (point := finder.toNextBoundary()) < length:
         points.append(point)
-    return points
+    return tuple(points)
 
 
 def with_label_breaks(
@@ -95,7 +114,8 @@ def with_label_breaks(
     """Insert :data:`LABEL_BREAK` between adjacent labels and :data:`LABEL_JOIN` where a line could wrap
     inside one; returns the text and the labels' new positions.
 
-    Positions are in UTF-16 code units, as in the document.
+    Positions are in UTF-16 code units, as in the document. Qt-free apart from asking Qt where lines may
+    break, so it runs on a worker thread too (the playground prepares its Tokens view there).
 
     Example:
         >>> with_label_breaks("ab<0xE2>", [0, 1, 2], [1, 2, 8])
@@ -122,6 +142,13 @@ def with_label_breaks(
         new_ends.append(end + added)
     parts.append(data[2 * done :])
     return b"".join(parts).decode("utf-16-le"), new_starts, new_ends
+
+
+def _as_list(values: Sequence[int]) -> list[int]:
+    """A list or an array as it is (indexed like a list, see ``token_layout.IntArray``), else a list."""
+    if isinstance(values, (list, array.array)):
+        return cast(list[int], values)
+    return list(values)
 
 
 def _without_label_marks(text: str) -> str:
@@ -181,11 +208,16 @@ class TokenTextEdit(QPlainTextEdit):
         text_edited(): The text changed (other than through :meth:`set_text_and_units`).
         files_dropped(list): Local files or folders were dropped on the view (a list of ``Path``); dropped
             text is inserted as usual.
+        fed(): The last slice of a long text came in (see :attr:`feed_in_slices`).
+
+    Attributes:
+        feed_in_slices: Whether a long text set from code goes in a slice per turn of the event loop.
     """
 
     unit_hovered = Signal(int)
     text_edited = Signal()
     files_dropped = Signal(object)
+    fed = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, read_only: bool = False) -> None:
         super().__init__(parent)
@@ -213,9 +245,18 @@ class TokenTextEdit(QPlainTextEdit):
         # Connected before the highlighter exists, so that an edit is seen before Qt re-highlights the block.
         self.document().contentsChange.connect(self._on_document_contents_change)
         self.coloured_blocks: set[int] = set()
+        self._block_count = self.document().blockCount()
         self._wanted = range(0)
         self.highlighter = UnitHighlighter(self)
         self.updateRequest.connect(self._on_update_request)
+        self.feed_in_slices = False
+        self._rest = ""  # the part of the text still to be fed in (see _set_text)
+        self._feed_timer = QTimer(self)
+        self._feed_timer.setSingleShot(True)
+        self._feed_timer.setInterval(0)
+        self._feed_timer.timeout.connect(self._on_feed_timer_timeout)
+        if read_only:
+            self.document().setUndoRedoEnabled(False)  # nothing to undo, and slices fed in would pile up
 
     def plain_text(self) -> str:
         """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``; the
@@ -304,10 +345,12 @@ class TokenTextEdit(QPlainTextEdit):
         ``colours`` gives each unit's colour number (by default its index), so that two views of the same
         tokens can agree on colours.
         """
-        self.unit_starts = list(starts)
-        self.unit_ends = list(ends)
-        self.unit_kinds = list(kinds)
-        self.unit_colours = list(colours) if colours is not None else None
+        # Lists are kept as given (never changed here): a long text's copies were more work on the GUI
+        # thread, and more for its garbage collector to visit.
+        self.unit_starts = _as_list(starts)
+        self.unit_ends = _as_list(ends)
+        self.unit_kinds = _as_list(kinds)
+        self.unit_colours = _as_list(colours) if colours is not None else None
         self.valid_until = None
         self._current = range(0)
         self._hovered = -1
@@ -346,35 +389,105 @@ class TokenTextEdit(QPlainTextEdit):
         not those given; :meth:`plain_text` and copying leave both out.
         """
         text, starts, ends = with_label_breaks(text, starts, ends)
+        self.set_broken_labels_and_units(text, starts, ends, kinds, colours)
+
+    def set_broken_labels_and_units(
+        self,
+        text: str,
+        starts: Sequence[int],
+        ends: Sequence[int],
+        kinds: Sequence[int],
+        colours: Sequence[int] | None = None,
+    ) -> None:
+        """:meth:`set_labels_and_units` with the labels' text already through :func:`with_label_breaks` (the
+        playground does that on its worker thread: for a long text it takes seconds)."""
         self._label_breaks = True
         self._set_text(text)
         self.set_units(starts, ends, kinds, colours)
 
     def _set_text(self, text: str) -> None:
+        """Replace the text; with :attr:`feed_in_slices`, a long one goes in :data:`FEED_CHARS` at a time, one
+        slice per turn of the event loop (1.5 MB at once kept the window from reacting for 130 ms)."""
         self.unit_starts, self.unit_ends, self.unit_kinds = [], [], []
+        self._feed_timer.stop()
+        self._rest = ""
+        if self.feed_in_slices and len(text) > FEED_CHARS:
+            cut = text.rfind("\n", 0, FEED_CHARS) + 1 or FEED_CHARS  # at a line end where there is one
+            text, self._rest = text[:cut], text[cut:]
         self._updating = True
         try:
             self.setPlainText(text)
         finally:
             self._updating = False
+        if self._rest:
+            self._feed_timer.start()
 
-    def _rehighlight(self) -> None:
+    def is_feeding(self) -> bool:
+        """Whether part of the text set last is still to come (see :meth:`_set_text`)."""
+        return bool(self._rest)
+
+    @Slot()
+    def _on_feed_timer_timeout(self) -> None:
+        rest = self._rest
+        cut = rest.rfind("\n", 0, FEED_CHARS) + 1 or FEED_CHARS
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
         self._updating = True
         try:
-            self.coloured_blocks.clear()
+            cursor.insertText(rest[:cut])
+        finally:
+            self._updating = False
+        self._rest = rest[cut:]
+        if self._rest:
+            self._feed_timer.start()
+        else:
+            self.fed.emit()
+
+    def _rehighlight(self) -> None:
+        """Colour the blocks near the view again, and clear those coloured before: only those, since a
+        whole-document rehighlight calls :meth:`UnitHighlighter.highlightBlock` once per block (tens of
+        thousands for a pasted megabyte)."""
+        self._updating = True
+        try:
+            stale = self.coloured_blocks
+            self.coloured_blocks = set()
             self._wanted = self._wanted_blocks()
-            self.highlighter.rehighlight()
+            doc = self.document()
+            count = doc.blockCount()
+            for number in sorted(stale.union(self._wanted)):
+                if number >= count:
+                    break
+                self.highlighter.rehighlightBlock(doc.findBlockByNumber(number))
         finally:
             self._updating = False
         self.viewport().update()
 
     def _wanted_blocks(self) -> range:
-        """Block numbers to colour: those in view and a screenful around them."""
+        """Block numbers to colour: those in view and a screenful around them.
+
+        Counted in characters as well as in blocks: in a text of long paragraphs (Chinese, or the Tokens
+        view of one), a screenful of blocks is many screens of units, and colouring them all froze the
+        window for half a second.
+        """
         first = self.firstVisibleBlock()
         number = first.blockNumber() if first.isValid() else 0
-        line = max(self.fontMetrics().lineSpacing(), 1)
-        lines = max(self.viewport().height() // line, 10)
-        return range(max(number - lines, 0), number + 3 * lines)
+        metrics = self.fontMetrics()
+        lines = max(self.viewport().height() // max(metrics.lineSpacing(), 1), 10)
+        columns = max(self.viewport().width() // max(metrics.averageCharWidth(), 1), 20)
+        budget = lines * columns  # about a screenful of characters
+        start, spent = number, 0
+        block = first.previous() if first.isValid() else first
+        while block.isValid() and number - start < lines and spent < budget:
+            start -= 1
+            spent += block.length()
+            block = block.previous()
+        end, spent = number, 0
+        block = first
+        while block.isValid() and end - number < 3 * lines and spent < 2 * budget:
+            end += 1
+            spent += block.length()
+            block = block.next()
+        return range(start, max(end, number + 1))
 
     def block_wanted(self, block: QTextBlock) -> bool:
         """Whether a block is near enough to the view to be coloured now."""
@@ -417,6 +530,7 @@ class TokenTextEdit(QPlainTextEdit):
 
     @Slot(int, int, int)
     def _on_document_contents_change(self, position: int, _removed: int, _added: int) -> None:
+        self._renumber_coloured_blocks(position)
         revision = self.document().revision()
         if self._updating or revision == self._revision:
             return  # set from code, or only formats changed
@@ -426,6 +540,24 @@ class TokenTextEdit(QPlainTextEdit):
         self._current = range(0)
         if not self.isReadOnly():
             self.text_edited.emit()
+
+    def _renumber_coloured_blocks(self, position: int) -> None:
+        """Follow lines added or removed at ``position`` in :attr:`coloured_blocks` (block numbers after it
+        move), so that the next colouring also clears the colours of blocks that moved out of view."""
+        doc = self.document()
+        count, before = doc.blockCount(), self._block_count
+        self._block_count = count
+        delta = count - before
+        if not delta or not self.coloured_blocks:
+            return
+        edited = doc.findBlock(position).blockNumber()
+        moved = set()
+        for number in self.coloured_blocks:
+            if number <= edited:
+                moved.add(number)
+            elif number > edited - min(delta, 0):  # blocks merged into the edited one (delta < 0) are gone
+                moved.add(number + delta)
+        self.coloured_blocks = moved
 
     def unit_at_position(self, position: int) -> int:
         """The unit holding the character at a document position, or -1 (also while it is stale)."""
@@ -565,16 +697,48 @@ class TokenTextEdit(QPlainTextEdit):
     # -- painting ---------------------------------------------------------------------------------------
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
-        """Draw the text, then outlines and line-end markers."""
+        """Draw the text, then outlines, line-end markers and the codes of control characters."""
         super().paintEvent(event)
-        if not self.unit_starts:
-            return
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         try:
-            self._paint_overlay(painter)
+            if self.unit_starts:
+                self._paint_overlay(painter)
+            self._paint_controls(painter)
         finally:
             painter.end()
+
+    def control_positions(self) -> list[int]:
+        """Document positions of the control characters in view (drawn as their code, see the module)."""
+        first, last = self._visible_range()
+        found = []
+        block = self.document().findBlock(first)
+        while block.isValid() and block.position() < last:
+            base = block.position()
+            found += [base + m.start() for m in _CONTROL.finditer(block.text())]
+            block = block.next()
+        return found
+
+    def _paint_controls(self, painter: QPainter) -> None:
+        """Draw each control character in view as its code in a small box (``1B`` for ESC): the font has
+        no glyph for them, and an empty box said nothing (the Tokens view writes ``<0x1B>``)."""
+        positions = self.control_positions()
+        if not positions:
+            return
+        font = self.font()
+        font.setPointSizeF(max(font.pointSizeF() * 0.6, 5.0))
+        painter.setFont(font)
+        text = QColor(self._palette.text)
+        document = self.document()
+        for position in positions:
+            code = f"{ord(document.characterAt(position)):02X}"
+            for rect in self.range_rects(position, position + 1):
+                width = max(rect.width(), QFontMetricsF(font).horizontalAdvance(code) + 2)
+                box = QRectF(rect.left(), rect.top() + 1, width, rect.height() - 2)
+                painter.fillRect(box, QColor(self.palette().color(QPalette.ColorRole.Base)))
+                painter.setPen(QPen(text, 1))
+                painter.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5))
+                painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), code)
 
     def _paint_overlay(self, painter: QPainter) -> None:
         palette = self._palette
