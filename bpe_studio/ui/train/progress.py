@@ -208,10 +208,13 @@ class TrainProgress(QObject):
         self._reset_state()
         self.merges_model.clear()
         transition = config.superword_transition
-        self.merges_model.superword_from = (
-            None if transition is None else transition - 256 - len(config.special_tokens)
-        )
-        self.charts.reset()
+        superword_from = None if transition is None else transition - 256 - len(config.special_tokens)
+        self.merges_model.superword_from = superword_from
+        # An extend run's merges follow the tokenizer's own: its first is merge number base + 1.
+        first = len(config.extend.merges) if config.extend is not None else 0
+        self.merges_model.first_merge = first
+        self.charts.reset(first_merge=first)
+        self.charts.set_transition(superword_from)
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
         self.progress_bar.setFormat("")
@@ -226,6 +229,8 @@ class TrainProgress(QObject):
         self._reset_state()
         self.refresh_timer.stop()
         self.merges_model.clear()
+        self.merges_model.first_merge = 0
+        self.merges_model.superword_from = None
         self.charts.reset()
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
@@ -264,7 +269,10 @@ class TrainProgress(QObject):
                 self._bytes_meter.start(event.elapsed, 0)
             if event.phase is Phase.MERGING and self._config is not None:
                 config = self._config
-                state.merges_total = config.vocab_size - 256 - len(config.special_tokens)
+                if config.extend is not None:  # (the vocab size counts the tokenizer's tokens)
+                    state.merges_total = config.vocab_size - len(config.extend.vocab)
+                else:
+                    state.merges_total = config.vocab_size - 256 - len(config.special_tokens)
                 self.charts.set_total_merges(state.merges_total)
         elif isinstance(event, CountProgress):
             state.bytes_done, state.bytes_total = event.bytes_done, event.bytes_total

@@ -370,6 +370,8 @@ class TrainView(QWidget):
             self.runner.shutdown(timeout_ms)  # (it logs a thread that does not stop in time)
         if self.demo_runner.is_busy():
             self.demo_runner.shutdown(timeout_ms)
+        if self.form.base_runner.is_busy():  # ("Start from"'s tokenizer, being opened)
+            self.form.base_runner.shutdown(timeout_ms)
 
     @Slot(object)
     def _on_runner_finished(self, result: TrainResult) -> None:
@@ -410,7 +412,7 @@ class TrainView(QWidget):
             self.progress.charts.show_replay_position(None)
             return
         self.progress.charts.show_replay_position(merges)
-        self.progress.show_merge(merges - 1)
+        self.progress.show_merge(merges - 1 - self.progress.merges_model.first_merge)
 
     @Slot()
     def _on_runner_idle(self) -> None:
