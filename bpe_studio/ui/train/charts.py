@@ -471,9 +471,10 @@ class TrainCharts(QWidget):
                 movable=False,
                 pen=pg.mkPen(TRANSITION_COLOR, width=1, style=Qt.PenStyle.DashLine),
                 label="superwords →",
-                labelOpts={"position": 0.92, "anchors": [(0, 0.5), (0, 0.5)], "color": TRANSITION_COLOR},
+                # On the length chart lower down: its legend takes the top.
+                labelOpts={"position": position, "anchors": [(0, 0.5), (0, 0.5)], "color": TRANSITION_COLOR},
             )
-            for _ in range(2)
+            for position in (0.92, 0.5)
         ]
         for plot, mark in zip((self.count_plot, self.length_plot), self.transition_marks, strict=True):
             plot.addItem(mark, ignoreBounds=True)

@@ -93,3 +93,114 @@ def test_an_extended_run_keeps_the_bases_ids(  # type: ignore[no-untyped-def]
     assert form.vocab_spin.minimum() == 257 and form.pattern_edit.isEnabled()
     assert form.superword_spin.isEnabled()
     assert form.build_config().extend is None
+
+
+def _small_tokenizer(folder: Path, corpus: Path) -> Path:
+    """A 300-token tokenizer of our own, saved as a tiktoken rank file (one of the formats a base may be)."""
+    from bpe_studio.engine import TrainConfig, train
+    from bpe_studio.engine.encoding.tokenizer import Tokenizer
+    from bpe_studio.engine.formats import save
+
+    result = train(TrainConfig(inputs=(corpus,), vocab_size=300))
+    return save(Tokenizer(result.vocab, result.merges), folder / "small.tiktoken", format="tiktoken")
+
+
+def test_start_from_a_chosen_file_and_a_bad_one(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, dialogs: ScriptedDialogs, small_corpus: Path, tmp_path: Path
+) -> None:
+    view = window.train_view
+    form = view.form
+    view.set_corpus_files([small_corpus])
+    base = _small_tokenizer(tmp_path, small_corpus)
+    dialogs.answer(base)
+    _choose_base(qtbot, form, "Choose file…")
+    # The file is listed under its name (its path in the tooltip) and chosen; the run extends it.
+    assert form.base_combo.currentText() == "small.tiktoken" and form.base_source() == str(base)
+    assert form.vocab_spin.minimum() == 301
+    form.vocab_spin.setValue(340)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_MS) as ended:
+        trigger(window, "Training", "Start")
+    assert ended.args == ["finished"]
+    assert view.result is not None and len(view.result.vocab) == 340 and view.result.base_merges == 44
+    assert view.progress.merges_model.data(view.progress.merges_model.index(0, 0)) == "45"
+    # A file that is not a tokenizer: said beside "Start from", Start disabled with the reason.
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}', encoding="utf-8")
+    dialogs.answer(bad)
+    combo = form.base_combo
+    with qtbot.waitSignal(form.base_runner.errored, timeout=RUN_MS):
+        combo.setCurrentIndex(combo.findText("Choose file…"))
+        combo.activated.emit(combo.currentIndex())
+    assert form.base_error.isVisible() and "notes.json" in form.base_error.text()
+    assert not view.start_button.isEnabled() and "notes.json" in view.start_button.toolTip()
+
+
+def test_start_from_and_superwords_are_kept_between_sessions(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    from bpe_studio.ui.app.settings import settings_from_json
+
+    form = window.train_view.form
+    form.vocab_spin.setValue(2000)
+    form.superword_spin.setValue(1500)
+    window.store_settings()
+    again = MainWindow(settings_from_json(window.settings.to_json()), persist=False)
+    qtbot.addWidget(again)
+    assert again.train_view.form.superword_spin.value() == 1500
+    assert again.train_view.form.base_source() is None
+    # A recent tokenizer is offered under Start from; chosen, it is remembered (superwords go off).
+    recent = tmp_path / "recent.json"
+    window.remember_tokenizer(recent)
+    assert form.base_combo.findData(str(recent)) >= 0
+    _choose_base(qtbot, form, "GPT-2 (built in)")
+    assert form.superword_spin.value() == 0
+    window.store_settings()
+    third = MainWindow(settings_from_json(window.settings.to_json()), persist=False)
+    qtbot.addWidget(third)
+    restored = third.train_view.form
+    assert restored.base_source() == "gpt2" and restored.base_combo.currentText() == "GPT-2 (built in)"
+    qtbot.waitUntil(lambda: restored.base is not None, timeout=RUN_MS)
+    assert restored.vocab_spin.value() == GPT2_TOKENS + 1000
+    assert restored.base is not None and restored.base.source == "gpt2"
+    for win in (again, third):
+        win.train_view.shutdown()
+
+
+def test_the_charts_mark_a_superword_runs_transition(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, small_corpus: Path, shots: Path
+) -> None:
+    import math
+
+    window.resize(1024, 640)
+    view = window.train_view
+    form = view.form
+    view.set_corpus_files([small_corpus])
+    form.specials_model.setStringList(["<|endoftext|>"])
+    view.vocab_spin.setValue(700)
+    form.set_more_options_shown(True)
+    form.superword_spin.setValue(500)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_MS) as ended:
+        trigger(window, "Training", "Start")
+    assert ended.args == ["finished"]
+    assert view.result is not None and view.result.superword_transition is not None
+    first_superword = 500 - 256 - 1  # merges before the transition (256 bytes, one special token)
+    charts = view.progress.charts
+    for mark in charts.transition_marks:
+        assert mark.isVisible() and mark.value() == first_superword - 0.5
+        assert "Superwords start" in mark.toolTip()
+    legend = [label.text for _, label in charts.length_legend.items]
+    assert "superwords start" in legend
+    # Watch BPE learn's chart marks it too (log10 of merges + 1, as its x axis).
+    learn = view.learn_view
+    assert learn.transition_mark.isVisible()
+    assert math.isclose(learn.transition_mark.value(), math.log10(first_superword + 1))
+    form.set_more_options_shown(False)
+    shoot(window, shots, "train-superwords-1024x640")
+    # A plain run after it: no transition anywhere.
+    form.superword_spin.setValue(0)
+    view.vocab_spin.setValue(400)
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_MS):
+        trigger(window, "Training", "Start")
+    assert not any(mark.isVisible() for mark in charts.transition_marks)
+    assert "superwords start" not in [label.text for _, label in charts.length_legend.items]
+    assert not learn.transition_mark.isVisible()
