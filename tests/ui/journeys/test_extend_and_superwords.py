@@ -204,3 +204,57 @@ def test_the_charts_mark_a_superword_runs_transition(  # type: ignore[no-untyped
     assert not any(mark.isVisible() for mark in charts.transition_marks)
     assert "superwords start" not in [label.text for _, label in charts.length_legend.items]
     assert not learn.transition_mark.isVisible()
+
+
+def test_compare_corpus_labels_a_superword_tokenizer_and_counts_it_right(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, dialogs: ScriptedDialogs, small_corpus: Path, tmp_path: Path
+) -> None:
+    """Plain BPE and a superword tokenizer of the same vocabulary size, opened from files (the superword one
+    as tokenizer.json: no training record, its pattern tells), in Compare ▸ Corpus: the superword one is
+    labelled in the list, the table and the legend, and each row's tokens are its tokenizer's own count."""
+    from PySide6.QtCore import Qt
+
+    from bpe_studio.engine import Tokenizer, TrainConfig, save, train
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(small_corpus.read_bytes()[:60_000])
+    paths = []
+    for name, transition, fmt in (("plain.json", None, "studio"), ("super", 500, "hf")):
+        config = TrainConfig(
+            inputs=(corpus,),
+            vocab_size=700,
+            special_tokens=("<|endoftext|>",),
+            superword_transition=transition,
+        )
+        written = save(Tokenizer.from_result(train(config)), tmp_path / name, format=fmt)
+        paths.append(written / "tokenizer.json" if written.is_dir() else written)
+    views = window.tokenizer_views
+    for path in paths:
+        dialogs.answer(path)
+        with qtbot.waitSignal(views.current_changed, timeout=RUN_MS):
+            trigger(window, "Tokenizer", "Open tokenizer")
+    compare = views.compare
+    window.tabs.setCurrentWidget(compare)
+    compare.modes.setCurrentWidget(compare.corpus_view)
+    view = compare.corpus_view
+    listed = [view.tokenizer_list.item(i) for i in range(view.tokenizer_list.count())]
+    for item in listed:
+        item.setCheckState(Qt.CheckState.Checked)
+    texts = [item.text() for item in listed]
+    assert texts == ["plain.json", "super (superwords)"], texts
+    assert "Superwords" in listed[1].toolTip() and "Superwords" not in listed[0].toolTip()
+    dialogs.answer([corpus])
+    qtbot.mouseClick(view.add_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(view.evaluated, timeout=RUN_MS):
+        qtbot.mouseClick(view.compute_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not view.is_busy(), timeout=RUN_MS)
+    text = corpus.read_text("utf-8")
+    rows = view.rows
+    assert [row.tokenizer for row in rows] == texts
+    for row, path in zip(rows, paths, strict=True):
+        tokens = len(load(path).encode_ordinary(text))
+        assert row.compression.tokens == tokens
+        assert row.compression.bytes_per_token == row.compression.bytes / tokens
+    assert rows[1].ratio is not None and rows[1].ratio < 1  # superwords: fewer tokens at the same size
+    legend = [label.text for _, label in view.chart.getPlotItem().legend.items]
+    assert "super (superwords)" in legend
