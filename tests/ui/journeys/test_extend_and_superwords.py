@@ -50,6 +50,7 @@ def test_an_extended_run_keeps_the_bases_ids(  # type: ignore[no-untyped-def]
         assert not control.isEnabled()
         assert "GPT-2" in control.toolTip()
     assert "50,000 merges" in form.base_note.text()
+    shoot(window, shots, "train-start-from-gpt2-1024x640")
     form.vocab_spin.setValue(GPT2_TOKENS + 60)
     qtbot.waitUntil(lambda: not form.vocab_error.isVisible(), timeout=5_000)
     assert view.start_button.isEnabled(), view.start_button.toolTip()
@@ -69,6 +70,8 @@ def test_an_extended_run_keeps_the_bases_ids(  # type: ignore[no-untyped-def]
     low, high = charts.count_plot.vb.viewRange()[0]
     assert low < GPT2_MERGES < high
     assert view.progress_bar.text().startswith(f"{GPT2_MERGES + 60:,} merges")
+    assert view.summary_labels["merges"].text() == "60 new after gpt2's 50,000"
+    assert "(50,257 of gpt2, 60 new)" in view.summary_labels["tokens"].text()
     learn = view.learn_view
     assert learn.merges_applied == GPT2_MERGES + 60
     assert learn._merges[:GPT2_MERGES] == list(result.merges[:GPT2_MERGES])
@@ -190,6 +193,7 @@ def test_the_charts_mark_a_superword_runs_transition(  # type: ignore[no-untyped
         assert "Superwords start" in mark.toolTip()
     legend = [label.text for _, label in charts.length_legend.items]
     assert "superwords start" in legend
+    assert view.summary_labels["merges"].text() == f"443 ({443 - first_superword} of them superword merges ✦)"
     # Watch BPE learn's chart marks it too (log10 of merges + 1, as its x axis).
     learn = view.learn_view
     assert learn.transition_mark.isVisible()
