@@ -439,7 +439,13 @@ class TrainProgress(QObject):
         self._finish_display("cancelled", "Cancelled")
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
-        self.progress_bar.setFormat(f"cancelled after {len(result.merges):,} merges" if result else "")
+        if result is None:
+            self.progress_bar.setFormat("")
+        else:  # (an extend run: its merges after the tokenizer's own)
+            new = len(result.merges) - result.base_merges
+            self.progress_bar.setFormat(
+                f"cancelled after {new:,}{' new' if result.base_merges else ''} merges"
+            )
         self.stat_labels["eta"].setText("–")
 
     def show_failed(self) -> None:

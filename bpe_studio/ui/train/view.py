@@ -384,9 +384,10 @@ class TrainView(QWidget):
     @Slot(object)
     def _on_runner_cancelled(self, result: TrainResult | None) -> None:
         self.progress.show_cancelled(result)
-        if result is not None and result.merges:
+        if result is not None and len(result.merges) > result.base_merges:
             # The merges made until then are a tokenizer like any other (a smaller vocabulary): it can be
-            # saved and opened. (Cancelled while counting, it would be the 256 bytes alone: shown only.)
+            # saved and opened. (Cancelled while counting, it would be the 256 bytes alone, or the tokenizer
+            # it extends unchanged: shown only.)
             self._set_result(result)
         elif result is not None:
             self.result_box.show_summary(result, self.result_config)

@@ -262,3 +262,25 @@ def test_compare_corpus_labels_a_superword_tokenizer_and_counts_it_right(  # typ
     assert rows[1].ratio is not None and rows[1].ratio < 1  # superwords: fewer tokens at the same size
     legend = [label.text for _, label in view.chart.getPlotItem().legend.items]
     assert "super (superwords)" in legend
+
+
+def test_an_extended_run_cancelled_before_merging_has_no_result(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, big_corpus: Path
+) -> None:
+    """Cancelled while counting, an extend run made nothing new: GPT-2 alone is not offered as its result."""
+    from bpe_studio.engine import CountProgress
+
+    view = window.train_view
+    view.set_corpus_files([big_corpus])
+    _choose_base(qtbot, view.form, "GPT-2 (built in)")
+
+    def counting(events: list[Any]) -> bool:
+        return any(isinstance(e, CountProgress) for e in events)
+
+    with qtbot.waitSignal(view.runner.progress, timeout=RUN_MS, check_params_cb=counting):
+        trigger(window, "Training", "Start")
+    with qtbot.waitSignal(view.training_ended, timeout=RUN_MS) as ended:
+        trigger(window, "Training", "Cancel")
+    assert ended.args == ["cancelled"]
+    assert view.result is None and not view.open_button.isEnabled()
+    assert view.progress_bar.text() == "cancelled after 0 new merges"
