@@ -1,5 +1,11 @@
-"""The Train tab's form: what to train on and how (corpus, vocab size, special tokens, pattern, and under
-"More options" every other option of ``bpe-studio train``).
+"""The Train tab's form: what to train on and how (corpus, what to start from, vocab size, special tokens,
+pattern, and under "More options" every other option of ``bpe-studio train``).
+
+"Start from" is the single bytes or a tokenizer to extend (``train --extend``: GPT-2, a recent tokenizer or a
+file). The tokenizer is opened on a :class:`~bpe_studio.ui.app.tasks.TaskRunner` thread (GPT-2 takes over
+half a second); the configuration then carries it (``TrainConfig(extend=...)``, sent to the training process
+as its source and opened there again), the form shows its pattern and special tokens, locked, and asks for
+a vocab size above its own.
 
 :class:`TrainForm` holds the corpus list with its preview, the tokenizer settings and the Start / Cancel
 buttons. It checks itself as it is edited, with the engine's own checks: the pattern and the cluster

@@ -85,8 +85,13 @@ def test_an_extended_run_keeps_the_bases_ids(  # type: ignore[no-untyped-def]
         assert opened.vocab[GPT2_TOKENS + 59] == result.vocab[GPT2_TOKENS + 59], fmt
         assert opened.encode("Hello world") == [15496, 995], fmt
     # Opened in the Playground: the ids are GPT-2's.
-    with qtbot.waitSignal(window.tokenizer_opened, timeout=RUN_MS):
+    views = window.tokenizer_views
+    with qtbot.waitSignal(views.current_changed, timeout=RUN_MS):
         view.open_button.click()
+    opened_here = views.current
+    assert opened_here is not None and opened_here.tokenizer.vocab[50256] == b"<|endoftext|>"
+    assert opened_here.tokenizer.encode("Hello world") == [15496, 995]
+    assert len(opened_here.tokenizer.vocab) == GPT2_TOKENS + 60
     # The choice is kept in the settings (and "Superwords after" too).
     assert view.form_settings().extend == "gpt2"
     # Back to the bytes: the form's own pattern and special tokens come back, unlocked.
