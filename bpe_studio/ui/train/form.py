@@ -224,6 +224,7 @@ class TrainForm(QWidget):
             "checkpoint": self.checkpoint_error,
             "resume": self.resume_error,
             "extend": self.base_error,
+            "superword_transition": self.superword_error,
         }
         for edit in (self.counts_in_edit, self.counts_out_edit, self.checkpoint_edit, self.resume_edit):
             edit.textChanged.connect(self._schedule_check)
@@ -444,7 +445,8 @@ class TrainForm(QWidget):
             "SuperBPE: train ordinary tokens up to this vocabulary size, then superword tokens that span "
             "the spaces between words up to the vocab size (Off: ordinary BPE only)"
         )
-        form.addRow("Superwords after", self.superword_spin)
+        self.superword_error = _error_label(box)
+        form.addRow("Superwords after", _stacked(box, self.superword_spin, self.superword_error))
         form.addRow("Dask cluster", self._build_cluster(box))
         self.more_box.setVisible(False)
         more_layout.addWidget(self.more_box)
@@ -1263,7 +1265,11 @@ class TrainForm(QWidget):
         self.skip_bad_check.setChecked(train.skip_bad_records)
         self.checkpoint_every_spin.setValue(train.checkpoint_every)
         self.superword_spin.setValue(min(train.superword_transition, self.superword_spin.maximum()))
-        self.set_base(train.extend or None)
+        # A tokenizer file that no longer exists is left out, as corpus files are.
+        extend = train.extend
+        if extend and extend not in dict(_BUILT_IN_BASES) and not Path(extend).exists():
+            extend = ""
+        self.set_base(extend or None)
         self.text_field_combo.blockSignals(True)
         self.text_field_combo.setEditText(train.text_field)
         self.text_field_combo.blockSignals(False)

@@ -141,6 +141,8 @@ def test_start_from_a_chosen_file_and_a_bad_one(  # type: ignore[no-untyped-def]
         combo.activated.emit(combo.currentIndex())
     assert form.base_error.isVisible() and "notes.json" in form.base_error.text()
     assert not view.start_button.isEnabled() and "notes.json" in view.start_button.toolTip()
+    assert view.start_button.toolTip().startswith("Start from: "), view.start_button.toolTip()
+    assert form.base_error.text().count("notes.json") == 1, form.base_error.text()
 
 
 def test_start_from_and_superwords_are_kept_between_sessions(  # type: ignore[no-untyped-def]
@@ -289,3 +291,34 @@ def test_an_extended_run_cancelled_before_merging_has_no_result(  # type: ignore
     assert ended.args == ["cancelled"]
     assert view.result is None and not view.open_button.isEnabled()
     assert view.progress_bar.text() == "cancelled after 0 new merges"
+
+
+def test_superwords_after_says_its_problem_beside_it(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, small_corpus: Path, tmp_path: Path
+) -> None:
+    view = window.train_view
+    form = view.form
+    view.set_corpus_files([small_corpus])
+    form.set_more_options_shown(True)
+    view.vocab_spin.setValue(500)
+    form.superword_spin.setValue(600)
+    qtbot.waitUntil(form.superword_error.isVisible, timeout=5_000)
+    assert "below vocab_size (500)" in form.superword_error.text()
+    assert not view.start_button.isEnabled() and view.start_button.toolTip().startswith("Superwords after:")
+    form.superword_spin.setValue(400)
+    form.checkpoint_edit.setText(str(tmp_path / "run.ckpt"))
+    qtbot.waitUntil(lambda: "counts its corpus twice" in form.superword_error.text(), timeout=5_000)
+    form.checkpoint_edit.clear()
+    qtbot.waitUntil(lambda: not form.superword_error.isVisible(), timeout=5_000)
+    assert view.start_button.isEnabled(), view.start_button.toolTip()
+
+
+def test_a_base_file_gone_since_the_last_session_is_left_out(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from bpe_studio.ui.app.settings import settings_from_json
+
+    gone = tmp_path / "gone.tiktoken"
+    window = MainWindow(settings_from_json({"train": {"extend": str(gone)}}), persist=False)
+    qtbot.addWidget(window)
+    form = window.train_view.form
+    assert form.base_source() is None and form.base_combo.currentText() == "Nothing (bytes)"
+    assert not form.base_runner.is_busy()
