@@ -470,11 +470,20 @@ class TrainCharts(QWidget):
                 angle=90,
                 movable=False,
                 pen=pg.mkPen(TRANSITION_COLOR, width=1, style=Qt.PenStyle.DashLine),
-                label="superwords →",
-                # On the length chart lower down: its legend takes the top.
-                labelOpts={"position": position, "anchors": [(0, 0.5), (0, 0.5)], "color": TRANSITION_COLOR},
+                **label,
             )
-            for position in (0.92, 0.5)
+            # Labelled on the count chart; on the length chart its legend names it (and takes the top).
+            for label in (
+                {
+                    "label": "superwords →",
+                    "labelOpts": {
+                        "position": 0.92,
+                        "anchors": [(0, 0.5), (0, 0.5)],
+                        "color": TRANSITION_COLOR,
+                    },
+                },
+                {},
+            )
         ]
         for plot, mark in zip((self.count_plot, self.length_plot), self.transition_marks, strict=True):
             plot.addItem(mark, ignoreBounds=True)

@@ -108,7 +108,7 @@ class TrainResultBox(QGroupBox):
             merges = f"{len(result.merges) - result.base_merges:,} new after {name}'s {result.base_merges:,}"
         elif result.superword_transition is not None:
             after = len(result.merges) - result.superword_transition
-            merges += f" ({after:,} of them superword merges ✦)"
+            merges += f" ({after:,} superword ✦)"
         labels["merges"].setText(merges)
         labels["stopped"].setText(
             stop_reason_text(result.stop_reason, min_frequency=config.min_frequency if config else None)

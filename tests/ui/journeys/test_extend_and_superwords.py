@@ -200,7 +200,7 @@ def test_the_charts_mark_a_superword_runs_transition(  # type: ignore[no-untyped
         assert "Superwords start" in mark.toolTip()
     legend = [label.text for _, label in charts.length_legend.items]
     assert "superwords start" in legend
-    assert view.summary_labels["merges"].text() == f"443 ({443 - first_superword} of them superword merges ✦)"
+    assert view.summary_labels["merges"].text() == f"443 ({443 - first_superword} superword ✦)"
     # Watch BPE learn's chart marks it too (log10 of merges + 1, as its x axis).
     learn = view.learn_view
     assert learn.transition_mark.isVisible()
