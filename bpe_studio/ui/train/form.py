@@ -135,6 +135,16 @@ def _inline(message: str) -> str:
     return app_message(rest) if sep and field in FIELD_LABELS else app_message(message)
 
 
+def base_label(source: str) -> str:
+    """A tokenizer to extend as the app names it: a built-in one by its name, a file by its file name.
+
+    Example:
+        >>> base_label("gpt2"), base_label("/models/mine.tiktoken")
+        ('GPT-2', 'mine.tiktoken')
+    """
+    return dict(_BUILT_IN_BASES).get(source, Path(source).name).replace(" (built in)", "")
+
+
 def _open_base(_ctx: TaskContext, source: str) -> ExtendBase:
     """The task that opens "Start from"'s tokenizer (off the GUI thread)."""
     return extend_base(source)
@@ -997,8 +1007,7 @@ class TrainForm(QWidget):
         return self._base
 
     def _base_name(self) -> str:
-        source = self._base_source or ""
-        return dict(_BUILT_IN_BASES).get(source, Path(source).name).replace(" (built in)", "")
+        return base_label(self._base_source or "")
 
     @Slot(int)
     def _on_base_combo_activated(self, index: int) -> None:
@@ -1317,4 +1326,4 @@ class TrainForm(QWidget):
         return self._base
 
 
-__all__ = ["NO_CORPUS", "START_TIP", "TrainForm", "whitespace_specials"]
+__all__ = ["NO_CORPUS", "START_TIP", "TrainForm", "base_label", "whitespace_specials"]

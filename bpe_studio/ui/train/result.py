@@ -31,6 +31,7 @@ from ...engine import TrainConfig, TrainResult
 from ...engine.humanize import human_bytes, human_seconds, stop_reason_text
 from ...engine.write_plan import WritePlan
 from ..widgets.common import Caption
+from .form import base_label
 
 #: The save dialog's filters and the engine format each one writes.
 SAVE_FILTERS = {
@@ -99,7 +100,7 @@ class TrainResultBox(QGroupBox):
         merges = f"{len(result.merges):,}"
         if result.base_merges:  # an extend run: what it added to the tokenizer it started from
             base = config.extend if config is not None else None
-            name = Path(base.source).name if base is not None else "the tokenizer"
+            name = base_label(base.source) if base is not None else "the tokenizer"
             base_tokens = len(base.vocab) if base is not None else len(result.vocab)
             labels["tokens"].setText(
                 f"{len(result.vocab):,} tokens ({base_tokens:,} of {name}, "

@@ -52,7 +52,7 @@ def test_an_extended_run_keeps_the_bases_ids(  # type: ignore[no-untyped-def]
     assert "50,000 merges" in form.base_note.text()
     shoot(window, shots, "train-start-from-gpt2-1024x640")
     form.vocab_spin.setValue(GPT2_TOKENS + 60)
-    qtbot.waitUntil(lambda: not form.vocab_error.isVisible(), timeout=5_000)
+    qtbot.waitUntil(lambda: not form.vocab_error.isVisible(), timeout=RUN_MS)
     assert view.start_button.isEnabled(), view.start_button.toolTip()
     with qtbot.waitSignal(view.training_ended, timeout=RUN_MS) as ended:
         trigger(window, "Training", "Start")
@@ -70,8 +70,8 @@ def test_an_extended_run_keeps_the_bases_ids(  # type: ignore[no-untyped-def]
     low, high = charts.count_plot.vb.viewRange()[0]
     assert low < GPT2_MERGES < high
     assert view.progress_bar.text().startswith(f"{GPT2_MERGES + 60:,} merges")
-    assert view.summary_labels["merges"].text() == "60 new after gpt2's 50,000"
-    assert "(50,257 of gpt2, 60 new)" in view.summary_labels["tokens"].text()
+    assert view.summary_labels["merges"].text() == "60 new after GPT-2's 50,000"
+    assert "(50,257 of GPT-2, 60 new)" in view.summary_labels["tokens"].text()
     learn = view.learn_view
     assert learn.merges_applied == GPT2_MERGES + 60
     assert learn._merges[:GPT2_MERGES] == list(result.merges[:GPT2_MERGES])
@@ -275,19 +275,28 @@ def test_an_extended_run_cancelled_before_merging_has_no_result(  # type: ignore
     qtbot, window: MainWindow, big_corpus: Path
 ) -> None:
     """Cancelled while counting, an extend run made nothing new: GPT-2 alone is not offered as its result."""
-    from bpe_studio.engine import CountProgress
+    from bpe_studio.engine import CountProgress, MergeMade, Phase
 
     view = window.train_view
     view.set_corpus_files([big_corpus])
     _choose_base(qtbot, view.form, "GPT-2 (built in)")
 
-    def counting(events: list[Any]) -> bool:
-        return any(isinstance(e, CountProgress) for e in events)
+    cancelled: list[bool] = []
 
-    with qtbot.waitSignal(view.runner.progress, timeout=RUN_MS, check_params_cb=counting):
-        trigger(window, "Training", "Start")
+    def cancel_while_counting(events: list[Any]) -> bool:
+        # Cancelled as the batch arrives (not a turn of the event loop later): the run still counts.
+        counting = any(isinstance(e, CountProgress) for e in events)
+        merging = any(isinstance(e, MergeMade) or getattr(e, "phase", None) is Phase.MERGING for e in events)
+        if not cancelled and counting and not merging:
+            cancelled.append(True)
+            trigger(window, "Training", "Cancel")
+        return False
+
+    view.runner.progress.connect(cancel_while_counting)
     with qtbot.waitSignal(view.training_ended, timeout=RUN_MS) as ended:
-        trigger(window, "Training", "Cancel")
+        trigger(window, "Training", "Start")
+    view.runner.progress.disconnect(cancel_while_counting)
+    assert cancelled, "the run was never seen counting"
     assert ended.args == ["cancelled"]
     assert view.result is None and not view.open_button.isEnabled()
     assert view.progress_bar.text() == "cancelled after 0 new merges"
@@ -302,14 +311,14 @@ def test_superwords_after_says_its_problem_beside_it(  # type: ignore[no-untyped
     form.set_more_options_shown(True)
     view.vocab_spin.setValue(500)
     form.superword_spin.setValue(600)
-    qtbot.waitUntil(form.superword_error.isVisible, timeout=5_000)
+    qtbot.waitUntil(form.superword_error.isVisible, timeout=RUN_MS)
     assert "below vocab_size (500)" in form.superword_error.text()
     assert not view.start_button.isEnabled() and view.start_button.toolTip().startswith("Superwords after:")
     form.superword_spin.setValue(400)
     form.checkpoint_edit.setText(str(tmp_path / "run.ckpt"))
-    qtbot.waitUntil(lambda: "counts its corpus twice" in form.superword_error.text(), timeout=5_000)
+    qtbot.waitUntil(lambda: "counts its corpus twice" in form.superword_error.text(), timeout=RUN_MS)
     form.checkpoint_edit.clear()
-    qtbot.waitUntil(lambda: not form.superword_error.isVisible(), timeout=5_000)
+    qtbot.waitUntil(lambda: not form.superword_error.isVisible(), timeout=RUN_MS)
     assert view.start_button.isEnabled(), view.start_button.toolTip()
 
 
