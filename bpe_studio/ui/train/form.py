@@ -197,6 +197,7 @@ class TrainForm(QWidget):
         self._base_problem = ""
         self._vocab_note = ""  # why the vocab size was raised for the base
         self._own_settings: tuple[str, list[str]] | None = None  # pattern, special tokens before a base
+        self._own_tips: dict[QWidget, str] | None = None  # the tooltips of the controls a base locks
         self.base_runner = TaskRunner("bpe-studio-extend-base", self)
         self.base_runner.finished.connect(self._on_base_runner_finished)
         self.base_runner.errored.connect(self._on_base_runner_errored)
@@ -340,7 +341,8 @@ class TrainForm(QWidget):
         return settings_box
 
     def _build_base(self, parent: QWidget) -> QWidget:
-        """ "Start from": the single bytes, or a tokenizer to extend (GPT-2, a recent tokenizer, a file)."""
+        """The "Start from" row: the single bytes, or a tokenizer to extend (GPT-2, a recent tokenizer, a
+        file), with a line on the tokenizer once it is opened and its problem if it cannot be."""
         self.base_combo = QComboBox(parent)
         self.base_combo.setObjectName("base_combo")
         self.base_combo.setToolTip(
@@ -713,6 +715,8 @@ class TrainForm(QWidget):
                 f"Note: {names} is only whitespace, so every {names} in the corpus becomes that special "
                 "token, splits documents there and is never merged."
             )
+        if self._base_source is not None and self._base is None and not self._base_problem:
+            shown.pop("extend", None)  # still opening: said by the line under the combo, not as an error
         if self._vocab_note and "vocab_size" not in shown:
             shown["vocab_size"] = self._vocab_note
         for field, label in self.error_labels.items():
@@ -1036,7 +1040,7 @@ class TrainForm(QWidget):
         if source is None:
             self.base_runner.cancel()
             self._release_base()
-        else:
+        else:  # (Start's tooltip says it waits; the line under the combo says it is opening, not in error)
             self.base_note.setText(f"Opening {self._base_name()}…")
             self.base_note.setVisible(True)
             self.base_runner.start(partial(_open_base, source=source))
@@ -1099,7 +1103,7 @@ class TrainForm(QWidget):
     def _apply_base_locks(self) -> None:
         """With a base: its pattern and special tokens are shown and locked, superwords are off (an extend
         run cannot train them); each locked control's tooltip says why."""
-        tips = getattr(self, "_own_tips", None)
+        tips = self._own_tips
         if tips is None:
             locked = (
                 self.pattern_combo,

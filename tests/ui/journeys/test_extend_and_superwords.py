@@ -331,3 +331,17 @@ def test_a_base_file_gone_since_the_last_session_is_left_out(qtbot, tmp_path: Pa
     form = window.train_view.form
     assert form.base_source() is None and form.base_combo.currentText() == "Nothing (bytes)"
     assert not form.base_runner.is_busy()
+
+
+def test_start_waits_while_the_base_opens(qtbot, window: MainWindow, small_corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    view = window.train_view
+    form = view.form
+    view.set_corpus_files([small_corpus])
+    combo = form.base_combo
+    with qtbot.waitSignal(form.base_runner.finished, timeout=RUN_MS):
+        combo.setCurrentIndex(combo.findData("gpt2"))
+        combo.activated.emit(combo.currentIndex())
+        # Opening (off the GUI thread): Start waits and says why; nothing is shown as an error.
+        assert not view.start_button.isEnabled() and "still opening" in view.start_button.toolTip()
+        assert form.base_note.text() == "Opening GPT-2…" and not form.base_error.isVisible()
+    qtbot.waitUntil(view.start_button.isEnabled, timeout=RUN_MS)
