@@ -75,6 +75,15 @@ def test_an_extended_run_keeps_the_bases_ids(  # type: ignore[no-untyped-def]
     learn = view.learn_view
     assert learn.merges_applied == GPT2_MERGES + 60
     assert learn._merges[:GPT2_MERGES] == list(result.merges[:GPT2_MERGES])
+    # Stepped back to the base's last merge, the sample's tokens are GPT-2's own.
+    learn.go_to(GPT2_MERGES)
+    assert learn.token_count == len(load("gpt2").encode_ordinary(learn.sample_text))
+    learn.go_to(GPT2_MERGES + 60)
+    # Replay (at the end) starts from GPT-2's merges, not from the bytes.
+    learn.play_button.click()
+    assert learn.merges_applied == GPT2_MERGES
+    learn.play_button.click()
+    learn.go_to(GPT2_MERGES + 60)
     shoot(window, shots, "train-extended-gpt2-1024x640")
     # Saved in every format, each opens with GPT-2's ids (and the new ones after them).
     for fmt in FORMATS:
