@@ -402,7 +402,8 @@ class TrainProgress(QObject):
                 self.phase_label.setText(_PHASE_TEXT[Phase.MERGING])
                 bar.setRange(0, max(state.merges_total, 1))
                 bar.setValue(state.merges_done)
-                bar.setFormat(f"{state.merges_done:,} of {state.merges_total:,} merges")
+                new = " new" if self._config is not None and self._config.extend is not None else ""
+                bar.setFormat(f"{state.merges_done:,} of {state.merges_total:,}{new} merges")
                 left = self._run_meter.time_left()  # merges speed up: see RunMeter
                 if left is not None:
                     labels["eta"].setText(clock(left))
