@@ -14,6 +14,7 @@ from ..engine.encoding.evaluation import evaluate_files
 from ..engine.formats import display_names
 from ..engine.humanize import error_message
 from ..engine.notation import control_label
+from ..engine.pretokenize.patterns import SUPERWORD_PATTERN
 from ..engine.workers.protocol import WorkerCrashedError
 from .common import EXIT_FAILURE, CliError, no_writes, text_arg
 from .encode import load_tokenizer
@@ -92,9 +93,14 @@ def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     # Each tokenizer by a name that says which (a tokenizer.json by its folder), the path kept beside it.
     shown = display_names(args.tokenizers)
+    # A superword (SuperBPE) tokenizer, told by its pattern (every format keeps it): its figures compare with
+    # plain BPE of the same vocabulary size only when that is known.
+    superwords = [t.pattern == SUPERWORD_PATTERN for t in tokenizers]
     for path, figures_of in zip(corpora, per_file, strict=True):
         first_tokens = figures_of[0].tokens
-        for given, name, figures in zip(args.tokenizers, shown, figures_of, strict=True):
+        for given, name, figures, superword in zip(
+            args.tokenizers, shown, figures_of, superwords, strict=True
+        ):
             rows.append(
                 {
                     "corpus": str(path),
@@ -106,6 +112,7 @@ def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
                     "bytes_per_token": _round(figures.bytes_per_token),
                     "tokens_per_word": _round(figures.tokens_per_word),
                     "ratio": _round(figures.tokens / first_tokens if first_tokens else None),
+                    "superwords": superword,
                 }
             )
     return rows
@@ -138,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         "bytes_per_token",
         "tokens_per_word",
         "ratio",
+        "superwords",
     ]
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -148,12 +156,16 @@ def run(args: argparse.Namespace) -> int:
         writer.writerows(rows)
         return 0
     titles = ["corpus", "tokenizer", "bytes", "words", "tokens", "bytes/token", "tokens/word", "× first"]
-    shown = [c for c in columns if c != "tokenizer"]  # the table names each tokenizer; JSON/CSV add its path
+    # The table names each tokenizer (a superword one says so); JSON/CSV add its path and the flag.
+    shown = [c for c in columns if c not in ("tokenizer", "superwords")]
     table = [titles] + [
         # A file or tokenizer name's control characters as codes (a tab or newline would break the table).
         [_cell(row[c]) if c not in ("corpus", "name") else control_label(row[c], keep="") for c in shown]
         for row in rows
     ]
+    for line, row in zip(table[1:], rows, strict=True):
+        if row["superwords"]:
+            line[1] += " (superwords)"
     widths = [max(len(line[i]) for line in table) for i in range(len(shown))]
     for line in table:
         cells = [cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i]) for i, cell in enumerate(line)]

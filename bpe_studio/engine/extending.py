@@ -39,7 +39,8 @@ def extend_base(source: str | os.PathLike[str] | Tokenizer) -> ExtendBase:
         try:
             tokenizer = load(name)
         except (FormatError, OSError) as exc:
-            raise ExtendError(f"extend: {name}: {exc}") from None
+            said = str(exc)  # (a format's message names the file already: not twice)
+            raise ExtendError(f"extend: {said if said.startswith(name) else f'{name}: {said}'}") from None
     if tokenizer.piece_model is not None:
         raise ExtendError(
             f"extend: {name} is SentencePiece-style (it merges characters, not bytes); only byte-level BPE "

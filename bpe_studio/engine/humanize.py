@@ -316,6 +316,8 @@ FIELD_LABELS = {
     "checkpoint": "Checkpoint",
     "checkpoint_every": "Checkpoint every",
     "resume": "Resume from",
+    "extend": "Start from",
+    "superword_transition": "Superwords after",
 }
 
 
@@ -330,6 +332,8 @@ _CLI_CONTROLS = {
     "checkpoint": "More options ▸ Checkpoint",
     "resume": "More options ▸ Resume from",
     "max-token-length": "More options ▸ Max token length",
+    "extend": "Start from",
+    "superword-transition": "More options ▸ Superwords after",
 }
 _CLI_HINT = re.compile(r"CLI: --([a-z0-9-]+)[^;)]*")
 

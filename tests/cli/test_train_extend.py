@@ -104,3 +104,8 @@ def test_eval_reports_a_superword_tokenizer_against_plain_bpe_of_the_same_size(
     for row, path in zip(rows, tokenizers, strict=True):
         assert row["tokens"] == len(load(path).encode_ordinary(text))
     assert rows[1]["ratio"] < 1  # superwords: fewer tokens than plain BPE of the same vocabulary size
+    # The rows say which tokenizer has superwords; the table names it so.
+    assert [row["superwords"] for row in rows] == [False, True]
+    assert main(["eval", "-t", tokenizers[0], "-t", tokenizers[1], str(corpus)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert "(superwords)" in table[2] and "(superwords)" not in table[1]

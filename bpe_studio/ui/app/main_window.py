@@ -223,6 +223,8 @@ class MainWindow(QMainWindow):
                 action.triggered.connect(lambda _checked=False, path=item, h=handler: h(path))
                 menu.addAction(action)
             menu.setEnabled(bool(items))
+        # The Train form offers the recent tokenizers under "Start from".
+        self.train_view.form.set_recent_tokenizers(self.settings.recent_tokenizers)
 
     def _open_recent_corpus(self, path: str) -> None:
         self.tabs.setCurrentWidget(self.train_view)

@@ -80,6 +80,9 @@ class TrainSettings:
         skip_bad_records: Skip records without a usable text instead of stopping.
         checkpoint_every: Merges between two checkpoints. (The files of a run, counts and checkpoints, are
             not kept: they belong to one run.)
+        extend: The tokenizer the run starts from ("Start from": a path, or a name such as ``gpt2``);
+            empty for the single bytes.
+        superword_transition: Superwords after this vocabulary size (SuperBPE); 0 for none.
     """
 
     inputs: list[str] = field(default_factory=list)
@@ -95,6 +98,8 @@ class TrainSettings:
     text_field: str = "text"
     skip_bad_records: bool = False
     checkpoint_every: int = 1000
+    extend: str = ""
+    superword_transition: int = 0
 
 
 @dataclass
@@ -161,6 +166,8 @@ _TRAIN_CHECKS: dict[str, Callable[[Any], bool]] = {
     "text_field": lambda v: isinstance(v, str) and v != "",
     "skip_bad_records": lambda v: isinstance(v, bool),
     "checkpoint_every": lambda v: _is_int(v) and v > 0,
+    "extend": lambda v: isinstance(v, str),
+    "superword_transition": lambda v: _is_int(v) and v >= 0,
 }
 _TOP_CHECKS: dict[str, Callable[[Any], bool]] = {
     "geometry": lambda v: isinstance(v, str),

@@ -90,6 +90,26 @@ class CorpusFigures:
     ratio: float | None
 
 
+def corpus_label(loaded: LoadedTokenizer, name: str) -> str:
+    """A tokenizer's name in the table and the chart's legend: a superword tokenizer is said to be one (its
+    figures compare with plain BPE of the same vocabulary size only knowing that).
+
+    Example (``loaded`` a superword tokenizer)::
+
+        corpus_label(loaded, "super.json")  # 'super.json (superwords)'
+    """
+    return f"{name} (superwords)" if loaded.has_superwords else name
+
+
+def _list_tip(loaded: LoadedTokenizer) -> str:
+    """The tokenizer list's tooltip: where it comes from, and a superword tokenizer's transition."""
+    if not loaded.has_superwords:
+        return loaded.source_text
+    after = loaded.superwords_after
+    where = f" after {after:,} tokens" if after is not None else ""
+    return f"{loaded.source_text}\nSuperwords{where}: tokens may span the spaces between words (SuperBPE)"
+
+
 def evaluate_corpora(
     tokenizers: Sequence[tuple[str, Tokenizer]],
     corpora: Sequence[Path],
@@ -409,8 +429,8 @@ class CorpusCompareView(FileDropWidget):
         self.tokenizer_list.blockSignals(True)
         self.tokenizer_list.clear()
         for loaded, name in zip(self.tokenizers, listed_names(self.tokenizers), strict=True):
-            item = QListWidgetItem(name, self.tokenizer_list)
-            item.setToolTip(loaded.source_text)
+            item = QListWidgetItem(corpus_label(loaded, name), self.tokenizer_list)
+            item.setToolTip(_list_tip(loaded))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if id(loaded) in wanted else Qt.CheckState.Unchecked)
         self.tokenizer_list.blockSignals(False)
@@ -439,7 +459,7 @@ class CorpusCompareView(FileDropWidget):
         # The list's names: never two alike, which the chart's legend and bars would merge into one.
         checked = {id(t) for t in self.checked_tokenizers()}
         chosen = [
-            (name, t.tokenizer)
+            (corpus_label(t, name), t.tokenizer)
             for t, name in zip(self.tokenizers, listed_names(self.tokenizers), strict=True)
             if id(t) in checked
         ]
@@ -618,6 +638,7 @@ __all__ = [
     "bar_colours",
     "chart_plan",
     "chart_widget",
+    "corpus_label",
     "draw_bars",
     "evaluate_corpora",
 ]

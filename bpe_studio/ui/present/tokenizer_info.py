@@ -24,6 +24,7 @@ from ...engine.encoding import analysis
 from ...engine.encoding.analysis import MergeIndex
 from ...engine.formats import display_name, display_names, training_record
 from ...engine.formats.tiktoken_format import SpecialTokenSpec, add_special_tokens
+from ...engine.pretokenize.patterns import SUPERWORD_PATTERN
 
 #: How the views name the engine's file formats.
 FORMAT_NAMES = {"studio": "BPE Studio", "gpt2": "GPT-2", "tiktoken": "tiktoken", "hf": "Hugging Face"}
@@ -72,6 +73,22 @@ class LoadedTokenizer:
         if isinstance(counts, list) and all(isinstance(c, int) for c in counts):
             return counts
         return None
+
+    @property
+    def has_superwords(self) -> bool:
+        """Whether it is a superword (SuperBPE) tokenizer, whose tokens may span the spaces between words:
+        its pattern is the superword stage's (every format keeps the pattern), or its training says so."""
+        return (
+            self.tokenizer.pattern == SUPERWORD_PATTERN
+            or "superword_transition" in self.training
+            or (self.result is not None and self.result.superword_transition is not None)
+        )
+
+    @property
+    def superwords_after(self) -> int | None:
+        """Of a superword tokenizer whose training is known, the vocabulary size where superwords start."""
+        value = self.training.get("superword_transition")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
     def index(self) -> MergeIndex:

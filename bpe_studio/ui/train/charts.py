@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from numpy.typing import NDArray
-from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QEvent, QIODevice, QRectF, QSize
+from PySide6.QtCore import QBuffer, QByteArray, QCoreApplication, QEvent, QIODevice, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPaintEvent, QPalette, QResizeEvent
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsWidget, QVBoxLayout, QWidget
@@ -34,6 +34,12 @@ LENGTH_COLOR = "#E69F00"
 MEAN_COLOR = "#1d232b"
 BYTES_RATE_COLOR = "#009E73"
 MERGE_RATE_COLOR = "#CC79A7"
+#: A superword run's transition (dashed, on the merge charts; readable on the light and the dark theme).
+TRANSITION_COLOR = "#CC79A7"
+#: What the transition line is (its tooltip; the learn chart's too).
+TRANSITION_TIP = (
+    "Superwords start here: the merges after this line may span the spaces between words (SuperBPE)"
+)
 
 #: Merges the running mean of token length is taken over.
 MEAN_WINDOW = 200
@@ -457,6 +463,41 @@ class TrainCharts(QWidget):
         for plot, mark in zip((self.count_plot, self.length_plot), self.replay_marks, strict=True):
             plot.addItem(mark, ignoreBounds=True)
             mark.hide()
+        # A superword run's transition on both merge charts: the merges right of the dashed line may span
+        # words. Made once; a run moves (setValue) and shows or hides them.
+        self.transition_marks = [
+            pg.InfiniteLine(
+                angle=90,
+                movable=False,
+                pen=pg.mkPen(TRANSITION_COLOR, width=1, style=Qt.PenStyle.DashLine),
+                **label,
+            )
+            # Labelled on the count chart; on the length chart its legend names it (and takes the top).
+            for label in (
+                {
+                    "label": "superwords →",
+                    "labelOpts": {
+                        "position": 0.92,
+                        "anchors": [(0, 0.5), (0, 0.5)],
+                        "color": TRANSITION_COLOR,
+                    },
+                },
+                {},
+            )
+        ]
+        for plot, mark in zip((self.count_plot, self.length_plot), self.transition_marks, strict=True):
+            plot.addItem(mark, ignoreBounds=True)
+            mark.setToolTip(TRANSITION_TIP)
+            mark.hide()
+        # The legend names the line (a sample drawn with its pen; the item is not plotted).
+        self._transition_sample = pg.PlotDataItem(
+            pen=pg.mkPen(TRANSITION_COLOR, width=1, style=Qt.PenStyle.DashLine)
+        )
+        self._transition_shown = False
+        #: Of a superword run, the first merge after its transition (0-based among the run's merges).
+        self.transition: int | None = None
+        #: Merges before the charts' first: an extended tokenizer's own (x is the merge number - 1).
+        self.first_merge = 0
 
         self._counts = GrowingArray()
         self._lengths = GrowingArray()
@@ -538,8 +579,27 @@ class TrainCharts(QWidget):
         """How many merges the charts hold."""
         return len(self._counts)
 
-    def reset(self, total_merges: int | None = None) -> None:
-        """Clear every chart; with ``total_merges``, fix the merge axes' range to it."""
+    def set_transition(self, first_superword: int | None) -> None:
+        """Mark a superword run's transition before merge ``first_superword`` (0-based; None: no mark)."""
+        self.transition = first_superword
+        for mark in self.transition_marks:
+            if first_superword is None:
+                mark.hide()
+            else:
+                mark.setValue(self.first_merge + first_superword - 0.5)
+                mark.show()
+        shown = first_superword is not None
+        if shown != self._transition_shown:
+            self._transition_shown = shown
+            if shown:
+                self.length_legend.addItem(self._transition_sample, "superwords start")
+            else:
+                self.length_legend.removeItem(self._transition_sample)
+            self.apply_theme()  # (the legend's new label in the theme's colours)
+
+    def reset(self, total_merges: int | None = None, *, first_merge: int = 0) -> None:
+        """Clear every chart; with ``total_merges``, fix the merge axes' range to it. ``first_merge``: the
+        merges before the run's first (an extended tokenizer's own), so that x is the merge number - 1."""
         for array in (
             self._counts,
             self._lengths,
@@ -553,6 +613,8 @@ class TrainCharts(QWidget):
         self._ranges.clear()
         self.length_image.clear()  # else the last run's tokens stay drawn until the new run's first merge
         self.show_replay_position(None)
+        self.first_merge = first_merge
+        self.set_transition(None)
         self._dirty = True
         self.set_total_merges(total_merges)
         self.refresh()
@@ -562,7 +624,7 @@ class TrainCharts(QWidget):
         merges up to :data:`EMPTY_MERGES` rather than pyqtgraph's fractions of one)."""
         total = max(total or EMPTY_MERGES, 1)
         for plot in (self.count_plot, self.length_plot):
-            plot.setXRange(0, total, padding=0.02)
+            plot.setXRange(self.first_merge, self.first_merge + total, padding=0.02)
         self._bin = max(1, math.ceil(total / LENGTH_COLUMNS))
         self._density = np.zeros((math.ceil(total / self._bin), self._density.shape[1]), dtype=np.float32)
         self._shown = 0
@@ -602,7 +664,7 @@ class TrainCharts(QWidget):
     def _refresh(self) -> None:
         self._dirty = False
         n = len(self._counts)
-        x = np.arange(n, dtype=np.float64)
+        x = np.arange(self.first_merge, self.first_merge + n, dtype=np.float64)
         counts, lengths = self._counts.values, self._lengths.values
         self.count_curve.setData(*peak_downsample(x, counts, CURVE_POINTS))
         if n > self._shown:
@@ -658,7 +720,7 @@ class TrainCharts(QWidget):
         # Square root: a bin's few long tokens stay visible next to its many short ones.
         self.length_image.setImage(np.sqrt(self._density), autoLevels=False, levels=(0.0, math.sqrt(top)))
         width, height = self._density.shape
-        self.length_image.setRect(QRectF(0.0, -0.5, width * self._bin, height))
+        self.length_image.setRect(QRectF(float(self.first_merge), -0.5, width * self._bin, height))
 
     def _set_range(self, key: str, box: pg.ViewBox, axis: str, low: float, high: float) -> None:
         """Set a view range (without padding) unless it is already that."""
@@ -688,6 +750,8 @@ class _TimedGraphicsLayoutWidget(pg.GraphicsLayoutWidget):  # type: ignore[misc]
 
 
 __all__ = [
+    "TRANSITION_COLOR",
+    "TRANSITION_TIP",
     "GrowingArray",
     "LogAxis",
     "StepRate",

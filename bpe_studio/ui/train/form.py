@@ -1,5 +1,11 @@
-"""The Train tab's form: what to train on and how (corpus, vocab size, special tokens, pattern, and under
-"More options" every other option of ``bpe-studio train``).
+"""The Train tab's form: what to train on and how (corpus, what to start from, vocab size, special tokens,
+pattern, and under "More options" every other option of ``bpe-studio train``).
+
+"Start from" is the single bytes or a tokenizer to extend (``train --extend``: GPT-2, a recent tokenizer or a
+file). The tokenizer is opened on a :class:`~bpe_studio.ui.app.tasks.TaskRunner` thread (GPT-2 takes over
+half a second); the configuration then carries it (``TrainConfig(extend=...)``, sent to the training process
+as its source and opened there again), the form shows its pattern and special tokens, locked, and asks for
+a vocab size above its own.
 
 :class:`TrainForm` holds the corpus list with its preview, the tokenizer settings and the Start / Cancel
 buttons. It checks itself as it is edited, with the engine's own checks: the pattern and the cluster
@@ -22,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +54,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...engine import PATTERNS, TrainConfig
+from ...engine import PATTERNS, TrainConfig, extend_base
 from ...engine.config import InvalidUtf8Policy
 from ...engine.corpus.sources import expand_inputs, is_plain_text, record_fields
 from ...engine.humanize import FIELD_LABELS, app_message, human_bytes, pattern_problem
 from ...engine.pretokenize.patterns import preset_name
+from ...engine.training.extend import ExtendBase, with_base
 from ...engine.training.preflight import check_text_starts, preflight
 from ..app.settings import TrainSettings
+from ..app.tasks import TaskContext, TaskRunner
+from ..app.tokenizer_views import TOKENIZER_FILTER
 from ..widgets.common import VerticalScroll
 from .preview import CORPUS_FILTER, CorpusPreview, CorpusScanner
 
@@ -74,6 +84,15 @@ CHECK_DELAY_MS = 150
 COUNTS_FILTER = "Counts and checkpoints (*.counts *.ckpt *.bin);;All files (*)"
 #: The invalid-UTF-8 choices: the engine's policy and what the combo says.
 _UTF8_CHOICES = (("error", "Stop with an error"), ("replace", "Read as U+FFFD (�)"))
+
+#: "Start from": the built-in tokenizers offered (their name for ``extend_base``, and the combo's text).
+_BUILT_IN_BASES = (("gpt2", "GPT-2 (built in)"),)
+#: The "Start from" combo's entry that asks for a file.
+_CHOOSE_BASE = "\x00choose"
+#: New tokens proposed when a base raises the vocab size (it counts the base's tokens too).
+_NEW_TOKENS = 1000
+#: Why a control shows the base's value and cannot be edited.
+_FROM_BASE_TIP = "From the tokenizer this run starts from ({name}): an extended tokenizer keeps its {what}"
 
 #: The record files whose fields are read for the text field's list (the first ones of the corpus).
 _FIELD_FILES = 8
@@ -114,6 +133,21 @@ def _inline(message: str) -> str:
     """An engine message (``field: problem; fix``) as said beside its control: without the field's name."""
     field, sep, rest = message.partition(": ")
     return app_message(rest) if sep and field in FIELD_LABELS else app_message(message)
+
+
+def base_label(source: str) -> str:
+    """A tokenizer to extend as the app names it: a built-in one by its name, a file by its file name.
+
+    Example:
+        >>> base_label("gpt2"), base_label("/models/mine.tiktoken")
+        ('GPT-2', 'mine.tiktoken')
+    """
+    return dict(_BUILT_IN_BASES).get(source, Path(source).name).replace(" (built in)", "")
+
+
+def _open_base(_ctx: TaskContext, source: str) -> ExtendBase:
+    """The task that opens "Start from"'s tokenizer (off the GUI thread)."""
+    return extend_base(source)
 
 
 def whitespace_specials(tokens: Sequence[str]) -> list[str]:
@@ -157,6 +191,16 @@ class TrainForm(QWidget):
         self._text_cache: dict[tuple[_Key, str], str] = {}
         self._record_fields: list[tuple[str, bool]] = []
         self._text_field_problem = ""
+        # "Start from": the source chosen (None: the single bytes), the opened base once it is, or why not.
+        self._base_source: str | None = None
+        self._base: ExtendBase | None = None
+        self._base_problem = ""
+        self._vocab_note = ""  # why the vocab size was raised for the base
+        self._own_settings: tuple[str, list[str]] | None = None  # pattern, special tokens before a base
+        self._own_tips: dict[QWidget, str] | None = None  # the tooltips of the controls a base locks
+        self.base_runner = TaskRunner("bpe-studio-extend-base", self)
+        self.base_runner.finished.connect(self._on_base_runner_finished)
+        self.base_runner.errored.connect(self._on_base_runner_errored)
         self.scanner = CorpusScanner(self)
         self.scanner.updated.connect(self._on_scanner_updated)
         self._check_timer = QTimer(self)
@@ -186,12 +230,16 @@ class TrainForm(QWidget):
             "counts_out": self.counts_out_error,
             "checkpoint": self.checkpoint_error,
             "resume": self.resume_error,
+            "extend": self.base_error,
+            "superword_transition": self.superword_error,
         }
         for edit in (self.counts_in_edit, self.counts_out_edit, self.checkpoint_edit, self.resume_edit):
             edit.textChanged.connect(self._schedule_check)
         for spin in (self.vocab_spin, self.max_length_spin, self.chunk_spin, self.checkpoint_every_spin):
             spin.valueChanged.connect(self._schedule_check)
         self.utf8_combo.currentIndexChanged.connect(self._on_utf8_combo_changed)
+        self.vocab_spin.valueChanged.connect(self._on_vocab_spin_changed)
+        self.superword_spin.valueChanged.connect(self._schedule_check)
         self.skip_bad_check.toggled.connect(self._schedule_check)
         self.text_field_combo.currentTextChanged.connect(self._on_text_field_combo_changed)
 
@@ -270,6 +318,7 @@ class TrainForm(QWidget):
         settings_box = QGroupBox("Tokenizer", parent)
         form = QFormLayout(settings_box)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Start from", self._build_base(settings_box))
         self.vocab_spin = QSpinBox(settings_box)
         self.vocab_spin.setRange(257, 0x110000)
         self.vocab_spin.setSingleStep(1000)
@@ -282,6 +331,24 @@ class TrainForm(QWidget):
         form.addRow("Special tokens", self._build_specials(settings_box, mono))
         form.addRow("Pattern", self._build_pattern(settings_box, mono))
         return settings_box
+
+    def _build_base(self, parent: QWidget) -> QWidget:
+        """The "Start from" row: the single bytes, or a tokenizer to extend (GPT-2, a recent tokenizer, a
+        file), with a line on the tokenizer once it is opened and its problem if it cannot be."""
+        self.base_combo = QComboBox(parent)
+        self.base_combo.setObjectName("base_combo")
+        self.base_combo.setToolTip(
+            "Train from the single bytes, or extend a byte-level BPE tokenizer: keep every id, merge and "
+            "special token of it and learn more merges from the corpus"
+        )
+        self.set_recent_tokenizers([])
+        self.base_combo.activated.connect(self._on_base_combo_activated)
+        self.base_note = QLabel(parent)
+        self.base_note.setWordWrap(True)
+        self.base_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.base_note.setVisible(False)
+        self.base_error = _error_label(parent)
+        return _stacked(parent, self.base_combo, self.base_note, self.base_error)
 
     def _build_more_options(self, parent: QWidget) -> QWidget:
         """The advanced options of ``bpe-studio train``, folded away under a "More options" toggle."""
@@ -382,7 +449,8 @@ class TrainForm(QWidget):
             "SuperBPE: train ordinary tokens up to this vocabulary size, then superword tokens that span "
             "the spaces between words up to the vocab size (Off: ordinary BPE only)"
         )
-        form.addRow("Superwords after", self.superword_spin)
+        self.superword_error = _error_label(box)
+        form.addRow("Superwords after", _stacked(box, self.superword_spin, self.superword_error))
         form.addRow("Dask cluster", self._build_cluster(box))
         self.more_box.setVisible(False)
         more_layout.addWidget(self.more_box)
@@ -514,6 +582,7 @@ class TrainForm(QWidget):
             self.remove_files_button,
             self.clear_files_button,
             self.text_field_combo,
+            self.base_combo,
             self.vocab_spin,
             self.specials_view,
             self.add_special_button,
@@ -536,6 +605,7 @@ class TrainForm(QWidget):
                 self.scanner.resume()
                 self._schedule_check()  # the run may have written files the form names (counts, checkpoints)
             self._on_scanner_updated(self.scanner.preview)  # the special tokens' count pauses, or goes on
+        self._apply_base_locks()
         self._update_start()
 
     @property
@@ -610,6 +680,13 @@ class TrainForm(QWidget):
             first_field = str(exc).partition(": ")[0]
             if self.has_corpus() or first_field != "inputs":
                 shown[first_field], first = _inline(str(exc)), app_message(str(exc))
+        if config is not None and config.extend is not None:
+            try:  # the run's own first step: the base's pattern and special tokens, a larger vocab size
+                config = with_base(config, config.extend)
+            except ValueError as exc:
+                first_field = str(exc).partition(": ")[0]
+                shown[first_field], first = _inline(str(exc)), app_message(str(exc))
+                config = None
         if config is not None:
             for check in (preflight, self._check_text_starts):
                 try:
@@ -630,6 +707,10 @@ class TrainForm(QWidget):
                 f"Note: {names} is only whitespace, so every {names} in the corpus becomes that special "
                 "token, splits documents there and is never merged."
             )
+        if self._base_source is not None and self._base is None and not self._base_problem:
+            shown.pop("extend", None)  # still opening: said by the line under the combo, not as an error
+        if self._vocab_note and "vocab_size" not in shown:
+            shown["vocab_size"] = self._vocab_note
         for field, label in self.error_labels.items():
             text = shown.get(field, "")
             label.setText(text)
@@ -880,6 +961,170 @@ class TrainForm(QWidget):
         self._ask_open(self.resume_edit, "Resume from a checkpoint")
 
     # ==============================================================================================
+    # Start from: a tokenizer to extend
+    # ==============================================================================================
+
+    def set_recent_tokenizers(self, paths: Sequence[str]) -> None:
+        """Offer these tokenizer files (the recent ones, most recent first) under "Start from"."""
+        combo = self.base_combo
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItem("Nothing (bytes)", "")
+        for name, label in _BUILT_IN_BASES:
+            combo.addItem(label, name)
+        for path in paths:
+            combo.addItem(Path(path).name, os.fspath(path))
+            combo.setItemData(combo.count() - 1, os.fspath(path), Qt.ItemDataRole.ToolTipRole)
+        if self._base_source and combo.findData(self._base_source) < 0:
+            self._add_base_item(self._base_source)
+        combo.addItem("Choose file…", _CHOOSE_BASE)
+        combo.setCurrentIndex(max(0, combo.findData(self._base_source or "")))
+        combo.blockSignals(False)
+
+    def _add_base_item(self, source: str) -> int:
+        """The combo's row of a source, added before "Choose file…" when it is not listed."""
+        combo = self.base_combo
+        found = combo.findData(source)
+        if found >= 0:
+            return found
+        row = combo.findData(_CHOOSE_BASE)
+        row = combo.count() if row < 0 else row
+        combo.insertItem(row, Path(source).name, source)
+        combo.setItemData(row, source, Qt.ItemDataRole.ToolTipRole)
+        return row
+
+    def base_source(self) -> str | None:
+        """What the run starts from: a tokenizer's path or name (``gpt2``), or None for the single bytes."""
+        return self._base_source
+
+    @property
+    def base(self) -> ExtendBase | None:
+        """The opened tokenizer the run extends (None: none chosen, or still opening)."""
+        return self._base
+
+    def _base_name(self) -> str:
+        return base_label(self._base_source or "")
+
+    @Slot(int)
+    def _on_base_combo_activated(self, index: int) -> None:
+        data = self.base_combo.itemData(index)
+        if data == _CHOOSE_BASE:
+            start = self._base_source if self._base_source and os.path.exists(self._base_source) else ""
+            chosen, _ = QFileDialog.getOpenFileName(self, "Start from a tokenizer", start, TOKENIZER_FILTER)
+            if not chosen:  # back to what it was
+                self.base_combo.setCurrentIndex(max(0, self.base_combo.findData(self._base_source or "")))
+                return
+            data = chosen
+        self.set_base(str(data) or None)
+
+    def set_base(self, source: str | None) -> None:
+        """Start from this tokenizer (a path or a name such as ``gpt2``; None: the single bytes). It is
+        opened off the GUI thread (GPT-2 takes over half a second); Start waits for it."""
+        if source == self._base_source and (self._base is not None or self.base_runner.is_busy()):
+            return
+        self._base_source = source
+        self._base = None
+        self._base_problem = ""
+        self._vocab_note = ""
+        self.base_combo.blockSignals(True)
+        self.base_combo.setCurrentIndex(self._add_base_item(source) if source else 0)
+        self.base_combo.blockSignals(False)
+        if source is None:
+            self.base_runner.cancel()
+            self._release_base()
+        else:  # (Start's tooltip says it waits; the line under the combo says it is opening, not in error)
+            self.base_note.setText(f"Opening {self._base_name()}…")
+            self.base_note.setVisible(True)
+            self.base_runner.start(partial(_open_base, source=source))
+        self._apply_base_locks()
+        self.check_now()
+
+    @Slot(object)
+    def _on_base_runner_finished(self, base: ExtendBase) -> None:
+        if self._base_source is None:  # (back to the bytes meanwhile; a superseded base is never reported)
+            return
+        self._base = base
+        if self._own_settings is None:
+            self._own_settings = (self.pattern(), self.special_tokens())
+        specials = sorted(base.special_ids, key=base.special_ids.__getitem__)
+        self.specials_model.blockSignals(True)
+        self.specials_model.setStringList(specials)
+        self.specials_model.blockSignals(False)
+        self.specials_view.reset()
+        self.set_pattern(base.pattern)
+        size = len(base.vocab)
+        self.vocab_spin.setMinimum(size + 1)
+        if self.vocab_spin.value() <= size + 1 and self.vocab_spin.value() < size + _NEW_TOKENS:
+            self.vocab_spin.setValue(size + _NEW_TOKENS)
+            self._vocab_note = (
+                f"Raised to {size + _NEW_TOKENS:,}: it counts the {size:,} tokens of {self._base_name()} too."
+            )
+        self.base_note.setText(
+            f"{size:,} tokens, {len(base.merges):,} merges; new tokens get ids from {base.next_id:,}"
+        )
+        self.base_note.setVisible(True)
+        self._apply_base_locks()
+        self._update_preview()  # the special tokens changed
+
+    @Slot(int)
+    def _on_vocab_spin_changed(self, _value: int) -> None:
+        self._vocab_note = ""  # (the user chose a size of their own)
+
+    @Slot(object)
+    def _on_base_runner_errored(self, exc: BaseException) -> None:
+        if self._base_source is None:
+            return
+        self._base_problem = str(exc) if str(exc).startswith("extend: ") else f"extend: {exc}"
+        self.base_note.setVisible(False)
+        self.check_now()
+
+    def _release_base(self) -> None:
+        """Back to the single bytes: the user's own pattern and special tokens, the usual vocab minimum."""
+        self.vocab_spin.setMinimum(257)
+        self.base_note.setVisible(False)
+        if self._own_settings is not None:
+            pattern, specials = self._own_settings
+            self._own_settings = None
+            self.specials_model.blockSignals(True)
+            self.specials_model.setStringList(specials)
+            self.specials_model.blockSignals(False)
+            self.specials_view.reset()
+            self.set_pattern(pattern)
+            self._update_preview()
+
+    def _apply_base_locks(self) -> None:
+        """With a base: its pattern and special tokens are shown and locked, superwords are off (an extend
+        run cannot train them); each locked control's tooltip says why."""
+        tips = self._own_tips
+        if tips is None:
+            locked = (
+                self.pattern_combo,
+                self.pattern_edit,
+                self.specials_view,
+                self.add_special_button,
+                self.remove_special_button,
+                self.superword_spin,
+            )
+            tips = self._own_tips = {widget: widget.toolTip() for widget in locked}
+        extending = self._base_source is not None
+        name = self._base_name()
+        reasons = {
+            self.pattern_combo: _FROM_BASE_TIP.format(name=name, what="pattern"),
+            self.pattern_edit: _FROM_BASE_TIP.format(name=name, what="pattern"),
+            self.specials_view: _FROM_BASE_TIP.format(name=name, what="special tokens and their ids"),
+            self.add_special_button: _FROM_BASE_TIP.format(name=name, what="special tokens"),
+            self.remove_special_button: _FROM_BASE_TIP.format(name=name, what="special tokens"),
+            self.superword_spin: (
+                f"Off when starting from a tokenizer ({name}): a superword run trains its own words first"
+            ),
+        }
+        for widget, tip in tips.items():
+            widget.setEnabled(not extending and not self._running)
+            widget.setToolTip(reasons[widget] if extending else tip)
+        if extending and self.superword_spin.value():
+            self.superword_spin.setValue(0)
+
+    # ==============================================================================================
     # Special tokens
     # ==============================================================================================
 
@@ -1003,6 +1248,8 @@ class TrainForm(QWidget):
             text_field=self.text_field(),
             skip_bad_records=self.skip_bad_check.isChecked(),
             checkpoint_every=self.checkpoint_every_spin.value(),
+            extend=self._base_source or "",
+            superword_transition=self.superword_spin.value(),
         )
 
     def apply_settings(self, train: TrainSettings) -> None:
@@ -1022,6 +1269,12 @@ class TrainForm(QWidget):
         self.utf8_combo.setCurrentIndex(max(0, self.utf8_combo.findData(train.invalid_utf8)))
         self.skip_bad_check.setChecked(train.skip_bad_records)
         self.checkpoint_every_spin.setValue(train.checkpoint_every)
+        self.superword_spin.setValue(min(train.superword_transition, self.superword_spin.maximum()))
+        # A tokenizer file that no longer exists is left out, as corpus files are.
+        extend = train.extend
+        if extend and extend not in dict(_BUILT_IN_BASES) and not Path(extend).exists():
+            extend = ""
+        self.set_base(extend or None)
         self.text_field_combo.blockSignals(True)
         self.text_field_combo.setEditText(train.text_field)
         self.text_field_combo.blockSignals(False)
@@ -1054,7 +1307,19 @@ class TrainForm(QWidget):
             text_field=self.text_field(),
             skip_bad_records=self.skip_bad_check.isChecked(),
             superword_transition=self.superword_spin.value() or None,
+            extend=self._extend_base(),
         )
 
+    def _extend_base(self) -> ExtendBase | None:
+        """The opened base, or None without one; raises ``ValueError`` (``extend: ...``) while it opens or
+        when it could not be opened."""
+        if self._base_source is None:
+            return None
+        if self._base_problem:
+            raise ValueError(self._base_problem)
+        if self._base is None:
+            raise ValueError(f"extend: {self._base_name()} is still opening; Start waits for it")
+        return self._base
 
-__all__ = ["NO_CORPUS", "START_TIP", "TrainForm", "whitespace_specials"]
+
+__all__ = ["NO_CORPUS", "START_TIP", "TrainForm", "base_label", "whitespace_specials"]

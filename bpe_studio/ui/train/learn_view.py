@@ -57,7 +57,7 @@ from ..present.replay_scale import (
 )
 from ..present.token_format import palette_for, text_label, token_label
 from ..widgets.token_charts import style_plot
-from .charts import COUNT_COLOR, LogAxis
+from .charts import COUNT_COLOR, TRANSITION_COLOR, TRANSITION_TIP, LogAxis
 
 #: How often the view applies new merges and redraws (milliseconds).
 TICK_MS = 50
@@ -100,6 +100,8 @@ class LearnView(QWidget):
         self._specials: tuple[str, ...] = ()
         # Of a superword run: the merges before its transition (the sample is cut into superwords after).
         self._superword_after: int | None = None
+        # Of an extend run: the tokenizer's own merges, which the replay starts from (not the bytes).
+        self._first_merge = 0
         self._inputs: tuple[Path, ...] = ()
         self._text_field = "text"
         self._merges: list[Pair] = []
@@ -212,6 +214,13 @@ class LearnView(QWidget):
         self.curve: pg.PlotDataItem = self.plot.plot(pen=pg.mkPen(COUNT_COLOR, width=2))
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#D55E00", width=1))
         self.plot.addItem(self.marker, ignoreBounds=True)
+        # A superword run's transition (as on the training charts): where the sample is cut into superwords.
+        self.transition_mark = pg.InfiniteLine(
+            angle=90, movable=False, pen=pg.mkPen(TRANSITION_COLOR, width=1, style=Qt.PenStyle.DashLine)
+        )
+        self.transition_mark.setToolTip(TRANSITION_TIP)
+        self.plot.addItem(self.transition_mark, ignoreBounds=True)
+        self.transition_mark.hide()
         self.plot_widget.setFixedWidth(240)
         self.plot_widget.setMinimumHeight(80)
         self.plot_widget.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
@@ -264,13 +273,22 @@ class LearnView(QWidget):
         self._merges = []
         self._full_history = None
         self._live = True
+        self._first_merge = 0
         if config is not None:
+            if config.extend is not None:
+                self._merges = list(config.extend.merges)
+                self._first_merge = len(self._merges)
             self._pattern = config.pattern
             self._specials = tuple(config.special_tokens)
             transition = config.superword_transition
             self._superword_after = (
                 None if transition is None else transition - 256 - len(config.special_tokens)
             )
+            if self._superword_after is None:
+                self.transition_mark.hide()
+            else:  # (log10 units: the chart's x is merges + 1)
+                self.transition_mark.setValue(math.log10(self._superword_after + 1))
+                self.transition_mark.show()
             self._text_field = config.text_field
             self._inputs = tuple(Path(p) for p in config.inputs)
         text = self._replay.text if self._user_text else self._draw_sample()
@@ -309,6 +327,8 @@ class LearnView(QWidget):
         self.timer.stop()
         self._live = False
         self._merges = []
+        self._first_merge = 0
+        self.transition_mark.hide()
         self._full_history = None
         self._inputs = ()
         self._restart(self._replay.text if self._user_text else WELCOME_TEXT)
@@ -412,8 +432,8 @@ class LearnView(QWidget):
         if checked:
             start = self._replay.merges_applied
             if start >= len(self._merges):
-                start = 0  # at the end: replay from the start
-                self.go_to(0)
+                start = self._first_merge  # at the end: replay from the start (an extended tokenizer's)
+                self.go_to(start)
             self._play_start_merge = start
             self._play_from = time.perf_counter()
             self.timer.start()

@@ -55,6 +55,9 @@ class MergesTableModel(QAbstractTableModel):
         #: Of a superword run, the first row after its transition: from there the rank carries
         #: :data:`SUPERWORD_MARK` and the tooltip says the merge may span words. None otherwise.
         self.superword_from: int | None = None
+        #: Merges before the first row: an extended tokenizer's own (its first new merge is number
+        #: ``first_merge + 1``); 0 for a run from the single bytes.
+        self.first_merge = 0
 
     # -- editing ------------------------------------------------------------------------------------
 
@@ -127,7 +130,7 @@ class MergesTableModel(QAbstractTableModel):
             row, column = index.row(), index.column()
             if column == 0:
                 after = self.superword_from is not None and row >= self.superword_from
-                return f"{merge_number(row):,}{SUPERWORD_MARK if after else ''}"
+                return f"{merge_number(row + self.first_merge):,}{SUPERWORD_MARK if after else ''}"
             if column == 4:
                 return f"{self._counts[row]:,}"
             return self.texts(row)[column - 1]
@@ -138,8 +141,9 @@ class MergesTableModel(QAbstractTableModel):
             left, right = self._pairs[row]
             shown_left, shown_right, _ = self.texts(row)
             after = self.superword_from is not None and row >= self.superword_from
+            number = merge_number(row + self.first_merge)
             return (
-                f"Merge {merge_number(row):,}: {shown_left} + {shown_right} → token {self._token_ids[row]} "
+                f"Merge {number:,}: {shown_left} + {shown_right} → token {self._token_ids[row]} "
                 f"({len(left) + len(right)} bytes), seen {self._counts[row]:,} times"
                 + ("; a superword merge (after the transition: it may span words)" if after else "")
             )

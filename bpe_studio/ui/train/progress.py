@@ -221,10 +221,13 @@ class TrainProgress(QObject):
         self._reset_state()
         self.merges_model.clear()
         transition = config.superword_transition
-        self.merges_model.superword_from = (
-            None if transition is None else transition - 256 - len(config.special_tokens)
-        )
-        self.charts.reset()
+        superword_from = None if transition is None else transition - 256 - len(config.special_tokens)
+        self.merges_model.superword_from = superword_from
+        # An extend run's merges follow the tokenizer's own: its first is merge number base + 1.
+        first = len(config.extend.merges) if config.extend is not None else 0
+        self.merges_model.first_merge = first
+        self.charts.reset(first_merge=first)
+        self.charts.set_transition(superword_from)
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
         self.progress_bar.setFormat("")
@@ -239,6 +242,8 @@ class TrainProgress(QObject):
         self._reset_state()
         self.refresh_timer.stop()
         self.merges_model.clear()
+        self.merges_model.first_merge = 0
+        self.merges_model.superword_from = None
         self.charts.reset()
         self.progress_bar.setRange(0, 1000)
         self.progress_bar.setValue(0)
@@ -277,7 +282,10 @@ class TrainProgress(QObject):
                 self._bytes_meter.start(event.elapsed, 0)
             if event.phase is Phase.MERGING and self._config is not None:
                 config = self._config
-                state.merges_total = config.vocab_size - 256 - len(config.special_tokens)
+                if config.extend is not None:  # (the vocab size counts the tokenizer's tokens)
+                    state.merges_total = config.vocab_size - len(config.extend.vocab)
+                else:
+                    state.merges_total = config.vocab_size - 256 - len(config.special_tokens)
                 self.charts.set_total_merges(state.merges_total)
         elif isinstance(event, CountProgress):
             state.bytes_done, state.bytes_total = event.bytes_done, event.bytes_total
@@ -407,7 +415,8 @@ class TrainProgress(QObject):
                 self.phase_label.setText(_PHASE_TEXT[Phase.MERGING])
                 bar.setRange(0, max(state.merges_total, 1))
                 bar.setValue(state.merges_done)
-                bar.setFormat(f"{state.merges_done:,} of {state.merges_total:,} merges")
+                new = " new" if self._config is not None and self._config.extend is not None else ""
+                bar.setFormat(f"{state.merges_done:,} of {state.merges_total:,}{new} merges")
                 left = self._run_meter.time_left()  # merges speed up: see RunMeter
                 if left is not None:
                     labels["eta"].setText(clock(left))
@@ -444,7 +453,13 @@ class TrainProgress(QObject):
         self._finish_display("cancelled", "Cancelled")
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
-        self.progress_bar.setFormat(f"cancelled after {len(result.merges):,} merges" if result else "")
+        if result is None:
+            self.progress_bar.setFormat("")
+        else:  # (an extend run: its merges after the tokenizer's own)
+            new = len(result.merges) - result.base_merges
+            self.progress_bar.setFormat(
+                f"cancelled after {new:,}{' new' if result.base_merges else ''} merges"
+            )
         self.stat_labels["eta"].setText("–")
 
     def show_failed(self) -> None:

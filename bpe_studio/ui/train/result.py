@@ -30,6 +30,7 @@ from ...engine import TrainConfig, TrainResult
 from ...engine.humanize import human_bytes, human_seconds, stop_reason_text
 from ...engine.write_plan import WritePlan
 from ..widgets.common import Caption, VerticalScroll
+from .form import base_label
 
 #: The save dialog's filters and the engine format each one writes.
 SAVE_FILTERS = {
@@ -100,7 +101,20 @@ class TrainResultBox(QGroupBox):
         labels["tokens"].setText(
             f"{len(result.vocab):,} tokens (256 bytes, {learned:,} learned, {specials} special)"
         )
-        labels["merges"].setText(f"{len(result.merges):,}")
+        merges = f"{len(result.merges):,}"
+        if result.base_merges:  # an extend run: what it added to the tokenizer it started from
+            base = config.extend if config is not None else None
+            name = base_label(base.source) if base is not None else "the tokenizer"
+            base_tokens = len(base.vocab) if base is not None else len(result.vocab)
+            labels["tokens"].setText(
+                f"{len(result.vocab):,} tokens ({base_tokens:,} of {name}, "
+                f"{len(result.vocab) - base_tokens:,} new)"
+            )
+            merges = f"{len(result.merges) - result.base_merges:,} new after {name}'s {result.base_merges:,}"
+        elif result.superword_transition is not None:
+            after = len(result.merges) - result.superword_transition
+            merges += f" ({after:,} superword ✦)"
+        labels["merges"].setText(merges)
         labels["stopped"].setText(
             stop_reason_text(result.stop_reason, min_frequency=config.min_frequency if config else None)
         )

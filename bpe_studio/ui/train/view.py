@@ -372,6 +372,8 @@ class TrainView(QWidget):
             self.runner.shutdown(timeout_ms)  # (it logs a thread that does not stop in time)
         if self.demo_runner.is_busy():
             self.demo_runner.shutdown(timeout_ms)
+        if self.form.base_runner.is_busy():  # ("Start from"'s tokenizer, being opened)
+            self.form.base_runner.shutdown(timeout_ms)
 
     @Slot(object)
     def _on_runner_finished(self, result: TrainResult) -> None:
@@ -384,9 +386,10 @@ class TrainView(QWidget):
     @Slot(object)
     def _on_runner_cancelled(self, result: TrainResult | None) -> None:
         self.progress.show_cancelled(result)
-        if result is not None and result.merges:
+        if result is not None and len(result.merges) > result.base_merges:
             # The merges made until then are a tokenizer like any other (a smaller vocabulary): it can be
-            # saved and opened. (Cancelled while counting, it would be the 256 bytes alone: shown only.)
+            # saved and opened. (Cancelled while counting, it would be the 256 bytes alone, or the tokenizer
+            # it extends unchanged: shown only.)
             self._set_result(result)
         elif result is not None:
             self.result_box.show_summary(result, self.result_config)
@@ -412,7 +415,7 @@ class TrainView(QWidget):
             self.progress.charts.show_replay_position(None)
             return
         self.progress.charts.show_replay_position(merges)
-        self.progress.show_merge(merges - 1)
+        self.progress.show_merge(merges - 1 - self.progress.merges_model.first_merge)
 
     @Slot()
     def _on_runner_idle(self) -> None:

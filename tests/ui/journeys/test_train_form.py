@@ -36,7 +36,6 @@ NOT_IN_THE_FORM = {
     "progress": "the Train tab shows the progress",
     "quiet": "the Train tab shows the progress",
     "urls": "URLs are a CLI input only",
-    "extend": "issue 23: the form's \"Start from: a tokenizer\" is not built yet",
 }
 
 
@@ -60,7 +59,7 @@ def _wait_checked(qtbot: Any, window: MainWindow) -> None:
 # ------------------------------------------------------------------------------------------------------
 
 
-def test_every_train_option_has_a_control(window: MainWindow) -> None:
+def test_every_train_option_has_a_control(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """Each option of ``bpe-studio train`` is a TrainConfig field the form sets (or the app's Save does it);
     every field changes when its control changes."""
     parser = build_parser()
@@ -103,10 +102,18 @@ def test_every_train_option_has_a_control(window: MainWindow) -> None:
         edit.clear()
     form.superword_spin.setValue(600)
     superwords = form.build_config()
+    # Start from a tokenizer (it is opened off the GUI thread); superwords are then off.
+    combo = form.base_combo
+    with qtbot.waitSignal(form.base_runner.finished, timeout=RUN_MS):
+        combo.setCurrentIndex(combo.findData("gpt2"))
+        combo.activated.emit(combo.currentIndex())
+    extended = form.build_config()
+    assert extended.superword_transition is None
+    configs = (changed, resumed, superwords, extended)
     same = {
         name
         for name in fields - set(NOT_IN_THE_FORM)
-        if all(getattr(config, name) == getattr(default, name) for config in (changed, resumed, superwords))
+        if all(getattr(config, name) == getattr(default, name) for config in configs)
     }
     assert not same, f"fields the form cannot set: {same}"
 
