@@ -16,6 +16,7 @@ import os
 import re
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,7 +39,7 @@ from .studio import FormatError, FormatWarning, load_studio, read_json, save_stu
 from .tekken import FILE_NAME as TEKKEN_FILE
 from .tekken import is_tekken_document, load_tekken
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
-from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
+from .tiktoken_format import SpecialTokenSpec, add_special_tokens, load_tiktoken, save_tiktoken, sidecar_path
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
@@ -228,6 +229,40 @@ def load(
         )
     except ValueError as exc:
         raise FormatError(f"{target}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class TokenizerSource:
+    """How to load a tokenizer again, in a worker process say: its file or name, and what completes a bare
+    ``.tiktoken`` file (the ``--pattern`` and ``--special-token`` of the command line).
+
+    Attributes:
+        path: What :func:`load` takes: a file, a folder or a name (``gpt2``, ``cl100k_base``).
+        pattern: The pattern preset or regex given, if any (see :func:`load`).
+        special_tokens: Special tokens added to a ``.tiktoken`` file's, ``(token, id or None)`` (see
+            :func:`~bpe_studio.engine.formats.tiktoken_format.add_special_tokens`).
+
+    Example:
+        >>> TokenizerSource("llama3.tiktoken", "cl100k", (("<|begin_of_text|>", 128000),)).load().vocab_size
+        128001
+    """
+
+    path: str
+    pattern: str | None = None
+    special_tokens: tuple[SpecialTokenSpec, ...] = ()
+
+    def load(self) -> Tokenizer:
+        """The tokenizer (errors as :func:`load`'s, and ``ValueError`` for a special token that cannot be
+        added)."""
+        tokenizer = load(self.path, pattern=self.pattern)
+        return add_special_tokens(tokenizer, self.special_tokens) if self.special_tokens else tokenizer
+
+    def absolute(self) -> TokenizerSource:
+        """The same source with a file named by its absolute path (a worker may not share our folder's
+        meaning); a name such as ``gpt2`` as it is."""
+        if not os.path.exists(self.path):
+            return self
+        return TokenizerSource(os.path.abspath(self.path), self.pattern, self.special_tokens)
 
 
 # File names that say nothing of which tokenizer they hold: such a file is named after its folder.
