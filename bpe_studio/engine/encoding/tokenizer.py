@@ -359,6 +359,8 @@ class Tokenizer:
         else:
             self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
             triples = self._rank_merges(self._merges, ids_of)
+        # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked.
+        self._merge_ids: list[tuple[int, int, int]] | None = triples if merges is not None else None
 
         self._decoder: dict[int, bytes] = dict(table)
         token_of_id = list(map(table.get, range(max(table) + 1)))
@@ -554,14 +556,39 @@ class Tokenizer:
         """The merges in rank order; under tiktoken's rule (:attr:`rule` ``"ranks"``), one per token that BPE
         makes from two lower-ranked tokens, derived on first use (natively when the kernel is on)."""
         if self._merges is None:
+            token = self._vocab.__getitem__
+            self._merges = tuple((token(left), token(right)) for left, right, _ in self.merge_ids())
+        return self._merges
+
+    def merge_ids(self) -> Sequence[tuple[int, int, int]]:
+        """The merges in rank order by id, ``(left id, right id, merged id)``: the ids of the tokens
+        :attr:`merges` names (for bytes two tokens share, the smallest id, as :meth:`token_id` gives). What
+        :class:`~bpe_studio.engine.encoding.analysis.MergeIndex` indexes, without looking up any bytes; under
+        tiktoken's rule derived on first use (natively when the kernel is on), without building
+        :attr:`merges`.
+
+        Example:
+            >>> Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")]).merge_ids()
+            [(97, 98, 256)]
+        """
+        if self._merge_ids is None:
             found = self._encoder.derive_merges()
             if found is None:
                 ordinary = set(self._ids_of.values()) - set(self._specials.values())
-                self._merges = tuple(derive_merges({i: self._vocab[i] for i in ordinary}))
+                ids_of = self._ids_of
+                self._merge_ids = [
+                    (ids_of[a], ids_of[b], ids_of[a + b])
+                    for a, b in derive_merges({i: self._vocab[i] for i in ordinary})
+                ]
+            elif len(self._ids_of) < len(self._vocab):
+                # Bytes under two ids: the id token_id gives them, as for merges listed as bytes.
+                ids_of, token = self._ids_of, self._vocab.__getitem__
+                self._merge_ids = [
+                    (ids_of[token(a)], ids_of[token(b)], ids_of[token(m)]) for a, b, m in found
+                ]
             else:
-                token = self._vocab.__getitem__
-                self._merges = tuple((token(left), token(right)) for left, right, _ in found)
-        return self._merges
+                self._merge_ids = found
+        return self._merge_ids
 
     @property
     def rule(self) -> Literal["merges", "ranks"]:

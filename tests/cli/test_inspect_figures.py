@@ -1,0 +1,85 @@
+"""``inspect``'s figures, computed in passes that keep it about as fast as the reference library's load
+(bench/load.py), equal the plain computation: lengths, median, the longest tokens, the deepest merge tree
+(:meth:`MergeIndex.deepest`) and the merges by id (:meth:`Tokenizer.merge_ids`)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpe_studio.cli.inspect_cmd import _median, describe
+from bpe_studio.engine import Tokenizer
+from bpe_studio.engine.encoding.analysis import MergeIndex
+
+from ..engine.reference_encoder import trained_tokenizer
+
+
+def _plain(tok: Tokenizer, top: int) -> dict[str, object]:
+    """The figures as inspect computed them before: sorts and a dict of heights."""
+    special_ids = set(tok.special_tokens.values())
+    ordinary = [(i, b) for i, b in tok.vocab.items() if i not in special_ids]
+    lengths = [len(b) for _, b in ordinary]
+    longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[:top]
+    index = MergeIndex(tok)
+    depths = {token: index.merge_tree(token).height() for token in index.rank_of}
+    deepest = max(depths, key=lambda i: (depths[i], -i), default=None)
+    return {
+        "merges": len(tok.merges),
+        "longest": [i for i, _ in longest],
+        "median": statistics.median(lengths),
+        "max": max(lengths),
+        "deepest": None if deepest is None else (deepest, depths[deepest]),
+    }
+
+
+@pytest.fixture(scope="module", params=["merges", "ranks"])
+def tokenizer(request: pytest.FixtureRequest, cs336_data: Path) -> Tokenizer:
+    tok = trained_tokenizer(cs336_data, "cl100k")
+    if request.param == "merges":
+        return tok
+    specials = set(tok.special_tokens.values())
+    vocab = {i: t for i, t in tok.vocab.items() if i not in specials}
+    return Tokenizer(vocab, None, pattern="cl100k")  # tiktoken's rule: merges derived
+
+
+@pytest.mark.parametrize("top", [0, 1, 10, 100_000])
+def test_describe_equals_the_plain_computation(tokenizer: Tokenizer, top: int) -> None:
+    info = describe(tokenizer, top=top)
+    plain = _plain(tokenizer, top)
+    assert info["merges"] == plain["merges"]
+    assert [t["id"] for t in info["longest_tokens"]] == plain["longest"]
+    assert info["token_lengths"]["median"] == plain["median"]
+    assert info["token_lengths"]["max"] == plain["max"]
+    deepest = info["deepest_token"]
+    assert (deepest["id"], deepest["depth"]) == plain["deepest"]
+
+
+def test_merge_ids_are_the_ids_of_the_merges(tokenizer: Tokenizer) -> None:
+    token_id = tokenizer.token_id
+    assert list(tokenizer.merge_ids()) == [
+        (token_id(a), token_id(b), token_id(a + b)) for a, b in tokenizer.merges
+    ]
+
+
+def test_duplicate_merges_and_bytes_keep_the_first_rank() -> None:
+    base = {i: bytes([i]) for i in range(256)}
+    # b"ab" under two ids (the smaller is the one merges name), a merge listed twice, one of a byte.
+    tok = Tokenizer(
+        base | {256: b"ab", 257: b"ab", 258: b"abc"}, [(b"a", b"b"), (b"ab", b"c"), (b"a", b"b")]
+    )
+    index = MergeIndex(tok)
+    assert tok.merge_ids() == [(97, 98, 256), (256, 99, 258), (97, 98, 256)]
+    assert index.rank_of == {256: 0, 258: 1} and index.creates == [True, True, False]
+    assert index.heights() == {256: 1, 258: 2} and index.deepest() == (258, 2)
+    assert index.new_before == [0, 1, 2, 2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=60))
+def test_median_of_counts_is_statistics_median(lengths: list[int]) -> None:
+    assert _median(Counter(lengths)) == statistics.median(lengths)
