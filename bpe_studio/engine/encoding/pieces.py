@@ -114,6 +114,8 @@ class PieceModel:
                     f"merges: pair {rank} ({left!r}, {right!r}) makes {left + right!r}, which is not a piece"
                 )
         self.ranks = table
+        self._names: dict[int, str] | None = None
+        self._byte_of: dict[int, int] | None = None
 
     def merges(self) -> list[tuple[str, str]]:
         """The pairs in rank order, one pair for each piece made (the first listed of its rank)."""
@@ -159,6 +161,33 @@ class PieceModel:
         made = {left + right for left, right in self.piece_merges()[: max(merges, 0)]}
         keep = {i for piece, i in self.pieces.items() if piece in made or self.always_kept(piece)}
         return self.truncated(keep)
+
+    def names(self) -> dict[int, str]:
+        """Id -> the token as the model spells it: a piece as its text (``▁the``), a byte token as
+        ``<0xNN>`` (byte fallback, for characters no piece covers). Built on first use.
+
+        Example:
+            >>> PieceModel({"▁a": 1}, byte_ids=range(100, 356)).names()[1], PieceModel(
+            ...     {"▁a": 1}, byte_ids=range(100, 356)).names()[197]
+            ('▁a', '<0x61>')
+        """
+        if self._names is None:
+            found = {i: byte_piece(b) for b, i in enumerate(self.byte_ids)}
+            for piece, i in self.pieces.items():
+                found.setdefault(i, piece)
+            self._names = found
+        return self._names
+
+    def byte_of(self, token_id: int) -> int | None:
+        """The byte of a byte-fallback token (``<0x61>``: 0x61), or None for any other id.
+
+        Example:
+            >>> PieceModel({"▁a": 1}, byte_ids=range(100, 356)).byte_of(197)
+            97
+        """
+        if self._byte_of is None:
+            self._byte_of = {i: b for b, i in enumerate(self.byte_ids)}
+        return self._byte_of.get(token_id)
 
     def always_kept(self, piece: str) -> bool:
         """Whether every :meth:`cut` keeps a piece: a single character or a user-defined piece (text holds

@@ -48,6 +48,7 @@ from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 from .merge_queue import Buckets, Heap, MergeQueue
+from .pieces import piece_bytes
 from .rank_rule import derive_merges, merge_parts
 
 if TYPE_CHECKING:
@@ -245,6 +246,19 @@ class PythonEncoder:
         return len(self._cache)
 
 
+def _piece_merge_ids(
+    model: PieceModel, merges: Sequence[tuple[bytes, bytes]], ids_of: Mapping[bytes, int]
+) -> list[tuple[int, int, int]]:
+    """A SentencePiece-style model's merges by id: each token a *piece*'s id (the piece ``a``, not the byte
+    token ``<0x61>`` that has the same bytes and a smaller id), so that merge trees join pieces."""
+    piece_ids: dict[bytes, int] = {}
+    for piece, i in sorted(model.pieces.items(), key=lambda item: item[1], reverse=True):
+        piece_ids[piece_bytes(piece)] = i  # bytes two pieces share: the smaller id, written last
+    lookup = dict(ids_of)  # (a merge's tokens are pieces; the other ids only in case)
+    lookup.update(piece_ids)
+    return [(lookup[a], lookup[b], lookup[a + b]) for a, b in merges]
+
+
 class Tokenizer:
     """A byte-level BPE tokenizer: vocabulary, ranked merges, special tokens and a pre-tokenization pattern.
 
@@ -361,6 +375,8 @@ class Tokenizer:
             triples = self._rank_merges(self._merges, ids_of)
         # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked.
         self._merge_ids: list[tuple[int, int, int]] | None = triples if merges is not None else None
+        if piece_model is not None and self._merges is not None:
+            self._merge_ids = _piece_merge_ids(piece_model, self._merges, ids_of)
 
         self._decoder: dict[int, bytes] = dict(table)
         token_of_id = list(map(table.get, range(max(table) + 1)))
@@ -562,7 +578,8 @@ class Tokenizer:
 
     def merge_ids(self) -> Sequence[tuple[int, int, int]]:
         """The merges in rank order by id, ``(left id, right id, merged id)``: the ids of the tokens
-        :attr:`merges` names (for bytes two tokens share, the smallest id, as :meth:`token_id` gives). What
+        :attr:`merges` names (for bytes two tokens share, the smallest id, as :meth:`token_id` gives; for a
+        SentencePiece-style model, the pieces' ids, not those of byte tokens with the same bytes). What
         :class:`~bpe_studio.engine.encoding.analysis.MergeIndex` indexes, without looking up any bytes; under
         tiktoken's rule derived on first use (natively when the kernel is on), without building
         :attr:`merges`.

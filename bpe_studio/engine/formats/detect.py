@@ -243,8 +243,11 @@ class TokenizerSource:
             :func:`~bpe_studio.engine.formats.tiktoken_format.add_special_tokens`).
 
     Example:
-        >>> TokenizerSource("llama3.tiktoken", "cl100k", (("<|begin_of_text|>", 128000),)).load().vocab_size
-        128001
+        >>> save(small, "out/bare.tiktoken", format="tiktoken")
+        PosixPath('out/bare.tiktoken')
+        >>> source = TokenizerSource("out/bare.tiktoken", "gpt2", (("<|begin_of_text|>", None),))
+        >>> source.load().special_tokens
+        mappingproxy({'<|endoftext|>': 299, '<|begin_of_text|>': 300})
     """
 
     path: str
