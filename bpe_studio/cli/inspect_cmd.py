@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.encoding.analysis import MergeIndex, compression, token_count_curve
+from ..engine.encoding.analysis import MergeIndex, compression, merge_summary, token_count_curve
 from ..engine.notation import control_label, json_text
 from .common import (
     CliError,
@@ -78,12 +78,12 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
             key=lambda item: (-len(item[1]), item[0]),
         )[:top]
     )
-    index = MergeIndex(tok)
-    deepest = index.deepest()
+    summary = merge_summary(tok)
+    deepest = summary.deepest
     return {
         "vocab_size": tok.vocab_size,
-        "merges": index.merge_count,
-        "learned_tokens": index.new_before[-1],
+        "merges": summary.merges,
+        "learned_tokens": summary.learned_tokens,
         "deepest_token": None
         if deepest is None
         else {

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from bpe_studio.cli.inspect_cmd import _median, describe
 from bpe_studio.engine import Tokenizer
-from bpe_studio.engine.encoding.analysis import MergeIndex
+from bpe_studio.engine.encoding.analysis import MergeIndex, MergeSummary, merge_summary
 
 from ..engine.reference_encoder import trained_tokenizer
 
@@ -30,6 +30,7 @@ def _plain(tok: Tokenizer, top: int) -> dict[str, object]:
     deepest = max(depths, key=lambda i: (depths[i], -i), default=None)
     return {
         "merges": len(tok.merges),
+        "learned": index.new_before[-1],
         "longest": [i for i, _ in longest],
         "median": statistics.median(lengths),
         "max": max(lengths),
@@ -51,7 +52,7 @@ def tokenizer(request: pytest.FixtureRequest, cs336_data: Path) -> Tokenizer:
 def test_describe_equals_the_plain_computation(tokenizer: Tokenizer, top: int) -> None:
     info = describe(tokenizer, top=top)
     plain = _plain(tokenizer, top)
-    assert info["merges"] == plain["merges"]
+    assert info["merges"] == plain["merges"] and info["learned_tokens"] == plain["learned"]
     assert [t["id"] for t in info["longest_tokens"]] == plain["longest"]
     assert info["token_lengths"]["median"] == plain["median"]
     assert info["token_lengths"]["max"] == plain["max"]
@@ -77,6 +78,7 @@ def test_duplicate_merges_and_bytes_keep_the_first_rank() -> None:
     assert index.rank_of == {256: 0, 258: 1} and index.creates == [True, True, False]
     assert index.heights() == {256: 1, 258: 2} and index.deepest() == (258, 2)
     assert index.new_before == [0, 1, 2, 2]
+    assert merge_summary(tok) == MergeSummary(3, 2, (258, 2))
 
 
 @settings(max_examples=200, deadline=None)

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import itemgetter
 
 import regex
 
@@ -122,10 +123,9 @@ class MergeIndex:
             self._byte_count = tokenizer.vocab_size - len(specials) - len(dropped - specials)
         # The merges by id, as the tokenizer holds them (a rank file's derived natively): no bytes looked up.
         triples = tokenizer.merge_ids()
-        columns = zip(*triples, strict=True) if triples else iter(((), (), ()))
-        self.left: list[int] = list(next(columns))
-        self.right: list[int] = list(next(columns))
-        self.result: list[int] = list(next(columns))
+        self.left: list[int] = list(map(itemgetter(0), triples))
+        self.right: list[int] = list(map(itemgetter(1), triples))
+        self.result: list[int] = list(map(itemgetter(2), triples))
         # The first rank that made each token: later ranks written first, so the first one is written last.
         n = len(triples)
         self.rank_of: dict[int, int] = dict(zip(reversed(self.result), range(n - 1, -1, -1), strict=True))
@@ -137,7 +137,11 @@ class MergeIndex:
         self.counts = list(counts) if counts is not None and len(counts) == n else None
         self.special_ids = frozenset(tokenizer.special_tokens.values())
         self._vocab_size = tokenizer.vocab_size
-        self.new_before: list[int] = list(accumulate(map(int, self.creates), initial=0))
+        self.new_before: list[int] = (
+            list(range(n + 1))  # every merge makes a new token (a rank file's always do)
+            if len(rank_of) == n and not bytes_made.intersection(rank_of)
+            else list(accumulate(map(int, self.creates), initial=0))
+        )
         self._pair_ranks: dict[tuple[int, int], int] | None = None
         self._lock = threading.Lock()
 
@@ -233,6 +237,54 @@ class MergeIndex:
                 b = height[right] if right < size else 0
                 height[made] = 1 + (a if a > b else b)
         return height
+
+
+@dataclass(frozen=True)
+class MergeSummary:
+    """What ``inspect`` says of a tokenizer's merges (:func:`merge_summary`).
+
+    Attributes:
+        merges: How many merges.
+        learned_tokens: How many new tokens they make (``MergeIndex.new_before[-1]``).
+        deepest: ``(id, height)`` of the token with the tallest merge tree (``MergeIndex.deepest()``).
+    """
+
+    merges: int
+    learned_tokens: int
+    deepest: tuple[int, int] | None
+
+
+def merge_summary(tokenizer: Tokenizer) -> MergeSummary:
+    """The figures of :class:`MergeSummary` in one pass over the merges by id, without a
+    :class:`MergeIndex` (whose tables cost more than loading a rank file).
+
+    Example:
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+        >>> merge_summary(tok)
+        MergeSummary(merges=1, learned_tokens=1, deepest=(256, 1))
+    """
+    triples = tokenizer.merge_ids()
+    size = 1 + max((max(t) for t in triples), default=0)
+    is_byte = bytearray(size)
+    token_id = tokenizer.token_id
+    for b in range(256):
+        i = token_id(bytes([b]))
+        if i is not None and i < size:
+            is_byte[i] = 1
+    height = [0] * size
+    made_before = bytearray(size)
+    learned = 0
+    best, best_id = 0, -1
+    for left, right, made in triples:
+        if made_before[made]:
+            continue  # only the first merge that made a token counts (MergeIndex.rank_of)
+        made_before[made] = 1
+        learned += not is_byte[made]
+        a, b = height[left], height[right]
+        h = height[made] = 1 + (a if a > b else b)
+        if h > best or (h == best and made < best_id):
+            best, best_id = h, made
+    return MergeSummary(len(triples), learned, None if best_id < 0 else (best_id, best))
 
 
 def _required_id(token_id: int | None) -> int:
