@@ -246,6 +246,20 @@ class PythonEncoder:
         return len(self._cache)
 
 
+def _merge_tuple(merges: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[bytes, bytes], ...]:
+    """``merges`` as a tuple of pairs of ``bytes`` (bytearrays and lists copied), checked in C when they
+    are already that (the common case: a loader's list of tuples)."""
+    if not isinstance(merges, (list, tuple)):
+        merges = list(merges)  # (read once: it may be an iterator)
+    if (
+        set(map(type, merges)) <= {tuple}
+        and set(map(len, merges)) <= {2}
+        and set(map(type, chain.from_iterable(merges))) <= {bytes}
+    ):
+        return tuple(merges)
+    return tuple((bytes(a), bytes(b)) for a, b in merges)
+
+
 def _piece_merge_ids(
     model: PieceModel, merges: Sequence[tuple[bytes, bytes]], ids_of: Mapping[bytes, int]
 ) -> list[tuple[int, int, int]]:
@@ -371,7 +385,7 @@ class Tokenizer:
             # the merges list is derived only when asked for (the merges property).
             self._merges = None
         else:
-            self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
+            self._merges = _merge_tuple(merges)
             triples = self._rank_merges(self._merges, ids_of)
         # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked.
         self._merge_ids: list[tuple[int, int, int]] | None = triples if merges is not None else None
@@ -457,6 +471,24 @@ class Tokenizer:
         Raises:
             ValueError: A merge uses or makes bytes that are not a token.
         """
+        # In C-speed passes (a tokenizer.json has 50k-300k merges); the loop below when a lookup fails, for
+        # the message naming the merge.
+        lefts = [left for left, _ in merges]
+        rights = [right for _, right in merges]
+        get = ids_of.__getitem__
+        try:
+            left_ids = list(map(get, lefts))
+            right_ids = list(map(get, rights))
+            made_ids = list(map(get, map(bytes.__add__, lefts, rights)))
+        except KeyError:
+            pass
+        else:
+            keys = list(map(str.__add__, map(chr, left_ids), map(chr, right_ids)))
+            count = len(keys)
+            # A pair listed twice keeps its first rank: the later ones are written first, then overwritten.
+            self._ranks.update(zip(reversed(keys), range(count - 1, -1, -1), strict=True))
+            self._new_chars.extend(map(chr, made_ids))
+            return list(zip(left_ids, right_ids, made_ids, strict=True))
         ranks = self._ranks
         new_chars = self._new_chars
         triples: list[tuple[int, int, int]] = []
