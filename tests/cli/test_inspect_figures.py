@@ -85,3 +85,30 @@ def test_duplicate_merges_and_bytes_keep_the_first_rank() -> None:
 @given(st.lists(st.integers(1, 40), min_size=1, max_size=60))
 def test_median_of_counts_is_statistics_median(lengths: list[int]) -> None:
     assert _median(Counter(lengths)) == statistics.median(lengths)
+
+
+def test_inspect_parses_a_tokenizer_json_once(
+    cs336_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Telling the format, loading and naming the format in the output share one parse of the JSON."""
+    from bpe_studio.cli import main
+    from bpe_studio.engine import save
+    from bpe_studio.engine.formats import detect, hf, studio
+
+    tokenizer = trained_tokenizer(cs336_data, "cl100k")
+    path = save(tokenizer, tmp_path / "tokenizer.json", format="hf")
+    parsed: list[Path] = []
+    real = studio.read_json
+
+    def counting(source: Path) -> object:
+        parsed.append(Path(source))
+        return real(source)
+
+    for module in (detect, hf, studio):
+        monkeypatch.setattr(module, "read_json", counting)
+    assert main(["inspect", str(path), "--json"]) == 0
+    assert '"format": "hf"' in capsys.readouterr().out
+    assert parsed == [path]
+    # Another file at that path (another size): told apart again, not taken from what was seen.
+    save(tokenizer, path, format="studio")
+    assert detect.detect_format(path) == "studio"
