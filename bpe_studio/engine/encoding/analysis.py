@@ -264,7 +264,7 @@ def merge_summary(tokenizer: Tokenizer) -> MergeSummary:
         MergeSummary(merges=1, learned_tokens=1, deepest=(256, 1))
     """
     triples = tokenizer.merge_ids()
-    size = 1 + max((max(t) for t in triples), default=0)
+    size = 1 + max(tokenizer.vocab, default=0)  # every id a merge names is a token's
     is_byte = bytearray(size)
     token_id = tokenizer.token_id
     for b in range(256):

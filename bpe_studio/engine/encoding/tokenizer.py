@@ -341,7 +341,9 @@ class Tokenizer:
         self._piece_model = piece_model
         self._ignore_merges = bool(ignore_merges)
         self._pattern = resolve_pattern(pattern)
-        self._regex = compile_pattern(pattern)
+        # Compiled when first needed for a preset (known to compile; the native encoder splits presets
+        # itself), at once for a custom regex (one that does not compile is refused here).
+        self._compiled: Any = None if preset_name(self._pattern) is not None else compile_pattern(pattern)
         # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
         self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
 
@@ -593,6 +595,13 @@ class Tokenizer:
         )
 
     # ------------------------------------------------------------------ properties
+
+    @property
+    def _regex(self) -> Any:
+        """The compiled pattern (a preset's compiled on first use)."""
+        if self._compiled is None:
+            self._compiled = compile_pattern(self._pattern)
+        return self._compiled
 
     @property
     def vocab(self) -> Mapping[int, bytes]:

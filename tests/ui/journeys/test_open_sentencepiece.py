@@ -166,6 +166,9 @@ def test_sentencepiece_files_in_the_playground_vocabulary_merge_trees_and_compar
         row = model.row_of(a_byte)
         tip = model.data(model.index(row, VocabTableModel.TOKEN), Qt.ItemDataRole.ToolTipRole)
         assert tip.startswith(f"Byte-fallback token {a_byte}: the byte 0x61")
+        browser.show_token(a_byte)
+        assert browser.details.facts[0].label == "<0x61>"
+        assert "byte fallback: the byte 0x61" in browser.details.text()
         qtbot.keyClicks(browser.search_edit, " the")  # a typed space finds ▁
         assert the in model.shown_ids()
         browser.search_edit.clear()
@@ -179,6 +182,8 @@ def test_sentencepiece_files_in_the_playground_vocabulary_merge_trees_and_compar
         leaves = [box.label for box in browser.tree_view.boxes if box.node.rank is None]
         assert sorted(leaves) == sorted(["▁", "t", "h", "e"])
         assert browser.tree_view.boxes[0].label == "▁the"
+        assert browser.details.facts[0].label == "▁the"
+        assert "a piece no merge makes" not in browser.details.text()  # a merge made it
 
     # Compare: the .model and the tokenizer.json cut the text the same.
     compare = views.compare
