@@ -479,6 +479,28 @@ impl Encoder {
             .collect()
     }
 
+    /// Under tiktoken's rule, what `bpe-studio inspect` says of the merges `derive_merges` finds, without
+    /// handing them over: `(merges, deepest id, its height)`, the height of a token's merge tree being 1
+    /// more than its taller part's (0 for a single byte), the smallest id among the tallest. `None` under
+    /// the `merges` rule, or with no merge.
+    pub fn merge_summary(&self) -> Option<(usize, u32, u32)> {
+        self.tables.ranks.as_ref()?;
+        let merges = self.derive_merges();
+        let size = merges.iter().map(|&(a, b, m)| a.max(b).max(m)).max()? as usize + 1;
+        let mut height = vec![0u32; size];
+        let (mut best, mut best_id) = (0u32, 0u32);
+        // In rank order: a merge's parts have lower ranks, so their heights are known. Each token has one
+        // merge (its own rank) and ranks ascend, so the first of the tallest is the smallest id.
+        for &(left, right, made) in &merges {
+            let h = 1 + height[left as usize].max(height[right as usize]);
+            height[made as usize] = h;
+            if h > best {
+                (best, best_id) = (h, made);
+            }
+        }
+        Some((merges.len(), best_id, best))
+    }
+
     /// The cache pool, also after a panic in another thread (a cache is always in a usable state).
     fn pool(&self) -> std::sync::MutexGuard<'_, Vec<Cache>> {
         self.caches.lock().unwrap_or_else(|e| e.into_inner())
@@ -857,6 +879,15 @@ mod tests {
     }
 
     #[test]
+    fn merge_summary_counts_the_derived_merges_and_finds_the_tallest_tree() {
+        // ab (256), bc (257), abc = ab|c (258), yz (259), xyz = x|yz (260): 258 and 260 are 2 high.
+        let e = rank_encoder(&["ab", "bc", "abc", "yz", "xyz"], false);
+        assert_eq!(e.derive_merges().len(), 5);
+        assert_eq!(e.merge_summary(), Some((5, 258, 2)));
+        assert_eq!(rank_encoder(&[], false).merge_summary(), None);
+    }
+
+    #[test]
     fn ranks_take_a_pre_token_that_is_a_token_whole_with_ignore_merges() {
         // a|b (256), then neither ab|c nor c|d is a token: BPE stops at ab|c|d and never reaches "abcd".
         assert_eq!(
@@ -888,6 +919,7 @@ mod tests {
         let merges = [(97, 98, 256), (98, 99, 257), (99, 100, 258), (256, 258, 259), (257, 100, 260)];
         assert_eq!(e.derive_merges(), merges);
         assert!(encoder(&[("a", "b")], None).derive_merges().is_empty());
+        assert_eq!(encoder(&[("a", "b")], None).merge_summary(), None);
     }
 
     #[test]

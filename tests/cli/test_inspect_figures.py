@@ -112,3 +112,33 @@ def test_inspect_parses_a_tokenizer_json_once(
     # Another file at that path (another size): told apart again, not taken from what was seen.
     save(tokenizer, path, format="studio")
     assert detect.detect_format(path) == "studio"
+
+
+def _rank_tokenizers(cs336_data: Path) -> list[Tokenizer]:
+    """A trained tokenizer's ranks (tiktoken's rule), and Llama 3's rank file when the zoo has it."""
+    from bpe_studio.engine import load
+
+    from ..zoo import zoo_file
+
+    tok = trained_tokenizer(cs336_data, "cl100k")
+    specials = set(tok.special_tokens.values())
+    found = [Tokenizer({i: t for i, t in tok.vocab.items() if i not in specials}, None, pattern="cl100k")]
+    llama3 = zoo_file("llama-models", "llama_models/llama3/tokenizer.model")
+    if llama3 is not None:
+        found.append(load(llama3, pattern="cl100k"))
+    return found
+
+
+def test_the_native_merge_summary_equals_the_python_one(cs336_data: Path) -> None:
+    """Under tiktoken's rule the kernel sums the merges up without handing them over; the same figures as
+    the Python pass over the merges by id (and as a MergeIndex)."""
+    for tok in _rank_tokenizers(cs336_data):
+        native = tok._native_merge_summary()
+        if tok.backend == "native":
+            assert native is not None
+        first = merge_summary(tok)
+        tok.merge_ids()  # derived now: the Python pass is taken
+        assert tok._native_merge_summary() is None
+        assert merge_summary(tok) == first
+        index = MergeIndex(tok)
+        assert first == MergeSummary(index.merge_count, index.new_before[-1], index.deepest())

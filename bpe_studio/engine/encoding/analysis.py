@@ -263,6 +263,11 @@ def merge_summary(tokenizer: Tokenizer) -> MergeSummary:
         >>> merge_summary(tok)
         MergeSummary(merges=1, learned_tokens=1, deepest=(256, 1))
     """
+    native = tokenizer._native_merge_summary()
+    if native is not None:
+        # A rank file: each merge makes its own token, never a single byte, so every merge learns one.
+        count, deepest, height_of = native
+        return MergeSummary(count, count, (deepest, height_of))
     triples = tokenizer.merge_ids()
     size = 1 + max(tokenizer.vocab, default=0)  # every id a merge names is a token's
     is_byte = bytearray(size)

@@ -241,6 +241,10 @@ class PythonEncoder:
         """None: only the native encoder derives merges (the Tokenizer derives them in Python)."""
         return None
 
+    def merge_summary(self) -> tuple[int, int, int] | None:
+        """None: only the native encoder sums its derived merges up."""
+        return None
+
     def __len__(self) -> int:
         """The number of cached pre-tokens."""
         return len(self._cache)
@@ -616,6 +620,15 @@ class Tokenizer:
             token = self._vocab.__getitem__
             self._merges = tuple((token(left), token(right)) for left, right, _ in self.merge_ids())
         return self._merges
+
+    def _native_merge_summary(self) -> tuple[int, int, int] | None:
+        """Under tiktoken's rule, before :meth:`merge_ids` was asked for: ``(merges, deepest id, its
+        height)`` from the native encoder, which derives the merges without handing them over (see
+        ``analysis.merge_summary``); None when it does not apply (merges given or derived already, the
+        Python encoder, bytes under two ids)."""
+        if self._merge_ids is not None or len(self._ids_of) < len(self._vocab):
+            return None
+        return self._encoder.merge_summary()
 
     def merge_ids(self) -> Sequence[tuple[int, int, int]]:
         """The merges in rank order by id, ``(left id, right id, merged id)``: the ids of the tokens
