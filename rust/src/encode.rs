@@ -350,6 +350,9 @@ impl Cache {
     }
 }
 
+/// Below this many multi-byte tokens `derive_merges` runs on one thread (starting threads costs more).
+const DERIVE_PARALLEL_MIN: usize = 20_000;
+
 /// Native BPE encoder and decoder of one `Tokenizer`, built once from its tables.
 pub struct Encoder {
     tables: Tables,
@@ -468,15 +471,42 @@ impl Encoder {
         let mut tokens: Vec<(u32, &[u8])> =
             ranks.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.as_slice())).collect();
         tokens.sort_unstable();
-        let mut parts = Vec::new();
-        tokens
-            .into_iter()
-            .filter_map(|(rank, token)| {
-                parts.clear();
-                self.tables.bpe_ranks(ranks, token, rank, &mut parts);
-                (parts.len() == 2).then(|| (parts[0], parts[1], rank))
-            })
-            .collect()
+        let derive = |run: &[(u32, &[u8])]| -> Vec<(u32, u32, u32)> {
+            let mut parts = Vec::new();
+            run.iter()
+                .filter_map(|&(rank, token)| {
+                    parts.clear();
+                    self.tables.bpe_ranks(ranks, token, rank, &mut parts);
+                    (parts.len() == 2).then(|| (parts[0], parts[1], rank))
+                })
+                .collect()
+        };
+        // Each token's merge depends on the ranks alone: contiguous runs of tokens on the cores (a rank
+        // file of 100k-200k tokens, which `bpe-studio inspect` and the app's views open), in rank order.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 || tokens.len() < DERIVE_PARALLEL_MIN {
+            return derive(&tokens);
+        }
+        let size = tokens.len().div_ceil(cores);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = tokens
+                .chunks(size)
+                .map(|run| {
+                    let spawned = std::thread::Builder::new()
+                        .name("bpe-studio-derive".into())
+                        .spawn_scoped(scope, move || derive(run));
+                    (run, spawned) // a thread the system refuses: its run is derived here instead
+                })
+                .collect();
+            let mut all = Vec::with_capacity(tokens.len());
+            for (run, handle) in handles {
+                match handle {
+                    Ok(h) => all.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                    Err(_) => all.extend(derive(run)),
+                }
+            }
+            all
+        })
     }
 
     /// Under tiktoken's rule, what `bpe-studio inspect` says of the merges `derive_merges` finds, without
@@ -876,6 +906,22 @@ mod tests {
         assert_eq!(bpe(&e, "abcd"), [258, b'd' as u32]);
         assert_eq!(bpe(&e, "a"), [b'a' as u32]);
         assert!(bpe(&e, "").is_empty());
+    }
+
+    #[test]
+    fn derive_merges_on_several_threads_keeps_rank_order() {
+        // 30,000 two-byte tokens (more than DERIVE_PARALLEL_MIN: runs on the cores), then "abc" = ab|c.
+        let pairs: Vec<[u8; 2]> = (0..30_000u32).map(|i| [(i / 256) as u8, (i % 256) as u8]).collect();
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.extend(pairs.iter().map(|p| Some(p.to_vec())));
+        decoder.push(Some(b"abc".to_vec()));
+        let e = Encoder::with_ranks(std::array::from_fn(|b| b as u32), decoder, &[], false, 10);
+        let found = e.derive_merges();
+        let mut expected: Vec<(u32, u32, u32)> =
+            pairs.iter().zip(256u32..).map(|(p, id)| (u32::from(p[0]), u32::from(p[1]), id)).collect();
+        let ab = 256 + u32::from(b'a') * 256 + u32::from(b'b');
+        expected.push((ab, u32::from(b'c'), 256 + 30_000));
+        assert_eq!(found, expected);
     }
 
     #[test]
