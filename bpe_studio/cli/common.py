@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..engine.humanize import error_message
 from ..engine.write_plan import WritePlan
@@ -84,6 +85,96 @@ def read_text(args: argparse.Namespace) -> str | None:
         ) from None
     except OSError as exc:
         raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
+
+
+#: What ``-t/--tokenizer`` accepts, for its help.
+TOKENIZER_HELP = "tokenizer file or folder (any format), or a name: gpt2, cl100k_base, o200k_base, ..."
+
+
+def add_tokenizer_options(parser: argparse.ArgumentParser, *, repeat: bool = False, help: str = "") -> None:
+    """Add ``-t/--tokenizer PATH`` and the options that complete a tokenizer file: ``--pattern``,
+    ``--special-token`` (both for a bare ``.tiktoken`` file, see :func:`add_pattern_option` and
+    :func:`add_special_token_option`) and ``--download``: the same options for every subcommand that takes
+    ``-t``.
+
+    With ``repeat``, ``-t`` may be given several times (``args.tokenizers``), and ``--pattern`` and
+    ``--special-token`` belong to the ``-t`` before them (``args.patterns[i]``, ``args.special_tokens[i]``
+    for ``args.tokenizers[i]``): ``-t llama3.tiktoken --pattern cl100k -t gpt2`` leaves GPT-2's own pattern
+    alone. Without it: ``args.tokenizer``, ``args.pattern`` and ``args.special_token``.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_tokenizer_options(p, repeat=True)
+        >>> a = p.parse_args(["-t", "a.tiktoken", "--pattern", "cl100k", "-t", "gpt2"])
+        >>> a.tokenizers, a.patterns
+        (['a.tiktoken', 'gpt2'], ['cl100k', None])
+    """
+    what = help or TOKENIZER_HELP
+    if not repeat:
+        parser.add_argument("--tokenizer", "-t", required=True, metavar="PATH", help=what)
+        add_pattern_option(parser)
+        add_special_token_option(parser)
+    else:
+        parser.add_argument(
+            "--tokenizer",
+            "-t",
+            action=_NewTokenizer,
+            required=True,
+            dest="tokenizers",
+            metavar="PATH",
+            help=what + " (repeat for several)",
+        )
+        parser.add_argument(
+            "--pattern",
+            action=_OfLastTokenizer,
+            type=text_arg,
+            dest="patterns",
+            metavar="P",
+            help="pre-tokenization pattern of the -t before it: gpt2, cl100k, o200k or a regex; needed for a "
+            ".tiktoken file without sidecar that is not one of OpenAI's (for other files it replaces the "
+            "stored pattern)",
+        )
+        parser.add_argument(
+            "--special-token",
+            action=_OfLastTokenizer,
+            type=special_token_arg,
+            dest="special_tokens",
+            metavar="TOKEN[=ID]",
+            help="a special token of the -t before it, a .tiktoken file (which names none of its own), with "
+            "its id, or alone for the next id after the ranks and the special tokens before it; repeat for "
+            "several, e.g. --special-token '<|begin_of_text|>=128000'",
+        )
+    add_download_option(parser)
+
+
+class _NewTokenizer(argparse.Action):
+    """``-t PATH`` when repeatable: a new tokenizer, with no pattern or special tokens of its own yet."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        # New lists on every parse: argparse would share a list default between parses.
+        namespace.tokenizers = [*(getattr(namespace, "tokenizers", None) or []), values]
+        namespace.patterns = [*(getattr(namespace, "patterns", None) or []), None]
+        namespace.special_tokens = [*(getattr(namespace, "special_tokens", None) or []), []]
+
+
+class _OfLastTokenizer(argparse.Action):
+    """``--pattern`` or ``--special-token`` when ``-t`` is repeatable: an option of the ``-t`` before it."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        paths = getattr(namespace, "tokenizers", None) or []
+        if not paths:
+            parser.error(f"{option}: give it after the -t/--tokenizer it is for (-t PATH {option} ...)")
+        if self.dest == "patterns":
+            if namespace.patterns[-1] is not None:
+                parser.error(f"{option}: given twice for -t {paths[-1]}; give one pattern per tokenizer")
+            namespace.patterns = [*namespace.patterns[:-1], values]
+        else:
+            *earlier, last = namespace.special_tokens
+            namespace.special_tokens = [*earlier, [*last, values]]
 
 
 def add_pattern_option(parser: argparse.ArgumentParser, flag: str = "--pattern", *, of: str = "") -> None:

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..engine import UnknownTokenIdError
-from .common import CliError, add_download_option, add_pattern_option, add_special_token_option, no_writes
+from .common import CliError, add_tokenizer_options, no_writes
 from .encode import load_tokenizer
 
 # Ids may be separated by spaces, commas or newlines, and wrapped in brackets (a JSON list).
@@ -23,15 +23,10 @@ def register(subparsers: Any) -> None:
         description="Decode token ids with a tokenizer. Ids come from the arguments or standard input, "
         "separated by spaces or commas (a JSON list works too). Invalid UTF-8 is shown as U+FFFD.",
     )
-    p.add_argument(
-        "--tokenizer", "-t", required=True, metavar="PATH", help="tokenizer file or folder (any format)"
-    )
+    add_tokenizer_options(p)
     p.add_argument("ids", nargs="*", metavar="IDS", help="token ids (default: read from standard input)")
     p.add_argument("--bytes", action="store_true", help="write the raw bytes instead of text")
     p.add_argument("-n", "--no-newline", action="store_true", help="do not end the output with a newline")
-    add_pattern_option(p)
-    add_special_token_option(p)
-    add_download_option(p)
     p.set_defaults(handler=run, plan=no_writes)  # prints only: writes no file
 
 

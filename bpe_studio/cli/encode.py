@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 
 from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.encoding.analysis import compression
+from ..engine.formats import TokenizerSource
 from ..engine.formats.detect import detect_format
 from ..engine.formats.hub import HubModelUnavailableError, download_model, endpoint, find_model, is_model_id
 from ..engine.formats.named import download_encoding, download_timeout, encoding_of, tokenizer_names
@@ -27,9 +28,7 @@ from ..engine.notation import control_label
 from .common import (
     EXIT_FAILURE,
     CliError,
-    add_download_option,
-    add_pattern_option,
-    add_special_token_option,
+    add_tokenizer_options,
     no_writes,
     text_arg,
 )
@@ -127,6 +126,27 @@ def load_tokenizer(
         raise CliError(error_message(exc, path=path)) from None
 
 
+def given_tokenizers(args: argparse.Namespace) -> list[tuple[TokenizerSource, Tokenizer]]:
+    """The tokenizers of :func:`~.common.add_tokenizer_options`' options (one, or each ``-t`` of a command
+    that repeats it), loaded with the pattern and special tokens given for them, each beside the
+    :class:`~bpe_studio.engine.formats.TokenizerSource` a worker process loads it again from.
+
+    Raises:
+        CliError: A tokenizer cannot be loaded (one line naming the option, exit 2).
+    """
+    if hasattr(args, "tokenizers"):
+        paths, patterns, specials = args.tokenizers, args.patterns, args.special_tokens
+    else:
+        paths, patterns, specials = [args.tokenizer], [args.pattern], [args.special_token]
+    return [
+        (
+            TokenizerSource(os.fspath(path), pattern, tuple(special)),
+            load_tokenizer(path, pattern=pattern, download=args.download, special_tokens=special),
+        )
+        for path, pattern, special in zip(paths, patterns, specials, strict=True)
+    ]
+
+
 def register(subparsers: Any) -> None:
     """Add the ``encode`` subcommand."""
     p = subparsers.add_parser(
@@ -135,13 +155,7 @@ def register(subparsers: Any) -> None:
         description="Encode text with a tokenizer and print the token ids (or, with --show, the token "
         "boundaries). Reads TEXT, or --file, or standard input.",
     )
-    p.add_argument(
-        "--tokenizer",
-        "-t",
-        required=True,
-        metavar="PATH",
-        help="tokenizer file or folder (any format), or a name: gpt2, cl100k_base, o200k_base, ...",
-    )
+    add_tokenizer_options(p)
     p.add_argument("text", nargs="?", type=text_arg, metavar="TEXT", help="the text to encode")
     p.add_argument("--file", "-f", type=Path, metavar="F", help="encode this UTF-8 file instead (streamed)")
     p.add_argument("--show", action="store_true", help="print the text with coloured token boundaries")
@@ -155,9 +169,6 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--no-special", action="store_true", help="encode special tokens as ordinary text (encode_ordinary)"
     )
-    add_pattern_option(p)
-    add_special_token_option(p)
-    add_download_option(p)
     p.set_defaults(handler=stoppable(run), plan=no_writes)  # prints only: writes no file
 
 
@@ -273,9 +284,7 @@ def render(text: str, spans: list[TokenSpan], *, color: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``bpe-studio encode``."""
-    tok = load_tokenizer(
-        args.tokenizer, pattern=args.pattern, download=args.download, special_tokens=args.special_token
-    )
+    ((_, tok),) = given_tokenizers(args)
     special: dict[str, Any] = {}
     if args.no_special:  # as encode_ordinary: special tokens are text, and no BOS/EOS template is added
         special = {"allowed_special": set(), "disallowed_special": (), "add_special_tokens": False}

@@ -28,7 +28,8 @@ from ..engine.formats import FormatError, source_files
 from ..engine.humanize import bytes_rate, error_message, human_bytes, human_seconds
 from ..engine.workers.protocol import WorkerCrashedError
 from ..engine.write_plan import WritePlan
-from .common import EXIT_FAILURE, CliError, text_arg
+from .common import EXIT_FAILURE, CliError, add_tokenizer_options, text_arg
+from .encode import given_tokenizers
 from .signals import stoppable
 
 #: errno values of an OSError without a file name that come from writing the output (a full disk, a quota).
@@ -44,7 +45,7 @@ def register(subparsers: Any) -> None:
         "folders and globs) with the tokenizer, in order, the separator's id between documents, into one "
         ".npy array (numpy.load(..., mmap_mode='r')) or raw little-endian .bin with a .bin.json sidecar.",
     )
-    p.add_argument("--tokenizer", "-t", required=True, metavar="PATH", help="tokenizer file or folder")
+    add_tokenizer_options(p)
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="corpus files, folders or globs")
     p.add_argument("--out", required=True, type=Path, metavar="FILE", help="output file: .npy or .bin")
     p.add_argument(
@@ -119,11 +120,12 @@ def run(args: argparse.Namespace) -> int:
     mode = "none" if args.quiet else args.progress
     if mode == "auto":
         mode = "bar" if sys.stderr.isatty() else "none"
+    ((source, tokenizer),) = given_tokenizers(args)  # one-line errors naming -t, --pattern, --special-token
     start = time.monotonic()
     last = 0.0
     summary: EncodeSummary | None = None
     events = iter_encode_corpus(
-        args.tokenizer,
+        source,
         inputs,
         args.out,
         dtype=args.dtype,
@@ -133,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         text_field=args.text_field,
         skip_bad_records=args.skip_bad_records,
         invalid_utf8=args.invalid_utf8,
+        tokenizer=tokenizer,
     )
     try:
         for event in events:

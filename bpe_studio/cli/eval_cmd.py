@@ -16,8 +16,8 @@ from ..engine.humanize import error_message
 from ..engine.notation import control_label
 from ..engine.pretokenize.patterns import SUPERWORD_PATTERN
 from ..engine.workers.protocol import WorkerCrashedError
-from .common import EXIT_FAILURE, CliError, no_writes, text_arg
-from .encode import load_tokenizer
+from .common import EXIT_FAILURE, CliError, add_tokenizer_options, no_writes, text_arg
+from .encode import given_tokenizers
 from .signals import stoppable
 
 
@@ -30,15 +30,7 @@ def register(subparsers: Any) -> None:
         "count relative to the first tokenizer (below 1: fewer tokens than it). Documents are encoded as "
         "ordinary text (special tokens in them too).",
     )
-    p.add_argument(
-        "--tokenizer",
-        "-t",
-        action="append",
-        required=True,
-        dest="tokenizers",
-        metavar="PATH",
-        help="a tokenizer file or folder (repeat to compare; the first is the reference)",
-    )
+    add_tokenizer_options(p, repeat=True, help="a tokenizer file, folder or name; the first is the reference")
     p.add_argument("corpora", nargs="+", metavar="CORPUS", help="corpus files, folders or globs (any format)")
     p.add_argument("--text-field", default="text", metavar="FIELD", type=text_arg, help="JSON/Parquet field")
     p.add_argument("--skip-bad-records", action="store_true", help="skip JSON lines/rows without a text")
@@ -71,14 +63,15 @@ def _rows(args: argparse.Namespace) -> list[dict[str, Any]]:
         raise CliError(str(exc)) from None
     if args.workers is not None and args.workers < 1:
         raise CliError(f"--workers: {args.workers} must be at least 1")
-    tokenizers = [load_tokenizer(name) for name in args.tokenizers]
+    given = given_tokenizers(args)
+    tokenizers = [tok for _, tok in given]
     try:
         # Every file with every tokenizer; in worker processes when asked (each loads the tokenizers by
         # name), else here. The figures are the same either way, in the same order.
         per_file = evaluate_files(
             tokenizers,
             corpora,
-            names=args.tokenizers,
+            names=[source for source, _ in given],
             workers=args.workers,
             text_field=args.text_field,
             skip_bad_records=args.skip_bad_records,

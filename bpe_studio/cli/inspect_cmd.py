@@ -5,12 +5,13 @@ figures of :mod:`bpe_studio.engine.encoding.analysis`, which the app shows too).
 from __future__ import annotations
 
 import argparse
+import heapq
 import statistics
 from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.encoding.analysis import MergeIndex, compression, token_count_curve
+from ..engine.encoding.analysis import MergeIndex, compression, merge_summary, token_count_curve
 from ..engine.notation import control_label, json_text
 from .common import (
     CliError,
@@ -57,24 +58,38 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
         >>> describe(tok)["vocab_size"]
         50257
     """
+    # Every figure in C-speed passes over the 100k-200k tokens: ``inspect`` should open a file about as
+    # fast as the reference library loads it (bench/load.py).
     special_ids = set(tok.special_tokens.values())
-    ordinary = [(i, b) for i, b in tok.vocab.items() if i not in special_ids]
-    lengths = [len(b) for _, b in ordinary]
-    histogram = Counter(min(n, _LENGTH_CAP) for n in lengths)
-    longest = sorted(ordinary, key=lambda item: (-len(item[1]), item[0]))[: max(top, 0)]
-    index = MergeIndex(tok)
-    depths = index.heights()
-    deepest = max(depths, key=lambda i: (depths[i], -i), default=None)
+    vocab = tok.vocab
+    ids = [i for i in vocab if i not in special_ids] if special_ids else list(vocab)
+    lengths = list(map(len, map(vocab.__getitem__, ids)))
+    counted = Counter(lengths)
+    histogram = Counter[int]()
+    for n, count in counted.items():
+        histogram[min(n, _LENGTH_CAP)] += count
+    # The longest few: the length of the top-th, then only the tokens at least that long are sorted.
+    shortest_shown = min(heapq.nlargest(top, lengths), default=0) if top > 0 else None
+    longest = (
+        []
+        if shortest_shown is None
+        else sorted(
+            ((i, vocab[i]) for i, n in zip(ids, lengths, strict=True) if n >= shortest_shown),
+            key=lambda item: (-len(item[1]), item[0]),
+        )[:top]
+    )
+    summary = merge_summary(tok)
+    deepest = summary.deepest
     return {
         "vocab_size": tok.vocab_size,
-        "merges": len(tok.merges),
-        "learned_tokens": index.new_before[-1],
+        "merges": summary.merges,
+        "learned_tokens": summary.learned_tokens,
         "deepest_token": None
         if deepest is None
         else {
-            "id": deepest,
-            "depth": depths[deepest],
-            "text": tok.token_bytes(deepest).decode("utf-8", errors="backslashreplace"),
+            "id": deepest[0],
+            "depth": deepest[1],
+            "text": tok.token_bytes(deepest[0]).decode("utf-8", errors="backslashreplace"),
         },
         "special_tokens": dict(tok.special_tokens),
         "pattern": tok.pattern,
@@ -86,10 +101,28 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
         "token_lengths": {
             "histogram": {(f"{n}+" if n == _LENGTH_CAP else str(n)): histogram[n] for n in sorted(histogram)},
             "mean": round(statistics.fmean(lengths), 3) if lengths else 0.0,
-            "median": statistics.median(lengths) if lengths else 0,
-            "max": max(lengths, default=0),
+            "median": _median(counted) if lengths else 0,
+            "max": max(counted, default=0),
         },
     }
+
+
+def _median(counted: Counter[int]) -> float | int:
+    """``statistics.median`` of the lengths counted (from their few distinct values, not a sort of all)."""
+    total = sum(counted.values())
+    ordered = sorted(counted.items())
+
+    def at(position: int) -> int:
+        seen = 0
+        for value, count in ordered:
+            seen += count
+            if position < seen:
+                return value
+        raise AssertionError("position past the end")  # pragma: no cover
+
+    if total % 2:
+        return at(total // 2)
+    return (at(total // 2 - 1) + at(total // 2)) / 2
 
 
 def on_text(tok: Tokenizer, text: str, *, points: int = _CURVE_POINTS) -> dict[str, Any]:

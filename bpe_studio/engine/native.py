@@ -509,6 +509,13 @@ class NativeEncoder:
         found: list[tuple[int, int, int]] = self._encoder.derive_merges()
         return found
 
+    def merge_summary(self) -> tuple[int, int, int] | None:
+        """Under tiktoken's rule, ``(merges, deepest id, its height)`` of :meth:`derive_merges`' merges,
+        without making them Python objects (see ``analysis.merge_summary``); None for an encoder of merges
+        or with no merge."""
+        found: tuple[int, int, int] | None = self._encoder.merge_summary()
+        return found
+
     def __len__(self) -> int:
         """The number of cached pre-tokens (of the cache that answered last)."""
         return len(self._encoder)

@@ -357,6 +357,9 @@ impl Cache {
 /// Zero bytes after the last token's bytes (see `Encoder::append_token`).
 const PAD: usize = 16;
 
+/// Below this many multi-byte tokens `derive_merges` runs on one thread (starting threads costs more).
+const DERIVE_PARALLEL_MIN: usize = 20_000;
+
 /// Native BPE encoder and decoder of one `Tokenizer`, built once from its tables.
 pub struct Encoder {
     tables: Tables,
@@ -478,15 +481,64 @@ impl Encoder {
         let mut tokens: Vec<(u32, &[u8])> =
             ranks.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.as_slice())).collect();
         tokens.sort_unstable();
-        let mut parts = Vec::new();
-        tokens
-            .into_iter()
-            .filter_map(|(rank, token)| {
-                parts.clear();
-                self.tables.bpe_ranks(ranks, token, rank, &mut parts);
-                (parts.len() == 2).then(|| (parts[0], parts[1], rank))
-            })
-            .collect()
+        let derive = |run: &[(u32, &[u8])]| -> Vec<(u32, u32, u32)> {
+            let mut parts = Vec::new();
+            run.iter()
+                .filter_map(|&(rank, token)| {
+                    parts.clear();
+                    self.tables.bpe_ranks(ranks, token, rank, &mut parts);
+                    (parts.len() == 2).then(|| (parts[0], parts[1], rank))
+                })
+                .collect()
+        };
+        // Each token's merge depends on the ranks alone: contiguous runs of tokens on the cores (a rank
+        // file of 100k-200k tokens, which `bpe-studio inspect` and the app's views open), in rank order.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 || tokens.len() < DERIVE_PARALLEL_MIN {
+            return derive(&tokens);
+        }
+        let size = tokens.len().div_ceil(cores);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = tokens
+                .chunks(size)
+                .map(|run| {
+                    let spawned = std::thread::Builder::new()
+                        .name("bpe-studio-derive".into())
+                        .spawn_scoped(scope, move || derive(run));
+                    (run, spawned) // a thread the system refuses: its run is derived here instead
+                })
+                .collect();
+            let mut all = Vec::with_capacity(tokens.len());
+            for (run, handle) in handles {
+                match handle {
+                    Ok(h) => all.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                    Err(_) => all.extend(derive(run)),
+                }
+            }
+            all
+        })
+    }
+
+    /// Under tiktoken's rule, what `bpe-studio inspect` says of the merges `derive_merges` finds, without
+    /// handing them over: `(merges, deepest id, its height)`, the height of a token's merge tree being 1
+    /// more than its taller part's (0 for a single byte), the smallest id among the tallest. `None` under
+    /// the `merges` rule, or with no merge.
+    pub fn merge_summary(&self) -> Option<(usize, u32, u32)> {
+        self.tables.ranks.as_ref()?;
+        let merges = self.derive_merges();
+        let size = merges.iter().map(|&(a, b, m)| a.max(b).max(m)).max()? as usize + 1;
+        let mut height = vec![0u32; size];
+        let (mut best, mut best_id) = (0u32, 0u32);
+        // In rank order: a merge's parts have lower ranks, so their heights are known. Each token has one
+        // merge (its own rank) and ranks ascend, so the first of the tallest is the smallest id.
+        for &(left, right, made) in &merges {
+            let h = 1 + height[left as usize].max(height[right as usize]);
+            height[made as usize] = h;
+            if h > best {
+                (best, best_id) = (h, made);
+            }
+        }
+        Some((merges.len(), best_id, best))
     }
 
     /// The cache pool, also after a panic in another thread (a cache is always in a usable state).
@@ -898,6 +950,31 @@ mod tests {
     }
 
     #[test]
+    fn derive_merges_on_several_threads_keeps_rank_order() {
+        // 30,000 two-byte tokens (more than DERIVE_PARALLEL_MIN: runs on the cores), then "abc" = ab|c.
+        let pairs: Vec<[u8; 2]> = (0..30_000u32).map(|i| [(i / 256) as u8, (i % 256) as u8]).collect();
+        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        decoder.extend(pairs.iter().map(|p| Some(p.to_vec())));
+        decoder.push(Some(b"abc".to_vec()));
+        let e = Encoder::with_ranks(std::array::from_fn(|b| b as u32), decoder, &[], false, 10);
+        let found = e.derive_merges();
+        let mut expected: Vec<(u32, u32, u32)> =
+            pairs.iter().zip(256u32..).map(|(p, id)| (u32::from(p[0]), u32::from(p[1]), id)).collect();
+        let ab = 256 + u32::from(b'a') * 256 + u32::from(b'b');
+        expected.push((ab, u32::from(b'c'), 256 + 30_000));
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn merge_summary_counts_the_derived_merges_and_finds_the_tallest_tree() {
+        // ab (256), bc (257), abc = ab|c (258), yz (259), xyz = x|yz (260): 258 and 260 are 2 high.
+        let e = rank_encoder(&["ab", "bc", "abc", "yz", "xyz"], false);
+        assert_eq!(e.derive_merges().len(), 5);
+        assert_eq!(e.merge_summary(), Some((5, 258, 2)));
+        assert_eq!(rank_encoder(&[], false).merge_summary(), None);
+    }
+
+    #[test]
     fn ranks_take_a_pre_token_that_is_a_token_whole_with_ignore_merges() {
         // a|b (256), then neither ab|c nor c|d is a token: BPE stops at ab|c|d and never reaches "abcd".
         assert_eq!(
@@ -929,6 +1006,7 @@ mod tests {
         let merges = [(97, 98, 256), (98, 99, 257), (99, 100, 258), (256, 258, 259), (257, 100, 260)];
         assert_eq!(e.derive_merges(), merges);
         assert!(encoder(&[("a", "b")], None).derive_merges().is_empty());
+        assert_eq!(encoder(&[("a", "b")], None).merge_summary(), None);
     }
 
     #[test]

@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import itemgetter
 
 import regex
 
@@ -120,25 +121,27 @@ class MergeIndex:
             dropped = {i for piece, i in model.pieces.items() if not model.always_kept(piece)}
             specials = set(tokenizer.special_tokens.values())
             self._byte_count = tokenizer.vocab_size - len(specials) - len(dropped - specials)
-        merges = tokenizer.merges
-        self.left: list[int] = []
-        self.right: list[int] = []
-        self.result: list[int] = []
-        self.creates: list[bool] = []
-        self.rank_of: dict[int, int] = {}
-        seen = {i for i in self.byte_ids if i >= 0}
-        for rank, (a, b) in enumerate(merges):
-            made = _required_id(token_id(a + b))
-            self.left.append(_required_id(token_id(a)))
-            self.right.append(_required_id(token_id(b)))
-            self.result.append(made)
-            self.creates.append(made not in seen)
-            seen.add(made)
-            self.rank_of.setdefault(made, rank)
-        self.counts = list(counts) if counts is not None and len(counts) == len(merges) else None
+        # The merges by id, as the tokenizer holds them (a rank file's derived natively): no bytes looked up.
+        triples = tokenizer.merge_ids()
+        self.left: list[int] = list(map(itemgetter(0), triples))
+        self.right: list[int] = list(map(itemgetter(1), triples))
+        self.result: list[int] = list(map(itemgetter(2), triples))
+        # The first rank that made each token: later ranks written first, so the first one is written last.
+        n = len(triples)
+        self.rank_of: dict[int, int] = dict(zip(reversed(self.result), range(n - 1, -1, -1), strict=True))
+        bytes_made = {i for i in self.byte_ids if i >= 0}
+        rank_of = self.rank_of
+        self.creates: list[bool] = [
+            rank_of[m] == r and m not in bytes_made for r, m in enumerate(self.result)
+        ]
+        self.counts = list(counts) if counts is not None and len(counts) == n else None
         self.special_ids = frozenset(tokenizer.special_tokens.values())
         self._vocab_size = tokenizer.vocab_size
-        self.new_before: list[int] = list(accumulate((int(c) for c in self.creates), initial=0))
+        self.new_before: list[int] = (
+            list(range(n + 1))  # every merge makes a new token (a rank file's always do)
+            if len(rank_of) == n and not bytes_made.intersection(rank_of)
+            else list(accumulate(map(int, self.creates), initial=0))
+        )
         self._pair_ranks: dict[tuple[int, int], int] | None = None
         self._lock = threading.Lock()
 
@@ -203,11 +206,90 @@ class MergeIndex:
             >>> MergeIndex(tok).heights()
             {256: 1}
         """
-        found: dict[int, int] = {}
-        for token_id, rank in sorted(self.rank_of.items(), key=lambda item: item[1]):
-            # The two tokens of a merge were made by earlier merges (or are bytes, of height 0).
-            found[token_id] = 1 + max(found.get(self.left[rank], 0), found.get(self.right[rank], 0))
-        return found
+        height = self._height_list()
+        return {made: height[made] for made in self.rank_of}
+
+    def deepest(self) -> tuple[int, int] | None:
+        """``(id, height)`` of the token with the tallest merge tree (the smallest id of those), or None
+        when there are no merges; what :meth:`heights` would give, without building its dict.
+
+        Example:
+            >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+            >>> MergeIndex(tok).deepest()
+            (256, 1)
+        """
+        if not self.rank_of:
+            return None
+        height = self._height_list()
+        top = max(height[made] for made in self.rank_of)
+        return min(made for made in self.rank_of if height[made] == top), top
+
+    def _height_list(self) -> list[int]:
+        """Height by id (0 for tokens no merge made), in one pass over the merges in rank order, each token
+        at the first merge that made it: its two tokens were made by earlier merges or are bytes."""
+        height = [0] * (max(self.result, default=0) + 1)
+        # Ids of tokens no merge makes (a byte, say) may be larger than every merged id: height 0.
+        size = len(height)
+        rank_of = self.rank_of
+        for rank, (made, left, right) in enumerate(zip(self.result, self.left, self.right, strict=True)):
+            if rank_of[made] == rank:
+                a = height[left] if left < size else 0
+                b = height[right] if right < size else 0
+                height[made] = 1 + (a if a > b else b)
+        return height
+
+
+@dataclass(frozen=True)
+class MergeSummary:
+    """What ``inspect`` says of a tokenizer's merges (:func:`merge_summary`).
+
+    Attributes:
+        merges: How many merges.
+        learned_tokens: How many new tokens they make (``MergeIndex.new_before[-1]``).
+        deepest: ``(id, height)`` of the token with the tallest merge tree (``MergeIndex.deepest()``).
+    """
+
+    merges: int
+    learned_tokens: int
+    deepest: tuple[int, int] | None
+
+
+def merge_summary(tokenizer: Tokenizer) -> MergeSummary:
+    """The figures of :class:`MergeSummary` in one pass over the merges by id, without a
+    :class:`MergeIndex` (whose tables cost more than loading a rank file).
+
+    Example:
+        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
+        >>> merge_summary(tok)
+        MergeSummary(merges=1, learned_tokens=1, deepest=(256, 1))
+    """
+    native = tokenizer._native_merge_summary()
+    if native is not None:
+        # A rank file: each merge makes its own token, never a single byte, so every merge learns one.
+        count, deepest, height_of = native
+        return MergeSummary(count, count, (deepest, height_of))
+    triples = tokenizer.merge_ids()
+    size = 1 + max(tokenizer.vocab, default=0)  # every id a merge names is a token's
+    is_byte = bytearray(size)
+    token_id = tokenizer.token_id
+    for b in range(256):
+        i = token_id(bytes([b]))
+        if i is not None and i < size:
+            is_byte[i] = 1
+    height = [0] * size
+    made_before = bytearray(size)
+    learned = 0
+    best, best_id = 0, -1
+    for left, right, made in triples:
+        if made_before[made]:
+            continue  # only the first merge that made a token counts (MergeIndex.rank_of)
+        made_before[made] = 1
+        learned += not is_byte[made]
+        a, b = height[left], height[right]
+        h = height[made] = 1 + (a if a > b else b)
+        if h > best or (h == best and made < best_id):
+            best, best_id = h, made
+    return MergeSummary(len(triples), learned, None if best_id < 0 else (best_id, best))
 
 
 def _required_id(token_id: int | None) -> int:

@@ -39,7 +39,7 @@ from array import array
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk, check_read, decode, plan_chunks
@@ -50,6 +50,9 @@ from ..workers.threaded import ordered_map
 from ..write_plan import WritePlan
 from .analysis import Compression, compression
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from ..formats import TokenizerSource
 
 #: Typecodes of ``array`` for each output dtype.
 DTYPES = {"uint16": "H", "uint32": "I"}
@@ -208,7 +211,7 @@ def encode_corpus_plan(plan: WritePlan, option: str, out: str | os.PathLike[str]
 
 
 def iter_encode_corpus(
-    tokenizer_path: str | os.PathLike[str],
+    tokenizer_path: str | os.PathLike[str] | TokenizerSource,
     inputs: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     *,
@@ -220,8 +223,14 @@ def iter_encode_corpus(
     skip_bad_records: bool = False,
     invalid_utf8: str = "error",
     cancel: Callable[[], bool] | None = None,
+    tokenizer: Tokenizer | None = None,
 ) -> Iterator[EncodeProgress | EncodeSummary]:
     """Encode the corpus into ``out`` (``.npy`` or ``.bin``), yielding progress, then the summary.
+
+    ``tokenizer_path`` is a file or name :func:`~bpe_studio.engine.formats.load` takes, or a
+    :class:`~bpe_studio.engine.formats.TokenizerSource` (a ``.tiktoken`` file with the pattern and special
+    tokens given for it): worker processes load it again from there. ``tokenizer``: the tokenizer already
+    loaded from it, if the caller has it (else it is loaded here).
 
     Raises:
         ValueError: A bad option (dtype, separator not a special token of the tokenizer, output suffix), or
@@ -229,8 +238,13 @@ def iter_encode_corpus(
         BadRecordError, CorruptStreamError, CorpusDecodeError, CorpusChangedError: As in training.
         WorkerCrashedError: A worker process died.
     """
-    from ..formats import load
+    from ..formats import TokenizerSource
 
+    source = (
+        tokenizer_path
+        if isinstance(tokenizer_path, TokenizerSource)
+        else TokenizerSource(os.fspath(tokenizer_path))
+    )
     target = Path(out)
     kind = target.suffix.lower()
     if kind not in (".npy", ".bin"):
@@ -240,7 +254,8 @@ def iter_encode_corpus(
     for path in inputs:
         plan.read("the input corpus", path)
     plan.check()  # before anything is read or written: no output (sidecar, temporary file) on an input
-    tokenizer = load(tokenizer_path)
+    if tokenizer is None:
+        tokenizer = source.load()
     chosen = choose_dtype(tokenizer, dtype)
     if separator is not None and separator not in tokenizer.special_tokens:
         names = ", ".join(tokenizer.special_tokens) or "none"
@@ -286,7 +301,7 @@ def iter_encode_corpus(
                 # no worker start-up and no ids piped back.
                 results = _encode_threaded(tokenizer, tasks, count, options, cancelled)
             else:
-                results = _encode_parallel(str(tokenizer_path), tasks, count, options, cancelled)
+                results = _encode_parallel(source, tasks, count, options, cancelled)
             with contextlib.closing(results):
                 for data, docs, starts, size, skipped in results:
                     if cancelled():
@@ -330,7 +345,7 @@ def _temporary(target: Path, suffix: str) -> str:
 
 
 def encode_corpus(
-    tokenizer_path: str | os.PathLike[str],
+    tokenizer_path: str | os.PathLike[str] | TokenizerSource,
     inputs: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     **options: Any,
@@ -381,7 +396,7 @@ def _encode_threaded(
 
 
 def _encode_parallel(
-    tokenizer_path: str,
+    source: TokenizerSource,
     tasks: Iterator[Task],
     workers: int,
     options: dict[str, Any],
@@ -396,7 +411,7 @@ def _encode_parallel(
     setup = (
         # A file by its absolute path (the workers may not share our folder's meaning); a name such as
         # "gpt2" as it is.
-        os.path.abspath(tokenizer_path) if os.path.exists(tokenizer_path) else tokenizer_path,
+        source.absolute(),
         options["separator"],
         options["dtype"],
         options["policy"].value,

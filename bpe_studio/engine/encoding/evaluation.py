@@ -29,7 +29,7 @@ import os
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import InvalidUtf8Policy
 from ..corpus.plan import plan_chunks
@@ -40,6 +40,9 @@ from ..workers.threaded import ordered_map
 from .analysis import Compression, compression
 from .corpus_encoding import TaskEncoder
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from ..formats import TokenizerSource
 
 #: Files smaller than this together are evaluated in this process unless workers are asked for (starting
 #: workers and loading the tokenizers in each costs more than they save). As for training.
@@ -160,7 +163,7 @@ def evaluate_files(
     tokenizers: Sequence[str | os.PathLike[str] | Tokenizer],
     paths: Sequence[str | os.PathLike[str]],
     *,
-    names: Sequence[str | os.PathLike[str]] | None = None,
+    names: Sequence[str | os.PathLike[str] | TokenizerSource] | None = None,
     workers: int | None = None,
     chunk_size: int = 4 << 20,
     text_field: str = "text",
@@ -173,7 +176,8 @@ def evaluate_files(
     Args:
         tokenizers: Tokenizers, or names :func:`~bpe_studio.engine.formats.load` takes.
         names: The names the tokenizers were loaded from, when ``tokenizers`` holds objects: worker
-            processes load them by name themselves.
+            processes load them by name themselves (a :class:`~bpe_studio.engine.formats.TokenizerSource`
+            when a pattern or special tokens were given with the file).
         paths: The corpus files, in any format of :mod:`~bpe_studio.engine.corpus.sources`.
         workers: Threads when every tokenizer runs on the native kernel with a pattern it scans (a preset's
             or a model's: ``patterns.scanner_name``), else worker processes; None: every core when the files
@@ -186,7 +190,7 @@ def evaluate_files(
         BadRecordError, CorruptStreamError, CorpusDecodeError, UncuttableTextError, WorkerCrashedError:
             As in :func:`~bpe_studio.engine.encoding.corpus_encoding.corpus_compression` and training.
     """
-    from ..formats import load
+    from ..formats import TokenizerSource, load
 
     loaded = [t if isinstance(t, Tokenizer) else load(t) for t in tokenizers]
     newline_cuts = all(newline_cuts_certain(t.pattern) for t in loaded)
@@ -207,9 +211,11 @@ def evaluate_files(
         if len(given) != len(tokenizers) or any(isinstance(t, Tokenizer) for t in given):
             raise ValueError("workers: worker processes load tokenizers by name; give names, or workers=1")
         # A file by its absolute path (the workers may not share our folder's meaning); "gpt2" as it is.
-        named = [os.fspath(t) for t in given]  # type: ignore[arg-type]
-        absolute = [os.path.abspath(t) if os.path.exists(t) else t for t in named]
-        results = _evaluate_parallel(absolute, tasks, workers, options, cancelled or (lambda: False))
+        sources = [
+            (t if isinstance(t, TokenizerSource) else TokenizerSource(os.fspath(t))).absolute()  # type: ignore[arg-type]
+            for t in given
+        ]
+        results = _evaluate_parallel(sources, tasks, workers, options, cancelled or (lambda: False))
     else:
         results = _evaluate_serial(loaded, tasks, options, cancelled)
     parts: list[list[TaskFigures]] = [[] for _ in paths]
@@ -271,7 +277,7 @@ def _evaluate_serial(
 
 
 def _evaluate_parallel(
-    names: list[str],
+    names: list[TokenizerSource],
     tasks: Iterator[tuple[int, Task]],
     workers: int,
     options: dict[str, Any],

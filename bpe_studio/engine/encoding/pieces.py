@@ -114,6 +114,9 @@ class PieceModel:
                     f"merges: pair {rank} ({left!r}, {right!r}) makes {left + right!r}, which is not a piece"
                 )
         self.ranks = table
+        self._names: dict[int, str] | None = None
+        self._piece_merges: list[tuple[str, str]] | None = None
+        self._byte_of: dict[int, int] | None = None
 
     def merges(self) -> list[tuple[str, str]]:
         """The pairs in rank order, one pair for each piece made (the first listed of its rank)."""
@@ -133,17 +136,32 @@ class PieceModel:
             >>> PieceModel({"a": 1, "b": 2, "ab": 3}, [("a", "b")], byte_ids=range(256)).piece_merges()
             [('a', 'b')]
         """
+        if self._piece_merges is None:
+            self._piece_merges = self._find_piece_merges()
+        return list(self._piece_merges)
+
+    def _find_piece_merges(self) -> list[tuple[str, str]]:
         # A piece's pair: the first of its rank whose two pieces exist by then (a .model ranks every split
-        # of a piece, some with a part made later), else the first of two pieces.
+        # of a piece, some with a part made later), else the first of two pieces. (A stable sort by rank:
+        # pairs of one rank stay in the table's order.)
+        pieces, ranks = self.pieces, self.ranks
         by_piece: dict[str, list[tuple[str, str]]] = {}
-        for (left, right), _ in sorted(self.ranks.items(), key=lambda item: item[1]):
-            if left in self.pieces and right in self.pieces:
-                by_piece.setdefault(left + right, []).append((left, right))
+        for pair in sorted(ranks, key=ranks.__getitem__):
+            left, right = pair
+            if left in pieces and right in pieces:
+                by_piece.setdefault(left + right, []).append(pair)
         made: set[str] = set()
+        kept = self.frozen  # with single characters: what always_kept keeps
         out: list[tuple[str, str]] = []
         for piece, pairs in by_piece.items():
-            ready = (p for p in pairs if all(part in made or self.always_kept(part) for part in p))
-            out.append(next(ready, pairs[0]))
+            chosen = pairs[0]
+            for left, right in pairs:
+                if (left in made or len(left) == 1 or left in kept) and (
+                    right in made or len(right) == 1 or right in kept
+                ):
+                    chosen = (left, right)
+                    break
+            out.append(chosen)
             made.add(piece)
         return out
 
@@ -159,6 +177,33 @@ class PieceModel:
         made = {left + right for left, right in self.piece_merges()[: max(merges, 0)]}
         keep = {i for piece, i in self.pieces.items() if piece in made or self.always_kept(piece)}
         return self.truncated(keep)
+
+    def names(self) -> dict[int, str]:
+        """Id -> the token as the model spells it: a piece as its text (``▁the``), a byte token as
+        ``<0xNN>`` (byte fallback, for characters no piece covers). Built on first use.
+
+        Example:
+            >>> PieceModel({"▁a": 1}, byte_ids=range(100, 356)).names()[1], PieceModel(
+            ...     {"▁a": 1}, byte_ids=range(100, 356)).names()[197]
+            ('▁a', '<0x61>')
+        """
+        if self._names is None:
+            found = {i: byte_piece(b) for b, i in enumerate(self.byte_ids)}
+            for piece, i in self.pieces.items():
+                found.setdefault(i, piece)
+            self._names = found
+        return self._names
+
+    def byte_of(self, token_id: int) -> int | None:
+        """The byte of a byte-fallback token (``<0x61>``: 0x61), or None for any other id.
+
+        Example:
+            >>> PieceModel({"▁a": 1}, byte_ids=range(100, 356)).byte_of(197)
+            97
+        """
+        if self._byte_of is None:
+            self._byte_of = {i: b for b, i in enumerate(self.byte_ids)}
+        return self._byte_of.get(token_id)
 
     def always_kept(self, piece: str) -> bool:
         """Whether every :meth:`cut` keeps a piece: a single character or a user-defined piece (text holds

@@ -48,6 +48,7 @@ from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern, scanner_name
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 from .merge_queue import Buckets, Heap, MergeQueue
+from .pieces import piece_bytes
 from .rank_rule import derive_merges, merge_parts
 
 if TYPE_CHECKING:
@@ -240,9 +241,40 @@ class PythonEncoder:
         """None: only the native encoder derives merges (the Tokenizer derives them in Python)."""
         return None
 
+    def merge_summary(self) -> tuple[int, int, int] | None:
+        """None: only the native encoder sums its derived merges up."""
+        return None
+
     def __len__(self) -> int:
         """The number of cached pre-tokens."""
         return len(self._cache)
+
+
+def _merge_tuple(merges: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[bytes, bytes], ...]:
+    """``merges`` as a tuple of pairs of ``bytes`` (bytearrays and lists copied), checked in C when they
+    are already that (the common case: a loader's list of tuples)."""
+    if not isinstance(merges, (list, tuple)):
+        merges = list(merges)  # (read once: it may be an iterator)
+    if (
+        set(map(type, merges)) <= {tuple}
+        and set(map(len, merges)) <= {2}
+        and set(map(type, chain.from_iterable(merges))) <= {bytes}
+    ):
+        return tuple(merges)
+    return tuple((bytes(a), bytes(b)) for a, b in merges)
+
+
+def _piece_merge_ids(
+    model: PieceModel, merges: Sequence[tuple[bytes, bytes]], ids_of: Mapping[bytes, int]
+) -> list[tuple[int, int, int]]:
+    """A SentencePiece-style model's merges by id: each token a *piece*'s id (the piece ``a``, not the byte
+    token ``<0x61>`` that has the same bytes and a smaller id), so that merge trees join pieces."""
+    piece_ids: dict[bytes, int] = {}
+    for piece, i in sorted(model.pieces.items(), key=lambda item: item[1], reverse=True):
+        piece_ids[piece_bytes(piece)] = i  # bytes two pieces share: the smaller id, written last
+    lookup = dict(ids_of)  # (a merge's tokens are pieces; the other ids only in case)
+    lookup.update(piece_ids)
+    return [(lookup[a], lookup[b], lookup[a + b]) for a, b in merges]
 
 
 class Tokenizer:
@@ -313,7 +345,9 @@ class Tokenizer:
         self._piece_model = piece_model
         self._ignore_merges = bool(ignore_merges)
         self._pattern = resolve_pattern(pattern)
-        self._regex = compile_pattern(pattern)
+        # Compiled when first needed for a preset (known to compile; the native encoder splits presets
+        # itself), at once for a custom regex (one that does not compile is refused here).
+        self._compiled: Any = None if preset_name(self._pattern) is not None else compile_pattern(pattern)
         # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
         self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
 
@@ -357,8 +391,12 @@ class Tokenizer:
             # the merges list is derived only when asked for (the merges property).
             self._merges = None
         else:
-            self._merges = tuple((bytes(a), bytes(b)) for a, b in merges)
+            self._merges = _merge_tuple(merges)
             triples = self._rank_merges(self._merges, ids_of)
+        # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked.
+        self._merge_ids: list[tuple[int, int, int]] | None = triples if merges is not None else None
+        if piece_model is not None and self._merges is not None:
+            self._merge_ids = _piece_merge_ids(piece_model, self._merges, ids_of)
 
         self._decoder: dict[int, bytes] = dict(table)
         token_of_id = list(map(table.get, range(max(table) + 1)))
@@ -440,6 +478,24 @@ class Tokenizer:
         Raises:
             ValueError: A merge uses or makes bytes that are not a token.
         """
+        # In C-speed passes (a tokenizer.json has 50k-300k merges); the loop below when a lookup fails, for
+        # the message naming the merge.
+        lefts = [left for left, _ in merges]
+        rights = [right for _, right in merges]
+        get = ids_of.__getitem__
+        try:
+            left_ids = list(map(get, lefts))
+            right_ids = list(map(get, rights))
+            made_ids = list(map(get, map(bytes.__add__, lefts, rights)))
+        except KeyError:
+            pass
+        else:
+            keys = list(map(str.__add__, map(chr, left_ids), map(chr, right_ids)))
+            count = len(keys)
+            # A pair listed twice keeps its first rank: the later ones are written first, then overwritten.
+            self._ranks.update(zip(reversed(keys), range(count - 1, -1, -1), strict=True))
+            self._new_chars.extend(map(chr, made_ids))
+            return list(zip(left_ids, right_ids, made_ids, strict=True))
         ranks = self._ranks
         new_chars = self._new_chars
         triples: list[tuple[int, int, int]] = []
@@ -547,6 +603,13 @@ class Tokenizer:
     # ------------------------------------------------------------------ properties
 
     @property
+    def _regex(self) -> Any:
+        """The compiled pattern (a preset's compiled on first use)."""
+        if self._compiled is None:
+            self._compiled = compile_pattern(self._pattern)
+        return self._compiled
+
+    @property
     def vocab(self) -> Mapping[int, bytes]:
         """Token id -> bytes (read-only), special tokens included."""
         return MappingProxyType(self._vocab)
@@ -556,14 +619,49 @@ class Tokenizer:
         """The merges in rank order; under tiktoken's rule (:attr:`rule` ``"ranks"``), one per token that BPE
         makes from two lower-ranked tokens, derived on first use (natively when the kernel is on)."""
         if self._merges is None:
+            token = self._vocab.__getitem__
+            self._merges = tuple((token(left), token(right)) for left, right, _ in self.merge_ids())
+        return self._merges
+
+    def _native_merge_summary(self) -> tuple[int, int, int] | None:
+        """Under tiktoken's rule, before :meth:`merge_ids` was asked for: ``(merges, deepest id, its
+        height)`` from the native encoder, which derives the merges without handing them over (see
+        ``analysis.merge_summary``); None when it does not apply (merges given or derived already, the
+        Python encoder, bytes under two ids)."""
+        if self._merge_ids is not None or len(self._ids_of) < len(self._vocab):
+            return None
+        return self._encoder.merge_summary()
+
+    def merge_ids(self) -> Sequence[tuple[int, int, int]]:
+        """The merges in rank order by id, ``(left id, right id, merged id)``: the ids of the tokens
+        :attr:`merges` names (for bytes two tokens share, the smallest id, as :meth:`token_id` gives; for a
+        SentencePiece-style model, the pieces' ids, not those of byte tokens with the same bytes). What
+        :class:`~bpe_studio.engine.encoding.analysis.MergeIndex` indexes, without looking up any bytes; under
+        tiktoken's rule derived on first use (natively when the kernel is on), without building
+        :attr:`merges`.
+
+        Example:
+            >>> Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")]).merge_ids()
+            [(97, 98, 256)]
+        """
+        if self._merge_ids is None:
             found = self._encoder.derive_merges()
             if found is None:
                 ordinary = set(self._ids_of.values()) - set(self._specials.values())
-                self._merges = tuple(derive_merges({i: self._vocab[i] for i in ordinary}))
+                ids_of = self._ids_of
+                self._merge_ids = [
+                    (ids_of[a], ids_of[b], ids_of[a + b])
+                    for a, b in derive_merges({i: self._vocab[i] for i in ordinary})
+                ]
+            elif len(self._ids_of) < len(self._vocab):
+                # Bytes under two ids: the id token_id gives them, as for merges listed as bytes.
+                ids_of, token = self._ids_of, self._vocab.__getitem__
+                self._merge_ids = [
+                    (ids_of[token(a)], ids_of[token(b)], ids_of[token(m)]) for a, b, m in found
+                ]
             else:
-                token = self._vocab.__getitem__
-                self._merges = tuple((token(left), token(right)) for left, right, _ in found)
-        return self._merges
+                self._merge_ids = found
+        return self._merge_ids
 
     @property
     def rule(self) -> Literal["merges", "ranks"]:

@@ -4,6 +4,7 @@ from .atomic import atomic_plan, atomic_write
 from .detect import (
     FORMATS,
     FormatName,
+    TokenizerSource,
     detect_format,
     display_name,
     display_names,
@@ -30,6 +31,7 @@ __all__ = [
     "FormatWarning",
     "SaveReport",
     "StudioFile",
+    "TokenizerSource",
     "VerificationError",
     "atomic_plan",
     "atomic_write",

@@ -16,6 +16,7 @@ import os
 import re
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,7 +39,7 @@ from .studio import FormatError, FormatWarning, load_studio, read_json, save_stu
 from .tekken import FILE_NAME as TEKKEN_FILE
 from .tekken import is_tekken_document, load_tekken
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
-from .tiktoken_format import load_tiktoken, save_tiktoken, sidecar_path
+from .tiktoken_format import SpecialTokenSpec, add_special_tokens, load_tiktoken, save_tiktoken, sidecar_path
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
@@ -101,45 +102,69 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
         >>> detect_format("out/small.tiktoken")
         'tiktoken'
     """
-    target = _named(path)
+    return _detect(_named(path))[0]
+
+
+#: The formats of files already told apart, by (path, modification time, size): a JSON file is parsed to
+#: tell its format, and ``inspect`` (or the app) asks again after loading it. Names only: no documents kept.
+_SEEN_FORMATS: dict[tuple[str, int, int], FormatName] = {}
+
+
+def _detect(target: Path) -> tuple[FormatName, Any]:
+    """:func:`detect_format` of a path (names resolved), and the JSON document it parsed to tell, if it did
+    (None otherwise): a loader then need not parse it again."""
     if not target.exists():
         raise FileNotFoundError(f"{target}: no such file or folder")
     if target.is_dir():
         if find_gpt2_files(target) is not None:
-            return "gpt2"
+            return "gpt2", None
         for name in _FOLDER_FILES:
             if (target / name).is_file():
-                return detect_format(target / name)
+                return _detect(target / name)
         raise FormatError(
             f"{target}: a tokenizer folder needs {VOCAB_FILE} + {MERGES_FILE} (GPT-2), {HF_FILE} or "
             f"{TEKKEN_FILE}; found none"
         )
     if target.name.endswith(TIKTOKEN_SUFFIX):
-        return "tiktoken"
+        return "tiktoken", None
     if target.name.endswith(VOCAB_FILE) and find_gpt2_files(target) is not None:
-        return "gpt2"
+        return "gpt2", None
     if (
         target.name in (VOCAB_FILE, MERGES_FILE, SIDECAR_FILE)
         and (target.parent / VOCAB_FILE).is_file()
         and (target.parent / MERGES_FILE).is_file()
     ):
-        return "gpt2"
+        return "gpt2", None
+    stat = target.stat()
+    key = (str(target.resolve()), stat.st_mtime_ns, stat.st_size)
+    seen = _SEEN_FORMATS.get(key)
+    if seen is not None:
+        return seen, None
+    kind, document = _detect_file(target)
+    if len(_SEEN_FORMATS) >= 64:  # a bound: the app opens files for hours
+        _SEEN_FORMATS.clear()
+    _SEEN_FORMATS[key] = kind
+    return kind, document
+
+
+def _detect_file(target: Path) -> tuple[FormatName, Any]:
+    """The format of a file that its name does not tell, read from its content (see :func:`_detect`)."""
     with open(target, "rb") as handle:
         head = handle.read(4096)
     if head.lstrip()[:1] == b"{":
         document = read_json(target)
         if isinstance(document, dict) and document.get("format") == STUDIO_FORMAT:
-            return "studio"
+            return "studio", document
         if is_hf_document(document):
-            return "hf"
+            return "hf", document
         if is_tekken_document(document):
-            return "tekken"
+            return "tekken", document
         if isinstance(document, dict) and document.get("format") == SIDECAR_FORMAT:
             # A sidecar stands for the tokenizer it describes.
             if target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
-                return "tiktoken"
+                return "tiktoken", None
             if (target.parent / VOCAB_FILE).is_file() and (target.parent / MERGES_FILE).is_file():
-                return "gpt2"
+                return "gpt2", None
         raise FormatError(
             f"{target}: key 'format'/'model': this JSON file is neither a BPE Studio tokenizer "
             f"(format {STUDIO_FORMAT!r}), a Hugging Face tokenizer.json (with a 'model' object) nor a "
@@ -147,32 +172,33 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
         )
     first_line = head.split(b"\n", 1)[0]
     if _TIKTOKEN_LINE.match(first_line):
-        return "tiktoken"
+        return "tiktoken", None
     if _RWKV_LINE.match(first_line):
         raise FormatError(
             f"{target}: line 1: an RWKV vocabulary (whole tokens matched longest first, no merges); {OPENS}"
         )
     if target.name.endswith(".model") or is_sentencepiece_model(head):
-        return "sentencepiece"
+        return "sentencepiece", None
     raise FormatError(
         f"{target}: line 1: not a tokenizer file this engine reads (studio or Hugging Face JSON, .tiktoken, "
         f"or a folder with {VOCAB_FILE} + {MERGES_FILE})"
     )
 
 
-def _locate(path: str | os.PathLike[str]) -> tuple[FormatName, Path]:
-    """The format of ``path`` and what its loader takes: a GPT-2 folder or vocab file, a ``.tiktoken``
-    file (for its sidecar too), or the JSON file (a folder's ``tokenizer.json``)."""
+def _locate(path: str | os.PathLike[str]) -> tuple[FormatName, Path, Any]:
+    """The format of ``path``, what its loader takes (a GPT-2 folder or vocab file, a ``.tiktoken`` file,
+    for its sidecar too, or the JSON file: a folder's ``tokenizer.json``), and the JSON document parsed to
+    tell the format, if it was (None otherwise)."""
     target = _named(path)
-    kind = detect_format(target)
+    kind, document = _detect(target)
     if target.is_dir() and kind != "gpt2":
         target = next(target / n for n in _FOLDER_FILES if (target / n).is_file())
     if kind == "gpt2":
         gpt2_vocab = target.is_dir() or target.name.endswith(VOCAB_FILE)
-        return kind, target if gpt2_vocab else target.parent
+        return kind, target if gpt2_vocab else target.parent, None
     if kind == "tiktoken" and target.name.endswith(TIKTOKEN_SUFFIX + ".json"):
         target = target.with_name(target.name[: -len(".json")])  # the sidecar stands for its .tiktoken
-    return kind, target
+    return kind, target, document
 
 
 def load(
@@ -209,13 +235,13 @@ def load(
     """
     from ..encoding.tokenizer import Template, Tokenizer
 
-    kind, target = _locate(path)
+    kind, target, document = _locate(path)
     if kind == "gpt2":
         return load_gpt2(target, pattern=pattern)
     if kind == "tiktoken":
         return load_tiktoken(target, pattern=pattern, special_tokens=special_tokens)
     if kind == "hf":
-        return load_hf(target)
+        return load_hf(target, document)  # (parsed once, to tell the format)
     if kind == "sentencepiece":
         return load_sentencepiece(target)
     if kind == "tekken":
@@ -228,6 +254,43 @@ def load(
         )
     except ValueError as exc:
         raise FormatError(f"{target}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class TokenizerSource:
+    """How to load a tokenizer again, in a worker process say: its file or name, and what completes a bare
+    ``.tiktoken`` file (the ``--pattern`` and ``--special-token`` of the command line).
+
+    Attributes:
+        path: What :func:`load` takes: a file, a folder or a name (``gpt2``, ``cl100k_base``).
+        pattern: The pattern preset or regex given, if any (see :func:`load`).
+        special_tokens: Special tokens added to a ``.tiktoken`` file's, ``(token, id or None)`` (see
+            :func:`~bpe_studio.engine.formats.tiktoken_format.add_special_tokens`).
+
+    Example:
+        >>> save(small, "out/bare.tiktoken", format="tiktoken")
+        PosixPath('out/bare.tiktoken')
+        >>> source = TokenizerSource("out/bare.tiktoken", "gpt2", (("<|begin_of_text|>", None),))
+        >>> source.load().special_tokens
+        mappingproxy({'<|endoftext|>': 299, '<|begin_of_text|>': 300})
+    """
+
+    path: str
+    pattern: str | None = None
+    special_tokens: tuple[SpecialTokenSpec, ...] = ()
+
+    def load(self) -> Tokenizer:
+        """The tokenizer (errors as :func:`load`'s, and ``ValueError`` for a special token that cannot be
+        added)."""
+        tokenizer = load(self.path, pattern=self.pattern)
+        return add_special_tokens(tokenizer, self.special_tokens) if self.special_tokens else tokenizer
+
+    def absolute(self) -> TokenizerSource:
+        """The same source with a file named by its absolute path (a worker may not share our folder's
+        meaning); a name such as ``gpt2`` as it is."""
+        if not os.path.exists(self.path):
+            return self
+        return TokenizerSource(os.path.abspath(self.path), self.pattern, self.special_tokens)
 
 
 # File names that say nothing of which tokenizer they hold: such a file is named after its folder.
@@ -312,7 +375,7 @@ def source_files(path: str | os.PathLike[str]) -> list[Path]:
         >>> [path.name for path in source_files(save(small, "out/gpt2", format="gpt2"))]
         ['vocab.json', 'merges.txt', 'bpe_studio.json']
     """
-    kind, target = _locate(path)
+    kind, target, _ = _locate(path)
     if kind == "gpt2":
         pair = find_gpt2_files(target)
         files = [*pair, pair[0].parent / SIDECAR_FILE] if pair is not None else [target]

@@ -31,10 +31,12 @@ same ids (``encode(text).ids``), the template included.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
 from collections.abc import Mapping
+from itertools import accumulate, chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -461,8 +463,8 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     if not isinstance(raw_vocab, dict):
         raise _fail(source, "model.vocab", "expected an object of token -> id")
     table = char_to_byte()
-    vocab: dict[int, bytes] = {}
-    for key, i in raw_vocab.items():
+    vocab: dict[int, bytes] = _byte_level_vocab(raw_vocab, specials) or {}
+    for key, i in raw_vocab.items() if not vocab else ():  # one by one only for a message
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise _fail(source, f"model.vocab[{key!r}]", f"expected a non-negative integer id, got {i!r}")
         if specials.get(key) == i:
@@ -483,8 +485,8 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     raw_merges = model.get("merges")
     if not isinstance(raw_merges, list):
         raise _fail(source, "model.merges", "expected a list")
-    merges: list[tuple[bytes, bytes]] = []
-    for n, item in enumerate(raw_merges):
+    merges: list[tuple[bytes, bytes]] = _byte_level_merges(raw_merges) or []
+    for n, item in enumerate(raw_merges if not merges else ()):  # one by one only for a message
         parts = item.split(" ") if isinstance(item, str) else item
         try:
             if not isinstance(parts, list) or len(parts) != 2:
@@ -510,6 +512,75 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
         raise FormatError(f"{source}: {exc}") from None
     _warn_unapplied(source, document)
     return tokenizer
+
+
+@functools.cache
+def _byte_level_table() -> dict[int, str]:
+    """``str.translate`` table from GPT-2's byte-level characters to the code points 0-255 of their bytes;
+    every other character of 0-255 to one beyond, so that ``encode("latin-1")`` refuses it."""
+    found = {c: chr(c + 0x100) for c in range(256)}
+    found.update({ord(c): chr(b) for c, b in char_to_byte().items()})
+    return found
+
+
+def _joined_bytes(texts: list[str], table: Mapping[int, str]) -> list[bytes] | None:
+    """Each byte-level text's bytes, translated in one C-speed pass over them all (a character is one byte,
+    so each text's bytes are its length); None when one holds a character outside the alphabet."""
+    try:
+        joined = "".join(texts).translate(table).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    ends = list(accumulate(map(len, texts)))
+    return list(map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
+def _byte_level_vocab(raw_vocab: Mapping[str, Any], specials: Mapping[str, int]) -> dict[int, bytes] | None:
+    """``model.vocab`` as id -> bytes when every entry is well formed (then checked in C-speed passes), else
+    None: :func:`load_hf` reads it again one by one to name the entry at fault."""
+    keys = list(raw_vocab)
+    ids = list(raw_vocab.values())
+    if not (set(map(type, ids)) <= {int} and min(ids, default=0) >= 0 and len(set(ids)) == len(ids)):
+        return None
+    # A special token listed in the vocab under its own text (not byte-level) is its UTF-8.
+    special = {n for n, key in enumerate(keys) if specials.get(key) == ids[n]} if specials else set()
+    texts = keys if not special else [key for n, key in enumerate(keys) if n not in special]
+    found = _joined_bytes(texts, _byte_level_table())
+    if found is None:
+        return None
+    if not special:
+        return dict(zip(ids, found, strict=True))
+    plain = iter(found)
+    vocab: dict[int, bytes] = {}
+    for n, (key, i) in enumerate(zip(keys, ids, strict=True)):
+        try:
+            vocab[i] = key.encode("utf-8") if n in special else next(plain)
+        except UnicodeEncodeError:  # a lone surrogate: the slow reading names it
+            return None
+    return vocab
+
+
+def _byte_level_merges(raw_merges: list[Any]) -> list[tuple[bytes, bytes]] | None:
+    """``model.merges`` (``"left right"`` strings or ``[left, right]`` pairs) as pairs of bytes when every
+    entry is well formed (checked in C-speed passes), else None (see :func:`_byte_level_vocab`)."""
+    if not raw_merges:
+        return None
+    kinds = set(map(type, raw_merges))
+    if kinds == {str}:
+        if set(map(str.count, raw_merges, [" "] * len(raw_merges))) != {1}:
+            return None
+        parts = " ".join(raw_merges).split(" ")
+    elif kinds == {list}:
+        if set(map(len, raw_merges)) != {2}:
+            return None
+        parts = list(chain.from_iterable(raw_merges))
+        if set(map(type, parts)) != {str}:
+            return None
+    else:
+        return None
+    found = _joined_bytes(parts, _byte_level_table())
+    if found is None:
+        return None
+    return list(zip(found[0::2], found[1::2], strict=True))
 
 
 def dumps_hf(tokenizer: Tokenizer) -> str:

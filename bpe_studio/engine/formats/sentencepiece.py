@@ -244,7 +244,8 @@ def _byte_of(piece: str) -> int | None:
 
 def _merge_bytes(model: PieceModel) -> list[tuple[bytes, bytes]]:
     """The model's merges as the Tokenizer holds them (the pieces' bytes), for the views' merge trees."""
-    return [(piece_bytes(left), piece_bytes(right)) for left, right in model.piece_merges()]
+    spelled = {piece: piece_bytes(piece) for piece in model.pieces}  # (a merge joins two pieces)
+    return [(spelled[left], spelled[right]) for left, right in model.piece_merges()]
 
 
 def load_piece_hf(

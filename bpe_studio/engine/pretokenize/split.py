@@ -57,27 +57,34 @@ class Pretokenizer:
     """Finds the pre-tokens of text for a preset name or a custom regex (see :func:`pretoken_matches`)."""
 
     def __init__(self, pattern: str) -> None:
-        compiled = compile_pattern(pattern)
-        name = preset_name(pattern)
+        self._name = preset_name(pattern)
+        self._pattern = pattern
+        self._slow: Callable[[str], list[str]] | None = None
+        self._fast: Callable[[str], list[str]] | None = None
+        if self._name is None:  # a custom regex is checked now (one that does not compile is refused)
+            self._slow = pretoken_splitter(compile_pattern(pattern))
+        # A preset (known to compile) is compiled when first used: a tokenizer encoding natively never
+        # does, and compiling cl100k's takes longer than opening some files.
+
+    def _compile(self) -> None:
+        assert self._name is not None
         # The presets have no capturing groups and every alternative consumes a character, so findall
         # (faster than finditer) gives exactly the non-empty whole matches;
-        # tests/engine/pretokenize/test_patterns.py
-        # checks it. A custom pattern takes the general path.
-        self._slow: Callable[[str], list[str]] = (
-            compiled.findall if name is not None else pretoken_splitter(compiled)
-        )
-        self._fast: Callable[[str], list[str]] | None = (
-            re.compile(ASCII_PATTERNS[name]).findall if name is not None else None
-        )
+        # tests/engine/pretokenize/test_patterns.py checks it.
+        self._fast = re.compile(ASCII_PATTERNS[self._name]).findall
+        self._slow = compile_pattern(self._pattern).findall
 
     def findall(self, text: str) -> list[str]:
         """All pre-tokens of ``text``, in order: the whole text of every non-empty match of the pattern."""
+        if self._slow is None:
+            self._compile()
+        slow = self._slow
+        assert slow is not None
         fast = self._fast
         if fast is None:
-            return self._slow(text)
+            return slow(text)
         if text.isascii():
             return fast(text)
-        slow = self._slow
         tokens: list[str] = []
         for piece in split_at_newline_boundaries(text):
             tokens += fast(piece) if piece.isascii() else slow(piece)

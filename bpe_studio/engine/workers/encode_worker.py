@@ -1,7 +1,7 @@
 """Entry point of an encoding worker process, started by :func:`bpe_studio.engine.workers.launch.start_child`.
 
 The parent (see :mod:`bpe_studio.engine.encoding.corpus_encoding`) sends length-prefixed pickles: first
-``(tokenizer_path, separator, dtype, policy, text_field, skip_bad_records)``, then one task at a time and
+``(tokenizer_source, separator, dtype, policy, text_field, skip_bad_records)``, then one task at a time and
 finally ``None``. Each task is answered with ``("answer", data, documents, starts_document, bad_records)``;
 a decode error, a changed file, a bad record or any other failure is sent as a message, not a traceback
 (:func:`~bpe_studio.engine.workers.task_pool.serve_tasks` does the serving).
@@ -14,7 +14,6 @@ from typing import Any
 
 from ..config import InvalidUtf8Policy
 from ..encoding.corpus_encoding import TaskEncoder
-from ..formats import load
 from .task_pool import serve_tasks
 
 
@@ -24,9 +23,9 @@ def main() -> None:
 
 
 def _prepare(setup: Any) -> Callable[[Any], tuple[Any, ...]]:
-    path, separator, dtype, policy, text_field, skip_bad = setup
+    source, separator, dtype, policy, text_field, skip_bad = setup
     encoder = TaskEncoder(
-        load(path),
+        source.load(),  # a TokenizerSource: the file and the pattern and special tokens given with it
         separator=separator,
         dtype=dtype,
         policy=InvalidUtf8Policy(policy),

@@ -2,7 +2,8 @@
 :func:`bpe_studio.engine.workers.launch.start_child`.
 
 The parent (see :mod:`bpe_studio.engine.encoding.evaluation`) sends length-prefixed pickles: first
-``(tokenizer_names, invalid_utf8, text_field, skip_bad_records)``, then one task at a time and finally
+``(tokenizer_sources, invalid_utf8, text_field, skip_bad_records)`` (each a
+:class:`~bpe_studio.engine.formats.TokenizerSource`), then one task at a time and finally
 ``None``. Each task is answered with ``("answer", *TaskFigures fields)``; a decode error, a bad record
 or any other failure is sent as a message, not a traceback
 (:func:`~bpe_studio.engine.workers.task_pool.serve_tasks` does the serving).
@@ -18,7 +19,6 @@ from typing import Any
 from ..config import InvalidUtf8Policy
 from ..encoding.corpus_encoding import TaskEncoder
 from ..encoding.evaluation import task_figures
-from ..formats import load
 from .task_pool import serve_tasks
 
 
@@ -31,7 +31,7 @@ def _prepare(setup: Any) -> Callable[[Any], tuple[Any, ...]]:
     names, invalid_utf8, text_field, skip_bad = setup
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the parent loaded the same files and showed their warnings
-        tokenizers = [load(name) for name in names]
+        tokenizers = [source.load() for source in names]
     reader = TaskEncoder(
         tokenizers[0],
         separator=None,

@@ -27,9 +27,41 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 # The notation itself lives in the engine (Qt-free, shared with the CLI): one table for every view.
 from ...engine.notation import _VISIBLE_TABLE, WHITESPACE_SIGNS, text_label, token_label
+
+if TYPE_CHECKING:
+    from ...engine import Tokenizer
+
+
+def token_name(tokenizer: Tokenizer, token_id: int) -> str:
+    """An ordinary token spelled for the vocabulary and merge trees: as a SentencePiece-style model spells
+    it (the piece ``▁the``, the byte-fallback token ``<0x61>``), else :func:`token_label` of its bytes.
+
+    Example:
+        >>> token_name(tok, 256)  # GPT-2: byte-level BPE
+        '·t'
+        >>> from bpe_studio.engine.encoding.pieces import PieceModel
+        >>> model = PieceModel({"▁": 258, "a": 259, "▁a": 260}, [("▁", "a")], byte_ids=range(2, 258))
+        >>> vocab = {i: bytes([i - 2]) for i in range(2, 258)} | {258: b" ", 259: b"a", 260: b" a"}
+        >>> pieces = Tokenizer(vocab, [(b" ", b"a")], piece_model=model)
+        >>> token_name(pieces, 260), token_name(pieces, 99)  # a piece, the byte-fallback token of b"a"
+        ('▁a', '<0x61>')
+    """
+    model = tokenizer.piece_model
+    if model is not None:
+        name = model.names().get(token_id)
+        if name is not None:
+            return text_label(name)  # (▁ stays; any other whitespace made visible)
+    return token_label(tokenizer.token_bytes(token_id))
+
+
+def byte_fallback(tokenizer: Tokenizer, token_id: int) -> int | None:
+    """The byte of a SentencePiece-style tokenizer's byte-fallback token (``<0x61>``: 0x61), else None."""
+    model = tokenizer.piece_model
+    return None if model is None else model.byte_of(token_id)
 
 
 def search_key(text: str) -> str:
@@ -170,6 +202,7 @@ __all__ = [
     "LIGHT_PALETTE",
     "WHITESPACE_SIGNS",
     "TokenPalette",
+    "byte_fallback",
     "contrast_ratio",
     "decoded_text",
     "hex_bytes",
@@ -179,4 +212,5 @@ __all__ = [
     "search_key",
     "text_label",
     "token_label",
+    "token_name",
 ]

@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QFont, QFontDatabase
 
 from ...engine.humanize import merge_number
 from ..app.style import theme_of
-from ..present.token_format import hex_bytes, search_key, token_label
+from ..present.token_format import byte_fallback, hex_bytes, search_key, token_name
 from ..present.tokenizer_info import LoadedTokenizer
 
 Index = QModelIndex | QPersistentModelIndex
@@ -139,8 +139,11 @@ class VocabTableModel(QAbstractTableModel):
         found = self._labels.get(token_id)
         if found is None:
             assert self.loaded is not None
-            data = self.loaded.tokenizer.token_bytes(token_id)
-            found = data.decode("utf-8", "replace") if token_id in self._specials else token_label(data)
+            tokenizer = self.loaded.tokenizer
+            if token_id in self._specials:
+                found = tokenizer.token_bytes(token_id).decode("utf-8", "replace")
+            else:  # a SentencePiece-style model's pieces as it spells them (▁the, <0x61>)
+                found = token_name(tokenizer, token_id)
             self._labels[token_id] = found
         return found
 
@@ -164,7 +167,13 @@ class VocabTableModel(QAbstractTableModel):
                 rows = [i for i in rows if hex_contains(token_bytes(i), wanted)]
             else:
                 label = self.label
-                rows = [i for i in rows if i == number or key in label(i).casefold()]
+                # A SentencePiece-style model spells a space ▁: a typed space finds it too.
+                piece_key = key.replace("·", "▁") if loaded.tokenizer.piece_model is not None else key
+                rows = [
+                    i
+                    for i in rows
+                    if i == number or key in (shown := label(i).casefold()) or piece_key in shown
+                ]
         column, order = self._sort
         reverse = order == Qt.SortOrder.DescendingOrder
         if column == self.ID:
@@ -246,6 +255,12 @@ class VocabTableModel(QAbstractTableModel):
                 return f"Special token {token_id}: {self.label(token_id)} (never split or merged)"
             parents = self.loaded.index.parents(token_id)
             data = self.loaded.tokenizer.token_bytes(token_id)
+            byte = byte_fallback(self.loaded.tokenizer, token_id)
+            if byte is not None:
+                return (
+                    f"Byte-fallback token {token_id}: the byte 0x{byte:02X}, for the characters no piece "
+                    "covers (their UTF-8 bytes, one token each)"
+                )
             if parents is None:
                 return f"Token {token_id}: {len(data)} byte{'s' if len(data) != 1 else ''}"
             rank, left, right = parents

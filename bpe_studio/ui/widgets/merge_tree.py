@@ -30,7 +30,7 @@ from ...engine import Tokenizer
 from ...engine.encoding.analysis import MergeNode
 from ...engine.humanize import merge_number
 from ..app.style import theme_of
-from ..present.token_format import hex_bytes, token_label
+from ..present.token_format import hex_bytes, token_name
 
 _PAD = 6.0
 _GAP = 4.0
@@ -158,7 +158,7 @@ class MergeTreeView(QWidget):
             if node.token_id in special_ids:
                 label, caption = data.decode("utf-8", "replace"), "special"
             else:
-                label = token_label(data)
+                label = token_name(tokenizer, node.token_id)  # a SentencePiece-style model's pieces: ▁the
                 if node.rank is None:
                     caption = hex_bytes(data)
                 elif collapsed:

@@ -19,11 +19,12 @@ from ...engine.encoding.analysis import MergeIndex
 from ...engine.humanize import MERGE_NUMBERING, merge_number
 from ..present.token_format import (
     TokenPalette,
+    byte_fallback,
     decoded_text,
     hex_bytes,
     is_complete_utf8,
     palette_for,
-    token_label,
+    token_name,
 )
 from .token_text import is_dark
 
@@ -58,7 +59,7 @@ def token_facts(tokenizer: Tokenizer, index: MergeIndex, token_id: int) -> Token
     return TokenFacts(
         token_id=token_id,
         data=data,
-        label=data.decode("utf-8") if special else token_label(data),
+        label=data.decode("utf-8") if special else token_name(tokenizer, token_id),
         hex=hex_bytes(data),
         text=decoded_text(data),
         special=special,
@@ -181,7 +182,7 @@ class TokenDetails(QLabel):
         )
 
     def _token_link(self, tokenizer: Tokenizer, token_id: int) -> str:
-        label = token_label(tokenizer.token_bytes(token_id))
+        label = token_name(tokenizer, token_id)  # a SentencePiece-style model's pieces as it spells them
         return f"<a href='token:{token_id}'>{self._chip(label)}</a>&nbsp;<small>({token_id:,})</small>"
 
     def _describe(self, tokenizer: Tokenizer, index: MergeIndex, facts: TokenFacts) -> str:
@@ -206,6 +207,10 @@ class TokenDetails(QLabel):
                     f"{self._token_link(tokenizer, facts.left)} + {self._token_link(tokenizer, facts.right)}",
                 )
             )
+        elif (byte := byte_fallback(tokenizer, facts.token_id)) is not None:
+            rows.append(("Merge", f"byte fallback: the byte 0x{byte:02X}, for characters no piece covers"))
+        elif tokenizer.piece_model is not None:
+            rows.append(("Merge", "a piece no merge makes (a single character, or one the model defines)"))
         elif size == 1:
             rows.append(("Merge", "a single byte: in every byte-level vocabulary"))
         else:

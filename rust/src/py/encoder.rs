@@ -117,6 +117,12 @@ impl Encoder {
         without_gil(py, || self.inner.derive_merges())
     }
 
+    /// Under tiktoken's rule, (merges, deepest id, its height) of the merges `derive_merges` gives, without
+    /// making them Python objects (what `bpe-studio inspect` prints); None for an encoder of merges.
+    fn merge_summary(&self, py: Python<'_>) -> PyResult<Option<(usize, u32, u32)>> {
+        without_gil(py, || self.inner.merge_summary())
+    }
+
     /// The ids of the pre-tokens, one after the other.
     fn encode<'py>(&self, py: Python<'py>, pieces: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
         let owned = strings(pieces)?;

@@ -7,7 +7,6 @@ rank-file reader and merge derivation against the Python ones."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from bpe_studio.engine import Tokenizer, load, native, save
 from bpe_studio.engine.encoding.rank_rule import derive_merges
 from bpe_studio.engine.formats.tiktoken_format import parse_tiktoken
 
+from ...zoo import missing_reason, zoo_file
 from ..backends import BACKENDS, needs_native, use_backend
 from ..reference_encoder import SAMPLE_TEXTS, trained_tokenizer
 
@@ -103,19 +103,10 @@ def test_our_trained_tokenizers_encode_alike_by_either_rule(cs336_data: Path, pa
 # ------------------------------------------------------------------------------------------- Llama 3
 
 
-def _llama3_model() -> Path | None:
-    """Llama 3's tiktoken rank file as the ``llama-models`` package ships it, or None."""
-    spec = importlib.util.find_spec("llama_models")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    found = Path(next(iter(spec.submodule_search_locations))) / "llama3" / "tokenizer.model"
-    return found if found.is_file() else None
-
-
-_LLAMA3 = _llama3_model()
-needs_llama3 = pytest.mark.skipif(
-    _LLAMA3 is None, reason="Llama 3's tokenizer.model is not installed (pip install llama-models)"
-)
+# Llama 3's tiktoken rank file as the ``llama-models`` package ships it: installed, or in the zoo folder
+# (python tools/fetch_zoo.py llama-models), or None.
+_LLAMA3 = zoo_file("llama-models", "llama_models/llama3/tokenizer.model")
+needs_llama3 = pytest.mark.skipif(_LLAMA3 is None, reason=missing_reason("llama-models"))
 
 
 @needs_llama3

@@ -212,3 +212,25 @@ def test_every_cut_counts_what_it_encodes(which: str, request: pytest.FixtureReq
         cut = cut_to_merges(tok, k, index=index)
         assert (curve.counts[k], curve.vocab_sizes[k]) == (len(cut.encode_ordinary(text)), cut.vocab_size), k
     assert curve.counts[0] > curve.counts[-1]
+
+
+@pytest.mark.parametrize("which", ["model", "json"])
+def test_merge_trees_join_pieces_not_byte_tokens(model_file: Path, hf_file: Path, which: str) -> None:
+    """The piece ``a`` is a leaf of the trees that use it, not the byte token ``<0x61>`` with its bytes."""
+    from bpe_studio.engine.encoding.analysis import MergeIndex, merge_summary
+
+    tok = load(model_file if which == "model" else hf_file)
+    model = tok.piece_model
+    assert model is not None
+    names = model.names()
+    index = MergeIndex(tok)
+    assert index.merge_count == len(tok.merges) > 0
+    for made in index.rank_of:
+        leaves = index.merge_tree(made).leaves()
+        assert all(model.byte_of(i) is None for i in leaves), [names[i] for i in leaves]
+        assert "".join(names[i] for i in leaves) == names[made]
+    summary = merge_summary(tok)  # what inspect prints, from the same merges
+    assert (summary.learned_tokens, summary.deepest) == (index.new_before[-1], index.deepest())
+    longest = max(index.rank_of, key=lambda i: (len(names[i]), -i))
+    assert [names[i] for i in index.merge_tree(longest).leaves()] == list(names[longest])
+    assert names[model.byte_ids[0x61]] == "<0x61>" and model.byte_of(model.byte_ids[0x61]) == 0x61
