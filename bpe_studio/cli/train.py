@@ -238,6 +238,13 @@ def _config(args: argparse.Namespace) -> TrainConfig:
         # Folders and globs become the corpus files they hold; URLs pass through.
         local = [name for name in args.inputs if not is_url(name)]
         inputs = [*expand_inputs(local), *(name for name in args.inputs if is_url(name))]
+        base = None
+        if args.extend is not None:
+            if args.pattern != "gpt2":
+                raise CliError(
+                    "--pattern: an --extend run pre-tokenizes with the tokenizer's own pattern; drop --pattern"
+                )
+            base = _extend_base(args.extend)  # first: the vocab size is checked against its size
         config = TrainConfig(
             inputs=tuple(inputs),
             vocab_size=args.vocab_size,
@@ -257,15 +264,9 @@ def _config(args: argparse.Namespace) -> TrainConfig:
             text_field=args.text_field,
             skip_bad_records=args.skip_bad_records,
             superword_transition=args.superword_transition,
+            extend=base,
         )
-        if args.extend is None:
-            return config
-        if args.pattern != "gpt2":
-            raise CliError(
-                "--pattern: an --extend run pre-tokenizes with the tokenizer's own pattern; drop --pattern"
-            )
-        base = _extend_base(args.extend)
-        return with_base(config.replace(extend=base), base)
+        return config if base is None else with_base(config, base)
     except ValueError as exc:
         raise CliError(str(exc)) from None
 

@@ -275,6 +275,14 @@ class TrainConfig:
                 raise ValueError(f"special_tokens: {token!r} is listed twice; list each special token once")
             seen.add(token)
         minimum = 256 + len(self.special_tokens)
+        base_size = len(self.extend.vocab) if self.extend is not None else None
+        if base_size is not None and self.vocab_size <= base_size:
+            # Said in the extend run's own terms: "at least 256 + 0" would mislead by 50,000 tokens.
+            raise ValueError(
+                f"vocab_size: {self.vocab_size} is not larger than the {base_size} tokens of the tokenizer "
+                f"to extend; give the size of the whole vocabulary, e.g. {base_size + 1000} for 1,000 new "
+                "tokens"
+            )
         if self.vocab_size < minimum:
             raise ValueError(
                 f"vocab_size: {self.vocab_size} is too small; it must be at least 256 (the single bytes) "

@@ -50,6 +50,9 @@ def test_extend_mistakes_are_refused_in_one_line(tmp_path: Path, capsys: pytest.
     base = ["train", str(corpus), "--out", out]
     assert main([*base, "--extend", "gpt2", "--vocab-size", "50000"]) == 2
     assert "vocab_size: 50000 is not larger than the 50257 tokens" in _error(capsys)
+    # Below the 256 bytes too, the message is about the tokenizer's size, not "at least 256 + 0".
+    assert main([*base, "--extend", "gpt2", "--vocab-size", "100"]) == 2
+    assert "vocab_size: 100 is not larger than the 50257 tokens" in _error(capsys)
     assert main([*base, "--extend", str(tmp_path / "missing.json"), "--vocab-size", "300"]) == 2
     assert "--extend: " in _error(capsys)
     assert main([*base, "--extend", "gpt2", "--pattern", "cl100k", "--vocab-size", "50300"]) == 2
