@@ -242,7 +242,8 @@ def _config(args: argparse.Namespace) -> TrainConfig:
         if args.extend is not None:
             if args.pattern != "gpt2":
                 raise CliError(
-                    "--pattern: an --extend run pre-tokenizes with the tokenizer's own pattern; drop --pattern"
+                    "--pattern: an --extend run pre-tokenizes with the tokenizer's own pattern; "
+                    "drop --pattern"
                 )
             base = _extend_base(args.extend)  # first: the vocab size is checked against its size
         config = TrainConfig(
