@@ -422,7 +422,9 @@ class TrainCharts(QWidget):
         legend = self.length_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=legend_brush)
         self.length_legend = legend
         self._length_sample = pg.ScatterPlotItem(symbol="s", size=8, pen=None, brush=length_brush)
-        legend.addItem(self._length_sample, "new tokens (darker: more)")
+        # Short labels: at 1024×640 the chart is ~230 px wide and a longer one was cut ("new tokens (darker: m");
+        # what the shade means is in the chart's tooltip and the guide (F1).
+        legend.addItem(self._length_sample, "new tokens")
         legend.addItem(self.length_mean, f"mean of {MEAN_WINDOW}")
         _cache(legend)
         self._density = np.zeros((1, 32), dtype=np.float32)
@@ -434,6 +436,9 @@ class TrainCharts(QWidget):
         _style_plot(self.rate_plot, "Throughput", "MB/s (counting)", "seconds", foreground)
         self.rate_plot.showAxis("right")
         _cache(self.rate_plot.getAxis("right"))
+        # Half pyqtgraph's tick density across: the chart is narrow beside the other two, and "0.02 0.04 0.06"
+        # of a short run ran into each other.
+        self.rate_plot.getAxis("bottom").setTickDensity(0.5)
         for side, text, colour in (
             ("left", "MB/s (counting)", BYTES_RATE_COLOR),
             ("right", "merges/s (merging)", MERGE_RATE_COLOR),
@@ -540,9 +545,12 @@ class TrainCharts(QWidget):
         self.length_legend.setLabelTextColor(foreground)
         for sample, label in self.length_legend.items:  # labels made already keep their colour otherwise
             text = label.text
-            if sample.item is self._length_sample:  # the ramp ends dark on light, bright on dark
-                text = f"new tokens ({'brighter' if theme.dark else 'darker'}: more)"
             label.setText(text, color=foreground.name())
+        shade = "brighter" if theme.dark else "darker"  # the ramp ends dark on light, bright on dark
+        self.length_plot.getViewBox().setToolTip(
+            f"Each new token's length in bytes, per bin of merges: the {shade} a cell, the more of the bin's "
+            f"new tokens have that length; the line is the mean of {MEAN_WINDOW} merges"
+        )
         self._length_sample.setBrush(QColor(theme.chart_length))
         for side, colour in (("left", theme.chart_bytes_rate), ("right", theme.chart_merge_rate)):
             axis = self.rate_plot.getAxis(side)

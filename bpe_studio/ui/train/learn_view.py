@@ -207,7 +207,12 @@ class LearnView(QWidget):
         self.plot_widget = pg.PlotWidget(self, axisItems={"bottom": LogAxis("bottom")})
         self.plot_widget.setBackground(palette.color(QPalette.ColorRole.Base))
         self.plot: pg.PlotItem = self.plot_widget.getPlotItem()
-        style_plot(self.plot, "", "tokens", "merges (log scale)", palette.color(QPalette.ColorRole.Text))
+        # No axis titles: the chart is short at 1024×640 and its plot area went to them; the tooltip says it.
+        style_plot(self.plot, "", "", "", palette.color(QPalette.ColorRole.Text))
+        self.plot_widget.setToolTip("Tokens in the sample (up) against merges made (across, log scale)")
+        self.plot.setTitle(None)  # an empty title still takes a line
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).showLabel(False)
         self.plot.setLogMode(x=True, y=False)
         self.plot.showGrid(x=False, y=False)
         self.plot.vb.setMouseEnabled(x=False, y=False)
@@ -506,7 +511,11 @@ class LearnView(QWidget):
         ys = [c for _, c in history] + [history[-1][1]]
         self.curve.setData(np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64))
         # Ranges of our own: from one point (before any merge) pyqtgraph would make 190.6..191.4 tokens.
-        self.plot.setYRange(0, max(ys) * 1.05, padding=0)
+        top = max(ys)
+        self.plot.setYRange(0, top * 1.05, padding=0)
+        # Two labels, 0 and the sample's count before any merge: the chart is short (80 px at 1024×640), and
+        # pyqtgraph's own ticks piled up there ("400" over "200").
+        self.plot.getAxis("left").setTicks([[(0, "0"), (top, f"{top:,}")], []])
         self.plot.setXRange(0, math.log10(max(xs[-1], 10)), padding=0)  # log10 units: merges 0 to the end
         self.marker.setValue(math.log10(replay.merges_applied + 1))
         blocked = self.slider.blockSignals(True)
