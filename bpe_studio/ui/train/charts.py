@@ -422,7 +422,7 @@ class TrainCharts(QWidget):
         legend = self.length_plot.addLegend(offset=(8, 8), labelTextColor=foreground, brush=legend_brush)
         self.length_legend = legend
         self._length_sample = pg.ScatterPlotItem(symbol="s", size=8, pen=None, brush=length_brush)
-        # Short labels: at 1024×640 the chart is ~230 px wide and a longer one was cut ("new tokens (darker: m");
+        # Short labels: at 1024×640 the chart is ~230 px wide and a longer one was cut ("new tokens (dark");
         # what the shade means is in the chart's tooltip and the guide (F1).
         legend.addItem(self._length_sample, "new tokens")
         legend.addItem(self.length_mean, f"mean of {MEAN_WINDOW}")
@@ -543,7 +543,7 @@ class TrainCharts(QWidget):
         legend_brush.setAlpha(215)
         self.length_legend.setBrush(legend_brush)
         self.length_legend.setLabelTextColor(foreground)
-        for sample, label in self.length_legend.items:  # labels made already keep their colour otherwise
+        for _sample, label in self.length_legend.items:  # labels made already keep their colour otherwise
             text = label.text
             label.setText(text, color=foreground.name())
         shade = "brighter" if theme.dark else "darker"  # the ramp ends dark on light, bright on dark
