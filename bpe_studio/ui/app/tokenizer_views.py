@@ -126,6 +126,7 @@ class TokenizerViews(QObject):
         window.tokenizer_opened.connect(self._on_window_tokenizer_opened)
         window.tabs.currentChanged.connect(self._on_tabs_current_changed)
         self._default_opening = False  # GPT-2 is being opened because nothing else was
+        self._default_loaded: LoadedTokenizer | None = None  # that GPT-2, once opened
         self._build_menu()
         self._update_actions()
 
@@ -359,6 +360,14 @@ class TokenizerViews(QObject):
     @Slot(object)
     def _on_loader_finished(self, found: tuple[LoadedTokenizer, str, str]) -> None:
         loaded, text, target = found
+        default = self._default_opening and self._pending_source == GPT2_FOLDER
+        self._default_opening = False
+        if default and self.current is not None:
+            # GPT-2 was opened because nothing was shown, and something is now (a workspace restored
+            # meanwhile): it is not wanted any more.
+            return
+        if default:
+            self._default_loaded = loaded
         self.add_opened(loaded, text=text)
         if target == CURRENT:
             if not text and not self.playground.text():
@@ -404,10 +413,15 @@ class TokenizerViews(QObject):
         self.side_by_side.add_tokenizer(loaded)  # every opened tokenizer gets a row; × drops it
         if not self.side_by_side.text():
             self.side_by_side.set_text(text or self.playground.text() or SAMPLE_TEXT)
-        default = self._default_opening and self._pending_source == GPT2_FOLDER
-        self._default_opening = False
-        if loaded.path is not None and not default:  # the built-in GPT-2 shown unasked is no recent file
+        if loaded.path is not None and loaded is not self._default_loaded:
+            # (the built-in GPT-2 shown unasked is no recent file)
             self.window.remember_tokenizer(loaded.path)
+
+    @property
+    def showing_default(self) -> bool:
+        """Whether the current tokenizer is the built-in GPT-2 shown because nothing else was opened (a
+        workspace being restored replaces it, as a tokenizer the user asked for would)."""
+        return self.current is not None and self.current is self._default_loaded
 
     @Slot(object)
     def _on_loader_errored(self, exc: BaseException) -> None:

@@ -509,7 +509,7 @@ class WorkspaceKeeper(QObject):
                 if row not in wanted and (found.replace or any(row is t for t in found.tokenizers)):
                     views.side_by_side.remove_tokenizer(row)
         current = found.tokenizers[workspace.current] if workspace.current >= 0 else None
-        if current is not None and (found.replace or views.current is None):
+        if current is not None and (found.replace or views.current is None or views.showing_default):
             views.set_current(current, workspace.text or views.playground.text() or None)
             if workspace.merges is not None:
                 views.playground.set_merges_used(workspace.merges)
