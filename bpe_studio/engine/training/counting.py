@@ -131,11 +131,19 @@ class _Worker:
         self.index = index
         self.pending = 0
         self.closed = False
-        write_message(self.proc.stdin, setup)
+        self._tell(setup)
+
+    def _tell(self, message: object) -> None:
+        # A worker killed from outside may be found dead by a write before its pipe's end is read: that is
+        # the same death, said the same way (not "Broken pipe").
+        try:
+            write_message(self.proc.stdin, message)
+        except BrokenPipeError:
+            raise WorkerCrashedError(death_message(self.proc)) from None
 
     def give(self, chunk: Task | None) -> None:
         """Send a chunk to count, or ``None`` to ask for the table."""
-        write_message(self.proc.stdin, chunk)
+        self._tell(chunk)
         if chunk is None:
             self.closed = True
         else:

@@ -80,6 +80,17 @@ def ordered_worker_map(
     exhausted = False
     article = "an" if role[:1] in "aeiou" else "a"
 
+    def died(proc: Any) -> WorkerCrashedError:
+        return WorkerCrashedError(death_message(proc).replace("a counting", f"{article} {role}"))
+
+    def tell(proc: Any, message: Any) -> None:
+        # A worker killed from outside may be found dead by a write before its pipe's end is read: that is
+        # the same death, said the same way (not "Broken pipe").
+        try:
+            write_message(proc.stdin, message)
+        except BrokenPipeError:
+            raise died(proc) from None
+
     def feed(proc: Any, pending: list[int]) -> None:
         nonlocal next_task, exhausted
         while not exhausted and len(pending) < 2 and len(ready) < 4 * workers:
@@ -87,7 +98,7 @@ def ordered_worker_map(
             if item is None:
                 exhausted = True
                 return
-            write_message(proc.stdin, send(item))
+            tell(proc, send(item))
             pending.append(next_task)
             given[next_task] = item
             next_task += 1
@@ -99,7 +110,7 @@ def ordered_worker_map(
             )
             pending: list[int] = []
             pool.append((proc, pending))
-            write_message(proc.stdin, setup)
+            tell(proc, setup)
             selector.register(proc.stdout, selectors.EVENT_READ, (proc, pending))  # type: ignore[arg-type]
             feed(proc, pending)
         while not (exhausted and next_out == next_task):
@@ -110,8 +121,7 @@ def ordered_worker_map(
                 try:
                     message = read_message(proc.stdout)
                 except EOFError:
-                    death = death_message(proc).replace("a counting", f"{article} {role}")
-                    raise WorkerCrashedError(death) from None
+                    raise died(proc) from None
                 if message[0] != "answer":
                     raise_failure(message, role=role)
                 index = pending.pop(0)
