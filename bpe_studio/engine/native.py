@@ -211,6 +211,25 @@ def parse_ranks(data: bytes) -> dict[int, bytes] | None:
     return found
 
 
+def parse_sentencepiece(
+    data: bytes,
+) -> tuple[list[str], list[float], list[int], list[tuple[int, int]], list[tuple[int, int | bytes]]] | None:
+    """A SentencePiece ``.model``'s pieces and specs, read natively (rust/src/spmodel.rs): (texts, scores,
+    types, the trainer spec's varint fields, the normalizer spec's fields), each field as (number, value) in
+    file order; or None when the kernel is off or the file has a fault, which the Python reader then names.
+
+    Example:
+        >>> parse_sentencepiece(b"\\x0a\\x03\\x0a\\x01a") in ((["a"], [0.0], [1], [], []), None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: (
+        tuple[list[str], list[float], list[int], list[tuple[int, int]], list[tuple[int, int | bytes]]] | None
+    ) = _native.parse_sentencepiece(data)
+    return found
+
+
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 

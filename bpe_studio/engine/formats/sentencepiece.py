@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import native
 from ..encoding.pieces import PieceModel, byte_piece, piece_bytes
 from ..pretokenize.hf import Pipeline, PipelineError
 from .studio import FormatError
@@ -124,29 +125,8 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     from ..encoding.tokenizer import Tokenizer
 
     source = Path(path)
-    data = source.read_bytes()
-    pieces: list[tuple[str, float, int]] = []
-    trainer: dict[int, int] = {}
-    normalizer: dict[int, Any] = {3: 1, 4: 1, 5: 1}  # add_dummy_prefix, remove_extra_whitespaces, escape
-    try:
-        for number, wire, value in _fields(data):
-            if number == 1 and wire == 2:
-                text, score, kind = "", 0.0, _NORMAL
-                for n, w, v in _fields(value):
-                    if n == 1 and w == 2:
-                        text = v.decode("utf-8")
-                    elif n == 2 and w == 5:
-                        score = struct.unpack("<f", v)[0]
-                    elif n == 3 and w == 0:
-                        kind = v
-                pieces.append((text, score, kind))
-            elif number == 2 and wire == 2:
-                trainer.update((n, v) for n, w, v in _fields(value) if w == 0)
-            elif number == 3 and wire == 2:
-                normalizer.update((n, v) for n, _, v in _fields(value))
-    except (_ProtoError, UnicodeDecodeError) as exc:
-        raise _fail(source, "byte 0", f"not a SentencePiece model ({exc}); give a .model file") from None
-    if not pieces:
+    texts, piece_scores, kinds, trainer, normalizer = _read_model(source, source.read_bytes())
+    if not texts:
         raise _fail(source, "pieces", "none; this is not a SentencePiece model")
     model_type = _MODEL_TYPES.get(trainer.get(3, 1), f"type {trainer.get(3)}")
     if model_type != "BPE":
@@ -183,7 +163,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     scores: dict[str, float] = {}
     frozen: set[str] = set()
     byte_ids: dict[int, int] = {}
-    for i, (text, score, kind_id) in enumerate(pieces):
+    for i, (text, score, kind_id) in enumerate(zip(texts, piece_scores, kinds, strict=True)):
         if kind_id == _BYTE:
             byte = _byte_of(text)
             if byte is None:
@@ -230,6 +210,47 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         return Tokenizer(vocab, _merge_bytes(model), pattern="gpt2", piece_model=model)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
+
+
+def _read_model(
+    source: Path, data: bytes
+) -> tuple[list[str], list[float], list[int], dict[int, int], dict[int, Any]]:
+    """A ``.model``'s pieces (texts, scores, types) and its trainer and normalizer specs (number -> value,
+    the last of a number kept), read natively (rust/src/spmodel.rs) or, when the kernel is off or finds a
+    fault, here, which names it.
+
+    Raises:
+        FormatError: The bytes are not a protobuf message, or a piece's text is not UTF-8.
+    """
+    normalizer: dict[int, Any] = {3: 1, 4: 1, 5: 1}  # add_dummy_prefix, remove_extra_whitespaces, escape
+    found = native.parse_sentencepiece(data)
+    if found is not None:
+        texts, scores, kinds, trainer_fields, normalizer_fields = found
+        normalizer.update(normalizer_fields)
+        return texts, scores, kinds, dict(trainer_fields), normalizer
+    texts, scores, kinds = [], [], []
+    trainer: dict[int, int] = {}
+    try:
+        for number, wire, value in _fields(data):
+            if number == 1 and wire == 2:
+                text, score, kind = "", 0.0, _NORMAL
+                for n, w, v in _fields(value):
+                    if n == 1 and w == 2:
+                        text = v.decode("utf-8")
+                    elif n == 2 and w == 5:
+                        score = struct.unpack("<f", v)[0]
+                    elif n == 3 and w == 0:
+                        kind = v
+                texts.append(text)
+                scores.append(score)
+                kinds.append(kind)
+            elif number == 2 and wire == 2:
+                trainer.update((n, v) for n, w, v in _fields(value) if w == 0)
+            elif number == 3 and wire == 2:
+                normalizer.update((n, v) for n, _, v in _fields(value))
+    except (_ProtoError, UnicodeDecodeError) as exc:
+        raise _fail(source, "byte 0", f"not a SentencePiece model ({exc}); give a .model file") from None
+    return texts, scores, kinds, trainer, normalizer
 
 
 def _byte_of(piece: str) -> int | None:

@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use crate::{guard, merge, pretok, rankfile};
+use crate::{guard, merge, pretok, rankfile, spmodel};
 
 /// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
 /// (src/guard.rs). Every entry point that does work goes through here.
@@ -158,6 +158,30 @@ fn parse_ranks<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Opt
     Ok(Some(dict))
 }
 
+/// A SentencePiece `.model`'s pieces and specs, read as bpe_studio/engine/formats/sentencepiece.py reads
+/// them: (texts, scores, types, trainer fields, normalizer fields), the fields as (number, int or bytes) in
+/// file order; None at any fault (the Python reader then names it). See src/spmodel.rs.
+#[pyfunction]
+fn parse_sentencepiece<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<PyObject> {
+    let raw = data.as_bytes();
+    let Some(model) = unpanic(|| spmodel::parse(raw))? else {
+        return Ok(py.None());
+    };
+    let texts = PyList::new(py, model.pieces.iter().map(|p| PyString::new(py, p.0)))?;
+    let scores = PyList::new(py, model.pieces.iter().map(|p| f64::from(p.1)))?;
+    let kinds = PyList::new(py, model.pieces.iter().map(|p| p.2))?;
+    let trainer = PyList::new(py, model.trainer.iter().copied())?;
+    let normalizer = PyList::empty(py);
+    for (number, value) in &model.normalizer {
+        let value = match value {
+            spmodel::Value::Int(v) => v.into_pyobject(py)?.into_any(),
+            spmodel::Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        };
+        normalizer.append((number, value))?;
+    }
+    Ok((texts, scores, kinds, trainer, normalizer).into_pyobject(py)?.into_any().unbind())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -167,5 +191,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<count_table::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_sentencepiece, m)?)?;
     Ok(())
 }
