@@ -230,6 +230,35 @@ def parse_sentencepiece(
     return found
 
 
+def byte_level_bytes(texts: list[str]) -> list[bytes] | None:
+    """Each byte-level text's bytes (GPT-2's alphabet, rust/src/bytelevel.rs), read natively; None when the
+    kernel is off or a text holds a character outside the alphabet (the caller then reads them in Python).
+
+    Example:
+        >>> byte_level_bytes(["Ġhi", "Ċ"]) in ([b" hi", b"\\n"], None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: list[bytes] | None = _native.byte_level_bytes(texts)
+    return found
+
+
+def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
+    """A ``tokenizer.json``'s merges written ``"left right"`` as pairs of bytes (rust/src/bytelevel.rs), read
+    natively; None when the kernel is off or a merge is not one str with one space between byte-level
+    texts (the caller then reads them in Python).
+
+    Example:
+        >>> byte_level_merges(["Ġ t", "h e"]) in ([(b" ", b"t"), (b"h", b"e")], None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: list[tuple[bytes, bytes]] | None = _native.byte_level_merges(merges)
+    return found
+
+
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 

@@ -7,10 +7,13 @@
 //! * the core, plain Rust with no Python in it, each module with its unit tests (`cargo test`):
 //!   [`merge`] (the training merge loop), [`count`] (the table of pre-token counts), [`encode`] (the BPE
 //!   of an encoder's rank table and the safe cut of long texts), [`pretok`] with [`pretok_cl100k`] and
-//!   [`pretok_o200k`] (the presets' scanners), [`rankfile`] (reading tiktoken rank files), [`spmodel`] (reading SentencePiece `.model` files) and [`guard`] (a panic as an error message);
+//!   [`pretok_o200k`] (the presets' scanners), [`rankfile`] (reading tiktoken rank files), [`spmodel`]
+//!   (reading SentencePiece `.model` files), [`bytelevel`] (GPT-2's byte-level alphabet read back into
+//!   bytes) and [`guard`] (a panic as an error message);
 //! * the PyO3 bindings (`src/py/`), compiled only with the `python` feature that setuptools-rust switches
 //!   on: they convert arguments, release the GIL and turn errors into Python exceptions, nothing more.
 
+pub mod bytelevel;
 pub mod count;
 pub mod encode;
 pub mod guard;

@@ -8,9 +8,9 @@ mod encoder;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData};
 
-use crate::{guard, merge, pretok, rankfile, spmodel};
+use crate::{bytelevel, guard, merge, pretok, rankfile, spmodel};
 
 /// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
 /// (src/guard.rs). Every entry point that does work goes through here.
@@ -182,6 +182,65 @@ fn parse_sentencepiece<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
     Ok((texts, scores, kinds, trainer, normalizer).into_pyobject(py)?.into_any().unbind())
 }
 
+/// Appends the bytes of a byte-level text (GPT-2's alphabet, src/bytelevel.rs) to `out`, read from the
+/// str's own code points (no UTF-8 copy); false at a character outside the alphabet.
+fn byte_level_into(text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
+    // SAFETY: the data is read while `text` (a str, immutable) is borrowed, under the GIL.
+    Ok(match unsafe { text.data()? } {
+        PyStringData::Ucs1(units) => bytelevel::decode_into(units.iter().map(|&c| u32::from(c)), out),
+        PyStringData::Ucs2(units) => bytelevel::decode_into(units.iter().map(|&c| u32::from(c)), out),
+        PyStringData::Ucs4(units) => bytelevel::decode_into(units.iter().copied(), out),
+    })
+}
+
+/// Each byte-level text's bytes (GPT-2's alphabet: a `tokenizer.json`'s vocab keys or merge parts), or
+/// None when one is not a str or holds a character outside the alphabet.
+#[pyfunction]
+fn byte_level_bytes<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let out = PyList::empty(py);
+    let mut buffer = Vec::new();
+    for item in texts.iter() {
+        let Ok(text) = item.downcast::<PyString>() else { return Ok(None) };
+        buffer.clear();
+        if !byte_level_into(text, &mut buffer)? {
+            return Ok(None);
+        }
+        out.append(PyBytes::new(py, &buffer))?;
+    }
+    Ok(Some(out))
+}
+
+/// A `tokenizer.json`'s merges written as `"left right"` (one space each) as pairs of bytes, or None when
+/// one is not such a str or a part holds a character outside the alphabet.
+#[pyfunction]
+fn byte_level_merges<'py>(
+    py: Python<'py>,
+    merges: &Bound<'py, PyList>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let out = PyList::empty(py);
+    let mut buffer = Vec::new();
+    for item in merges.iter() {
+        let Ok(text) = item.downcast::<PyString>() else { return Ok(None) };
+        buffer.clear();
+        // SAFETY: as in byte_level_into.
+        let found = match unsafe { text.data()? } {
+            PyStringData::Ucs1(units) => {
+                bytelevel::decode_pair(units.iter().map(|&c| u32::from(c)), &mut buffer)
+            }
+            PyStringData::Ucs2(units) => {
+                bytelevel::decode_pair(units.iter().map(|&c| u32::from(c)), &mut buffer)
+            }
+            PyStringData::Ucs4(units) => bytelevel::decode_pair(units.iter().copied(), &mut buffer),
+        };
+        let Some(cut) = found else { return Ok(None) };
+        out.append((PyBytes::new(py, &buffer[..cut]), PyBytes::new(py, &buffer[cut..])))?;
+    }
+    Ok(Some(out))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -192,5 +251,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(parse_sentencepiece, m)?)?;
+    m.add_function(wrap_pyfunction!(byte_level_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
     Ok(())
 }
