@@ -259,6 +259,27 @@ def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
     return found
 
 
+def sentencepiece_pairs(
+    texts: list[str], scores: list[float], kinds: list[int]
+) -> tuple[dict[tuple[str, str], int], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None:
+    """A ``.model``'s derived pairs from its pieces' texts, scores and types (rust/src/spmodel.rs,
+    ``pairs``): every split's rank, as ``load_sentencepiece`` builds them; the pairs the views show, as
+    ``PieceModel.piece_merges`` finds them; and those pairs' bytes. None when the kernel is off or a piece
+    that merges has a NaN score (the Python loader then derives them).
+
+    Example:
+        >>> sentencepiece_pairs(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1]) in (
+        ...     ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")]), None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: (
+        tuple[dict[tuple[str, str], int], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None
+    ) = _native.sentencepiece_pairs(texts, scores, kinds)
+    return found
+
+
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 

@@ -5,7 +5,9 @@
 //! file order (the caller keeps the last of a number). Any fault (a cut field, an unknown wire type, field
 //! number 0, a text that is not UTF-8) gives None, and the Python reader reads the file instead, so that
 //! both paths fail with the same message. Varints are read as Python reads them: up to ten bytes (shift
-//! at most 63), so into a `u128`.
+//! at most 63), so into a `u128`. [`pairs`] then derives the merges' ranks and the pairs the views show.
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A field's value: a varint, or the bytes of a fixed-size or length-delimited field.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +129,98 @@ pub fn parse(data: &[u8]) -> Option<Model<'_>> {
     Some(model)
 }
 
+/// The piece types that text can become: `NORMAL` (merges make them) and `USER_DEFINED` (matched whole);
+/// sentencepiece.py's constants.
+const NORMAL: u128 = 1;
+const USER_DEFINED: u128 = 4;
+
+/// What the Python loader derives from a `.model`'s pieces (sentencepiece.py's `load_sentencepiece` and
+/// `PieceModel._find_piece_merges`, the reference).
+#[derive(Debug, Default, PartialEq)]
+pub struct Pairs<'a> {
+    /// Every split of a normal piece into two symbols (pieces, or single characters) with the piece's rank
+    /// (the order of the scores, highest first, equal scores sharing one), in the Python table's order.
+    pub ranks: Vec<(&'a str, &'a str, u32)>,
+    /// For each piece made, in rank order (stable), the pair of two pieces the views show: the first of
+    /// its rank whose two parts are made by then (or single characters or user-defined), else the first.
+    pub merges: Vec<(&'a str, &'a str)>,
+}
+
+/// True for a text of one character.
+fn single(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some() && chars.next().is_none()
+}
+
+/// The pairs of `pieces` (text, score, type), or None when a piece that merges has a NaN score (ranks
+/// then follow Python's sort of NaNs: the Python loader derives those).
+pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
+    // normal: text -> its last score, in the order texts first appear; frozen: user-defined texts.
+    let mut normal: FxHashMap<&str, f32> = FxHashMap::default();
+    let mut order: Vec<&str> = Vec::new();
+    let mut frozen: FxHashSet<&str> = FxHashSet::default();
+    for &(text, score, kind) in pieces {
+        if kind != NORMAL && kind != USER_DEFINED {
+            continue;
+        }
+        if normal.insert(text, score).is_none() {
+            order.push(text);
+        }
+        if kind == USER_DEFINED {
+            frozen.insert(text);
+        }
+    }
+    if normal.values().any(|s| s.is_nan()) {
+        return None;
+    }
+    let mut distinct: Vec<f32> = normal.values().copied().collect();
+    distinct.sort_by(|a, b| b.total_cmp(a));
+    distinct.dedup(); // (-0.0 == 0.0, one value as in a Python set)
+    let rank_of = |score: f32| distinct.partition_point(|&s| s > score) as u32;
+
+    // (left, right, rank, the piece they make), in the order the Python loop writes its dict.
+    let mut splits: Vec<(&str, &str, u32, &str)> = Vec::new();
+    for &text in &order {
+        if frozen.contains(text) {
+            continue;
+        }
+        let rank = rank_of(normal[text]);
+        for (cut, _) in text.char_indices().skip(1) {
+            let (left, right) = text.split_at(cut);
+            if (single(left) || normal.contains_key(left)) && (single(right) || normal.contains_key(right)) {
+                splits.push((left, right, rank, text));
+            }
+        }
+    }
+
+    // PieceModel._find_piece_merges: by rank (stable), the pairs of two pieces grouped by the piece made.
+    let mut sorted: Vec<usize> = (0..splits.len()).collect();
+    sorted.sort_by_key(|&n| splits[n].2);
+    let mut groups: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
+    let mut group_of: FxHashMap<&str, usize> = FxHashMap::default();
+    for n in sorted {
+        let (left, right, _, text) = splits[n];
+        if normal.contains_key(left) && normal.contains_key(right) {
+            let next = groups.len();
+            let group = *group_of.entry(text).or_insert(next);
+            if group == next {
+                groups.push((text, Vec::new()));
+            }
+            groups[group].1.push((left, right));
+        }
+    }
+    let mut made: FxHashSet<&str> = FxHashSet::default();
+    let mut merges = Vec::with_capacity(groups.len());
+    for (text, pairs) in &groups {
+        let ready = |part: &str| made.contains(part) || single(part) || frozen.contains(part);
+        let chosen = pairs.iter().copied().find(|&(l, r)| ready(l) && ready(r)).unwrap_or(pairs[0]);
+        merges.push(chosen);
+        made.insert(text);
+    }
+    let ranks = splits.into_iter().map(|(left, right, rank, _)| (left, right, rank)).collect();
+    Some(Pairs { ranks, merges })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,6 +297,21 @@ mod tests {
         let mut big_kind = Vec::new();
         field(1, 2, &piece_message(b"a", 0.0, u128::from(u64::MAX) << 6), &mut big_kind);
         assert_eq!(parse(&big_kind).unwrap().pieces[0].2, u128::from(u64::MAX) << 6);
+    }
+
+    #[test]
+    fn pairs_rank_every_split_and_choose_made_parts() {
+        // "abc" (score -1, rank 2 as "ab") splits as a+bc and ab+c, both of pieces; "bc" (-0.5, rank 1) is
+        // made first, and a+bc, listed first, has both parts ready, so it is the pair abc shows.
+        let pieces =
+            [("a", 0.0, 1), ("b", 0.0, 1), ("c", 0.0, 1), ("bc", -0.5, 1), ("ab", -1.0, 1), ("abc", -1.0, 1)];
+        let found = pairs(&pieces).unwrap();
+        assert_eq!(found.ranks, vec![("b", "c", 1), ("a", "b", 2), ("a", "bc", 2), ("ab", "c", 2)]);
+        assert_eq!(found.merges, vec![("b", "c"), ("a", "b"), ("a", "bc")]);
+        // A user-defined piece is not split; a NaN score leaves the ranks to Python.
+        assert!(pairs(&[("ab", 0.0, 4), ("a", 0.0, 1)]).unwrap().ranks.is_empty());
+        assert!(pairs(&[("ab", f32::NAN, 1)]).is_none());
+        assert_eq!(pairs(&[("ab", f32::NAN, 6)]).unwrap(), Pairs::default());
     }
 
     #[test]

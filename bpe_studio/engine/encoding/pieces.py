@@ -75,6 +75,8 @@ class PieceModel:
         pipeline: The normalizer and pre-tokenizer that cut text into pieces (without ``ByteLevel``).
         prefix: Whether the normalizer writes a ``▁`` before the text (then :meth:`decode_text` drops one
             space at the start, as ``sentencepiece`` and the ``Strip`` decoder do).
+        piece_merges: What :meth:`piece_merges` finds, when the caller has it already (the native reader of
+            a ``.model`` derives it with the ranks); found on first use otherwise.
 
     Raises:
         ValueError: A merge makes a text that is not a piece.
@@ -91,6 +93,7 @@ class PieceModel:
         ignore_merges: bool = False,
         pipeline: Pipeline | None = None,
         prefix: bool = True,
+        piece_merges: list[tuple[str, str]] | None = None,
     ) -> None:
         if len(byte_ids) != 256:
             raise ValueError(f"byte_ids: expected 256 ids, got {len(byte_ids)}")
@@ -115,7 +118,7 @@ class PieceModel:
                 )
         self.ranks = table
         self._names: dict[int, str] | None = None
-        self._piece_merges: list[tuple[str, str]] | None = None
+        self._piece_merges: list[tuple[str, str]] | None = piece_merges
         self._byte_of: dict[int, int] | None = None
 
     def merges(self) -> list[tuple[str, str]]:

@@ -181,16 +181,23 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         raise _fail(source, "pieces", f"{len(byte_ids)} byte pieces <0xNN>; byte_fallback needs all 256")
 
     # Every split of a piece into two symbols (pieces, or single characters) merges with the piece's rank:
-    # the order of the scores, highest first, equal scores sharing a rank (then leftmost goes first).
-    order = {s: r for r, s in enumerate(sorted(set(scores.values()), reverse=True))}
-    ranks: dict[tuple[str, str], int] = {}
-    for text in normal:
-        if text in frozen:
-            continue
-        for k in range(1, len(text)):
-            left, right = text[:k], text[k:]
-            if (len(left) == 1 or left in normal) and (len(right) == 1 or right in normal):
-                ranks[(left, right)] = order[scores[text]]
+    # the order of the scores, highest first, equal scores sharing a rank (then leftmost goes first). The
+    # kernel derives them, and the pairs the views show, from the same pieces (rust/src/spmodel.rs).
+    derived = native.sentencepiece_pairs(texts, piece_scores, kinds)
+    piece_merges: list[tuple[str, str]] | None = None
+    merge_bytes: list[tuple[bytes, bytes]] | None = None
+    if derived is not None:
+        ranks, piece_merges, merge_bytes = derived
+    else:
+        order = {s: r for r, s in enumerate(sorted(set(scores.values()), reverse=True))}
+        ranks = {}
+        for text in normal:
+            if text in frozen:
+                continue
+            for k in range(1, len(text)):
+                left, right = text[:k], text[k:]
+                if (len(left) == 1 or left in normal) and (len(right) == 1 or right in normal):
+                    ranks[(left, right)] = order[scores[text]]
 
     steps: list[dict[str, Any]] = []
     if normalizer.get(3):
@@ -205,9 +212,11 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         frozen=frozen,
         pipeline=pipeline,
         prefix=bool(normalizer.get(3)),
+        piece_merges=piece_merges,
     )
     try:
-        return Tokenizer(vocab, _merge_bytes(model), pattern="gpt2", piece_model=model)
+        merges = merge_bytes if merge_bytes is not None else _merge_bytes(model)
+        return Tokenizer(vocab, merges, pattern="gpt2", piece_model=model)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
 

@@ -9,6 +9,7 @@ mod encoder;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData};
+use rustc_hash::FxHashMap;
 
 use crate::{bytelevel, guard, merge, pretok, rankfile, spmodel};
 
@@ -241,6 +242,50 @@ fn byte_level_merges<'py>(
     Ok(Some(out))
 }
 
+/// The str of `text`, made once per distinct text.
+fn interned<'a, 'py>(
+    py: Python<'py>,
+    made: &mut FxHashMap<&'a str, Bound<'py, PyString>>,
+    text: &'a str,
+) -> Bound<'py, PyString> {
+    made.entry(text).or_insert_with(|| PyString::new(py, text)).clone()
+}
+
+/// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
+/// (ranks as {(left, right): rank} in the Python loop's order, the pairs the views show as (left, right)
+/// strs, the same pairs' bytes with `▁` read as a space); None when the Python loader must derive them.
+#[pyfunction]
+fn sentencepiece_pairs<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+    scores: Vec<f64>,
+    kinds: Vec<u128>,
+) -> PyResult<PyObject> {
+    let owned = strings(texts)?;
+    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+    if strs.len() != scores.len() || strs.len() != kinds.len() {
+        return Err(PyValueError::new_err("texts, scores and kinds must have one item per piece"));
+    }
+    let pieces: Vec<(&str, f32, u128)> =
+        strs.iter().zip(&scores).zip(&kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+    let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
+        return Ok(py.None());
+    };
+    // One str object per distinct text (a piece's parts recur across splits).
+    let mut made = FxHashMap::default();
+    let ranks = PyDict::new(py);
+    for &(left, right, rank) in &found.ranks {
+        ranks.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
+    }
+    let merges = PyList::new(
+        py,
+        found.merges.iter().map(|&(l, r)| (interned(py, &mut made, l), interned(py, &mut made, r))),
+    )?;
+    let spelled = |t: &str| PyBytes::new(py, t.replace('\u{2581}', " ").as_bytes());
+    let merge_bytes = PyList::new(py, found.merges.iter().map(|&(l, r)| (spelled(l), spelled(r))))?;
+    Ok((ranks, merges, merge_bytes).into_pyobject(py)?.into_any().unbind())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -251,6 +296,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(parse_sentencepiece, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
     Ok(())

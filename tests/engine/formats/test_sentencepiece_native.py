@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import native
-from bpe_studio.engine.formats import FormatError, load
+from bpe_studio.engine.encoding.tokenizer import Tokenizer
+from bpe_studio.engine.formats import FormatError, load, sentencepiece
 from bpe_studio.engine.formats.sentencepiece import _read_model
 from tests.engine.backends import needs_native, use_backend
 from tests.zoo import zoo_file
@@ -167,3 +169,61 @@ def test_a_real_model_reads_the_same_natively_and_in_python() -> None:
     assert fast.vocab == slow.vocab and fast.merges == slow.merges
     text = "Hello wörld, 你好 🙂"
     assert fast.encode(text) == slow.encode(text)
+
+
+def _derive(texts: list[str], scores: list[float], kinds: list[int]) -> object:
+    """What the loader derives from pieces: (ranks in order, the pairs the views show, their bytes)."""
+    found: list[object] = []
+    for backend in ("native", "python"):
+        with use_backend(backend):
+            try:
+                tok = _load_pieces(texts, scores, kinds)
+            except FormatError as exc:
+                found.append(str(exc))
+                continue
+            model = tok.piece_model
+            assert model is not None
+            found.append((list(model.ranks.items()), model.piece_merges(), tok.merges))
+    assert found[0] == found[1]
+    return found[0]
+
+
+def _load_pieces(texts: list[str], scores: list[float], kinds: list[int]) -> Tokenizer:
+    """load_sentencepiece on these pieces (and the 256 byte pieces), read from no file (any file's bytes
+    stand for them: this one's)."""
+    byte_texts = [f"<0x{b:02X}>" for b in range(256)]
+    columns = ([*byte_texts, *texts], [0.0] * 256 + scores, [6] * 256 + kinds, {3: 2, 35: 1}, {4: 0})
+    with mock.patch.object(sentencepiece, "_read_model", return_value=columns):
+        return sentencepiece.load_sentencepiece(Path(__file__))
+
+
+_PIECE_TEXT = st.text(alphabet="ab▁c", min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        st.tuples(
+            _PIECE_TEXT,
+            st.sampled_from([0.0, -0.0, -1.0, -2.0, -2.5, 1.0]),
+            st.sampled_from([1, 1, 1, 4, 2, 3, 5]),
+        ),
+        max_size=14,
+    )
+)
+def test_derived_pairs_are_the_same_natively_and_in_python(pieces: list[tuple[str, float, int]]) -> None:
+    texts = [text for text, _, _ in pieces]
+    scores = [score for _, score, _ in pieces]
+    kinds = [kind for _, _, kind in pieces]
+    _derive(texts, scores, kinds)
+
+
+def test_the_kernel_derives_ranks_and_leaves_nan_scores_to_python() -> None:
+    texts, kinds = ["a", "b", "ab"], [1, 1, 1]
+    assert native.sentencepiece_pairs(texts, [0.0, 0.0, -1.0], kinds) == (
+        {("a", "b"): 1},
+        [("a", "b")],
+        [(b"a", b"b")],
+    )
+    assert native.sentencepiece_pairs(texts, [0.0, 0.0, float("nan")], kinds) is None
+    assert native.sentencepiece_pairs(["▁a"], [0.0], [1]) == ({("▁", "a"): 0}, [], [])
