@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -58,6 +59,17 @@ def piece_bytes(piece: str) -> bytes:
         b' the'
     """
     return piece.replace(SPACE, " ").encode("utf-8", errors="surrogatepass")
+
+
+def pieces_bytes(pieces: Iterable[str]) -> list[bytes]:
+    """:func:`piece_bytes` of each piece, in C-speed passes (a model has 32k-256k pieces).
+
+    Example:
+        >>> pieces_bytes(["▁the", "a"])
+        [b' the', b'a']
+    """
+    spaced = map(str.replace, pieces, repeat(SPACE), repeat(" "))
+    return list(map(str.encode, spaced, repeat("utf-8"), repeat("surrogatepass")))
 
 
 class PieceModel:

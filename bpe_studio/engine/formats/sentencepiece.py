@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import native
-from ..encoding.pieces import PieceModel, byte_piece, piece_bytes
+from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
 from ..pretokenize.hf import Pipeline, PipelineError
 from .studio import FormatError
 
@@ -163,6 +163,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     scores: dict[str, float] = {}
     frozen: set[str] = set()
     byte_ids: dict[int, int] = {}
+    spelled = pieces_bytes(texts)  # (in one pass; a byte piece's is replaced below)
     for i, (text, score, kind_id) in enumerate(zip(texts, piece_scores, kinds, strict=True)):
         if kind_id == _BYTE:
             byte = _byte_of(text)
@@ -171,7 +172,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
             vocab[i] = bytes([byte])
             byte_ids[byte] = i
             continue
-        vocab[i] = piece_bytes(text)
+        vocab[i] = spelled[i]
         if kind_id in (_NORMAL, _USER_DEFINED):
             normal[text] = i
             scores[text] = score
