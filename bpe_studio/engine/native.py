@@ -261,23 +261,35 @@ def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
 
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int]
-) -> tuple[dict[tuple[str, str], int], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None:
+) -> tuple[Callable[[], dict[tuple[str, str], int]], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None:
     """A ``.model``'s derived pairs from its pieces' texts, scores and types (rust/src/spmodel.rs,
-    ``pairs``): every split's rank, as ``load_sentencepiece`` builds them; the pairs the views show, as
+    ``pairs``): a function that makes every split's rank, as ``load_sentencepiece`` builds them (called
+    when the model first encodes: opening the file needs none); the pairs the views show, as
     ``PieceModel.piece_merges`` finds them; and those pairs' bytes. None when the kernel is off or a piece
     that merges has a NaN score (the Python loader then derives them).
 
     Example:
-        >>> sentencepiece_pairs(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1]) in (
-        ...     ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")]), None)
+        >>> found = sentencepiece_pairs(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1])
+        >>> found is None or (found[0](), found[1], found[2]) == (
+        ...     {("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
         True
     """
-    if _native is None or _forced_pure():
+    kernel = _native
+    if kernel is None or _forced_pure():
         return None
-    found: (
-        tuple[dict[tuple[str, str], int], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None
-    ) = _native.sentencepiece_pairs(texts, scores, kinds)
-    return found
+    found = kernel.sentencepiece_pairs(texts, scores, kinds, with_ranks=False)
+    if found is None:
+        return None
+
+    def ranks() -> dict[tuple[str, str], int]:
+        # The same kernel (not the BPE_STUDIO_PURE of the moment): the model was opened with it.
+        table: dict[tuple[str, str], int] | None = kernel.sentencepiece_pairs(
+            texts, scores, kinds, with_ranks=True
+        )[0]
+        assert table is not None
+        return table
+
+    return ranks, found[1], found[2]
 
 
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING
 
@@ -81,7 +81,8 @@ class PieceModel:
             twice keeps its last rank, as ``tokenizers`` reads it.
         byte_ids: The ids of ``<0x00>`` .. ``<0xFF>``, by byte.
         ranks: Instead of ``merges``: pair -> rank, several pairs sharing a rank (a ``.model``'s pairs that
-            make pieces of equal score).
+            make pieces of equal score), or a function that makes that table, called when the ranks are
+            first used (the native reader of a ``.model`` derives them then: opening it needs none).
         frozen: User-defined pieces: matched whole before merging (longest first), never merged further.
         ignore_merges: A piece that is a token is taken whole (``tokenizers``' ``ignore_merges``).
         pipeline: The normalizer and pre-tokenizer that cut text into pieces (without ``ByteLevel``).
@@ -100,7 +101,7 @@ class PieceModel:
         merges: Iterable[tuple[str, str]] = (),
         *,
         byte_ids: Sequence[int],
-        ranks: Mapping[tuple[str, str], int] | None = None,
+        ranks: Mapping[tuple[str, str], int] | Callable[[], Mapping[tuple[str, str], int]] | None = None,
         frozen: Collection[str] = (),
         ignore_merges: bool = False,
         pipeline: Pipeline | None = None,
@@ -116,22 +117,39 @@ class PieceModel:
         self.ignore_merges = ignore_merges
         self.frozen = frozenset(frozen)
         self._longest_frozen = max(map(len, self.frozen), default=0)
-        table: dict[tuple[str, str], int] = {}
-        if ranks is not None:
-            table.update(ranks)
+        self._ranks: dict[tuple[str, str], int] | None = None
+        self._make_ranks: Callable[[], Mapping[tuple[str, str], int]] | None = None
+        if callable(ranks):
+            self._make_ranks = ranks
         else:
-            for rank, pair in enumerate(merges):
-                table.pop(pair, None)
-                table[pair] = rank  # the last one wins, as tokenizers builds its map
+            table: dict[tuple[str, str], int] = {}
+            if ranks is not None:
+                table.update(ranks)
+            else:
+                for rank, pair in enumerate(merges):
+                    table.pop(pair, None)
+                    table[pair] = rank  # the last one wins, as tokenizers builds its map
+            self._ranks = self._checked(table)
+        self._names: dict[int, str] | None = None
+        self._piece_merges: list[tuple[str, str]] | None = piece_merges
+        self._byte_of: dict[int, int] | None = None
+
+    def _checked(self, table: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
         for (left, right), rank in table.items():
             if left + right not in self.pieces:
                 raise ValueError(
                     f"merges: pair {rank} ({left!r}, {right!r}) makes {left + right!r}, which is not a piece"
                 )
-        self.ranks = table
-        self._names: dict[int, str] | None = None
-        self._piece_merges: list[tuple[str, str]] | None = piece_merges
-        self._byte_of: dict[int, int] | None = None
+        return table
+
+    @property
+    def ranks(self) -> dict[tuple[str, str], int]:
+        """Pair -> rank (several pairs may share a rank), made on first use when given as a function."""
+        table = self._ranks
+        if table is None:
+            assert self._make_ranks is not None
+            table = self._ranks = self._checked(dict(self._make_ranks()))
+        return table
 
     def merges(self) -> list[tuple[str, str]]:
         """The pairs in rank order, one pair for each piece made (the first listed of its rank)."""

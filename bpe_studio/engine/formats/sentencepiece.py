@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -187,6 +187,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     derived = native.sentencepiece_pairs(texts, piece_scores, kinds)
     piece_merges: list[tuple[str, str]] | None = None
     merge_bytes: list[tuple[bytes, bytes]] | None = None
+    ranks: dict[tuple[str, str], int] | Callable[[], dict[tuple[str, str], int]]
     if derived is not None:
         ranks, piece_merges, merge_bytes = derived
     else:

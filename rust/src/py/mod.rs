@@ -252,14 +252,17 @@ fn interned<'a, 'py>(
 }
 
 /// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
-/// (ranks as {(left, right): rank} in the Python loop's order, the pairs the views show as (left, right)
-/// strs, the same pairs' bytes with `▁` read as a space); None when the Python loader must derive them.
+/// (ranks as {(left, right): rank} in the Python loop's order, or None unless `with_ranks`; the pairs the
+/// views show as (left, right) strs; the same pairs' bytes with `▁` read as a space); None when the
+/// Python loader must derive them.
 #[pyfunction]
+#[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
 fn sentencepiece_pairs<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyList>,
     scores: Vec<f64>,
     kinds: Vec<u128>,
+    with_ranks: bool,
 ) -> PyResult<PyObject> {
     let owned = strings(texts)?;
     let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
@@ -273,10 +276,15 @@ fn sentencepiece_pairs<'py>(
     };
     // One str object per distinct text (a piece's parts recur across splits).
     let mut made = FxHashMap::default();
-    let ranks = PyDict::new(py);
-    for &(left, right, rank) in &found.ranks {
-        ranks.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
-    }
+    let ranks = if with_ranks {
+        let dict = PyDict::new(py);
+        for &(left, right, rank) in &found.ranks {
+            dict.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
+        }
+        dict.into_any()
+    } else {
+        py.None().into_bound(py)
+    };
     let merges = PyList::new(
         py,
         found.merges.iter().map(|&(l, r)| (interned(py, &mut made, l), interned(py, &mut made, r))),

@@ -220,10 +220,23 @@ def test_derived_pairs_are_the_same_natively_and_in_python(pieces: list[tuple[st
 
 def test_the_kernel_derives_ranks_and_leaves_nan_scores_to_python() -> None:
     texts, kinds = ["a", "b", "ab"], [1, 1, 1]
-    assert native.sentencepiece_pairs(texts, [0.0, 0.0, -1.0], kinds) == (
-        {("a", "b"): 1},
-        [("a", "b")],
-        [(b"a", b"b")],
-    )
+    found = native.sentencepiece_pairs(texts, [0.0, 0.0, -1.0], kinds)
+    assert found is not None
+    assert (found[0](), found[1], found[2]) == ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
     assert native.sentencepiece_pairs(texts, [0.0, 0.0, float("nan")], kinds) is None
-    assert native.sentencepiece_pairs(["▁a"], [0.0], [1]) == ({("▁", "a"): 0}, [], [])
+    found = native.sentencepiece_pairs(["▁a"], [0.0], [1])
+    assert found is not None
+    assert (found[0](), found[1], found[2]) == ({("▁", "a"): 0}, [], [])
+
+
+def test_opening_a_model_natively_leaves_its_ranks_for_the_first_encode() -> None:
+    texts = ["a", "b", "ab", "abb"]
+    with use_backend("native"):
+        tok = _load_pieces(texts, [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1])
+    model = tok.piece_model
+    assert model is not None and model._ranks is None
+    ab, abb = 256 + 2, 256 + 3
+    assert tok.encode("abb") == [abb]  # (no ▁ before: the test model has no add_dummy_prefix)
+    assert model.ranks == {("a", "b"): 1, ("ab", "b"): 2}
+    with use_backend("python"):
+        assert _load_pieces(texts, [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1]).encode("abab") == [ab, ab]
