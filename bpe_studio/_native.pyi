@@ -58,6 +58,9 @@ def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None: ..
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
 ) -> tuple[dict[tuple[str, str], int] | None, list[tuple[str, str]], list[tuple[bytes, bytes]]] | None: ...
+def merge_ids(
+    merges: tuple[tuple[bytes, bytes], ...], ids_of: dict[bytes, int]
+) -> list[tuple[int, int, int]] | None: ...
 def parse_sentencepiece(
     data: bytes,
 ) -> (

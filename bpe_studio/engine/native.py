@@ -292,6 +292,22 @@ def sentencepiece_pairs(
     return ranks, found[1], found[2]
 
 
+def merge_ids(
+    merges: tuple[tuple[bytes, bytes], ...], ids_of: dict[bytes, int]
+) -> list[tuple[int, int, int]] | None:
+    """Each merge as (left id, right id, merged id) through ``ids_of``, looked up natively; None when the
+    kernel is off or a merge uses or makes bytes without an id (the caller's loop then names it).
+
+    Example:
+        >>> merge_ids(((b"a", b"b"),), {b"a": 0, b"b": 1, b"ab": 2}) in ([(0, 1, 2)], None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: list[tuple[int, int, int]] | None = _native.merge_ids(merges, ids_of)
+    return found
+
+
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 

@@ -483,8 +483,11 @@ class Tokenizer:
         Raises:
             ValueError: A merge uses or makes bytes that are not a token.
         """
-        # In C-speed passes (a tokenizer.json has 50k-300k merges); the loop below when a lookup fails, for
-        # the message naming the merge.
+        # Natively, else in C-speed passes (a tokenizer.json has 50k-300k merges); the loop below when a
+        # lookup fails, for the message naming the merge.
+        found = native.merge_ids(merges, ids_of) if isinstance(ids_of, dict) else None
+        if found is not None:
+            return found
         lefts = [left for left, _ in merges]
         rights = [right for _, right in merges]
         get = ids_of.__getitem__

@@ -8,7 +8,7 @@ mod encoder;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData, PyTuple};
 use rustc_hash::FxHashMap;
 
 use crate::{bytelevel, guard, merge, pretok, rankfile, spmodel};
@@ -242,6 +242,49 @@ fn byte_level_merges<'py>(
     Ok(Some(out))
 }
 
+/// Each merge (a sequence of (left bytes, right bytes)) as (left id, right id, merged id) through `ids_of`
+/// (bytes -> id), or None when a merge is not two bytes objects or uses or makes bytes without an id (the
+/// Python loop then names it). Tokenizer._rank_merges in bpe_studio/engine/encoding/tokenizer.py.
+#[pyfunction]
+fn merge_ids<'py>(
+    py: Python<'py>,
+    merges: &Bound<'py, PyAny>,
+    ids_of: &Bound<'py, PyDict>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let mut keys: Vec<(Bound<'py, PyBytes>, u32)> = Vec::with_capacity(ids_of.len());
+    for (key, value) in ids_of.iter() {
+        let (Ok(key), Ok(id)) = (key.downcast_into::<PyBytes>(), value.extract::<u32>()) else {
+            return Ok(None);
+        };
+        keys.push((key, id));
+    }
+    let table: FxHashMap<&[u8], u32> = keys.iter().map(|(key, id)| (key.as_bytes(), *id)).collect();
+    let out = PyList::empty(py);
+    let mut joined = Vec::new();
+    for item in merges.try_iter()? {
+        let item = item?;
+        let Ok(pair) = item.downcast::<PyTuple>() else { return Ok(None) };
+        if pair.len() != 2 {
+            return Ok(None);
+        }
+        let (left, right) = (pair.get_item(0)?, pair.get_item(1)?);
+        let (Ok(left), Ok(right)) = (left.downcast::<PyBytes>(), right.downcast::<PyBytes>()) else {
+            return Ok(None);
+        };
+        let (left, right) = (left.as_bytes(), right.as_bytes());
+        joined.clear();
+        joined.extend_from_slice(left);
+        joined.extend_from_slice(right);
+        let (Some(&l), Some(&r), Some(&m)) =
+            (table.get(left), table.get(right), table.get(joined.as_slice()))
+        else {
+            return Ok(None);
+        };
+        out.append((l, r, m))?;
+    }
+    Ok(Some(out))
+}
+
 /// The str of `text`, made once per distinct text.
 fn interned<'a, 'py>(
     py: Python<'py>,
@@ -304,6 +347,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(parse_sentencepiece, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_ids, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
