@@ -1,6 +1,8 @@
 # Type stub of the native kernel built from rust/ (bpe_studio._native); see rust/src/py/. Complete: every
 # name the extension exports, and every public method of its classes, with the same parameters
 # (tests/engine/test_native_stub.py holds the two to each other).
+from collections.abc import Sequence
+
 class MergeKernel:
     def __init__(
         self,
@@ -59,7 +61,7 @@ def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
 ) -> tuple[dict[tuple[str, str], int] | None, list[tuple[str, str]], list[tuple[bytes, bytes]]] | None: ...
 def merge_ids(
-    merges: tuple[tuple[bytes, bytes], ...], ids_of: dict[bytes, int]
+    merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
 ) -> list[tuple[int, int, int]] | None: ...
 def parse_sentencepiece(
     data: bytes,

@@ -293,7 +293,7 @@ def sentencepiece_pairs(
 
 
 def merge_ids(
-    merges: tuple[tuple[bytes, bytes], ...], ids_of: dict[bytes, int]
+    merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
 ) -> list[tuple[int, int, int]] | None:
     """Each merge as (left id, right id, merged id) through ``ids_of``, looked up natively; None when the
     kernel is off or a merge uses or makes bytes without an id (the caller's loop then names it).

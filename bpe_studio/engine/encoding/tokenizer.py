@@ -274,6 +274,9 @@ def _piece_merge_ids(
     by_id = sorted(model.pieces.items(), key=itemgetter(1), reverse=True)
     lookup = dict(ids_of)  # (a merge's tokens are pieces; the other ids only in case)
     lookup.update(zip(pieces_bytes(map(itemgetter(0), by_id)), map(itemgetter(1), by_id), strict=True))
+    found = native.merge_ids(merges, lookup)
+    if found is not None:
+        return found
     get = lookup.__getitem__
     lefts = [left for left, _ in merges]
     rights = [right for _, right in merges]
