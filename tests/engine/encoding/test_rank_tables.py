@@ -55,7 +55,8 @@ def test_merges_by_id_are_the_same_natively_and_in_python(
 
 @needs_native
 def test_the_kernel_looks_merges_up_or_leaves_them_to_python() -> None:
-    ids_of = {b"a": 0, b"b": 1, b"ab": 2}
-    assert native.merge_ids(((b"a", b"b"),), ids_of) == [(0, 1, 2)]
-    assert native.merge_ids(((b"a", b"a"),), ids_of) is None
-    assert native.merge_ids(((b"a", "b"),), ids_of) is None  # type: ignore[arg-type]
+    with use_backend("native"):
+        ids_of = {b"a": 0, b"b": 1, b"ab": 2}
+        assert native.merge_ids(((b"a", b"b"),), ids_of) == [(0, 1, 2)]
+        assert native.merge_ids(((b"a", b"a"),), ids_of) is None
+        assert native.merge_ids(((b"a", "b"),), ids_of) is None  # type: ignore[arg-type]

@@ -136,10 +136,11 @@ def test_models_read_the_same_natively_and_in_python(
 
 
 def test_the_kernel_reads_a_model_and_leaves_faults_to_python() -> None:
-    ok = _field(1, 2, _field(1, 2, b"a") + _field(3, 0, 6))
-    assert native.parse_sentencepiece(ok) == (["a"], [0.0], [6], [], [])
-    for bad in (ok[:-1], _field(1, 2, _field(1, 2, b"\xff")), b"\x0b", b"\x00\x00"):
-        assert native.parse_sentencepiece(bad) is None
+    with use_backend("native"):
+        ok = _field(1, 2, _field(1, 2, b"a") + _field(3, 0, 6))
+        assert native.parse_sentencepiece(ok) == (["a"], [0.0], [6], [], [])
+        for bad in (ok[:-1], _field(1, 2, _field(1, 2, b"\xff")), b"\x0b", b"\x00\x00"):
+            assert native.parse_sentencepiece(bad) is None
 
 
 def test_a_damaged_model_fails_with_the_same_line_on_both_paths(tmp_path: Path) -> None:
@@ -219,14 +220,15 @@ def test_derived_pairs_are_the_same_natively_and_in_python(pieces: list[tuple[st
 
 
 def test_the_kernel_derives_ranks_and_leaves_nan_scores_to_python() -> None:
-    texts, kinds = ["a", "b", "ab"], [1, 1, 1]
-    found = native.sentencepiece_pairs(texts, [0.0, 0.0, -1.0], kinds)
-    assert found is not None
-    assert (found[0](), found[1], found[2]) == ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
-    assert native.sentencepiece_pairs(texts, [0.0, 0.0, float("nan")], kinds) is None
-    found = native.sentencepiece_pairs(["▁a"], [0.0], [1])
-    assert found is not None
-    assert (found[0](), found[1], found[2]) == ({("▁", "a"): 0}, [], [])
+    with use_backend("native"):
+        texts, kinds = ["a", "b", "ab"], [1, 1, 1]
+        found = native.sentencepiece_pairs(texts, [0.0, 0.0, -1.0], kinds)
+        assert found is not None
+        assert (found[0](), found[1], found[2]) == ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
+        assert native.sentencepiece_pairs(texts, [0.0, 0.0, float("nan")], kinds) is None
+        found = native.sentencepiece_pairs(["▁a"], [0.0], [1])
+        assert found is not None
+        assert (found[0](), found[1], found[2]) == ({("▁", "a"): 0}, [], [])
 
 
 def test_opening_a_model_natively_leaves_its_ranks_for_the_first_encode() -> None:
