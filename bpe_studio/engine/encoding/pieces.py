@@ -82,7 +82,8 @@ class PieceModel:
         byte_ids: The ids of ``<0x00>`` .. ``<0xFF>``, by byte.
         ranks: Instead of ``merges``: pair -> rank, several pairs sharing a rank (a ``.model``'s pairs that
             make pieces of equal score), or a function that makes that table, called when the ranks are
-            first used (the native reader of a ``.model`` derives them then: opening it needs none).
+            first used (the native reader of a ``.model`` derives them then: opening it needs none); its
+            pairs are trusted to make pieces (they are splits of pieces), not checked again.
         frozen: User-defined pieces: matched whole before merging (longest first), never merged further.
         ignore_merges: A piece that is a token is taken whole (``tokenizers``' ``ignore_merges``).
         pipeline: The normalizer and pre-tokenizer that cut text into pieces (without ``ByteLevel``).
@@ -148,7 +149,8 @@ class PieceModel:
         table = self._ranks
         if table is None:
             assert self._make_ranks is not None
-            table = self._ranks = self._checked(dict(self._make_ranks()))
+            made = self._make_ranks()
+            table = self._ranks = made if type(made) is dict else dict(made)
         return table
 
     def merges(self) -> list[tuple[str, str]]:
