@@ -1,6 +1,8 @@
 # Type stub of the native kernel built from rust/ (bpe_studio._native); see rust/src/py/. Complete: every
 # name the extension exports, and every public method of its classes, with the same parameters
 # (tests/engine/test_native_stub.py holds the two to each other).
+from collections.abc import Sequence
+
 class MergeKernel:
     def __init__(
         self,
@@ -58,6 +60,19 @@ def parse_ranks(data: bytes) -> dict[int, bytes] | None: ...
 def cut_rare_pairs(
     ids: bytes, lengths: list[int], freqs: list[int], below: int
 ) -> tuple[bytes, list[int], list[int]]: ...
+def byte_level_bytes(texts: list[str]) -> list[bytes] | None: ...
+def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None: ...
+def sentencepiece_pairs(
+    texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
+) -> tuple[dict[tuple[str, str], int] | None, list[tuple[str, str]], list[tuple[bytes, bytes]]] | None: ...
+def merge_ids(
+    merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
+) -> list[tuple[int, int, int]] | None: ...
+def parse_sentencepiece(
+    data: bytes,
+) -> (
+    tuple[list[str], list[float], list[int], list[tuple[int, int]], list[tuple[int, int | bytes]]] | None
+): ...
 
 class CountTable:
     def __init__(self) -> None: ...

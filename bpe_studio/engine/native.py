@@ -218,6 +218,103 @@ def parse_ranks(data: bytes) -> dict[int, bytes] | None:
     return found
 
 
+def parse_sentencepiece(
+    data: bytes,
+) -> tuple[list[str], list[float], list[int], list[tuple[int, int]], list[tuple[int, int | bytes]]] | None:
+    """A SentencePiece ``.model``'s pieces and specs, read natively (rust/src/spmodel.rs): (texts, scores,
+    types, the trainer spec's varint fields, the normalizer spec's fields), each field as (number, value) in
+    file order; or None when the kernel is off or the file has a fault, which the Python reader then names.
+
+    Example:
+        >>> parse_sentencepiece(b"\\x0a\\x03\\x0a\\x01a") in ((["a"], [0.0], [1], [], []), None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: (
+        tuple[list[str], list[float], list[int], list[tuple[int, int]], list[tuple[int, int | bytes]]] | None
+    ) = _native.parse_sentencepiece(data)
+    return found
+
+
+def byte_level_bytes(texts: list[str]) -> list[bytes] | None:
+    """Each byte-level text's bytes (GPT-2's alphabet, rust/src/bytelevel.rs), read natively; None when the
+    kernel is off or a text holds a character outside the alphabet (the caller then reads them in Python).
+
+    Example:
+        >>> byte_level_bytes(["Ġhi", "Ċ"]) in ([b" hi", b"\\n"], None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: list[bytes] | None = _native.byte_level_bytes(texts)
+    return found
+
+
+def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
+    """A ``tokenizer.json``'s merges written ``"left right"`` as pairs of bytes (rust/src/bytelevel.rs), read
+    natively; None when the kernel is off or a merge is not one str with one space between byte-level
+    texts (the caller then reads them in Python).
+
+    Example:
+        >>> byte_level_merges(["Ġ t", "h e"]) in ([(b" ", b"t"), (b"h", b"e")], None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: list[tuple[bytes, bytes]] | None = _native.byte_level_merges(merges)
+    return found
+
+
+def sentencepiece_pairs(
+    texts: list[str], scores: list[float], kinds: list[int]
+) -> tuple[Callable[[], dict[tuple[str, str], int]], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None:
+    """A ``.model``'s derived pairs from its pieces' texts, scores and types (rust/src/spmodel.rs,
+    ``pairs``): a function that makes every split's rank, as ``load_sentencepiece`` builds them (called
+    when the model first encodes: opening the file needs none); the pairs the views show, as
+    ``PieceModel.piece_merges`` finds them; and those pairs' bytes. None when the kernel is off or a piece
+    that merges has a NaN score (the Python loader then derives them).
+
+    Example:
+        >>> found = sentencepiece_pairs(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1])
+        >>> found is None or (found[0](), found[1], found[2]) == (
+        ...     {("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
+        True
+    """
+    kernel = _native
+    if kernel is None or _forced_pure():
+        return None
+    found = kernel.sentencepiece_pairs(texts, scores, kinds, with_ranks=False)
+    if found is None:
+        return None
+
+    def ranks() -> dict[tuple[str, str], int]:
+        # The same kernel (not the BPE_STUDIO_PURE of the moment): the model was opened with it.
+        table: dict[tuple[str, str], int] | None = kernel.sentencepiece_pairs(
+            texts, scores, kinds, with_ranks=True
+        )[0]
+        assert table is not None
+        return table
+
+    return ranks, found[1], found[2]
+
+
+def merge_ids(
+    merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
+) -> list[tuple[int, int, int]] | None:
+    """Each merge as (left id, right id, merged id) through ``ids_of``, looked up natively; None when the
+    kernel is off or a merge uses or makes bytes without an id (the caller's loop then names it).
+
+    Example:
+        >>> merge_ids(((b"a", b"b"),), {b"a": 0, b"b": 1, b"ab": 2}) in ([(0, 1, 2)], None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: list[tuple[int, int, int]] | None = _native.merge_ids(merges, ids_of)
+    return found
+
+
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 

@@ -8,11 +8,13 @@
 //!   [`merge`] (the training merge loop) with [`merge_heap`] (its priority queue), [`count`] (the table of pre-token counts), [`encode`] (the BPE
 //!   of an encoder's rank table and the safe cut of long texts), [`pretok`] with [`pretok_cl100k`] and
 //!   [`pretok_o200k`] (the presets' scanners, and with other parameters those of Llama 3, Qwen and Mistral
-//!   Nemo's patterns), [`pretok_superbpe`] (the superword split), [`rankfile`] (reading tiktoken rank files)
-//!   and [`guard`] (a panic as an error message);
+//!   Nemo's patterns), [`pretok_superbpe`] (the superword split), [`rankfile`] (reading tiktoken rank files),
+//!   [`spmodel`] (reading SentencePiece `.model` files), [`bytelevel`] (GPT-2's byte-level alphabet read
+//!   back into bytes) and [`guard`] (a panic as an error message);
 //! * the PyO3 bindings (`src/py/`), compiled only with the `python` feature that setuptools-rust switches
 //!   on: they convert arguments, release the GIL and turn errors into Python exceptions, nothing more.
 
+pub mod bytelevel;
 pub mod count;
 pub mod cut_words;
 pub mod encode;
@@ -24,6 +26,7 @@ pub mod pretok_cl100k;
 pub mod pretok_o200k;
 pub mod pretok_superbpe;
 pub mod rankfile;
+pub mod spmodel;
 
 #[cfg(feature = "python")]
 mod py;

@@ -30,7 +30,8 @@ Example:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,6 +61,17 @@ def piece_bytes(piece: str) -> bytes:
     return piece.replace(SPACE, " ").encode("utf-8", errors="surrogatepass")
 
 
+def pieces_bytes(pieces: Iterable[str]) -> list[bytes]:
+    """:func:`piece_bytes` of each piece, in C-speed passes (a model has 32k-256k pieces).
+
+    Example:
+        >>> pieces_bytes(["▁the", "a"])
+        [b' the', b'a']
+    """
+    spaced = map(str.replace, pieces, repeat(SPACE), repeat(" "))
+    return list(map(str.encode, spaced, repeat("utf-8"), repeat("surrogatepass")))
+
+
 class PieceModel:
     """The pieces and ranked pairs of a SentencePiece-style BPE, and how text becomes its symbols.
 
@@ -69,12 +81,16 @@ class PieceModel:
             twice keeps its last rank, as ``tokenizers`` reads it.
         byte_ids: The ids of ``<0x00>`` .. ``<0xFF>``, by byte.
         ranks: Instead of ``merges``: pair -> rank, several pairs sharing a rank (a ``.model``'s pairs that
-            make pieces of equal score).
+            make pieces of equal score), or a function that makes that table, called when the ranks are
+            first used (the native reader of a ``.model`` derives them then: opening it needs none); its
+            pairs are trusted to make pieces (they are splits of pieces), not checked again.
         frozen: User-defined pieces: matched whole before merging (longest first), never merged further.
         ignore_merges: A piece that is a token is taken whole (``tokenizers``' ``ignore_merges``).
         pipeline: The normalizer and pre-tokenizer that cut text into pieces (without ``ByteLevel``).
         prefix: Whether the normalizer writes a ``▁`` before the text (then :meth:`decode_text` drops one
             space at the start, as ``sentencepiece`` and the ``Strip`` decoder do).
+        piece_merges: What :meth:`piece_merges` finds, when the caller has it already (the native reader of
+            a ``.model`` derives it with the ranks); found on first use otherwise.
 
     Raises:
         ValueError: A merge makes a text that is not a piece.
@@ -86,11 +102,12 @@ class PieceModel:
         merges: Iterable[tuple[str, str]] = (),
         *,
         byte_ids: Sequence[int],
-        ranks: Mapping[tuple[str, str], int] | None = None,
+        ranks: Mapping[tuple[str, str], int] | Callable[[], Mapping[tuple[str, str], int]] | None = None,
         frozen: Collection[str] = (),
         ignore_merges: bool = False,
         pipeline: Pipeline | None = None,
         prefix: bool = True,
+        piece_merges: list[tuple[str, str]] | None = None,
     ) -> None:
         if len(byte_ids) != 256:
             raise ValueError(f"byte_ids: expected 256 ids, got {len(byte_ids)}")
@@ -101,22 +118,40 @@ class PieceModel:
         self.ignore_merges = ignore_merges
         self.frozen = frozenset(frozen)
         self._longest_frozen = max(map(len, self.frozen), default=0)
-        table: dict[tuple[str, str], int] = {}
-        if ranks is not None:
-            table.update(ranks)
+        self._ranks: dict[tuple[str, str], int] | None = None
+        self._make_ranks: Callable[[], Mapping[tuple[str, str], int]] | None = None
+        if callable(ranks):
+            self._make_ranks = ranks
         else:
-            for rank, pair in enumerate(merges):
-                table.pop(pair, None)
-                table[pair] = rank  # the last one wins, as tokenizers builds its map
+            table: dict[tuple[str, str], int] = {}
+            if ranks is not None:
+                table.update(ranks)
+            else:
+                for rank, pair in enumerate(merges):
+                    table.pop(pair, None)
+                    table[pair] = rank  # the last one wins, as tokenizers builds its map
+            self._ranks = self._checked(table)
+        self._names: dict[int, str] | None = None
+        self._piece_merges: list[tuple[str, str]] | None = piece_merges
+        self._byte_of: dict[int, int] | None = None
+
+    def _checked(self, table: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
         for (left, right), rank in table.items():
             if left + right not in self.pieces:
                 raise ValueError(
                     f"merges: pair {rank} ({left!r}, {right!r}) makes {left + right!r}, which is not a piece"
                 )
-        self.ranks = table
-        self._names: dict[int, str] | None = None
-        self._piece_merges: list[tuple[str, str]] | None = None
-        self._byte_of: dict[int, int] | None = None
+        return table
+
+    @property
+    def ranks(self) -> dict[tuple[str, str], int]:
+        """Pair -> rank (several pairs may share a rank), made on first use when given as a function."""
+        table = self._ranks
+        if table is None:
+            assert self._make_ranks is not None
+            made = self._make_ranks()
+            table = self._ranks = made if type(made) is dict else dict(made)
+        return table
 
     def merges(self) -> list[tuple[str, str]]:
         """The pairs in rank order, one pair for each piece made (the first listed of its rank)."""

@@ -35,6 +35,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from itertools import chain, pairwise
 from numbers import Integral
+from operator import itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -48,7 +49,7 @@ from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern, scanner_name
 from ..pretokenize.split import Pretokenizer, pretoken_matches
 from .merge_queue import Buckets, Heap, MergeQueue
-from .pieces import piece_bytes
+from .pieces import pieces_bytes
 from .rank_rule import derive_merges, merge_parts
 
 if TYPE_CHECKING:
@@ -269,12 +270,18 @@ def _piece_merge_ids(
 ) -> list[tuple[int, int, int]]:
     """A SentencePiece-style model's merges by id: each token a *piece*'s id (the piece ``a``, not the byte
     token ``<0x61>`` that has the same bytes and a smaller id), so that merge trees join pieces."""
-    piece_ids: dict[bytes, int] = {}
-    for piece, i in sorted(model.pieces.items(), key=lambda item: item[1], reverse=True):
-        piece_ids[piece_bytes(piece)] = i  # bytes two pieces share: the smaller id, written last
+    # In C-speed passes (a model has 32k-256k pieces). Bytes two pieces share: the smaller id, written last.
+    by_id = sorted(model.pieces.items(), key=itemgetter(1), reverse=True)
     lookup = dict(ids_of)  # (a merge's tokens are pieces; the other ids only in case)
-    lookup.update(piece_ids)
-    return [(lookup[a], lookup[b], lookup[a + b]) for a, b in merges]
+    lookup.update(zip(pieces_bytes(map(itemgetter(0), by_id)), map(itemgetter(1), by_id), strict=True))
+    found = native.merge_ids(merges, lookup)
+    if found is not None:
+        return found
+    get = lookup.__getitem__
+    lefts = [left for left, _ in merges]
+    rights = [right for _, right in merges]
+    made = map(get, map(bytes.__add__, lefts, rights))
+    return list(zip(map(get, lefts), map(get, rights), made, strict=True))
 
 
 class Tokenizer:
@@ -381,8 +388,9 @@ class Tokenizer:
         # missing byte (never in a text's UTF-8) has no entry.
         self._byte_chars = {b: chr(ids_of[bytes([b])]) for b in range(256) if b not in missing}
         byte_ids = [ids_of[bytes([b])] if b not in missing else _NO_BYTE_ID for b in range(256)]
-        self._ranks: dict[str, int] = {}
-        self._new_chars: list[str] = []
+        # The Python encoder's pair -> rank table and merged tokens, built from the triples when it first
+        # merges (_rank_tables): the native encoder needs neither, and they cost more than reading a file.
+        self._rank_table: tuple[dict[str, int], list[str]] | None = None
         triples: list[tuple[int, int, int]] = []
         self._merges: tuple[tuple[bytes, bytes], ...] | None
         self._rank_by_merges = merges is not None
@@ -393,6 +401,7 @@ class Tokenizer:
         else:
             self._merges = _merge_tuple(merges)
             triples = self._rank_merges(self._merges, ids_of)
+        self._rank_triples = triples
         # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked.
         self._merge_ids: list[tuple[int, int, int]] | None = triples if merges is not None else None
         if piece_model is not None and self._merges is not None:
@@ -472,14 +481,17 @@ class Tokenizer:
     def _rank_merges(
         self, merges: tuple[tuple[bytes, bytes], ...], ids_of: Mapping[bytes, int]
     ) -> list[tuple[int, int, int]]:
-        """Fill the Python encoder's pair -> rank table and merged tokens; return ``(left id, right id,
-        merged id)`` by rank for the native encoder.
+        """``(left id, right id, merged id)`` of each merge, by rank (for the native encoder, and
+        :meth:`_rank_tables` for the Python one).
 
         Raises:
             ValueError: A merge uses or makes bytes that are not a token.
         """
-        # In C-speed passes (a tokenizer.json has 50k-300k merges); the loop below when a lookup fails, for
-        # the message naming the merge.
+        # Natively, else in C-speed passes (a tokenizer.json has 50k-300k merges); the loop below when a
+        # lookup fails, for the message naming the merge.
+        found = native.merge_ids(merges, ids_of) if isinstance(ids_of, dict) else None
+        if found is not None:
+            return found
         lefts = [left for left, _ in merges]
         rights = [right for _, right in merges]
         get = ids_of.__getitem__
@@ -490,14 +502,7 @@ class Tokenizer:
         except KeyError:
             pass
         else:
-            keys = list(map(str.__add__, map(chr, left_ids), map(chr, right_ids)))
-            count = len(keys)
-            # A pair listed twice keeps its first rank: the later ones are written first, then overwritten.
-            self._ranks.update(zip(reversed(keys), range(count - 1, -1, -1), strict=True))
-            self._new_chars.extend(map(chr, made_ids))
             return list(zip(left_ids, right_ids, made_ids, strict=True))
-        ranks = self._ranks
-        new_chars = self._new_chars
         triples: list[tuple[int, int, int]] = []
         for rank, (left, right) in enumerate(merges):
             try:
@@ -509,10 +514,21 @@ class Tokenizer:
                     f"merges: merge {rank} ({left!r}, {right!r}) uses or makes {absent!r}, which is not in "
                     "the vocabulary; every merge's two tokens and their concatenation must be vocab entries"
                 ) from None
-            ranks.setdefault(key, rank)
-            new_chars.append(merged)
             triples.append((ord(key[0]), ord(key[1]), ord(merged)))
         return triples
+
+    def _rank_tables(self) -> tuple[dict[str, int], list[str]]:
+        """The Python encoder's tables, built on first use from the merges by id: pair (two chars, the ids)
+        -> rank, a pair listed twice keeping its first; and each rank's merged token as a char."""
+        tables = self._rank_table
+        if tables is None:
+            triples = self._rank_triples
+            keys = [chr(left) + chr(right) for left, right, _ in triples]
+            ranks: dict[str, int] = {}
+            # A pair listed twice keeps its first rank: the later ones are written first, then overwritten.
+            ranks.update(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
+            tables = self._rank_table = (ranks, [chr(made) for _, _, made in triples])
+        return tables
 
     @staticmethod
     def _place_specials(
@@ -801,8 +817,8 @@ class Tokenizer:
             return (ord(word),) if n else ()
         if n > _LONG_WORD:
             return self._bpe_long(word)
-        get = self._ranks.get
-        new_chars = self._new_chars
+        rank_of, new_chars = self._rank_tables()
+        get = rank_of.get
         ranks = [get(word[i : i + 2], _NO_RANK) for i in range(n - 1)]
         while ranks:
             best = min(ranks)
@@ -836,8 +852,8 @@ class Tokenizer:
     def _bpe_long_with(self, word: str, queue: MergeQueue) -> list[str] | None:
         """:meth:`_bpe_long`'s loop with a given queue: the tokens ("" where merged away), or None when the
         queue refused an entry."""
-        get = self._ranks.get
-        new_chars = self._new_chars
+        rank_of, new_chars = self._rank_tables()
+        get = rank_of.get
         tokens = list(word)
         n = len(tokens)
         following = list(range(1, n + 1))

@@ -40,6 +40,7 @@ from itertools import accumulate, chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import native
 from ..bytes_unicode import bytes_to_text, char_to_byte
 from ..pretokenize.hf import Pipeline, PipelineError, from_oniguruma, to_oniguruma
 from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name, scanner_name
@@ -525,7 +526,11 @@ def _byte_level_table() -> dict[int, str]:
 
 def _joined_bytes(texts: list[str], table: Mapping[int, str]) -> list[bytes] | None:
     """Each byte-level text's bytes, translated in one C-speed pass over them all (a character is one byte,
-    so each text's bytes are its length); None when one holds a character outside the alphabet."""
+    so each text's bytes are its length); None when one holds a character outside the alphabet. The native
+    kernel's reading first (rust/src/bytelevel.rs), when it is on and every text is in the alphabet."""
+    found = native.byte_level_bytes(texts)
+    if found is not None:
+        return found
     try:
         joined = "".join(texts).translate(table).encode("latin-1")
     except UnicodeEncodeError:
@@ -564,6 +569,9 @@ def _byte_level_merges(raw_merges: list[Any]) -> list[tuple[bytes, bytes]] | Non
     entry is well formed (checked in C-speed passes), else None (see :func:`_byte_level_vocab`)."""
     if not raw_merges:
         return None
+    pairs = native.byte_level_merges(raw_merges)  # every merge a str, read natively
+    if pairs is not None:
+        return pairs
     kinds = set(map(type, raw_merges))
     if kinds == {str}:
         if set(map(str.count, raw_merges, [" "] * len(raw_merges))) != {1}:

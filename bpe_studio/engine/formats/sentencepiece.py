@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..encoding.pieces import PieceModel, byte_piece, piece_bytes
+from .. import native
+from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
 from ..pretokenize.hf import Pipeline, PipelineError
 from .studio import FormatError
 
@@ -124,29 +125,8 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     from ..encoding.tokenizer import Tokenizer
 
     source = Path(path)
-    data = source.read_bytes()
-    pieces: list[tuple[str, float, int]] = []
-    trainer: dict[int, int] = {}
-    normalizer: dict[int, Any] = {3: 1, 4: 1, 5: 1}  # add_dummy_prefix, remove_extra_whitespaces, escape
-    try:
-        for number, wire, value in _fields(data):
-            if number == 1 and wire == 2:
-                text, score, kind = "", 0.0, _NORMAL
-                for n, w, v in _fields(value):
-                    if n == 1 and w == 2:
-                        text = v.decode("utf-8")
-                    elif n == 2 and w == 5:
-                        score = struct.unpack("<f", v)[0]
-                    elif n == 3 and w == 0:
-                        kind = v
-                pieces.append((text, score, kind))
-            elif number == 2 and wire == 2:
-                trainer.update((n, v) for n, w, v in _fields(value) if w == 0)
-            elif number == 3 and wire == 2:
-                normalizer.update((n, v) for n, _, v in _fields(value))
-    except (_ProtoError, UnicodeDecodeError) as exc:
-        raise _fail(source, "byte 0", f"not a SentencePiece model ({exc}); give a .model file") from None
-    if not pieces:
+    texts, piece_scores, kinds, trainer, normalizer = _read_model(source, source.read_bytes())
+    if not texts:
         raise _fail(source, "pieces", "none; this is not a SentencePiece model")
     model_type = _MODEL_TYPES.get(trainer.get(3, 1), f"type {trainer.get(3)}")
     if model_type != "BPE":
@@ -183,7 +163,8 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     scores: dict[str, float] = {}
     frozen: set[str] = set()
     byte_ids: dict[int, int] = {}
-    for i, (text, score, kind_id) in enumerate(pieces):
+    spelled = pieces_bytes(texts)  # (in one pass; a byte piece's is replaced below)
+    for i, (text, score, kind_id) in enumerate(zip(texts, piece_scores, kinds, strict=True)):
         if kind_id == _BYTE:
             byte = _byte_of(text)
             if byte is None:
@@ -191,7 +172,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
             vocab[i] = bytes([byte])
             byte_ids[byte] = i
             continue
-        vocab[i] = piece_bytes(text)
+        vocab[i] = spelled[i]
         if kind_id in (_NORMAL, _USER_DEFINED):
             normal[text] = i
             scores[text] = score
@@ -201,16 +182,24 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         raise _fail(source, "pieces", f"{len(byte_ids)} byte pieces <0xNN>; byte_fallback needs all 256")
 
     # Every split of a piece into two symbols (pieces, or single characters) merges with the piece's rank:
-    # the order of the scores, highest first, equal scores sharing a rank (then leftmost goes first).
-    order = {s: r for r, s in enumerate(sorted(set(scores.values()), reverse=True))}
-    ranks: dict[tuple[str, str], int] = {}
-    for text in normal:
-        if text in frozen:
-            continue
-        for k in range(1, len(text)):
-            left, right = text[:k], text[k:]
-            if (len(left) == 1 or left in normal) and (len(right) == 1 or right in normal):
-                ranks[(left, right)] = order[scores[text]]
+    # the order of the scores, highest first, equal scores sharing a rank (then leftmost goes first). The
+    # kernel derives them, and the pairs the views show, from the same pieces (rust/src/spmodel.rs).
+    derived = native.sentencepiece_pairs(texts, piece_scores, kinds)
+    piece_merges: list[tuple[str, str]] | None = None
+    merge_bytes: list[tuple[bytes, bytes]] | None = None
+    ranks: dict[tuple[str, str], int] | Callable[[], dict[tuple[str, str], int]]
+    if derived is not None:
+        ranks, piece_merges, merge_bytes = derived
+    else:
+        order = {s: r for r, s in enumerate(sorted(set(scores.values()), reverse=True))}
+        ranks = {}
+        for text in normal:
+            if text in frozen:
+                continue
+            for k in range(1, len(text)):
+                left, right = text[:k], text[k:]
+                if (len(left) == 1 or left in normal) and (len(right) == 1 or right in normal):
+                    ranks[(left, right)] = order[scores[text]]
 
     steps: list[dict[str, Any]] = []
     if normalizer.get(3):
@@ -225,11 +214,54 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         frozen=frozen,
         pipeline=pipeline,
         prefix=bool(normalizer.get(3)),
+        piece_merges=piece_merges,
     )
     try:
-        return Tokenizer(vocab, _merge_bytes(model), pattern="gpt2", piece_model=model)
+        merges = merge_bytes if merge_bytes is not None else _merge_bytes(model)
+        return Tokenizer(vocab, merges, pattern="gpt2", piece_model=model)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
+
+
+def _read_model(
+    source: Path, data: bytes
+) -> tuple[list[str], list[float], list[int], dict[int, int], dict[int, Any]]:
+    """A ``.model``'s pieces (texts, scores, types) and its trainer and normalizer specs (number -> value,
+    the last of a number kept), read natively (rust/src/spmodel.rs) or, when the kernel is off or finds a
+    fault, here, which names it.
+
+    Raises:
+        FormatError: The bytes are not a protobuf message, or a piece's text is not UTF-8.
+    """
+    normalizer: dict[int, Any] = {3: 1, 4: 1, 5: 1}  # add_dummy_prefix, remove_extra_whitespaces, escape
+    found = native.parse_sentencepiece(data)
+    if found is not None:
+        texts, scores, kinds, trainer_fields, normalizer_fields = found
+        normalizer.update(normalizer_fields)
+        return texts, scores, kinds, dict(trainer_fields), normalizer
+    texts, scores, kinds = [], [], []
+    trainer: dict[int, int] = {}
+    try:
+        for number, wire, value in _fields(data):
+            if number == 1 and wire == 2:
+                text, score, kind = "", 0.0, _NORMAL
+                for n, w, v in _fields(value):
+                    if n == 1 and w == 2:
+                        text = v.decode("utf-8")
+                    elif n == 2 and w == 5:
+                        score = struct.unpack("<f", v)[0]
+                    elif n == 3 and w == 0:
+                        kind = v
+                texts.append(text)
+                scores.append(score)
+                kinds.append(kind)
+            elif number == 2 and wire == 2:
+                trainer.update((n, v) for n, w, v in _fields(value) if w == 0)
+            elif number == 3 and wire == 2:
+                normalizer.update((n, v) for n, _, v in _fields(value))
+    except (_ProtoError, UnicodeDecodeError) as exc:
+        raise _fail(source, "byte 0", f"not a SentencePiece model ({exc}); give a .model file") from None
+    return texts, scores, kinds, trainer, normalizer
 
 
 def _byte_of(piece: str) -> int | None:

@@ -8,9 +8,10 @@ mod encoder;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData, PyTuple};
+use rustc_hash::FxHashMap;
 
-use crate::{cut_words, guard, merge, pretok, rankfile};
+use crate::{bytelevel, cut_words, guard, merge, pretok, rankfile, spmodel};
 
 /// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
 /// (src/guard.rs). Every entry point that does work goes through here.
@@ -188,6 +189,184 @@ fn parse_ranks<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Opt
     Ok(Some(dict))
 }
 
+/// A SentencePiece `.model`'s pieces and specs, read as bpe_studio/engine/formats/sentencepiece.py reads
+/// them: (texts, scores, types, trainer fields, normalizer fields), the fields as (number, int or bytes) in
+/// file order; None at any fault (the Python reader then names it). See src/spmodel.rs.
+#[pyfunction]
+fn parse_sentencepiece<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<PyObject> {
+    let raw = data.as_bytes();
+    let Some(model) = unpanic(|| spmodel::parse(raw))? else {
+        return Ok(py.None());
+    };
+    let texts = PyList::new(py, model.pieces.iter().map(|p| PyString::new(py, p.0)))?;
+    let scores = PyList::new(py, model.pieces.iter().map(|p| f64::from(p.1)))?;
+    let kinds = PyList::new(py, model.pieces.iter().map(|p| p.2))?;
+    let trainer = PyList::new(py, model.trainer.iter().copied())?;
+    let normalizer = PyList::empty(py);
+    for (number, value) in &model.normalizer {
+        let value = match value {
+            spmodel::Value::Int(v) => v.into_pyobject(py)?.into_any(),
+            spmodel::Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        };
+        normalizer.append((number, value))?;
+    }
+    Ok((texts, scores, kinds, trainer, normalizer).into_pyobject(py)?.into_any().unbind())
+}
+
+/// Appends the bytes of a byte-level text (GPT-2's alphabet, src/bytelevel.rs) to `out`, read from the
+/// str's own code points (no UTF-8 copy); false at a character outside the alphabet.
+fn byte_level_into(text: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
+    // SAFETY: the data is read while `text` (a str, immutable) is borrowed, under the GIL.
+    Ok(match unsafe { text.data()? } {
+        PyStringData::Ucs1(units) => bytelevel::decode_into(units.iter().map(|&c| u32::from(c)), out),
+        PyStringData::Ucs2(units) => bytelevel::decode_into(units.iter().map(|&c| u32::from(c)), out),
+        PyStringData::Ucs4(units) => bytelevel::decode_into(units.iter().copied(), out),
+    })
+}
+
+/// Each byte-level text's bytes (GPT-2's alphabet: a `tokenizer.json`'s vocab keys or merge parts), or
+/// None when one is not a str or holds a character outside the alphabet.
+#[pyfunction]
+fn byte_level_bytes<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let out = PyList::empty(py);
+    let mut buffer = Vec::new();
+    for item in texts.iter() {
+        let Ok(text) = item.downcast::<PyString>() else { return Ok(None) };
+        buffer.clear();
+        if !byte_level_into(text, &mut buffer)? {
+            return Ok(None);
+        }
+        out.append(PyBytes::new(py, &buffer))?;
+    }
+    Ok(Some(out))
+}
+
+/// A `tokenizer.json`'s merges written as `"left right"` (one space each) as pairs of bytes, or None when
+/// one is not such a str or a part holds a character outside the alphabet.
+#[pyfunction]
+fn byte_level_merges<'py>(
+    py: Python<'py>,
+    merges: &Bound<'py, PyList>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let out = PyList::empty(py);
+    let mut buffer = Vec::new();
+    for item in merges.iter() {
+        let Ok(text) = item.downcast::<PyString>() else { return Ok(None) };
+        buffer.clear();
+        // SAFETY: as in byte_level_into.
+        let found = match unsafe { text.data()? } {
+            PyStringData::Ucs1(units) => {
+                bytelevel::decode_pair(units.iter().map(|&c| u32::from(c)), &mut buffer)
+            }
+            PyStringData::Ucs2(units) => {
+                bytelevel::decode_pair(units.iter().map(|&c| u32::from(c)), &mut buffer)
+            }
+            PyStringData::Ucs4(units) => bytelevel::decode_pair(units.iter().copied(), &mut buffer),
+        };
+        let Some(cut) = found else { return Ok(None) };
+        out.append((PyBytes::new(py, &buffer[..cut]), PyBytes::new(py, &buffer[cut..])))?;
+    }
+    Ok(Some(out))
+}
+
+/// Each merge (a sequence of (left bytes, right bytes)) as (left id, right id, merged id) through `ids_of`
+/// (bytes -> id), or None when a merge is not two bytes objects or uses or makes bytes without an id (the
+/// Python loop then names it). Tokenizer._rank_merges in bpe_studio/engine/encoding/tokenizer.py.
+#[pyfunction]
+fn merge_ids<'py>(
+    py: Python<'py>,
+    merges: &Bound<'py, PyAny>,
+    ids_of: &Bound<'py, PyDict>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let mut keys: Vec<(Bound<'py, PyBytes>, u32)> = Vec::with_capacity(ids_of.len());
+    for (key, value) in ids_of.iter() {
+        let (Ok(key), Ok(id)) = (key.downcast_into::<PyBytes>(), value.extract::<u32>()) else {
+            return Ok(None);
+        };
+        keys.push((key, id));
+    }
+    let table: FxHashMap<&[u8], u32> = keys.iter().map(|(key, id)| (key.as_bytes(), *id)).collect();
+    let out = PyList::empty(py);
+    let mut joined = Vec::new();
+    for item in merges.try_iter()? {
+        let item = item?;
+        let Ok(pair) = item.downcast::<PyTuple>() else { return Ok(None) };
+        if pair.len() != 2 {
+            return Ok(None);
+        }
+        let (left, right) = (pair.get_item(0)?, pair.get_item(1)?);
+        let (Ok(left), Ok(right)) = (left.downcast::<PyBytes>(), right.downcast::<PyBytes>()) else {
+            return Ok(None);
+        };
+        let (left, right) = (left.as_bytes(), right.as_bytes());
+        joined.clear();
+        joined.extend_from_slice(left);
+        joined.extend_from_slice(right);
+        let (Some(&l), Some(&r), Some(&m)) =
+            (table.get(left), table.get(right), table.get(joined.as_slice()))
+        else {
+            return Ok(None);
+        };
+        out.append((l, r, m))?;
+    }
+    Ok(Some(out))
+}
+
+/// The str of `text`, made once per distinct text.
+fn interned<'a, 'py>(
+    py: Python<'py>,
+    made: &mut FxHashMap<&'a str, Bound<'py, PyString>>,
+    text: &'a str,
+) -> Bound<'py, PyString> {
+    made.entry(text).or_insert_with(|| PyString::new(py, text)).clone()
+}
+
+/// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
+/// (ranks as {(left, right): rank} in the Python loop's order, or None unless `with_ranks`; the pairs the
+/// views show as (left, right) strs; the same pairs' bytes with `▁` read as a space); None when the
+/// Python loader must derive them.
+#[pyfunction]
+#[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
+fn sentencepiece_pairs<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+    scores: Vec<f64>,
+    kinds: Vec<u128>,
+    with_ranks: bool,
+) -> PyResult<PyObject> {
+    let owned = strings(texts)?;
+    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+    if strs.len() != scores.len() || strs.len() != kinds.len() {
+        return Err(PyValueError::new_err("texts, scores and kinds must have one item per piece"));
+    }
+    let pieces: Vec<(&str, f32, u128)> =
+        strs.iter().zip(&scores).zip(&kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+    let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
+        return Ok(py.None());
+    };
+    // One str object per distinct text (a piece's parts recur across splits).
+    let mut made = FxHashMap::default();
+    let ranks = if with_ranks {
+        let dict = PyDict::new(py);
+        for &(left, right, rank) in &found.ranks {
+            dict.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
+        }
+        dict.into_any()
+    } else {
+        py.None().into_bound(py)
+    };
+    let merges = PyList::new(
+        py,
+        found.merges.iter().map(|&(l, r)| (interned(py, &mut made, l), interned(py, &mut made, r))),
+    )?;
+    let spelled = |t: &str| PyBytes::new(py, t.replace('\u{2581}', " ").as_bytes());
+    let merge_bytes = PyList::new(py, found.merges.iter().map(|&(l, r)| (spelled(l), spelled(r))))?;
+    Ok((ranks, merges, merge_bytes).into_pyobject(py)?.into_any().unbind())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -198,5 +377,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(cut_rare_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_sentencepiece, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(byte_level_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
     Ok(())
 }
