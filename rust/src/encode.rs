@@ -825,25 +825,7 @@ fn split_runs<'s, 'a>(texts: &'s [&'a str], parts: usize) -> Vec<&'s [&'a str]> 
 mod tests {
     use super::*;
     use crate::pretok;
-    use crate::testing::classes;
-
-    /// An encoder whose byte ids are the bytes and whose merges are given as (left, right) texts in rank
-    /// order, each making the next id from 256; `whole` maps texts to ids for `ignore_merges`.
-    fn encoder(merges: &[(&str, &str)], whole: Option<&[(&str, u32)]>) -> Encoder {
-        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-        let id = |decoder: &Vec<Option<Vec<u8>>>, text: &str| {
-            decoder.iter().position(|t| t.as_deref() == Some(text.as_bytes())).expect("a token") as u32
-        };
-        let mut table = Vec::new();
-        for &(a, b) in merges {
-            let (x, y) = (id(&decoder, a), id(&decoder, b));
-            table.push((x, y, decoder.len() as u32));
-            decoder.push(Some([a, b].concat().into_bytes()));
-        }
-        let whole = whole.map(|w| w.iter().map(|&(t, i)| (t.as_bytes().to_vec(), i)).collect());
-        let byte_ids = std::array::from_fn(|b| b as u32);
-        Encoder::new(byte_ids, &table, whole, &decoder, 1000)
-    }
+    use crate::testing::{classes, encoder};
 
     /// `len` bytes of "a" and "b" (about one "a" in three), from a small linear congruential generator.
     fn ab_word(state: &mut u64, len: usize) -> Vec<u8> {

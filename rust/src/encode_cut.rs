@@ -78,23 +78,7 @@ impl Encoder {
 #[cfg(test)]
 mod tests {
     use super::super::{Encoder, NO_RANK};
-
-    /// An encoder whose byte ids are the bytes and whose merges are (left, right) texts in rank order, each
-    /// making the next id from 256; `whole` maps texts to ids for `ignore_merges`.
-    fn encoder(merges: &[(&str, &str)], whole: Option<&[(&str, u32)]>) -> Encoder {
-        let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-        let id = |decoder: &Vec<Option<Vec<u8>>>, text: &str| {
-            decoder.iter().position(|t| t.as_deref() == Some(text.as_bytes())).expect("a token") as u32
-        };
-        let mut table = Vec::new();
-        for &(a, b) in merges {
-            let (x, y) = (id(&decoder, a), id(&decoder, b));
-            table.push((x, y, decoder.len() as u32));
-            decoder.push(Some([a, b].concat().into_bytes()));
-        }
-        let whole = whole.map(|w| w.iter().map(|&(t, i)| (t.as_bytes().to_vec(), i)).collect());
-        Encoder::new(std::array::from_fn(|b| b as u32), &table, whole, &decoder, 1000)
-    }
+    use crate::testing::encoder;
 
     /// The reference: the whole word, merging the adjacent pair of lowest rank, leftmost first.
     fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {

@@ -1,7 +1,8 @@
-//! Helpers shared by the unit tests: a class table and a scanner's pre-tokens as a list.
+//! Helpers shared by the unit tests: a class table, a scanner's pre-tokens as a list, and a small encoder.
 
 use std::sync::OnceLock;
 
+use crate::encode::Encoder;
 use crate::pretok::{self, CASELESS, LOWER, MARK, NUMBER, OTHER, SPACE, UPPER};
 
 /// Each code point's class below U+10000, from Rust's own Unicode properties. It equals the table that
@@ -34,4 +35,21 @@ pub fn pieces<'a>(preset: &str, text: &'a str) -> Vec<&'a str> {
     assert!(out.iter().all(|piece| !piece.is_empty()), "an empty pre-token in {out:?}");
     assert_eq!(out.concat(), text, "the pre-tokens are not the text in order");
     out
+}
+
+/// An encoder whose byte ids are the bytes and whose merges are given as (left, right) texts in rank order,
+/// each making the next id from 256; `whole` maps texts to ids for `ignore_merges`.
+pub fn encoder(merges: &[(&str, &str)], whole: Option<&[(&str, u32)]>) -> Encoder {
+    let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    let id = |decoder: &Vec<Option<Vec<u8>>>, text: &str| {
+        decoder.iter().position(|t| t.as_deref() == Some(text.as_bytes())).expect("a token") as u32
+    };
+    let mut table = Vec::new();
+    for &(a, b) in merges {
+        let (x, y) = (id(&decoder, a), id(&decoder, b));
+        table.push((x, y, decoder.len() as u32));
+        decoder.push(Some([a, b].concat().into_bytes()));
+    }
+    let whole = whole.map(|w| w.iter().map(|&(t, i)| (t.as_bytes().to_vec(), i)).collect());
+    Encoder::new(std::array::from_fn(|b| b as u32), &table, whole, &decoder, 1000)
 }

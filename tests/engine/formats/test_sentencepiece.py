@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from bpe_studio.cli import main
 from bpe_studio.engine.formats import FormatError, load, save
 
+from ...spm_helpers import llama2_style_tokenizer_json
+
 spm = pytest.importorskip("sentencepiece", reason="needs the sentencepiece package (the test extra)")
 hf_tokenizers = pytest.importorskip("tokenizers", reason="needs the tokenizers package (the test extra)")
 
@@ -60,32 +62,7 @@ def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def hf_file(model_file: Path) -> Path:
     """A Llama 2 style tokenizer.json of the same model (merges by the score of the piece they make)."""
-    sp = spm.SentencePieceProcessor(model_file=str(model_file))
-    vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
-    merges = sorted(
-        (i, piece[:k], piece[k:])
-        for piece, i in vocab.items()
-        if not (sp.is_byte(i) or sp.is_control(i) or sp.is_unknown(i))
-        for k in range(1, len(piece))
-        if piece[:k] in vocab and piece[k:] in vocab
-    )
-    models, normalizers, decoders = hf_tokenizers.models, hf_tokenizers.normalizers, hf_tokenizers.decoders
-    model = models.BPE(
-        vocab=vocab,
-        merges=[(a, b) for _, a, b in merges],
-        unk_token="<unk>",
-        byte_fallback=True,
-        fuse_unk=True,
-    )
-    tok = hf_tokenizers.Tokenizer(model)
-    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    tok.decoder = decoders.Sequence(
-        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
-    )
-    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
-    path = model_file.parent / "tokenizer.json"
-    tok.save(str(path))
-    return path
+    return llama2_style_tokenizer_json(model_file, model_file.parent / "tokenizer.json")
 
 
 def test_a_model_file_opens_as_sentencepiece_bpe_in_python(model_file: Path) -> None:

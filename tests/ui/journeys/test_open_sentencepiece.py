@@ -21,6 +21,7 @@ from bpe_studio.ui.app.tokenizer_views import TokenizerViews
 from bpe_studio.ui.present.tokenizer_info import LoadedTokenizer
 from bpe_studio.ui.vocabulary.model import VocabTableModel
 
+from ...spm_helpers import llama2_style_tokenizer_json
 from ..tokenizer_helpers import WAIT_MS, views, wait_playground  # noqa: F401 - fixtures
 from .conftest import ScriptedDialogs, shoot, trigger
 
@@ -55,32 +56,7 @@ def _train(folder: Path) -> Path:
 
 def _as_tokenizer_json(model_file: Path, folder: Path) -> Path:
     """The same model as a Llama 2 style ``tokenizer.json`` (merges by the score of the piece they make)."""
-    sp = spm.SentencePieceProcessor(model_file=str(model_file))
-    vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
-    merges = sorted(
-        (i, piece[:k], piece[k:])
-        for piece, i in vocab.items()
-        if not (sp.is_byte(i) or sp.is_control(i) or sp.is_unknown(i))
-        for k in range(1, len(piece))
-        if piece[:k] in vocab and piece[k:] in vocab
-    )
-    models, normalizers, decoders = hf_tokenizers.models, hf_tokenizers.normalizers, hf_tokenizers.decoders
-    model = models.BPE(
-        vocab=vocab,
-        merges=[(a, b) for _, a, b in merges],
-        unk_token="<unk>",
-        byte_fallback=True,
-        fuse_unk=True,
-    )
-    tok = hf_tokenizers.Tokenizer(model)
-    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    tok.decoder = decoders.Sequence(
-        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
-    )
-    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
-    path = folder / "tokenizer.json"
-    tok.save(str(path))
-    return path
+    return llama2_style_tokenizer_json(model_file, folder / "tokenizer.json")
 
 
 @pytest.fixture(scope="module")
