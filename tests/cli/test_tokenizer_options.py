@@ -3,6 +3,8 @@
 ``eval`` and ``encode-corpus`` too, also in their worker processes. ``eval``, which repeats ``-t``, gives
 them to the ``-t`` before them. Wrong arguments are one line, exit 2."""
 
+# ruff: noqa: F811 - the fixtures imported from bare_rank_file are test arguments
+
 from __future__ import annotations
 
 import json
@@ -11,40 +13,15 @@ from pathlib import Path
 import numpy
 import pytest
 
-from bpe_studio.cli import build_parser, main
-from bpe_studio.engine import Tokenizer, load, save
-from bpe_studio.engine.formats.tiktoken_format import sidecar_path
+from bpe_studio.cli import build_parser
+from bpe_studio.engine import Tokenizer, load
 
-from ..engine.reference_encoder import trained_tokenizer
+from .bare_rank_file import bare, ordinary  # noqa: F401 - fixtures
+from .bare_rank_file import run_cli as _run
 
 BEGIN = "<|begin_of_text|>"
 # Not a preset: a tokenizer with it is encoded in worker processes (presets run on threads).
 REGEX = r"\s?\w+|\s?[^\s\w]+|\s+"
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in args])
-    except SystemExit as exc:  # argparse's own errors
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-@pytest.fixture(scope="module")
-def ordinary(cs336_data: Path) -> Tokenizer:
-    """The ordinary tokens of a cl100k-pattern tokenizer (no special tokens), as a bare rank file holds."""
-    tok = trained_tokenizer(cs336_data, "cl100k")
-    specials = set(tok.special_tokens.values())
-    vocab = {i: t for i, t in tok.vocab.items() if i not in specials}
-    return Tokenizer(vocab, tok.merges, pattern="cl100k", ignore_merges=True)
-
-
-@pytest.fixture(scope="module")
-def bare(ordinary: Tokenizer, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = save(ordinary, tmp_path_factory.mktemp("bare") / "llama.tiktoken", format="tiktoken")
-    sidecar_path(path).unlink()
-    return path
 
 
 @pytest.fixture(scope="module")
