@@ -469,8 +469,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _summary(result: TrainResult, path: Path) -> str:
     s = result.stats
-    phases = ", ".join(
-        f"{name} {human_seconds(sec)}" for name, sec in result.timings.items() if name != "total"
+    phases = ", ".join(  # in words: "superword counting", not the timings' key "superword_counting"
+        f"{name.replace('_', ' ')} {human_seconds(sec)}"
+        for name, sec in result.timings.items()
+        if name != "total"
     )
     start = ""
     if result.base_merges:
