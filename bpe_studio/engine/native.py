@@ -288,14 +288,10 @@ def sentencepiece_pairs(
     if found is None:
         return None
 
-    def ranks() -> dict[tuple[str, str], int]:
-        # The same kernel (not the BPE_STUDIO_PURE of the moment): the model was opened with it.
-        table: dict[tuple[str, str], int] | None = kernel.sentencepiece_pairs(
-            texts, scores, kinds, with_ranks=True
-        )[0]
-        assert table is not None
-        return table
-
+    ranks = found[0]
+    # (with_ranks=False: the kernel keeps them, and this makes the table from them when called: the
+    # kernel's, not the BPE_STUDIO_PURE of the moment's, as the model was opened with it.)
+    assert not isinstance(ranks, dict)
     return ranks, found[1], found[2]
 
 

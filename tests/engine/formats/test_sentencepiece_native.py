@@ -285,3 +285,18 @@ def test_a_merge_without_its_token_fails_with_the_same_line_on_both_paths(tmp_pa
             load(path)
         errors.append(str(caught.value))
     assert len(set(errors)) == 1 and "\n" not in errors[0], errors
+
+
+@needs_native
+def test_a_model_s_pairs_are_derived_once_for_opening_and_its_first_encode() -> None:
+    # (Twice before: the first encode derived them again, for the ranks the kernel now keeps.)
+    from bpe_studio import _native
+
+    texts, scores, kinds = ["a", "b", "ab", "abb"], [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1]
+    derive = mock.patch.object(_native, "sentencepiece_pairs", wraps=_native.sentencepiece_pairs)
+    with use_backend("native"), derive as derived:
+        tok = _load_pieces(texts, scores, kinds)
+        assert tok.encode("abbab") == [256 + 3, 256 + 2]
+    assert derived.call_count == 1
+    model = tok.piece_model
+    assert model is not None and model.ranks == {("a", "b"): 1, ("ab", "b"): 2}
