@@ -33,13 +33,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import chain, pairwise
 from numbers import Integral
 from operator import itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
-
-import regex
 
 from .. import native
 from ..bytes_unicode import bytes_to_text
@@ -84,7 +83,14 @@ UTF8_UNUSED_BYTES = frozenset({0xC0, 0xC1, *range(0xF5, 0x100)})
 # reaches it, and were one to, the id would be out of every vocabulary rather than another token's.
 _NO_BYTE_ID = 0xFFFF_FFFF
 
-_WHITESPACE = regex.compile(r"\s")
+
+@cache
+def _whitespace() -> Any:
+    """``\\s`` of the ``regex`` module, imported when first needed (not on opening a file: 7 ms)."""
+    import regex
+
+    return regex.compile(r"\s")
+
 
 AllowedSpecial = Literal["all"] | Collection[str]
 """Which special tokens to recognise: ``"all"`` or a set of them (tiktoken's ``allowed_special``)."""
@@ -1607,4 +1613,4 @@ def _fix_surrogates(text: str) -> str:
 
 def _is_space(ch: str) -> bool:
     """Whitespace for either Python or the ``regex`` module's ``\\s`` (they differ on a few characters)."""
-    return ch.isspace() or _WHITESPACE.match(ch) is not None
+    return ch.isspace() or _whitespace().match(ch) is not None
