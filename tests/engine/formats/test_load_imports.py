@@ -65,3 +65,22 @@ def test_opening_a_file_and_encoding_ascii_does_not_import_regex(kind: str, tmp_
 
 def test_the_ascii_class_table_is_the_one_regex_makes() -> None:
     assert native._ascii_classes() == native._class_table(128)
+
+
+@needs_native
+def test_inspect_does_not_import_regex(tmp_path: Path) -> None:
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b" y"}
+    path = save(Tokenizer(vocab, [(b" ", b"y")], pattern="gpt2"), tmp_path / "tokenizer.json", format="hf")
+    probe = (
+        "import sys; from bpe_studio.cli import main; code = main(['inspect', sys.argv[1]]); "
+        "print('regex' in sys.modules, code, file=sys.stderr)"
+    )
+    found = subprocess.run(
+        [sys.executable, "-I", "-c", probe, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    assert found.stderr.strip().splitlines()[-1] == "False 0", found.stderr
