@@ -4,6 +4,7 @@ a text holds a character beyond ASCII, or a Python pre-tokenizer runs."""
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def _imports_regex(path: Path) -> bool:
         timeout=120,
         check=True,
         cwd=Path(__file__).resolve().parents[3],
+        env=os.environ | {native.PURE_ENV: "0"},  # (the native kernel's path, whatever the suite runs)
     )
     return found.stdout.strip() == "True"
 
@@ -82,5 +84,6 @@ def test_inspect_does_not_import_regex(tmp_path: Path) -> None:
         timeout=120,
         check=True,
         cwd=Path(__file__).resolve().parents[3],
+        env=os.environ | {native.PURE_ENV: "0"},  # (the native kernel's path, whatever the suite runs)
     )
     assert found.stderr.strip().splitlines()[-1] == "False 0", found.stderr
