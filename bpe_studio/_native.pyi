@@ -1,7 +1,7 @@
 # Type stub of the native kernel built from rust/ (bpe_studio._native); see rust/src/py/. Complete: every
 # name the extension exports, and every public method of its classes, with the same parameters
 # (tests/engine/test_native_stub.py holds the two to each other).
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 class MergeKernel:
     def __init__(
@@ -64,7 +64,14 @@ def byte_level_bytes(texts: list[str]) -> list[bytes] | None: ...
 def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None: ...
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
-) -> tuple[dict[tuple[str, str], int] | None, list[tuple[str, str]], list[tuple[bytes, bytes]]] | None: ...
+) -> (
+    tuple[
+        dict[tuple[str, str], int] | Callable[[], dict[tuple[str, str], int]],
+        list[tuple[str, str]],
+        list[tuple[bytes, bytes]],
+    ]
+    | None
+): ...
 def merge_ids(
     merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
 ) -> list[tuple[int, int, int]] | None: ...

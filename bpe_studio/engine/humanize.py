@@ -18,8 +18,6 @@ import os
 import re
 from collections import deque
 
-import regex
-
 from .events import CountProgress, MergeMade, Phase, PhaseStarted, StopReason, TrainEvent
 from .pretokenize.patterns import compile_pattern, resolve_pattern
 
@@ -383,6 +381,8 @@ def pattern_problem(pattern: str) -> str:
     """
     if not pattern:
         return "Enter a regex, or choose a preset."
+    import regex  # (here, not on import: the engine's load path imports this module)
+
     text = resolve_pattern(pattern)
     try:
         regex.compile(text)

@@ -116,6 +116,19 @@ _CLASSES = (
 )
 _classes = [b""]  # the current table, in a list so that _with_classes can replace it
 
+
+def _ascii_classes() -> bytes:
+    """:func:`_class_table` ``(128)`` written out (tests hold them equal): ASCII's classes never change, and
+    most texts need no more, so opening a file and encoding ASCII need not import ``regex`` (7 ms)."""
+    table = bytearray(128)
+    table[0x09:0x0E] = b"\x06" * 5  # \t \n \v \f \r
+    table[0x20] = 6  # space
+    table[0x30:0x3A] = b"\x05" * 10  # 0-9
+    table[0x41:0x5B] = b"\x01" * 26  # A-Z
+    table[0x61:0x7B] = b"\x02" * 26  # a-z
+    return bytes(table)
+
+
 #: The presets with a native pre-tokenizer.
 NATIVE_PRESETS = ("gpt2", "cl100k", "o200k")
 #: Every native pre-tokenizer (rust/src/pretok.rs ``SCANNERS``): the presets', then those of models' own
@@ -177,7 +190,9 @@ def _with_classes(call: Callable[[bytes], Any]) -> Any:
             raise RuntimeError(
                 f"the native kernel asked for code point {result:#x} with a table of {len(table)}"
             )
-        _classes[0] = _class_table(128 if result < 128 else 0x10000 if result < 0x10000 else 0x110000)
+        _classes[0] = (
+            _ascii_classes() if result < 128 else _class_table(0x10000 if result < 0x10000 else 0x110000)
+        )
 
 
 def count_pretokens(preset: str, texts: list[str]) -> tuple[dict[str, int], int] | None:
@@ -288,14 +303,10 @@ def sentencepiece_pairs(
     if found is None:
         return None
 
-    def ranks() -> dict[tuple[str, str], int]:
-        # The same kernel (not the BPE_STUDIO_PURE of the moment): the model was opened with it.
-        table: dict[tuple[str, str], int] | None = kernel.sentencepiece_pairs(
-            texts, scores, kinds, with_ranks=True
-        )[0]
-        assert table is not None
-        return table
-
+    ranks = found[0]
+    # (with_ranks=False: the kernel keeps them, and this makes the table from them when called: the
+    # kernel's, not the BPE_STUDIO_PURE of the moment's, as the model was opened with it.)
+    assert not isinstance(ranks, dict)
     return ranks, found[1], found[2]
 
 

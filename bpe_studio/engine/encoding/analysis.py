@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import re
 import threading
 import unicodedata
 from collections import Counter
@@ -28,8 +29,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter
-
-import regex
 
 from ..humanize import merge_number
 from ..pretokenize.split import Pretokenizer
@@ -373,7 +372,8 @@ def _cut_pieces(tokenizer: Tokenizer, merges: int) -> Tokenizer:
 # ----------------------------------------------------------------------------------------------------------
 
 _NO_RANK = 1 << 62
-_SURROGATE = regex.compile("[\ud800-\udfff]")
+# (``re``: a class of code points matches alike, and importing ``regex`` is 7 ms of ``bpe-studio inspect``.)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
-
-import regex
 
 from ..bytes_unicode import char_to_byte
 from ..pretokenize.hf import PipelineError, compile_step_pattern, sequence_children
@@ -57,7 +56,12 @@ def _strip(tokens: list[str], content: str, start: int, stop: int) -> list[str]:
     return out
 
 
-_BYTE_TOKEN = regex.compile(r"<0x([0-9A-Fa-f]{2})>")
+@cache
+def _byte_token() -> Any:
+    """``<0xNN>``, compiled (and ``regex`` imported) when first decoding one, not on opening a file."""
+    import regex
+
+    return regex.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
 def _byte_fallback(tokens: list[str]) -> list[str]:
@@ -73,7 +77,7 @@ def _byte_fallback(tokens: list[str]) -> list[str]:
             pending.clear()
 
     for token in tokens:
-        m = _BYTE_TOKEN.fullmatch(token)
+        m = _byte_token().fullmatch(token)
         if m is not None:
             pending.append(int(m.group(1), 16))
         else:

@@ -33,13 +33,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import chain, pairwise
 from numbers import Integral
 from operator import itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
-
-import regex
 
 from .. import native
 from ..bytes_unicode import bytes_to_text
@@ -84,7 +83,14 @@ UTF8_UNUSED_BYTES = frozenset({0xC0, 0xC1, *range(0xF5, 0x100)})
 # reaches it, and were one to, the id would be out of every vocabulary rather than another token's.
 _NO_BYTE_ID = 0xFFFF_FFFF
 
-_WHITESPACE = regex.compile(r"\s")
+
+@cache
+def _whitespace() -> Any:
+    """``\\s`` of the ``regex`` module, imported when first needed (not on opening a file: 7 ms)."""
+    import regex
+
+    return regex.compile(r"\s")
+
 
 AllowedSpecial = Literal["all"] | Collection[str]
 """Which special tokens to recognise: ``"all"`` or a set of them (tiktoken's ``allowed_special``)."""
@@ -177,7 +183,8 @@ class _PieceCache(dict[str, tuple[int, ...]]):
 
 class PythonEncoder:
     """The pure-Python encoder of a :class:`Tokenizer`: its pre-tokenizer, and :meth:`Tokenizer._bpe` through
-    the cache. :class:`~bpe_studio.engine.native.NativeEncoder` has the same methods.
+    the cache. :class:`~bpe_studio.engine.native.NativeEncoder` has the same methods. ``by_id``: each id's
+    bytes as a latin-1 str (None for an unused id), or a function making that list when first decoding.
 
     Example:
         >>> enc = PythonEncoder(_PieceCache(lambda piece: tuple(map(ord, piece)), 10), str.split, ["a", "b"])
@@ -192,7 +199,12 @@ class PythonEncoder:
     #: No native scanner: :meth:`encode_text` splits with the Tokenizer's pre-tokenizer.
     preset: str | None = None
 
-    def __init__(self, cache: _PieceCache, split: Callable[[str], list[str]], by_id: list[Any]) -> None:
+    def __init__(
+        self,
+        cache: _PieceCache,
+        split: Callable[[str], list[str]],
+        by_id: list[Any] | Callable[[], list[Any]],
+    ) -> None:
         self._cache = cache
         self._split = split
         self._by_id = by_id
@@ -225,6 +237,8 @@ class PythonEncoder:
         """The concatenated bytes of the tokens, or None when an id is not in the vocabulary or not an int
         (the caller names it)."""
         table = self._by_id
+        if callable(table):  # made on the first decode: opening and encoding need none of it
+            table = self._by_id = table()
         try:
             # A list comprehension over a list indexed by id is the fastest lookup in CPython; negative ids
             # would index from the end, hence the min() check (one C-level pass).
@@ -265,15 +279,27 @@ def _merge_tuple(merges: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[bytes, by
     return tuple((bytes(a), bytes(b)) for a, b in merges)
 
 
-def _piece_merge_ids(
-    model: PieceModel, merges: Sequence[tuple[bytes, bytes]], ids_of: Mapping[bytes, int]
-) -> list[tuple[int, int, int]]:
-    """A SentencePiece-style model's merges by id: each token a *piece*'s id (the piece ``a``, not the byte
-    token ``<0x61>`` that has the same bytes and a smaller id), so that merge trees join pieces."""
+def _piece_lookup(model: PieceModel, ids_of: Mapping[bytes, int]) -> dict[bytes, int]:
+    """``ids_of`` with each piece's bytes giving that piece's id (see :func:`_piece_merge_ids`)."""
     # In C-speed passes (a model has 32k-256k pieces). Bytes two pieces share: the smaller id, written last.
     by_id = sorted(model.pieces.items(), key=itemgetter(1), reverse=True)
     lookup = dict(ids_of)  # (a merge's tokens are pieces; the other ids only in case)
     lookup.update(zip(pieces_bytes(map(itemgetter(0), by_id)), map(itemgetter(1), by_id), strict=True))
+    return lookup
+
+
+def _piece_merge_ids(
+    model: PieceModel,
+    merges: Sequence[tuple[bytes, bytes]],
+    ids_of: Mapping[bytes, int],
+    *,
+    lookup: dict[bytes, int] | None = None,
+) -> list[tuple[int, int, int]]:
+    """A SentencePiece-style model's merges by id: each token a *piece*'s id (the piece ``a``, not the byte
+    token ``<0x61>`` that has the same bytes and a smaller id), so that merge trees join pieces.
+    ``lookup``: :func:`_piece_lookup`'s, when the caller made it already."""
+    if lookup is None:
+        lookup = _piece_lookup(model, ids_of)
     found = native.merge_ids(merges, lookup)
     if found is not None:
         return found
@@ -400,12 +426,24 @@ class Tokenizer:
             self._merges = None
         else:
             self._merges = _merge_tuple(merges)
+        piece_ids: list[tuple[int, int, int]] | None = None
+        if piece_model is not None and self._merges is not None:
+            # A piece model's merges by id are looked up once, not twice (also by _rank_merges: 8-15 ms of
+            # Mistral 7B's 60k), when its pieces' bytes add no key to ids_of: the same keys then fail or
+            # succeed alike, so a merge without a token fails below in _rank_merges, naming it, as before.
+            lookup = _piece_lookup(piece_model, ids_of)
+            if len(lookup) == len(ids_of):
+                piece_ids = native.merge_ids(self._merges, lookup)
+            if piece_ids is None:
+                self._rank_merges(self._merges, ids_of)
+                piece_ids = _piece_merge_ids(piece_model, self._merges, ids_of, lookup=lookup)
+            # (Its own encoder merges pieces: the byte-level tables below, _rank_tables, are never built.)
+            triples = piece_ids
+        elif self._merges is not None:
             triples = self._rank_merges(self._merges, ids_of)
         self._rank_triples = triples
         # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked.
         self._merge_ids: list[tuple[int, int, int]] | None = triples if merges is not None else None
-        if piece_model is not None and self._merges is not None:
-            self._merge_ids = _piece_merge_ids(piece_model, self._merges, ids_of)
 
         self._decoder: dict[int, bytes] = dict(table)
         token_of_id = list(map(table.get, range(max(table) + 1)))
@@ -438,10 +476,10 @@ class Tokenizer:
         self._whole: dict[str, int] = {}
         if native_encoder is None and (self._ignore_merges or merges is None):
             self._whole = {token.decode("latin-1"): i for token, i in ids_of.items() if i not in special_ids}
-        by_id: list[Any] = (
+        by_id: list[Any] | Callable[[], list[Any]] = (
             []
             if native_encoder is not None
-            else [None if t is None else t.decode("latin-1") for t in token_of_id]
+            else lambda: [None if t is None else t.decode("latin-1") for t in token_of_id]
         )
         # (Compared with None: an encoder has a length, its cache's, and an empty one is falsy.)
         self._encoder: PythonEncoder | native.NativeEncoder = (
@@ -1575,4 +1613,4 @@ def _fix_surrogates(text: str) -> str:
 
 def _is_space(ch: str) -> bool:
     """Whitespace for either Python or the ``regex`` module's ``\\s`` (they differ on a few characters)."""
-    return ch.isspace() or _WHITESPACE.match(ch) is not None
+    return ch.isspace() or _whitespace().match(ch) is not None

@@ -33,10 +33,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import pairwise
 from typing import Any
-
-import regex
 
 from ..bytes_unicode import byte_to_char, char_to_byte
 from .patterns import PATTERNS
@@ -83,12 +82,33 @@ class PipelineError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-_WHITESPACE_RE = regex.compile(r"\s")
-_GPT2 = regex.compile(PATTERNS["gpt2"], regex.MULTILINE)
-# Whitespace: the pieces are the matches of \w+|[^\w\s]+ (everything else is dropped); tokenizers' \w is
-# Unicode's word class (letters and other alphabetic characters, marks, decimal digits, connectors), as the
-# regex module's.
-_WORDS = regex.compile(r"\w+|[^\w\s]+")
+# The patterns below are compiled, and ``regex`` imported, when first used: opening a tokenizer.json and
+# encoding natively need none of them (importing ``regex`` is 7 ms of a fresh process's load).
+
+
+@cache
+def _whitespace_re() -> Any:
+    import regex
+
+    return regex.compile(r"\s")
+
+
+@cache
+def _gpt2() -> Any:
+    import regex
+
+    return regex.compile(PATTERNS["gpt2"], regex.MULTILINE)
+
+
+@cache
+def _words() -> Any:
+    """Whitespace's pieces: the matches of \\w+|[^\\w\\s]+ (everything else is dropped); tokenizers' \\w is
+    Unicode's word class (letters and other alphabetic characters, marks, decimal digits, connectors), as
+    the regex module's."""
+    import regex
+
+    return regex.compile(r"\w+|[^\w\s]+")
+
 
 Span = tuple[int, ...]
 """Where one character of a piece comes from: ``(start, end)`` in the original text, and after ``ByteLevel``
@@ -267,7 +287,7 @@ def _lowercase(piece: Piece) -> Piece:
 
 def _is_whitespace(ch: str) -> bool:
     """Rust's ``char::is_whitespace`` (the White_Space property, as ``regex``'s ``\\s``)."""
-    return _WHITESPACE_RE.match(ch) is not None
+    return _whitespace_re().match(ch) is not None
 
 
 def _strip(piece: Piece, left: bool, right: bool) -> Piece:
@@ -308,7 +328,7 @@ def _byte_level(
     for piece in pieces:
         if add_prefix_space and not piece.text.startswith(" "):
             piece = _prepend(piece, " ")
-        out += _split(piece, _find_matches(_GPT2, piece.text), "Isolated") if use_regex else [piece]
+        out += _split(piece, _find_matches(_gpt2(), piece.text), "Isolated") if use_regex else [piece]
     table = byte_to_char()
     spelled: list[Piece] = []
     for piece in out:
@@ -371,6 +391,11 @@ Step = Callable[[list[Piece]], list[Piece]]
 
 def compile_step_pattern(where: str, pattern: object) -> Any:
     """A ``Split`` or ``Replace`` pattern (``{"Regex": ...}`` or ``{"String": ...}``), compiled."""
+    if isinstance(pattern, Mapping) and isinstance(pattern.get("String"), str) and pattern["String"]:
+        # A literal string (Metaspace's " ", a .model's spaces) matches alike in ``re``, already imported.
+        return re.compile(re.escape(pattern["String"]))
+    import regex
+
     if isinstance(pattern, Mapping) and isinstance(pattern.get("String"), str):
         return regex.compile(regex.escape(pattern["String"]))
     if isinstance(pattern, Mapping) and isinstance(pattern.get("Regex"), str):
@@ -486,7 +511,7 @@ def _pre_tokenizer_steps(node: object, where: str, units: list[int]) -> list[tup
         def whitespace(pieces: list[Piece]) -> list[Piece]:
             out: list[Piece] = []
             for piece in pieces:
-                parts = [(a, b, not m) for a, b, m in _find_matches(_WORDS, piece.text)]
+                parts = [(a, b, not m) for a, b, m in _find_matches(_words(), piece.text)]
                 out += _split(piece, parts, "Removed")
             return out
 

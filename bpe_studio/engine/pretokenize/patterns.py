@@ -12,8 +12,6 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import regex
-
 #: Pre-tokenization patterns by preset name.
 #:
 #: ``gpt2`` is the pattern of the GPT-2 paper's code as used by the Stanford CS336 handout;
@@ -232,6 +230,8 @@ def compile_pattern(pattern: str) -> Any:
         >>> compile_pattern("gpt2").findall("Hello world")
         ['Hello', ' world']
     """
+    import regex  # (here: opening a file with a preset's pattern needs none of its import time)
+
     text = resolve_pattern(pattern)
     try:
         compiled = regex.compile(text)

@@ -324,10 +324,34 @@ fn interned<'a, 'py>(
     made.entry(text).or_insert_with(|| PyString::new(py, text)).clone()
 }
 
+/// A `.model`'s ranks (src/spmodel.rs, `pairs`) kept from opening it until its first encode asks for them
+/// (`table`), so that the pairs are derived once: each split's left and right texts, one after the other in
+/// one buffer, and (start, cut, end, rank) into it, in the Python loop's order. Not in the module: only
+/// `sentencepiece_pairs` makes one.
+#[pyclass(module = "bpe_studio._native", frozen)]
+struct PieceRanks {
+    text: String,
+    splits: Vec<(usize, usize, usize, u32)>,
+}
+
+#[pymethods]
+impl PieceRanks {
+    /// {(left, right): rank}, as `sentencepiece_pairs(..., with_ranks=True)` gives it.
+    fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut made = FxHashMap::default();
+        let dict = PyDict::new(py);
+        for &(start, cut, end, rank) in &self.splits {
+            let (left, right) = (&self.text[start..cut], &self.text[cut..end]);
+            dict.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
+        }
+        Ok(dict)
+    }
+}
+
 /// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
-/// (ranks as {(left, right): rank} in the Python loop's order, or None unless `with_ranks`; the pairs the
-/// views show as (left, right) strs; the same pairs' bytes with `▁` read as a space); None when the
-/// Python loader must derive them.
+/// (ranks as {(left, right): rank} in the Python loop's order if `with_ranks`, else a `PieceRanks`'s
+/// `table`, which makes them when called; the pairs the views show as (left, right) strs; the same pairs' bytes with `▁`
+/// read as a space); None when the Python loader must derive them.
 #[pyfunction]
 #[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
 fn sentencepiece_pairs<'py>(
@@ -356,7 +380,16 @@ fn sentencepiece_pairs<'py>(
         }
         dict.into_any()
     } else {
-        py.None().into_bound(py)
+        let mut text = String::new();
+        let mut splits = Vec::with_capacity(found.ranks.len());
+        for &(left, right, rank) in &found.ranks {
+            let start = text.len();
+            text.push_str(left);
+            let cut = text.len();
+            text.push_str(right);
+            splits.push((start, cut, text.len(), rank));
+        }
+        Bound::new(py, PieceRanks { text, splits })?.getattr("table")?
     };
     let merges = PyList::new(
         py,

@@ -60,3 +60,27 @@ def test_ranking_keeps_a_pair_listed_twice_at_its_first_rank() -> None:
     with pytest.raises(ValueError, match=r"merge 1 \(b'x', b'y'\) uses or makes b'xy'"):
         Tokenizer(base | {256: b"ab"}, [(b"a", b"b"), (b"x", b"y")])
     assert Tokenizer(base | {256: b"ab"}, iter([(b"a", bytearray(b"b"))])).merges == ((b"a", b"b"),)
+
+
+def _vocab_one_by_one(raw: dict[str, int], specials: dict[str, int]) -> dict[int, bytes]:
+    """_byte_level_vocab as it was, one key at a time: a special listed under its own id is its UTF-8."""
+    return {
+        i: key.encode("utf-8") if specials.get(key) == i else text_to_bytes(key) for key, i in raw.items()
+    }
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TOKENS, st.data())
+def test_specials_in_the_vocab_read_as_one_by_one_in_the_same_order(
+    tokens: list[bytes], data: st.DataObject
+) -> None:
+    ids = data.draw(st.permutations(range(len(tokens))))
+    raw = {bytes_to_text(t): i for t, i in zip(tokens, ids, strict=True)}
+    # Specials: some vocab keys under their own id, some under another id, some not in the vocab at all.
+    keys = data.draw(st.lists(st.sampled_from(sorted(raw)), unique=True, max_size=5))
+    specials = {key: raw[key] if data.draw(st.booleans()) else raw[key] + 1000 for key in keys}
+    specials["<|not in the vocab|>"] = 7
+    found = _byte_level_vocab(raw, specials)
+    assert found is not None
+    expected = _vocab_one_by_one(raw, specials)
+    assert list(found.items()) == list(expected.items())

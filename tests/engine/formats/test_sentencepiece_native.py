@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.engine import native
-from bpe_studio.engine.encoding.tokenizer import Tokenizer
+from bpe_studio.engine.encoding.tokenizer import PythonEncoder, Tokenizer
 from bpe_studio.engine.formats import FormatError, load, sentencepiece
 from bpe_studio.engine.formats.sentencepiece import _read_model
 from tests.engine.backends import needs_native, use_backend
@@ -247,3 +247,56 @@ def test_opening_a_model_natively_leaves_its_ranks_for_the_first_encode() -> Non
     assert model.ranks == {("a", "b"): 1, ("ab", "b"): 2}
     with use_backend("python"):
         assert _load_pieces(texts, [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1]).encode("abab") == [ab, ab]
+
+
+@needs_native
+def test_opening_a_model_looks_its_merges_up_once_and_leaves_the_decode_table() -> None:
+    # (Twice before: once for the byte-level triples a piece model never uses, once by piece id.)
+    texts, scores, kinds = ["a", "b", "ab", "abb"], [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1]
+    with use_backend("native"), mock.patch.object(native, "merge_ids", wraps=native.merge_ids) as looked:
+        tok = _load_pieces(texts, scores, kinds)
+    assert looked.call_count == 1
+    encoder = tok._encoder
+    # The id -> str table waits for the first decode.
+    assert isinstance(encoder, PythonEncoder) and callable(encoder._by_id)
+    ab, abb = 256 + 2, 256 + 3
+    assert tok.encode("abb") == [abb] and tok.decode([ab, abb]) == "ababb"
+    with use_backend("python"):
+        slow = _load_pieces(texts, scores, kinds)
+    assert tok.merge_ids() == slow.merge_ids() and tok.merges == slow.merges
+
+
+def test_a_merge_without_its_token_fails_with_the_same_line_on_both_paths(tmp_path: Path) -> None:
+    # A tokenizer.json of byte-fallback BPE whose merge makes a piece that is not in its vocab.
+    import json
+
+    vocab = {f"<0x{b:02X}>": b for b in range(256)} | {"a": 256, "b": 257}
+    document = {
+        "model": {"type": "BPE", "byte_fallback": True, "vocab": vocab, "merges": ["a b"]},
+        "pre_tokenizer": None,
+        "normalizer": None,
+        "decoder": None,
+    }
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    errors = []
+    for backend in ("native", "python") if native.built() else ("python",):
+        with use_backend(backend), pytest.raises(FormatError) as caught:
+            load(path)
+        errors.append(str(caught.value))
+    assert len(set(errors)) == 1 and "\n" not in errors[0], errors
+
+
+@needs_native
+def test_a_model_s_pairs_are_derived_once_for_opening_and_its_first_encode() -> None:
+    # (Twice before: the first encode derived them again, for the ranks the kernel now keeps.)
+    from bpe_studio import _native
+
+    texts, scores, kinds = ["a", "b", "ab", "abb"], [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1]
+    derive = mock.patch.object(_native, "sentencepiece_pairs", wraps=_native.sentencepiece_pairs)
+    with use_backend("native"), derive as derived:
+        tok = _load_pieces(texts, scores, kinds)
+        assert tok.encode("abbab") == [256 + 3, 256 + 2]
+    assert derived.call_count == 1
+    model = tok.piece_model
+    assert model is not None and model.ranks == {("a", "b"): 1, ("ab", "b"): 2}

@@ -1,0 +1,89 @@
+"""Opening a tokenizer file and encoding ASCII in a fresh process imports no more than it needs: not the
+``regex`` module (7 ms of a 40-200 ms load, issue 20), which is imported when a custom pattern is compiled,
+a text holds a character beyond ASCII, or a Python pre-tokenizer runs."""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bpe_studio.engine import Tokenizer, native
+from bpe_studio.engine.formats import save
+from tests.engine.backends import needs_native
+from tests.engine.formats.test_sentencepiece_native import _field
+
+_PROBE = (
+    "import sys; from bpe_studio.engine import load; t = load(sys.argv[1]); "
+    "assert t.decode(t.encode('x y')) == 'x y'; print('regex' in sys.modules)"
+)
+
+
+def _imports_regex(path: Path) -> bool:
+    """Whether opening ``path`` and encoding ASCII imports ``regex``, in a fresh ``python -I``."""
+    found = subprocess.run(
+        [sys.executable, "-I", "-c", _PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).resolve().parents[3],
+        env=os.environ | {native.PURE_ENV: "0"},  # (the native kernel's path, whatever the suite runs)
+    )
+    return found.stdout.strip() == "True"
+
+
+def _model(path: Path) -> Path:
+    """A SentencePiece BPE ``.model`` with byte fallback: the 256 byte pieces, then x, y, ▁ and ▁y."""
+    pieces = [(f"<0x{b:02X}>", 0.0, 6) for b in range(256)]
+    pieces += [("x", -1.0, 1), ("y", -2.0, 1), ("▁", -3.0, 1), ("▁y", -4.0, 1)]
+    data = b"".join(
+        _field(1, 2, _field(1, 2, t.encode()) + _field(2, 5, struct.pack("<f", s)) + _field(3, 0, k))
+        for t, s, k in pieces
+    )
+    data += _field(2, 2, _field(3, 0, 2) + _field(35, 0, 1))
+    data += _field(3, 2, _field(1, 2, b"identity") + _field(4, 0, 0))
+    path.write_bytes(data)
+    return path
+
+
+@needs_native
+@pytest.mark.parametrize("kind", ["tokenizer.json", ".model"])
+def test_opening_a_file_and_encoding_ascii_does_not_import_regex(kind: str, tmp_path: Path) -> None:
+    assert native.built()
+    if kind == ".model":
+        path = _model(tmp_path / "tokenizer.model")
+    else:
+        vocab = {i: bytes([i]) for i in range(256)} | {256: b" y"}
+        path = save(
+            Tokenizer(vocab, [(b" ", b"y")], pattern="gpt2"), tmp_path / "tokenizer.json", format="hf"
+        )
+    assert not _imports_regex(path)
+
+
+def test_the_ascii_class_table_is_the_one_regex_makes() -> None:
+    assert native._ascii_classes() == native._class_table(128)
+
+
+@needs_native
+def test_inspect_does_not_import_regex(tmp_path: Path) -> None:
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b" y"}
+    path = save(Tokenizer(vocab, [(b" ", b"y")], pattern="gpt2"), tmp_path / "tokenizer.json", format="hf")
+    probe = (
+        "import sys; from bpe_studio.cli import main; code = main(['inspect', sys.argv[1]]); "
+        "print('regex' in sys.modules, code, file=sys.stderr)"
+    )
+    found = subprocess.run(
+        [sys.executable, "-I", "-c", probe, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).resolve().parents[3],
+        env=os.environ | {native.PURE_ENV: "0"},  # (the native kernel's path, whatever the suite runs)
+    )
+    assert found.stderr.strip().splitlines()[-1] == "False 0", found.stderr
