@@ -372,6 +372,20 @@ def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
     return EncodedWords(ids, lengths, freqs)
 
 
+def release_free_memory() -> bool:
+    """Give the C allocator's free memory back to the system (glibc's ``malloc_trim``): True when some
+    was. Between a superword run's stages (see ``release_free_memory`` in rust/src/py/mod.rs); False, and
+    nothing done, without the native kernel or elsewhere than glibc.
+
+    Example:
+        >>> release_free_memory() in (True, False)
+        True
+    """
+    if _native is None or _forced_pure():
+        return False
+    return bool(_native.release_free_memory())
+
+
 def merge_kernel(
     counts: dict[str, int],
     token_bytes: list[bytes],

@@ -690,6 +690,10 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     if stage1.stop_reason is StopReason.CANCELLED or run.cancelled():
         return _finish(run, stats, stage1)
     base = _stage1_base(stage1)
+    # Stage 1's counts and merge kernel are freed but stay in the main thread's heap, which stage 2's
+    # counting threads (each allocating from an arena of its own) would not reuse: given back now, they
+    # are not part of stage 2's peak (80 MB on 100 MB of text).
+    native.release_free_memory()
     # Stage 2 on a clock of its own (its phases' timestamps start at 0), reported as superword_* timings.
     stage2_config = config.replace(pattern=SUPERWORD_PATTERN, counts_out=None)
     stage2_run = dataclasses.replace(run, config=stage2_config, timings={}, start=time.perf_counter())

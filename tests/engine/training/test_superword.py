@@ -403,3 +403,23 @@ def test_the_native_cut_reads_the_words_ids_in_place_from_their_array() -> None:
     for wrong in (array.array("b", [1, 2]), array.array("d", [1.0])):
         with pytest.raises((BufferError, ValueError)):
             _native.cut_rare_pairs(wrong, [2], [1], 2)  # type: ignore[arg-type]
+
+
+def test_stage_1s_freed_memory_goes_back_to_the_system_before_stage_2_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bpe_studio.engine import iter_train
+    from bpe_studio.engine.events import Phase, PhaseStarted
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
+    seen: list[str] = []
+    real = native.release_free_memory
+    monkeypatch.setattr(native, "release_free_memory", lambda: (seen.append("released"), real())[1])
+    config = TrainConfig(
+        inputs=(path,), vocab_size=300, special_tokens=(SPECIAL,), superword_transition=270, workers=2
+    )
+    for event in iter_train(config):
+        if isinstance(event, PhaseStarted) and event.phase in (Phase.COUNTING, Phase.MERGING):
+            seen.append(event.phase.value)
+    assert seen == ["counting", "merging", "released", "counting", "merging"]
