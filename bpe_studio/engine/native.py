@@ -376,10 +376,25 @@ def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
     """
     if _native is None or _forced_pure():
         return None
-    raw, lengths, freqs = _native.cut_rare_pairs(encoded.ids.tobytes(), encoded.lengths, encoded.freqs, below)
+    # The array itself, read in place: no copy of its ids.
+    raw, lengths, freqs = _native.cut_rare_pairs(encoded.ids, encoded.lengths, encoded.freqs, below)
     ids: array.array[int] = array.array("I")
     ids.frombytes(raw)
     return EncodedWords(ids, lengths, freqs)
+
+
+def release_free_memory() -> bool:
+    """Give the C allocator's free memory back to the system (glibc's ``malloc_trim``): True when some
+    was. Between a superword run's stages (see ``release_free_memory`` in rust/src/py/mod.rs); False, and
+    nothing done, without the native kernel or elsewhere than glibc.
+
+    Example:
+        >>> release_free_memory() in (True, False)
+        True
+    """
+    if _native is None or _forced_pure():
+        return False
+    return bool(_native.release_free_memory())
 
 
 def merge_kernel(
@@ -477,6 +492,12 @@ class NativeCountTable:
         """
         self._table.add_frame(frame)
 
+    def count_new(self, earlier: Sequence[NativeCountTable]) -> int:
+        """How many keys of this table none of ``earlier`` holds (summed over tables in turn: the number of
+        distinct keys of them all, without merging them)."""
+        found: int = self._table.count_new([t._table for t in earlier])
+        return found
+
     def to_frame(self) -> bytes:
         """The counts as one frame (``protocol.encode_table``'s layout and order)."""
         frame: bytes = self._table.to_frame()
@@ -546,10 +567,12 @@ class NativeEncoder:
         found: tuple[bytes, list[int]] = self._encoder.encode_words(words)
         return found
 
-    def encode_table(self, table: NativeCountTable) -> tuple[bytes, list[int], list[int]]:
-        """:meth:`encode_words` over a count table's keys, which empties the table: the ids (as there),
-        each key's number of ids and each key's count, in the table's order; no ``str`` per key."""
-        found: tuple[bytes, list[int], list[int]] = self._encoder.encode_table(table._table)
+    def encode_tables(self, tables: Sequence[NativeCountTable]) -> tuple[bytes, list[int], list[int]]:
+        """:meth:`encode_words` over count tables' keys, one table after the other, which empties the
+        tables (each one's memory given back once it is encoded): the ids (as there), each key's number of
+        ids and each key's count, in the tables' order; no ``str`` per key. A key in two tables comes twice
+        (a merge loop counts it as one word of both counts)."""
+        found: tuple[bytes, list[int], list[int]] = self._encoder.encode_tables([t._table for t in tables])
         return found
 
     def encode_each(self, pieces: list[str]) -> Iterator[tuple[int, ...]]:

@@ -132,7 +132,10 @@ impl Table {
     fn reserve(&mut self, more: usize) {
         // At most 3/4 full: probes stay short (two slots share a cache line), and a table of 500,000
         // pre-tokens fits 2**20 slots (32 MB) instead of 2**21.
-        let need = (self.len() + more) * 4 / 3 + 1;
+        // Rounded up, not plus one: at a power of two times 3/4, "+ 1" asked for the next power and the
+        // table quadrupled instead of doubling (a stage-2 thread's 900,000 chunks took 2**22 slots,
+        // 128 MB, not 2**21).
+        let need = ((self.len() + more) * 4).div_ceil(3);
         if need <= self.slots.len() {
             return;
         }
@@ -226,6 +229,32 @@ impl Table {
             let slot = &other.slots[position as usize];
             self.bump(other.key(slot), slot.count);
         }
+    }
+
+    /// True when `key` was counted.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        !self.slots.is_empty() && self.find(key, &head_of(key)).1
+    }
+
+    /// How many keys of this table none of `earlier` holds: summed over tables in turn, the number of
+    /// distinct keys of all of them, without merging them (a superword run's stage 2 keeps its threads'
+    /// tables apart: merging them made a third table as large as both, the run's peak memory).
+    pub fn count_new(&self, earlier: &[&Table]) -> usize {
+        self.positions
+            .iter()
+            .filter(|&&p| {
+                let key = self.key(&self.slots[p as usize]);
+                !earlier.iter().any(|t| t.contains(key))
+            })
+            .count()
+    }
+
+    /// The entries (key, count) in order of first appearance.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], i64)> + '_ {
+        self.positions.iter().map(|&p| {
+            let slot = &self.slots[p as usize];
+            (self.key(slot), slot.count)
+        })
     }
 
     /// The entries in order of first appearance.
@@ -482,6 +511,41 @@ mod tests {
             assert!(err.contains(message), "{err}");
             assert_eq!(table.to_frame(), before);
         }
+    }
+
+    #[test]
+    fn a_growing_table_doubles_and_stays_at_most_three_quarters_full() {
+        let mut table = Table::default();
+        let mut sizes = vec![];
+        for i in 0..100_000u32 {
+            table.bump(&i.to_le_bytes(), 1);
+            if sizes.last() != Some(&table.slots.len()) {
+                sizes.push(table.slots.len());
+            }
+            assert!(table.len() * 4 <= table.slots.len() * 3);
+        }
+        assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]), "{sizes:?}");
+        assert_eq!(table.slots.len(), 1 << 18, "100,000 keys are more than 3/4 of 2**17");
+        let mut merged = Table::default();
+        merged.merge(&table);
+        assert!(merged.len() * 4 <= merged.slots.len() * 3 && merged.slots.len() <= 1 << 18);
+    }
+
+    #[test]
+    fn keys_new_to_earlier_tables_add_up_to_the_merged_tables_keys() {
+        // Short and long keys (past INLINE bytes), some in both tables, some in one.
+        let long = "y".repeat(30);
+        let a = counted(&[&format!("a b {long} c")]);
+        let b = counted(&[&format!("b d {long} {long}x e")]);
+        let c = counted(&[""]);
+        let mut merged = counted(&[&format!("a b {long} c")]);
+        merged.merge(&b);
+        assert_eq!(a.count_new(&[]), a.len());
+        assert_eq!(b.count_new(&[&a]), 4, "\"b\" (a has \" b\"), \" d\", \" {long}x\", \" e\"");
+        assert_eq!(a.len() + b.count_new(&[&a]) + c.count_new(&[&a, &b]), merged.len());
+        assert!(a.contains(format!(" {long}").as_bytes()) && !a.contains(b" d") && !c.contains(b"a"));
+        let listed: Vec<(&[u8], i64)> = b.iter().collect();
+        assert_eq!(listed, b.entries());
     }
 
     #[test]

@@ -39,25 +39,35 @@ impl Encoder {
     /// parts are encoded through the cache (see the module's doc); time linear in the words' bytes but for
     /// the BPE of the parts.
     pub fn encode_words(&self, words: &[&[u8]]) -> (Vec<u32>, Vec<u32>) {
+        let mut ids = Vec::with_capacity(words.iter().map(|w| w.len()).sum::<usize>() / 3 + 1);
+        let mut lengths = Vec::with_capacity(words.len());
+        self.encode_words_into(words.iter().copied(), &mut ids, &mut lengths);
+        (ids, lengths)
+    }
+
+    /// `encode_words`, appending to `ids` and `lengths`.
+    fn encode_words_into<'w>(
+        &self,
+        words: impl Iterator<Item = &'w [u8]>,
+        ids: &mut Vec<u32>,
+        lengths: &mut Vec<u32>,
+    ) {
         let joinable = self.joinable();
         self.with_cache(|cache| {
-            let mut ids = Vec::with_capacity(words.iter().map(|w| w.len()).sum::<usize>() / 3 + 1);
-            let mut lengths = Vec::with_capacity(words.len());
             for word in words {
                 let before = ids.len();
                 let mut start = 0;
                 for i in 1..word.len() {
                     if !joinable[(word[i - 1] as usize) << 8 | word[i] as usize] {
-                        cache.encode(&self.tables, &word[start..i], &mut ids);
+                        cache.encode(&self.tables, &word[start..i], ids);
                         start = i;
                     }
                 }
                 if start < word.len() {
-                    cache.encode(&self.tables, &word[start..], &mut ids);
+                    cache.encode(&self.tables, &word[start..], ids);
                 }
                 lengths.push((ids.len() - before) as u32);
             }
-            (ids, lengths)
         })
     }
 }
@@ -72,6 +82,21 @@ impl Encoder {
         let keys: Vec<&[u8]> = entries.iter().map(|&(key, _)| key).collect();
         let (ids, lengths) = self.encode_words(&keys);
         Ok((ids, lengths, entries.iter().map(|&(_, n)| n).collect()))
+    }
+
+    /// `encode_words` over the keys of several count tables, one table after the other (each in its order
+    /// of first appearance), with each key's count; each table is dropped once its keys are encoded. A key
+    /// in two tables is two words (a merge loop counts them as one word of both counts: the same merges),
+    /// so the tables of a superword run's counting threads need not be merged first.
+    pub fn encode_tables(&self, tables: Vec<crate::count::Table>) -> FlatWords {
+        let keys: usize = tables.iter().map(|t| t.len()).sum();
+        let (mut ids, mut lengths, mut counts) =
+            (Vec::new(), Vec::with_capacity(keys), Vec::with_capacity(keys));
+        for table in tables {
+            self.encode_words_into(table.iter().map(|(key, _)| key), &mut ids, &mut lengths);
+            counts.extend(table.iter().map(|(_, n)| n));
+        }
+        (ids, lengths, counts)
     }
 }
 
@@ -165,6 +190,24 @@ mod tests {
         assert_eq!(lengths, [1, 2, 1]);
         assert_eq!(ids, [256, u32::from(b' '), 256, u32::from(b'x')]);
         assert!(e.encode_frame(b"short").is_err());
+    }
+
+    #[test]
+    fn several_tables_are_encoded_one_after_the_other_keys_in_both_twice() {
+        let e = encoder(&[("a", "b"), (" ", "a"), (" a", "b")], None);
+        let classes = crate::testing::classes();
+        let scan = crate::pretok::scanner("gpt2").expect("gpt2");
+        let mut first = crate::count::Table::default();
+        let mut second = crate::count::Table::default();
+        assert!(first.add(&["ab ab ab"], classes, scan).is_ok());
+        assert!(second.add(&["x ab x"], classes, scan).is_ok());
+        let (ids, lengths, counts) = e.encode_tables(vec![first, second]);
+        // "ab", " ab" x2; then "x", " ab", " x".
+        assert_eq!(counts, [1, 2, 1, 1, 1]);
+        assert_eq!(lengths, [1, 2, 1, 2, 2]);
+        let (b, x, ab) = (u32::from(b' '), u32::from(b'x'), 256);
+        assert_eq!(ids, [ab, b, ab, x, b, ab, b, x]);
+        assert_eq!(e.encode_tables(Vec::new()), (vec![], vec![], vec![]));
     }
 
     #[test]

@@ -54,17 +54,20 @@ class CountUpdate:
 @dataclass(frozen=True, slots=True)
 class CountOutcome:
     """The result of counting: byte-keyed counts and totals; or, when the counting was asked to keep its
-    native table (a superword run's stage 2: a million long chunks), that table and no dict."""
+    native tables (a superword run's stage 2: a million long chunks), those tables and no dict."""
 
     counts: dict[str, int]
     totals: CountTotals
-    #: The counts still in the native table (``counts`` is then empty), for the caller to encode natively.
-    table: native.NativeCountTable | None = None
+    #: The counts still in the counting threads' native tables, not merged (``counts`` is then empty), for
+    #: the caller to encode natively; a key may be in several.
+    tables: tuple[native.NativeCountTable, ...] = ()
+    #: The number of distinct keys of ``tables`` together.
+    tables_unique: int = 0
 
     @property
     def unique(self) -> int:
         """The number of unique pre-tokens."""
-        return len(self.table) if self.table is not None else len(self.counts)
+        return self.tables_unique if self.tables else len(self.counts)
 
 
 def _open_local(path: str) -> BinaryIO:
@@ -288,7 +291,8 @@ def count_threads(
     keep_table: bool = False,
 ) -> Generator[CountUpdate | CountOutcome, None, None]:
     """Count chunks in ``workers`` threads of this process; yields progress, then the outcome (with
-    ``keep_table``, the merged native table itself when every thread kept one, not a dict).
+    ``keep_table``, the threads' native tables themselves when every thread kept one, not merged: merging
+    them made a third table about as large as both, a superword run's peak memory; not a dict).
 
     Each thread takes the next chunk, reads and decodes it and splits it on the special tokens (Python,
     holding the GIL), then counts it into its own native table with the GIL released; the tables are
@@ -362,9 +366,10 @@ def count_threads(
         totals = CountTotals()
         for counter in counters:
             totals.add(counter.totals)
-        table = _merged_table(counters) if keep_table else None
-        if table is not None:
-            yield CountOutcome({}, totals, table)
+        tables = _native_tables(counters) if keep_table else None
+        if tables:
+            unique = sum(table.count_new(tables[:i]) for i, table in enumerate(tables))
+            yield CountOutcome({}, totals, tuple(tables), unique)
         else:
             yield CountOutcome(_merge_counters(counters), totals)
     finally:
@@ -377,19 +382,23 @@ def count_threads(
 def _merge_counters(counters: list[ChunkCounter]) -> dict[str, int]:
     """The counters' tables summed, keyed by UTF-8 bytes spelled as latin-1: natively when every counter
     kept a native table alone, else through dicts."""
-    total = _merged_table(counters)
-    if total is None:
+    tables = _native_tables(counters)
+    if tables is None:
         return merge_tables([counter.byte_counts() for counter in counters])
-    return decode_table(total.to_frame())
+    return decode_table(merged_tables(tables).to_frame())
 
 
-def _merged_table(counters: list[ChunkCounter]) -> native.NativeCountTable | None:
-    """The counters' native tables summed into the largest, or None unless every counter kept a native
-    table alone."""
+def _native_tables(counters: list[ChunkCounter]) -> list[native.NativeCountTable] | None:
+    """The counters' native tables, or None unless every counter kept a native table alone."""
     tables = [counter.table for counter in counters if counter.table is not None and not counter._counts]
     if len(tables) < len(counters) or not tables:
         return None
-    tables.sort(key=len, reverse=True)
+    return tables
+
+
+def merged_tables(tables: list[native.NativeCountTable]) -> native.NativeCountTable:
+    """Native tables summed into the largest (which is returned)."""
+    tables = sorted(tables, key=len, reverse=True)
     total = tables[0]  # the largest table takes the others in
     for table in tables[1:]:
         total.merge(table)
@@ -402,7 +411,3 @@ def _feed(worker: _Worker, todo: Iterator[Task]) -> None:
         return
     # The worker reads its pipe in order, so a None sent now is served after the chunks it still holds.
     worker.give(next(todo, None))
-
-
-
-

@@ -88,8 +88,9 @@ class ExtendBase:
         encode_keys: Counted keys (bytes as latin-1, each one word) -> their ids as native 32-bit integers
             and each key's number of ids, by the merges' rank: the native ``encode_words``, which cuts each
             word where no token can span and caches the parts (a superword run's stage 1; None otherwise).
-        encode_table: The same over a native count table's keys (``NativeEncoder.encode_table``, which
-            empties the table): ids, each key's number of ids, each key's count (None as ``encode_keys``).
+        encode_tables: The same over native count tables' keys, one table after the other
+            (``NativeEncoder.encode_tables``, which empties them): ids, each key's number of ids, each key's
+            count (None as ``encode_keys``).
     """
 
     source: str
@@ -113,7 +114,7 @@ class ExtendBase:
     encode_keys: Callable[[list[str]], tuple[bytes, list[int]]] | None = field(
         default=None, repr=False, compare=False
     )
-    encode_table: Callable[[Any], tuple[bytes, list[int], list[int]]] | None = field(
+    encode_tables: Callable[[Any], tuple[bytes, list[int], list[int]]] | None = field(
         default=None, repr=False, compare=False
     )
 
@@ -144,7 +145,7 @@ class ExtendBase:
         reopen: Callable[[str], ExtendBase] | None = None,
         encode_flat: Callable[[list[str]], tuple[list[int], list[int]]] | None = None,
         encode_keys: Callable[[list[str]], tuple[bytes, list[int]]] | None = None,
-        encode_table: Callable[[Any], tuple[bytes, list[int], list[int]]] | None = None,
+        encode_tables: Callable[[Any], tuple[bytes, list[int], list[int]]] | None = None,
     ) -> ExtendBase:
         """Lay out a tokenizer's tables for extending (ids, loop ids, the fingerprint); ``sequential``
         None decides as the module docstring says (True: always apply the merges one after the other)."""
@@ -180,7 +181,7 @@ class ExtendBase:
             reopen,
             encode_flat,
             encode_keys,
-            encode_table,
+            encode_tables,
         )
 
     def final_id(self, loop_id: int) -> int:
@@ -263,13 +264,14 @@ class ExtendBase:
             freqs.extend(n for _, n in batch)
         return EncodedWords(self._loop_ids(ids), lengths, freqs)
 
-    def encode_native_table(self, table: Any) -> EncodedWords | None:
-        """The keys of a native count table (``NativeCountTable``, emptied) as flat loop ids with their
-        counts, with no ``str`` per key; None when there is no ``encode_table`` or the words need encoding
-        merge after merge (then decode the table and :meth:`encode_words`)."""
-        if self.encode_table is None or self.sequential:
+    def encode_native_tables(self, tables: Sequence[Any]) -> EncodedWords | None:
+        """The keys of native count tables (``NativeCountTable``, emptied), one table after the other, as
+        flat loop ids with their counts, with no ``str`` per key (a key in two tables is two words, which
+        a merge loop counts as one); None when there is no ``encode_tables`` or the words need encoding
+        merge after merge (then decode the tables and :meth:`encode_words`)."""
+        if self.encode_tables is None or self.sequential:
             return None
-        raw, lengths, freqs = self.encode_table(table)
+        raw, lengths, freqs = self.encode_tables(tables)
         ids: array.array[int] = array.array("I")
         ids.frombytes(raw)
         del raw

@@ -69,6 +69,14 @@ impl CountTable {
         without_gil(py, || inner.add_frame(frame))?.map_err(PyValueError::new_err)
     }
 
+    /// How many keys of this table none of `earlier` holds (summed over tables in turn: the number of
+    /// distinct keys of them all, without merging them).
+    fn count_new(&self, py: Python<'_>, earlier: Vec<PyRef<'_, CountTable>>) -> PyResult<usize> {
+        let inner = &self.inner;
+        let tables: Vec<&Table> = earlier.iter().map(|t| &t.inner).collect();
+        without_gil(py, || inner.count_new(&tables))
+    }
+
     /// Number of pre-tokens counted (the sum of all counts).
     #[getter]
     fn total(&self) -> i64 {

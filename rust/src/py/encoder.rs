@@ -172,20 +172,18 @@ impl Encoder {
         Ok((ne_bytes(py, &ids)?, lengths))
     }
 
-    /// `encode_words` over the keys of a count table, which is emptied (its memory given back before the
-    /// words are encoded): (ids as in `encode_words`, each key's number of ids, each key's count), in the
-    /// table's order. A superword run's stage 2 goes from its count table to the merge loop's flat words
-    /// this way, with no Python object per chunk.
-    fn encode_table<'py>(
+    /// `encode_words` over the keys of count tables, one after the other, each emptied (and its memory
+    /// given back once its keys are encoded): (ids as in `encode_words`, each key's number of ids, each
+    /// key's count). A key in two tables comes twice. A superword run's stage 2 goes from its counting
+    /// threads' tables to the merge loop's flat words this way, with no Python object per chunk and
+    /// without merging the tables first (src/encode_cut.rs, `encode_tables`).
+    fn encode_tables<'py>(
         &self,
         py: Python<'py>,
-        mut table: PyRefMut<'py, CountTable>,
+        tables: Vec<PyRefMut<'py, CountTable>>,
     ) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
-        let taken = std::mem::take(&mut table.inner);
-        let frame = without_gil(py, move || taken.to_frame())?;
-        let (ids, lengths, counts) =
-            without_gil(py, || self.inner.encode_frame(&frame))?.map_err(PyValueError::new_err)?;
-        drop(frame);
+        let taken: Vec<_> = tables.into_iter().map(|mut t| std::mem::take(&mut t.inner)).collect();
+        let (ids, lengths, counts) = without_gil(py, move || self.inner.encode_tables(taken))?;
         Ok((ne_bytes(py, &ids)?, lengths, counts))
     }
 

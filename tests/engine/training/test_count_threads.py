@@ -495,3 +495,27 @@ def test_a_signal_while_threads_count_cancels_cleanly(tmp_path: Path, signum: in
     assert proc.returncode == 128 + signum
     assert "cancelled" in err and "Traceback" not in err
     assert not (out / "tokenizer.json").exists()
+
+
+@needs_native
+@pytest.mark.parametrize("workers", [2, 3])
+def test_kept_tables_are_the_threads_own_and_count_the_distinct_pretokens_of_them_all(
+    tmp_path: Path, workers: int
+) -> None:
+    # Words shared by every chunk and words of one chunk only, short and long (past 16 bytes).
+    text = "".join(f"shared {i % 7} word{i}{'x' * (i % 30)}\n" for i in range(3000))
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(text, encoding="utf-8")
+    chunks = plan_chunks([corpus], chunk_size=2000, special_tokens=[], newline_cuts=True)
+    with use_backend("native"):
+        *_, kept = count_threads(chunks, workers=workers, keep_table=True, **_options())
+        *_, serial = count_serial(chunks, **_options())
+    assert isinstance(kept, CountOutcome) and isinstance(serial, CountOutcome)
+    assert len(kept.tables) == workers and not kept.counts  # not merged into one
+    # Which thread counts which chunk varies: keys in several tables are counted once (count_new).
+    assert kept.unique == serial.unique == len(serial.counts)
+    frames = [decode_table(t.to_frame()) for t in kept.tables]
+    summed: Counter[str] = Counter()
+    for frame in frames:
+        summed.update(frame)
+    assert dict(summed) == serial.counts

@@ -321,18 +321,19 @@ def test_a_superword_runs_stage_2_goes_from_the_native_count_table_to_the_merge_
         workers=2,
         chunk_size=200,  # several chunks, so two threads count them
     )
-    tables: list[int] = []
-    real = ExtendBase.encode_native_table
+    tables: list[list[int]] = []
+    real = ExtendBase.encode_native_tables
 
-    def spy(self: ExtendBase, table: Any) -> Any:
-        tables.append(len(table))
-        return real(self, table)
+    def spy(self: ExtendBase, kept: Any) -> Any:
+        tables.append([len(table) for table in kept])
+        return real(self, kept)
 
-    monkeypatch.setattr(ExtendBase, "encode_native_table", spy)
+    monkeypatch.setattr(ExtendBase, "encode_native_tables", spy)
     with use_backend("native"):
         threaded = train(config)
         serial = train(config.replace(workers=1))
-    assert tables and tables[0] > 0  # no dict of the chunks: the table itself
+    # No dict of the chunks, and the two threads' tables as they are, not merged into a third.
+    assert len(tables[0]) == 2 and sum(tables[0]) > 0
     assert (threaded.merges, threaded.vocab, threaded.merge_counts) == (
         serial.merges,
         serial.vocab,
@@ -387,3 +388,38 @@ def test_stage_2_over_words_cut_at_rare_pairs_makes_the_merges_of_the_whole_word
         assert (result.merges, result.vocab, result.merge_counts) == (merges, vocab, merge_counts)
     assert len(cuts) == 12 and max(cuts) > 1  # every stage 2 was cut
     assert 0 < len(replays) < 12  # some went back to the whole words, some did not need to
+
+
+@needs_native
+def test_the_native_cut_reads_the_words_ids_in_place_from_their_array() -> None:
+    from bpe_studio import _native
+
+    ids = array.array("I", [1, 2, 3, 1, 2, 70000, 70000])
+    raw, lengths, freqs = _native.cut_rare_pairs(ids, [3, 2, 2], [1, 1, 1], 2)
+    cut = array.array("I")
+    cut.frombytes(raw)
+    assert (cut.tolist(), lengths, freqs) == ([1, 2], [2], [2])  # "1 2" twice; pieces of one id left out
+    assert ids.tolist() == [1, 2, 3, 1, 2, 70000, 70000]  # read only
+    for wrong in (array.array("b", [1, 2]), array.array("d", [1.0])):
+        with pytest.raises((BufferError, ValueError)):
+            _native.cut_rare_pairs(wrong, [2], [1], 2)  # type: ignore[arg-type]
+
+
+def test_stage_1s_freed_memory_goes_back_to_the_system_before_stage_2_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bpe_studio.engine import iter_train
+    from bpe_studio.engine.events import Phase, PhaseStarted
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
+    seen: list[str] = []
+    real = native.release_free_memory
+    monkeypatch.setattr(native, "release_free_memory", lambda: (seen.append("released"), real())[1])
+    config = TrainConfig(
+        inputs=(path,), vocab_size=300, special_tokens=(SPECIAL,), superword_transition=270, workers=2
+    )
+    for event in iter_train(config):
+        if isinstance(event, PhaseStarted) and event.phase in (Phase.COUNTING, Phase.MERGING):
+            seen.append(event.phase.value)
+    assert seen == ["counting", "merging", "released", "counting", "merging"]
