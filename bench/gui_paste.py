@@ -4,10 +4,11 @@ and typed into afterwards.
 It drives the real main window (offscreen, 1024×640) with GPT-2 open in the Playground:
 
 * for each text (100 kB, 300 kB and 1 MB of English, the CS336 ``corpus.en`` repeated; 400,000 characters of
-  Chinese-like text from ``bench/corpora.py``), the editor is emptied, the text is put on the clipboard and
-  pasted with the Paste shortcut into the focused editor, as a user pastes; the bench waits until the
-  Playground has encoded it and settled, then types keystrokes at the end of the text (one every 200 ms, as
-  a quick typist) and waits again;
+  Chinese-like text from ``bench/corpora.py``; the same Chinese and 1 MB of English with every line break
+  made a comma or a space, one paragraph each; 1 MB of one repeated character), the editor is emptied, the
+  text is put on the clipboard and pasted with the Paste shortcut into the focused editor, as a user
+  pastes; the bench waits until the Playground has encoded it and settled, then types keystrokes at the
+  end of the text (one every 200 ms, as a quick typist) and waits again;
 * a 10 ms ``QTimer`` on the GUI thread records when it fires: the gap between two ticks is the time the
   window could not react to input. The longest gap, its 99th percentile and the count of gaps over 100 ms
   are reported for the paste (from the key press until settled) and for the typing, and the time from the
@@ -59,6 +60,19 @@ def english(size: int) -> str:
 
     base = corpus_en().read_text(encoding="utf-8")
     return (base * (size // len(base) + 1))[:size]
+
+
+def text_named(name: str) -> str:
+    """The text a ``--sizes`` name stands for (see :func:`main`)."""
+    if name == "zh":
+        return chinese_text(CHINESE_CHARS)
+    if name == "zh-line":
+        return chinese_text(CHINESE_CHARS).replace("\n", "，")
+    if name == "1M-line":
+        return english(SIZES["1M"]).replace("\n", " ")
+    if name == "1M-same":
+        return "a" * SIZES["1M"]
+    return english(SIZES[name])
 
 
 def chinese_text(chars: int) -> str:
@@ -180,8 +194,9 @@ def main() -> int:
     parser.add_argument(
         "--sizes",
         nargs="*",
-        default=[*SIZES, "zh"],
-        help="texts to paste: 100k, 300k, 1M (English), zh (400,000 Chinese characters)",
+        default=[*SIZES, "zh", "zh-line", "1M-line", "1M-same"],
+        help="texts to paste: 100k, 300k, 1M (English), zh (400,000 Chinese characters), zh-line and 1M-line "
+        "(the same Chinese and 1M English in one line), 1M-same (1,000,000 times the letter a)",
     )
     parser.add_argument("--keys", type=int, default=5, help="keys typed after each paste")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
@@ -203,12 +218,12 @@ def main() -> int:
     settle(500)
     results: dict[str, Any] = {}
     for name in args.sizes:
-        text = chinese_text(CHINESE_CHARS) if name == "zh" else english(SIZES[name])
+        text = text_named(name)
         found = measure(window, text, args.keys)
         results[name] = found
         p, t = found["paste"], found["typing"]
         print(
-            f"{name:>4} ({found['chars']:,} chars, {found['bytes']:,} bytes): paste: longest gap "
+            f"{name:>7} ({found['chars']:,} chars, {found['bytes']:,} bytes): paste: longest gap "
             f"{p['max_gap_ms']:.0f} ms, p99 {p['p99_gap_ms']:.0f} ms, {p['gaps_over_100ms']} gaps > 100 ms, "
             f"tokens shown after {p['shown_s']} s; typing {args.keys} keys: longest gap "
             f"{t['max_gap_ms']:.0f} ms, p99 {t['p99_gap_ms']:.0f} ms, {t['gaps_over_100ms']} gaps > 100 ms",

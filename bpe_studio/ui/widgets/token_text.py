@@ -58,7 +58,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 
 from ..app.style import theme_of
 from ..present.token_format import TokenPalette, palette_for
-from ..present.token_layout import SPECIAL, SPLIT
+from ..present.token_layout import SLICE, SPECIAL, SPLIT
 from .file_drop import dropped_paths
 
 #: The character-format property holding a unit's index.
@@ -141,7 +141,11 @@ def with_label_breaks(
             added += 1
         new_ends.append(end + added)
     parts.append(data[2 * done :])
-    return b"".join(parts).decode("utf-16-le"), new_starts, new_ends
+    # Joined SLICE parts at a time (a part never ends inside a character): on the playground's worker thread,
+    # one join of the two million parts of 400,000 Chinese characters' labels held Python's lock for 200 ms,
+    # all that time a wait for the GUI thread.
+    pieces = [b"".join(parts[i : i + SLICE]).decode("utf-16-le") for i in range(0, len(parts), SLICE)]
+    return "".join(pieces), new_starts, new_ends
 
 
 def _as_list(values: Sequence[int]) -> list[int]:
@@ -159,6 +163,38 @@ def _without_label_marks(text: str) -> str:
 def is_dark(widget: QWidget) -> bool:
     """Whether a widget is drawn in a dark theme (its base colour is dark)."""
     return widget.palette().color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def _line_index_at(block: QTextBlock, y: float) -> int:
+    """The index of the block's line at height ``y`` (block coordinates; the last line above it), by
+    bisection over the lines (a long paragraph has thousands); -1 when the block is not laid out."""
+    layout = block.layout()
+    count = layout.lineCount()
+    if count == 0:
+        return -1
+    lo, hi = 0, count - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if layout.lineAt(mid).y() <= y:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _line_start(block: QTextBlock, y: float) -> int:
+    """Where the block's line at height ``y`` starts (0: not laid out), relative to the block."""
+    index = _line_index_at(block, y)
+    return block.layout().lineAt(index).textStart() if index >= 0 else 0
+
+
+def _line_end(block: QTextBlock, y: float) -> int:
+    """Where the block's line at height ``y`` ends, relative to the block (its length: not laid out)."""
+    index = _line_index_at(block, y)
+    if index < 0:
+        return block.length()
+    line = block.layout().lineAt(index)
+    return line.textStart() + line.textLength() + (1 if index == block.layout().lineCount() - 1 else 0)
 
 
 def _line_x(line: QTextLine, position: int) -> float:
@@ -190,7 +226,11 @@ class UnitHighlighter(QSyntaxHighlighter):
         first = block.position()
         last = first + block.length() - 1  # the block's text, without its separator
         limit = last if edit.valid_until is None else min(last, edit.valid_until)
-        unit = bisect_right(ends, first)
+        # Only the characters near the view, too: a long text with no line break is one block, whose
+        # hundreds of thousands of units took seconds to colour, again at each key typed into it.
+        low, high = edit.wanted_chars
+        limit = min(limit, high)
+        unit = bisect_right(ends, max(first, low))
         count = len(starts)
         while unit < count and starts[unit] < limit:
             begin = max(starts[unit], first)
@@ -247,6 +287,7 @@ class TokenTextEdit(QPlainTextEdit):
         self.coloured_blocks: set[int] = set()
         self._block_count = self.document().blockCount()
         self._wanted = range(0)
+        self.wanted_chars = (0, 1 << 62)  # the document positions to colour (see _wanted_blocks)
         self.highlighter = UnitHighlighter(self)
         self.updateRequest.connect(self._on_update_request)
         self.feed_in_slices = False
@@ -452,6 +493,7 @@ class TokenTextEdit(QPlainTextEdit):
             stale = self.coloured_blocks
             self.coloured_blocks = set()
             self._wanted = self._wanted_blocks()
+            self.wanted_chars = self._wanted_window()
             doc = self.document()
             count = doc.blockCount()
             for number in sorted(stale.union(self._wanted)):
@@ -489,6 +531,16 @@ class TokenTextEdit(QPlainTextEdit):
             block = block.next()
         return range(start, max(end, number + 1))
 
+    def _wanted_window(self) -> tuple[int, int]:
+        """Document positions to colour: those in view and a screenful of characters before, two after (in a
+        block of a whole long text, the blocks near the view are much more than that)."""
+        first, last = self._visible_range()
+        metrics = self.fontMetrics()
+        lines = max(self.viewport().height() // max(metrics.lineSpacing(), 1), 10)
+        columns = max(self.viewport().width() // max(metrics.averageCharWidth(), 1), 20)
+        budget = lines * columns
+        return max(first - budget, 0), last + 2 * budget
+
     def block_wanted(self, block: QTextBlock) -> bool:
         """Whether a block is near enough to the view to be coloured now."""
         return block.blockNumber() in self._wanted
@@ -497,6 +549,11 @@ class TokenTextEdit(QPlainTextEdit):
     def colour_visible_blocks(self) -> None:
         """Colour the blocks that came into view (after scrolling or resizing)."""
         if self._updating or not self.unit_starts:
+            return
+        low, high = self.wanted_chars
+        first, last = self._visible_range()
+        if first < low or last > high:
+            self._rehighlight()  # scrolled out of the coloured part of a long block
             return
         wanted = self._wanted_blocks()
         missing = [n for n in wanted if n not in self.coloured_blocks]
@@ -519,6 +576,7 @@ class TokenTextEdit(QPlainTextEdit):
         self._updating = True
         try:
             self._wanted = range(self.document().blockCount())
+            self.wanted_chars = (0, 1 << 62)
             self.coloured_blocks.clear()
             self.highlighter.rehighlight()
         finally:
@@ -659,8 +717,13 @@ class TokenTextEdit(QPlainTextEdit):
                 break
             layout = block.layout()
             base = block.position()
-            for i in range(layout.lineCount()):
+            # From the line holding ``start``: all lines of a long paragraph (a pasted megabyte on one line)
+            # were visited once per outlined token at each repaint.
+            first_line = layout.lineForTextPosition(max(start - base, 0))
+            for i in range(first_line.lineNumber() if first_line.isValid() else 0, layout.lineCount()):
                 line = layout.lineAt(i)
+                if line.textStart() >= end - base:
+                    break
                 a = max(start - base, line.textStart())
                 b = min(end - base, line.textStart() + line.textLength())
                 if b <= a:
@@ -672,15 +735,25 @@ class TokenTextEdit(QPlainTextEdit):
         return rects
 
     def _visible_range(self) -> tuple[int, int]:
+        """Document positions from the first line in view to the end of the last one.
+
+        Lines, not whole blocks: a paragraph of a pasted megabyte with no line break is one block, and the
+        overlay visited each of its units at every repaint.
+        """
         block = self.firstVisibleBlock()
-        first = block.position() if block.isValid() else 0
+        if not block.isValid():
+            return 0, 0
         offset = self.contentOffset()
         height = self.viewport().height()
+        top = self.blockBoundingGeometry(block).translated(offset).top()
+        first = block.position() + _line_start(block, -top)
         last = first
         while block.isValid():
-            last = block.position() + block.length()
-            if self.blockBoundingGeometry(block).translated(offset).bottom() > height:
+            geometry = self.blockBoundingGeometry(block).translated(offset)
+            if geometry.bottom() > height:
+                last = block.position() + _line_end(block, height - geometry.top())
                 break
+            last = block.position() + block.length()
             block = block.next()
         return first, last
 
@@ -715,7 +788,10 @@ class TokenTextEdit(QPlainTextEdit):
         block = self.document().findBlock(first)
         while block.isValid() and block.position() < last:
             base = block.position()
-            found += [base + m.start() for m in _CONTROL.finditer(block.text())]
+            # Only the part in view: the paragraph of a long text with no line break is the whole text.
+            found += [
+                base + m.start() for m in _CONTROL.finditer(block.text(), max(first - base, 0), last - base)
+            ]
             block = block.next()
         return found
 
