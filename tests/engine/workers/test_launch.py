@@ -143,6 +143,9 @@ def _copy_of_the_package(root: Path) -> Path:
     (root / "bpe_studio" / "_probe.py").write_text(
         "import json, os, sys\n"
         "import bpe_studio, bpe_studio.engine.training.counting\n"
+        # regex is imported when a pattern is first compiled (as a counting worker does), not at import.
+        "from bpe_studio.engine.pretokenize.patterns import compile_pattern\n"
+        "compile_pattern(r'\\w+|\\s+')\n"
         "def main():\n"
         "    regex = sys.modules['regex'].__file__ if 'regex' in sys.modules else None\n"
         "    print(json.dumps({'package': bpe_studio.__file__, 'path': sys.path, 'regex': regex,\n"
