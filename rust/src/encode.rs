@@ -828,7 +828,7 @@ mod tests {
     use crate::testing::{classes, encoder};
 
     /// `len` bytes of "a" and "b" (about one "a" in three), from a small linear congruential generator.
-    fn ab_word(state: &mut u64, len: usize) -> Vec<u8> {
+    pub(super) fn ab_word(state: &mut u64, len: usize) -> Vec<u8> {
         (0..len)
             .map(|_| {
                 *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -842,7 +842,7 @@ mod tests {
     }
 
     /// The reference: merge the adjacent pair of lowest rank, leftmost first, until none is left.
-    fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
+    pub(super) fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
         let mut word: Vec<u32> = piece.iter().map(|&b| encoder.tables.byte_ids[b as usize]).collect();
         loop {
             let ranks = word.windows(2).map(|w| encoder.tables.pair(w[0], w[1]));

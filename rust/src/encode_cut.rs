@@ -102,38 +102,8 @@ impl Encoder {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Encoder, NO_RANK};
+    use super::super::tests::{ab_word, naive};
     use crate::testing::encoder;
-
-    /// The reference: the whole word, merging the adjacent pair of lowest rank, leftmost first.
-    fn naive(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
-        let mut word: Vec<u32> = piece.iter().map(|&b| encoder.tables.byte_ids[b as usize]).collect();
-        loop {
-            let ranks = word.windows(2).map(|w| encoder.tables.pair(w[0], w[1]));
-            let Some((at, (rank, merged))) = ranks.enumerate().min_by_key(|&(i, (rank, _))| (rank, i)) else {
-                return word;
-            };
-            if rank == NO_RANK {
-                return word;
-            }
-            word[at] = merged;
-            word.remove(at + 1);
-        }
-    }
-
-    /// `len` bytes of "a" and "b", from a small linear congruential generator.
-    fn ab_word(state: &mut u64, len: usize) -> Vec<u8> {
-        (0..len)
-            .map(|_| {
-                *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                if (*state >> 40).is_multiple_of(3) {
-                    b'a'
-                } else {
-                    b'b'
-                }
-            })
-            .collect()
-    }
 
     #[test]
     fn a_word_cut_where_no_token_spans_has_the_ids_of_the_whole_word() {
