@@ -48,6 +48,7 @@ from typing import Any, Literal
 from ..config import TrainConfig
 from ..native import EncodedWords
 from ..pretokenize.patterns import SUPERBPE_SPLIT, SUPERWORD_PATTERN, resolve_pattern, superword_pattern
+from .learn import join_pair
 
 #: Pre-tokens the tokenizer's encoder takes at a time: its answers for a batch are held, not all of them.
 _BATCH = 4096
@@ -341,16 +342,8 @@ def encode_sequentially(
         a, b, c = id_of[left], id_of[right], id_of[left + right]
         for j in where.pop((a, b), ()):
             word = words[j]
-            merged: list[int] = []
-            i, n = 0, len(word)
-            while i < n:
-                if i + 1 < n and word[i] == a and word[i + 1] == b:
-                    merged.append(c)
-                    i += 2
-                else:
-                    merged.append(word[i])
-                    i += 1
-            if len(merged) != n:
+            merged = join_pair(word, a, b, c)
+            if len(merged) != len(word):
                 words[j] = merged
                 index(j, merged)
     return words

@@ -27,12 +27,35 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from ..pretokenize.patterns import SUPERWORD_PATTERN
 from ..pretokenize.split import Pretokenizer
 
+T = TypeVar("T")
+
 Pair = tuple[bytes, bytes]
 
+
+
+def join_pair(word: Sequence[T], left: T, right: T, joined: T) -> list[T]:
+    """``word`` with each occurrence of ``left`` then ``right`` replaced by ``joined``, left to right (a
+    merge applied to one word: tokens as bytes here, ids when a tokenizer is extended).
+
+    Example:
+        >>> join_pair([b"a", b"a", b"a"], b"a", b"a", b"aa")
+        [b'aa', b'a']
+    """
+    merged: list[T] = []
+    i, n = 0, len(word)
+    while i < n:
+        if i + 1 < n and word[i] == left and word[i + 1] == right:
+            merged.append(joined)
+            i += 2
+        else:
+            merged.append(word[i])
+            i += 1
+    return merged
 
 class MergeReplay:
     """The tokens of one text under a growing list of merges.
@@ -149,15 +172,8 @@ class MergeReplay:
             removed = 0
             for index in holders:
                 word = words[index]
-                merged: list[bytes] = []
-                i, n = 0, len(word)
-                while i < n:
-                    if i + 1 < n and word[i] == left and word[i + 1] == right:
-                        merged.append(joined)
-                        i += 2
-                    else:
-                        merged.append(word[i])
-                        i += 1
+                merged = join_pair(word, left, right, joined)
+                n = len(word)
                 if len(merged) == n:  # listed, but the pair had gone from this word
                     continue
                 removed += (n - len(merged)) * weights[index]
