@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bpe_studio.engine import Tokenizer, TokenSpan, TrainConfig, TrainResult, train
+from bpe_studio.engine import Tokenizer, TokenSpan, TrainConfig, TrainResult, save, train
 from bpe_studio.ui.app.main_window import MainWindow
 from bpe_studio.ui.app.tokenizer_views import TokenizerViews
 from bpe_studio.ui.playground.view import PlaygroundView
@@ -62,6 +62,16 @@ def tiny_file(tiny_corpus: Path, tiny_result: TrainResult, tmp_path_factory: pyt
     config = TrainConfig(inputs=(tiny_corpus,), vocab_size=600, special_tokens=(SPECIAL,))
     save_result(tiny_result, config, path)
     return path
+
+
+@pytest.fixture
+def small_file(tiny_corpus: Path, tmp_path: Path) -> Path:
+    """A second, 300-token tokenizer of the same corpus, in a folder of its own (a Hugging Face
+    tokenizer.json)."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    save(Tokenizer.from_result(train_tiny(tiny_corpus, 300)), folder / "tokenizer.json", format="hf")
+    return folder / "tokenizer.json"
 
 
 @pytest.fixture

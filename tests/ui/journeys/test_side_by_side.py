@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 
-from bpe_studio.engine import Tokenizer, TrainResult, save
+from bpe_studio.engine import Tokenizer, TrainResult
 from bpe_studio.engine.encoding.analysis import cut_difference
 from bpe_studio.ui.app.main_window import MainWindow
 from bpe_studio.ui.app.tokenizer_views import TokenizerViews
@@ -20,6 +19,7 @@ from bpe_studio.ui.compare.side_by_side import SideBySideView
 from ..tokenizer_helpers import (  # noqa: F401 - fixtures
     SPECIAL,
     WAIT_MS,
+    small_file,
     tiny_corpus,
     tiny_file,
     tiny_result,
@@ -30,15 +30,6 @@ from ..tokenizer_helpers import (  # noqa: F401 - fixtures
 from .conftest import ScriptedDialogs, click, shoot, trigger
 
 TEXT = "Hello world, the tokenizers cut this text their own way."
-
-
-@pytest.fixture
-def small_file(tiny_corpus: Path, tmp_path: Path) -> Path:
-    """A 300-token tokenizer of the same corpus, as a Hugging Face tokenizer.json."""
-    folder = tmp_path / "small"
-    folder.mkdir()
-    save(Tokenizer.from_result(train_tiny(tiny_corpus, 300)), folder / "tokenizer.json", format="hf")
-    return folder / "tokenizer.json"
 
 
 def _add_menu_action(view: SideBySideView, text: str) -> QAction:

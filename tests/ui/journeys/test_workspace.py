@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from bpe_studio.engine import Tokenizer, save
 from bpe_studio.ui.app.main_window import MainWindow
 from bpe_studio.ui.app.settings import Settings, load_settings, settings_path
 from bpe_studio.ui.app.workspace import MAX_TEXT_BYTES, WORKSPACE_FORMAT
 
 from ..tokenizer_helpers import (  # noqa: F401 - fixtures
     WAIT_MS,
+    small_file,
     tiny_corpus,
     tiny_file,
     tiny_result,
@@ -31,15 +31,6 @@ from ..tokenizer_helpers import (  # noqa: F401 - fixtures
 from .conftest import ScriptedDialogs, click, shoot, trigger
 
 TEXT = "The workspace keeps this text, naïve café 🙃 and all."
-
-
-@pytest.fixture
-def small_file(tiny_corpus: Path, tmp_path: Path) -> Path:
-    """A second tokenizer, in a folder of its own (a Hugging Face tokenizer.json)."""
-    folder = tmp_path / "small"
-    folder.mkdir()
-    save(Tokenizer.from_result(train_tiny(tiny_corpus, 300)), folder / "tokenizer.json", format="hf")
-    return folder / "tokenizer.json"
 
 
 @pytest.fixture
