@@ -361,6 +361,44 @@ class EncodedWords:
             out[word] = out.get(word, 0) + n
         return out
 
+    def packed(self) -> PackedWords:
+        """The same words in less memory, to keep aside (see :class:`PackedWords`)."""
+        import numpy as np  # a dependency; imported here, as this module is imported at start-up
+
+        ids = np.frombuffer(self.ids, dtype=np.uint32)
+        # Every id below 2**16 (a tokenizer of at most 65,536 tokens, as a superword run's stage 1 mostly
+        # is): two bytes each instead of four.
+        narrow = len(ids) > 0 and int(ids.max()) < 1 << 16
+        lengths = array.array("I", self.lengths)
+        return PackedWords(ids.astype(np.uint16) if narrow else ids, lengths, self.freqs)
+
+
+@dataclass
+class PackedWords:
+    """:class:`EncodedWords` kept aside in less memory: the ids in 16 bits when they all fit (a numpy
+    array), the lengths in 32. A superword run's stage 2 keeps its whole words so while its merge loop
+    runs over their pieces, in case it has to go back to them (half of its peak memory at 50 MB).
+
+    Example:
+        >>> import array
+        >>> words = EncodedWords(array.array("I", [1, 2, 300, 7]), [3, 1], [2, 5])
+        >>> again = words.packed().unpacked()
+        >>> (words.packed().ids.itemsize, again.ids.tolist(), again.lengths, again.freqs)
+        (2, [1, 2, 300, 7], [3, 1], [2, 5])
+    """
+
+    ids: Any  # numpy.ndarray of uint16 or uint32
+    lengths: array.array[int]
+    freqs: list[int]
+
+    def unpacked(self) -> EncodedWords:
+        """The words as :class:`EncodedWords` again (ids in 32 bits)."""
+        import numpy as np
+
+        ids: array.array[int] = array.array("I")
+        ids.frombytes(self.ids.astype(np.uint32, copy=False).tobytes())
+        return EncodedWords(ids, self.lengths.tolist(), self.freqs)
+
 
 def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
     """The words cut between two ids whose pair counts fewer than ``below`` in all of them, equal pieces
@@ -422,9 +460,14 @@ def merge_kernel(
         return None
     assert _native is not None  # resolve() said so
     if encoded is not None:  # the words as flat token ids (an extend run's): no str per word
-        return _native.MergeKernel(  # type: ignore[no-any-return]
-            encoded.ids.tobytes(),
-            4,
+        # The array is read in place: no bytes copy of its ids (millions in a superword run's stage 2). An
+        # empty array may have no aligned buffer to read: its bytes, none, are given instead.
+        if not encoded.ids:
+            return _native.MergeKernel(  # type: ignore[no-any-return]
+                b"", 4, encoded.lengths, encoded.freqs, token_bytes, max_token_length=max_token_length
+            )
+        return _native.MergeKernel.from_ids(  # type: ignore[no-any-return]
+            encoded.ids,
             encoded.lengths,
             encoded.freqs,
             token_bytes,

@@ -9,7 +9,7 @@
 //! one after the other. With `ignore_merges` (a part that is a token is taken whole) that would not hold,
 //! and words are not cut.
 
-use super::Encoder;
+use super::{Cache, Encoder};
 
 /// Adjacent byte pairs, as an index `x * 256 + y`.
 const PAIRS: usize = 1 << 16;
@@ -52,8 +52,19 @@ impl Encoder {
         ids: &mut Vec<u32>,
         lengths: &mut Vec<u32>,
     ) {
+        self.with_cache(|cache| self.encode_words_cached(cache, words, ids, lengths))
+    }
+
+    /// `encode_words_into` through `cache`.
+    fn encode_words_cached<'w>(
+        &self,
+        cache: &mut Cache,
+        words: impl Iterator<Item = &'w [u8]>,
+        ids: &mut Vec<u32>,
+        lengths: &mut Vec<u32>,
+    ) {
         let joinable = self.joinable();
-        self.with_cache(|cache| {
+        {
             for word in words {
                 let before = ids.len();
                 let mut start = 0;
@@ -68,7 +79,7 @@ impl Encoder {
                 }
                 lengths.push((ids.len() - before) as u32);
             }
-        })
+        }
     }
 }
 
@@ -89,14 +100,39 @@ impl Encoder {
     /// in two tables is two words (a merge loop counts them as one word of both counts: the same merges),
     /// so the tables of a superword run's counting threads need not be merged first.
     pub fn encode_tables(&self, tables: Vec<crate::count::Table>) -> FlatWords {
-        let keys: usize = tables.iter().map(|t| t.len()).sum();
-        let (mut ids, mut lengths, mut counts) =
-            (Vec::new(), Vec::with_capacity(keys), Vec::with_capacity(keys));
-        for table in tables {
-            self.encode_words_into(table.iter().map(|(key, _)| key), &mut ids, &mut lengths);
-            counts.extend(table.iter().map(|(_, n)| n));
+        let mut parts = self.encode_tables_apart(tables).into_iter();
+        let (mut ids, mut lengths, mut counts) = parts.next().unwrap_or_default();
+        for (more_ids, more_lengths, more_counts) in parts {
+            ids.extend(more_ids);
+            lengths.extend(more_lengths);
+            counts.extend(more_counts);
         }
         (ids, lengths, counts)
+    }
+
+    /// `encode_tables`, each table's words apart (in the tables' order), the tables encoded at the same
+    /// time on threads of their own (one per table: they come from as many counting threads), each
+    /// dropped once its keys are encoded. The caller lays the parts end to end (no copy of the first
+    /// part's ids to make room for the next).
+    pub fn encode_tables_apart(&self, tables: Vec<crate::count::Table>) -> Vec<FlatWords> {
+        let one = |table: crate::count::Table| -> FlatWords {
+            let (mut ids, mut lengths) = (Vec::new(), Vec::with_capacity(table.len()));
+            // A cache of its own, dropped after: the pool would keep one per thread (megabytes each),
+            // and the stage-2 chunks are not encoded again.
+            let mut cache = Cache::new(self.cache_size);
+            let words = table.iter().map(|(key, _)| key);
+            self.encode_words_cached(&mut cache, words, &mut ids, &mut lengths);
+            let counts = table.iter().map(|(_, n)| n).collect();
+            (ids, lengths, counts)
+        };
+        if tables.len() < 2 {
+            return tables.into_iter().map(one).collect();
+        }
+        std::thread::scope(|scope| {
+            let running: Vec<_> = tables.into_iter().map(|table| scope.spawn(move || one(table))).collect();
+            // A panic in a thread is passed on as it is (the bindings turn it into a Python exception).
+            running.into_iter().map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        })
     }
 }
 
@@ -178,6 +214,33 @@ mod tests {
         let (b, x, ab) = (u32::from(b' '), u32::from(b'x'), 256);
         assert_eq!(ids, [ab, b, ab, x, b, ab, b, x]);
         assert_eq!(e.encode_tables(Vec::new()), (vec![], vec![], vec![]));
+    }
+
+    #[test]
+    fn tables_encoded_apart_on_threads_are_each_tables_words_in_order() {
+        let e = encoder(&[("a", "b"), (" ", "a"), (" a", "b")], None);
+        let classes = crate::testing::classes();
+        let scan = crate::pretok::scanner("gpt2").expect("gpt2");
+        let texts = ["ab ab ab", "x ab x", "ab", "abab x x x"];
+        let tables = |texts: &[&str]| -> Vec<crate::count::Table> {
+            texts
+                .iter()
+                .map(|t| {
+                    let mut table = crate::count::Table::default();
+                    assert!(table.add(&[t], classes, scan).is_ok());
+                    table
+                })
+                .collect()
+        };
+        let parts = e.encode_tables_apart(tables(&texts));
+        assert_eq!(parts.len(), texts.len());
+        for (part, text) in parts.iter().zip(texts) {
+            assert_eq!(*part, e.encode_tables(tables(&[text])), "{text:?}");
+        }
+        let whole = e.encode_tables(tables(&texts));
+        assert_eq!(whole.0, parts.iter().flat_map(|p| p.0.clone()).collect::<Vec<_>>());
+        assert_eq!(whole.1, parts.iter().flat_map(|p| p.1.clone()).collect::<Vec<_>>());
+        assert_eq!(whole.2, parts.iter().flat_map(|p| p.2.clone()).collect::<Vec<_>>());
     }
 
     #[test]

@@ -131,13 +131,21 @@ const SPARE_MAX: usize = 4096;
 impl Kernel {
     /// Builds the index: `symbols` holds every pre-token's token ids one after the other, `lengths` their
     /// lengths and `freqs` their counts; `tokens` are the bytes of every existing token id.
-    pub fn new(
-        symbols: Vec<u32>,
+    ///
+    /// The symbols are read once, in order, as the positions are built: a caller can hand them straight
+    /// from a buffer it holds (no copy of millions of ids beside the positions).
+    pub fn new<S>(
+        symbols: S,
         lengths: &[u64],
         freqs: &[i64],
         tokens: Vec<Vec<u8>>,
         max_len: Option<usize>,
-    ) -> Result<Kernel, String> {
+    ) -> Result<Kernel, String>
+    where
+        S: IntoIterator<Item = u32>,
+        S::IntoIter: ExactSizeIterator,
+    {
+        let symbols = symbols.into_iter();
         let n = symbols.len();
         if n >= NONE as usize {
             return Err(format!("{n} token positions are more than the native merge loop holds (2**32 - 1)"));
@@ -164,20 +172,21 @@ impl Kernel {
                     .into(),
             );
         }
-        if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {
-            return Err(format!("token id {bad} is not in the vocabulary of {} tokens", tokens.len()));
-        }
         let tokens: Vec<Arc<[u8]>> = tokens.into_iter().map(Arc::from).collect();
         let mut ids = FxHashMap::default();
         for (i, t) in tokens.iter().enumerate() {
             ids.insert(t.clone(), i as u32); // the last id of duplicate bytes wins, as in Python's dict
         }
         let mut pos = Vec::with_capacity(n);
-        let mut symbols = symbols.into_iter();
+        let mut symbols = symbols;
         let mut start = 0usize;
+        let vocab = tokens.len();
         for (w, &len) in lengths.iter().enumerate() {
             let end = start + len as usize;
             for (p, sym) in (start..end).zip(symbols.by_ref()) {
+                if sym as usize >= vocab {
+                    return Err(format!("token id {sym} is not in the vocabulary of {vocab} tokens"));
+                }
                 pos.push(Position {
                     sym,
                     prev: if p > start { (p - 1) as u32 } else { NONE },
@@ -187,6 +196,7 @@ impl Kernel {
             }
             start = end;
         }
+        drop(symbols); // an owned Vec of them is freed before the index is built, not after
         let mut kernel = Kernel {
             pos,
             freq: freqs.to_vec(),
@@ -465,7 +475,7 @@ mod tests {
     fn kernel(words: &[(&str, i64)], extra: &[&str], max_len: Option<usize>) -> Kernel {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         tokens.extend(extra.iter().map(|t| t.as_bytes().to_vec()));
-        let symbols = words.iter().flat_map(|(w, _)| w.bytes().map(u32::from)).collect();
+        let symbols: Vec<u32> = words.iter().flat_map(|(w, _)| w.bytes().map(u32::from)).collect();
         let lengths: Vec<u64> = words.iter().map(|(w, _)| w.len() as u64).collect();
         let freqs: Vec<i64> = words.iter().map(|&(_, f)| f).collect();
         Kernel::new(symbols, &lengths, &freqs, tokens, max_len).unwrap()

@@ -485,6 +485,9 @@ def _merge_phase(
             encoded = None
             if kept:
                 encoded = base.encode_native_tables(kept)
+                # The tables were freed in the counting threads' heaps (arenas), which this thread does not
+                # reuse: given back, they are not part of the peak that the merge loop's index makes.
+                native.release_free_memory()
                 if encoded is None:
                     table = decode_table(merged_tables(list(kept)).to_frame())
                 del kept
@@ -492,14 +495,17 @@ def _merge_phase(
                 encoded = base.encode_arrays(table)
             words = {} if encoded is not None else base.encode_words(table, consume=True)
             del table
-        whole: native.EncodedWords | None = None  # the words, while the loop runs over their pieces
+        whole: native.PackedWords | None = None  # the words, while the loop runs over their pieces
         if cut_below is not None:
             cut_below = max(cut_below, config.min_frequency)  # rarer pairs never merge anyway
         cut = cut_below is not None and counts.replay is None and checkpoint_header is None
         if cut and cut_below is not None and encoded is not None:
             pieces = native.cut_rare_pairs(encoded, below=cut_below)
             if pieces is not None:
-                whole, encoded = encoded, pieces
+                # Kept aside packed (ids in 16 bits, most often): the loop rarely goes back to them.
+                whole, encoded = encoded.packed(), pieces
+                native.release_free_memory()  # the cut's tables, freed
+
         loop = MergeLoop(
             words,
             start_tokens,
@@ -581,7 +587,7 @@ def _merge_phase(
                 start_tokens,
                 max_token_length=config.max_token_length,
                 cancelled=cancelled,
-                encoded=whole,
+                encoded=whole.unpacked(),
             )
             whole = None
             tb = loop.token_bytes
