@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeAlias
 
 Backend = Literal["native", "python"]
 
@@ -341,12 +341,18 @@ class MergeKernel(Protocol):
         ...
 
 
+#: Flat token ids: an ``array("I")``, or native 32-bit integers read in place from the bytes the kernel
+#: returned (``memoryview(raw).cast("I")``: no copy of millions of ids).
+IdBuffer: TypeAlias = "array.array[int] | memoryview"
+
+
 @dataclass
 class EncodedWords:
-    """Words as flat token ids (``array("I")``), each word's length and count: what an extend run's encoder
-    gives, handed to the native merge loop without a ``str`` per word (see ``MergeLoop(encoded=...)``)."""
+    """Words as flat token ids (:data:`IdBuffer`), each word's length and count: what an extend run's
+    encoder gives, handed to the native merge loop without a ``str`` per word (see
+    ``MergeLoop(encoded=...)``)."""
 
-    ids: array.array[int]
+    ids: IdBuffer
     lengths: list[int]
     freqs: list[int]
 

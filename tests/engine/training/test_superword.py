@@ -326,14 +326,18 @@ def test_a_superword_runs_stage_2_goes_from_the_native_count_table_to_the_merge_
 
     def spy(self: ExtendBase, kept: Any) -> Any:
         tables.append([len(table) for table in kept])
-        return real(self, kept)
+        encoded = real(self, kept)
+        kinds.append(type(encoded.ids))
+        return encoded
 
+    kinds: list[type] = []
     monkeypatch.setattr(ExtendBase, "encode_native_tables", spy)
     with use_backend("native"):
         threaded = train(config)
         serial = train(config.replace(workers=1))
     # No dict of the chunks, and the two threads' tables as they are, not merged into a third.
     assert len(tables[0]) == 2 and sum(tables[0]) > 0
+    assert kinds == [memoryview]  # the ids read in place from the kernel's bytes, not copied to an array
     assert (threaded.merges, threaded.vocab, threaded.merge_counts) == (
         serial.merges,
         serial.vocab,
