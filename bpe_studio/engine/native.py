@@ -340,6 +340,10 @@ class MergeKernel(Protocol):
         """Merge that pair: the token's id, and True when the token is new."""
         ...
 
+    def set_heap_min(self, n: int) -> None:
+        """Leave pairs counting fewer than ``n`` out of the choice from now on (``MergeLoop(heap_min=)``)."""
+        ...
+
 
 #: Flat token ids: an ``array("I")``, or native 32-bit integers read in place from the bytes the kernel
 #: returned (``memoryview(raw).cast("I")``: no copy of millions of ids).

@@ -110,29 +110,44 @@ impl Encoder {
         (ids, lengths, counts)
     }
 
-    /// `encode_tables`, each table's words apart (in the tables' order), the tables encoded at the same
-    /// time on threads of their own (one per table: they come from as many counting threads), each
-    /// dropped once its keys are encoded. The caller lays the parts end to end (no copy of the first
-    /// part's ids to make room for the next).
+    /// `encode_tables` in parts laid end to end (the caller copies them into one buffer: no copy of the
+    /// first part's ids to make room for the next). Each table's keys are shared among as many threads
+    /// as there are tables (the counting threads'), one part each, a cache each; the table is dropped
+    /// before the next one is encoded. One table at a time, not one per thread: a table is many times
+    /// the size of its ids, and the next table's memory is not taken before the first one's is free.
     pub fn encode_tables_apart(&self, tables: Vec<crate::count::Table>) -> Vec<FlatWords> {
-        let one = |table: crate::count::Table| -> FlatWords {
-            let (mut ids, mut lengths) = (Vec::new(), Vec::with_capacity(table.len()));
-            // A cache of its own, dropped after: the pool would keep one per thread (megabytes each),
-            // and the stage-2 chunks are not encoded again.
-            let mut cache = Cache::new(self.cache_size);
-            let words = table.iter().map(|(key, _)| key);
-            self.encode_words_cached(&mut cache, words, &mut ids, &mut lengths);
-            let counts = table.iter().map(|(_, n)| n).collect();
-            (ids, lengths, counts)
-        };
-        if tables.len() < 2 {
-            return tables.into_iter().map(one).collect();
+        let threads = tables.len().max(1);
+        let mut caches: Vec<Cache> = (0..threads).map(|_| Cache::new(self.cache_size)).collect();
+        let mut parts = Vec::with_capacity(tables.len() * threads);
+        for table in tables {
+            let n = table.len();
+            let range = |i: usize| (n * i / threads, n * (i + 1) / threads);
+            let one = |cache: &mut Cache, (start, end): (usize, usize)| -> FlatWords {
+                let (mut ids, mut lengths) = (Vec::new(), Vec::with_capacity(end - start));
+                let words = table.iter_range(start, end).map(|(key, _)| key);
+                self.encode_words_cached(cache, words, &mut ids, &mut lengths);
+                (ids, lengths, table.iter_range(start, end).map(|(_, n)| n).collect())
+            };
+            if threads == 1 {
+                parts.push(one(&mut caches[0], (0, n)));
+                continue;
+            }
+            let done: Vec<FlatWords> = std::thread::scope(|scope| {
+                let running: Vec<_> = caches
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, cache)| scope.spawn(move || one(cache, range(i))))
+                    .collect();
+                // A panic in a thread is passed on as it is (the bindings turn it into a Python exception).
+                running
+                    .into_iter()
+                    .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            });
+            drop(table);
+            parts.extend(done);
         }
-        std::thread::scope(|scope| {
-            let running: Vec<_> = tables.into_iter().map(|table| scope.spawn(move || one(table))).collect();
-            // A panic in a thread is passed on as it is (the bindings turn it into a Python exception).
-            running.into_iter().map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
-        })
+        parts
     }
 }
 
@@ -217,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn tables_encoded_apart_on_threads_are_each_tables_words_in_order() {
+    fn tables_shared_among_threads_give_each_tables_words_in_order() {
         let e = encoder(&[("a", "b"), (" ", "a"), (" a", "b")], None);
         let classes = crate::testing::classes();
         let scan = crate::pretok::scanner("gpt2").expect("gpt2");
@@ -232,15 +247,20 @@ mod tests {
                 })
                 .collect()
         };
-        let parts = e.encode_tables_apart(tables(&texts));
-        assert_eq!(parts.len(), texts.len());
-        for (part, text) in parts.iter().zip(texts) {
-            assert_eq!(*part, e.encode_tables(tables(&[text])), "{text:?}");
+        // Each table on its own (one thread), then all four shared among four threads: the same words.
+        let mut alone = (Vec::new(), Vec::new(), Vec::new());
+        for text in texts {
+            let (ids, lengths, counts) = e.encode_tables(tables(&[text]));
+            alone.0.extend(ids);
+            alone.1.extend(lengths);
+            alone.2.extend(counts);
         }
-        let whole = e.encode_tables(tables(&texts));
-        assert_eq!(whole.0, parts.iter().flat_map(|p| p.0.clone()).collect::<Vec<_>>());
-        assert_eq!(whole.1, parts.iter().flat_map(|p| p.1.clone()).collect::<Vec<_>>());
-        assert_eq!(whole.2, parts.iter().flat_map(|p| p.2.clone()).collect::<Vec<_>>());
+        let parts = e.encode_tables_apart(tables(&texts));
+        assert_eq!(parts.len(), texts.len() * texts.len());
+        assert_eq!(alone.0, parts.iter().flat_map(|p| p.0.clone()).collect::<Vec<_>>());
+        assert_eq!(alone.1, parts.iter().flat_map(|p| p.1.clone()).collect::<Vec<_>>());
+        assert_eq!(alone.2, parts.iter().flat_map(|p| p.2.clone()).collect::<Vec<_>>());
+        assert_eq!(e.encode_tables(tables(&texts)), alone);
     }
 
     #[test]

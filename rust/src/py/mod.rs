@@ -144,6 +144,13 @@ impl MergeKernel {
             .ok_or_else(|| PyRuntimeError::new_err("merge_top() called with no pair left; call best() first"))
     }
 
+    /// Pairs counting fewer than `n` are left out of the choice of the next merge from now on: `best()`
+    /// then answers None, or a pair counting fewer, where it would have answered a pair counting fewer
+    /// (src/merge.rs, `Kernel::set_heap_min`).
+    fn set_heap_min(&mut self, n: i64) {
+        self.inner.set_heap_min(n);
+    }
+
     /// Number of token ids, existing and made.
     fn __len__(&self) -> usize {
         self.inner.vocab_len()
