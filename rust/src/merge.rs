@@ -40,11 +40,64 @@ fn unkey(k: u64) -> (u32, u32) {
 }
 
 /// One pair's count and the positions where it was seen (left element of the pair).
+///
+/// Sixteen bytes: the positions list lives apart (`Lists`), so that a slot of the pair table is 24 bytes,
+/// not 48. The table holds every pair the merges make (a million after 8,000 superword merges on 50 MB
+/// of text), and it was the merge loop's largest part.
 struct Pair {
     count: i64,
-    positions: Vec<u32>,
+    /// Its positions list: `Lists::lists[list]`.
+    list: u32,
     /// The number of the merge that last grew the count: a pair is pushed on the heap once per merge.
     grown_in: u32,
+}
+
+/// The pairs' positions lists, each pair's at the index its `Pair::list` names; the indices of removed
+/// pairs are reused.
+#[derive(Default)]
+struct Lists {
+    lists: Vec<Vec<u32>>,
+    free: Vec<u32>,
+    /// Emptied lists of removed pairs, given to new pairs: a merge removes and makes pairs by the
+    /// thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
+    spare: Vec<Vec<u32>>,
+}
+
+impl Lists {
+    /// Keeps `list` at a free index: which one.
+    fn add(&mut self, list: Vec<u32>) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.lists[i as usize] = list;
+                i
+            }
+            None => {
+                self.lists.push(list);
+                (self.lists.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A new, empty list (a spare one if any): its index.
+    fn new_list(&mut self) -> u32 {
+        let list = self.spare.pop().unwrap_or_default();
+        self.add(list)
+    }
+
+    /// Frees the list at `i` (kept as a spare if small).
+    fn remove(&mut self, i: u32) {
+        let list = std::mem::take(&mut self.lists[i as usize]);
+        self.keep(list);
+        self.free.push(i);
+    }
+
+    /// Keeps an emptied list as a spare, if small and if there are not many.
+    fn keep(&mut self, mut list: Vec<u32>) {
+        if self.spare.len() < SPARE_MAX && list.capacity() <= 1024 {
+            list.clear();
+            self.spare.push(list);
+        }
+    }
 }
 
 /// How many listed positions ahead `apply` fetches a position's record (twice as many) and its count.
@@ -120,9 +173,8 @@ pub struct Kernel {
     merges: u32,
     /// `BATCH_MIN`, which the tests change to check that both ways of updating give the same merges.
     batch_min: usize,
-    /// Emptied position lists of removed pairs, given to new pairs: a merge removes and makes pairs by
-    /// the thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
-    spare: Vec<Vec<u32>>,
+    /// The pairs' positions lists.
+    lists: Lists,
     /// Pairs counting fewer than this are not offered to the heap when their count grows, and leave it
     /// when they reach its top (see `set_heap_min`); 0: every pair is.
     heap_min: i64,
@@ -208,7 +260,7 @@ impl Kernel {
             prefixes: tokens.iter().map(|t| prefix_of(t)).collect(),
             tokens,
             ids,
-            spare: Vec::new(),
+            lists: Lists::default(),
             max_len,
             merges: 0,
             batch_min: BATCH_MIN,
@@ -235,7 +287,7 @@ impl Kernel {
             }
             for (k, list) in positions.into_iter().enumerate() {
                 if !list.is_empty() {
-                    let pair = Pair { count: counts[k], positions: list, grown_in: 0 };
+                    let pair = Pair { count: counts[k], list: self.lists.add(list), grown_in: 0 };
                     self.pairs.insert(key((k >> 8) as u32, (k & 0xFF) as u32), pair);
                 }
             }
@@ -244,12 +296,13 @@ impl Kernel {
                 let at = self.pos[p];
                 if at.next != NONE {
                     let f = self.freq[at.word as usize];
+                    let lists = &mut self.lists;
                     let pair = self
                         .pairs
                         .entry(key(at.sym, self.pos[at.next as usize].sym))
-                        .or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+                        .or_insert_with(|| Pair { count: 0, list: lists.add(Vec::new()), grown_in: 0 });
                     pair.count += f;
-                    pair.positions.push(p as u32);
+                    lists.lists[pair.list as usize].push(p as u32);
                 }
             }
         }
@@ -327,19 +380,15 @@ impl Kernel {
         Some((c, new))
     }
 
-    /// A new pair's entry, its positions list taken from the spares.
-    fn new_pair(spare: &mut Vec<Vec<u32>>) -> Pair {
-        Pair { count: 0, positions: spare.pop().unwrap_or_default(), grown_in: 0 }
+    /// A new pair's entry, with a new positions list.
+    fn new_pair(lists: &mut Lists) -> Pair {
+        Pair { count: 0, list: lists.new_list(), grown_in: 0 }
     }
 
     /// Removes a pair, keeping its positions list (emptied) as a spare.
     fn remove_pair(&mut self, k: u64) {
         if let Some(pair) = self.pairs.remove(&k) {
-            let mut list = pair.positions;
-            if self.spare.len() < SPARE_MAX && list.capacity() <= 1024 {
-                list.clear();
-                self.spare.push(list);
-            }
+            self.lists.remove(pair.list);
         }
     }
 
@@ -354,9 +403,10 @@ impl Kernel {
 
     fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(&mut self.spare));
+        let lists = &mut self.lists;
+        let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(lists));
         pair.count += f;
-        pair.positions.push(position);
+        lists.lists[pair.list as usize].push(position);
         if pair.grown_in != merges {
             pair.grown_in = merges;
             grown.push(key(a, b));
@@ -370,9 +420,10 @@ impl Kernel {
         let merges = self.merges;
         for (k, change) in changes.by_pair {
             if change.increased {
-                let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(&mut self.spare));
+                let lists = &mut self.lists;
+                let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(lists));
                 pair.count += change.delta;
-                pair.positions.extend_from_slice(&change.positions);
+                lists.lists[pair.list as usize].extend_from_slice(&change.positions);
                 if pair.count <= 0 {
                     self.remove_pair(k);
                 } else if pair.grown_in != merges {
@@ -390,8 +441,8 @@ impl Kernel {
 
     /// Replaces every occurrence of (a, b), left to right, by c, updating the neighbouring pairs' counts.
     fn apply(&mut self, a: u32, b: u32, c: u32) {
-        let mut positions = match self.pairs.get_mut(&key(a, b)) {
-            Some(pair) => std::mem::take(&mut pair.positions),
+        let mut positions = match self.pairs.get(&key(a, b)) {
+            Some(pair) => std::mem::take(&mut self.lists.lists[pair.list as usize]),
             None => return,
         };
         if a == b {
@@ -465,10 +516,7 @@ impl Kernel {
         }
         // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
         self.remove_pair(key(a, b));
-        if self.spare.len() < SPARE_MAX && positions.capacity() <= 1024 {
-            positions.clear();
-            self.spare.push(positions);
-        }
+        self.lists.keep(positions);
         for k in grown {
             let (x, y) = unkey(k);
             if let Some(pair) = self.pairs.get(&k) {
