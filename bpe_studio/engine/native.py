@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeAlias
 
 Backend = Literal["native", "python"]
 
@@ -340,13 +340,23 @@ class MergeKernel(Protocol):
         """Merge that pair: the token's id, and True when the token is new."""
         ...
 
+    def set_heap_min(self, n: int) -> None:
+        """Leave pairs counting fewer than ``n`` out of the choice from now on (``MergeLoop(heap_min=)``)."""
+        ...
+
+
+#: Flat token ids: an ``array("I")``, or native 32-bit integers read in place from the bytes the kernel
+#: returned (``memoryview(raw).cast("I")``: no copy of millions of ids).
+IdBuffer: TypeAlias = "array.array[int] | memoryview"
+
 
 @dataclass
 class EncodedWords:
-    """Words as flat token ids (``array("I")``), each word's length and count: what an extend run's encoder
-    gives, handed to the native merge loop without a ``str`` per word (see ``MergeLoop(encoded=...)``)."""
+    """Words as flat token ids (:data:`IdBuffer`), each word's length and count: what an extend run's
+    encoder gives, handed to the native merge loop without a ``str`` per word (see
+    ``MergeLoop(encoded=...)``)."""
 
-    ids: array.array[int]
+    ids: IdBuffer
     lengths: list[int]
     freqs: list[int]
 
@@ -360,6 +370,44 @@ class EncodedWords:
             start += length
             out[word] = out.get(word, 0) + n
         return out
+
+    def packed(self) -> PackedWords:
+        """The same words in less memory, to keep aside (see :class:`PackedWords`)."""
+        import numpy as np  # a dependency; imported here, as this module is imported at start-up
+
+        ids = np.frombuffer(self.ids, dtype=np.uint32)
+        # Every id below 2**16 (a tokenizer of at most 65,536 tokens, as a superword run's stage 1 mostly
+        # is): two bytes each instead of four.
+        narrow = len(ids) > 0 and int(ids.max()) < 1 << 16
+        lengths = array.array("I", self.lengths)
+        return PackedWords(ids.astype(np.uint16) if narrow else ids, lengths, self.freqs)
+
+
+@dataclass
+class PackedWords:
+    """:class:`EncodedWords` kept aside in less memory: the ids in 16 bits when they all fit (a numpy
+    array), the lengths in 32. A superword run's stage 2 keeps its whole words so while its merge loop
+    runs over their pieces, in case it has to go back to them (half of its peak memory at 50 MB).
+
+    Example:
+        >>> import array
+        >>> words = EncodedWords(array.array("I", [1, 2, 300, 7]), [3, 1], [2, 5])
+        >>> again = words.packed().unpacked()
+        >>> (words.packed().ids.itemsize, again.ids.tolist(), again.lengths, again.freqs)
+        (2, [1, 2, 300, 7], [3, 1], [2, 5])
+    """
+
+    ids: Any  # numpy.ndarray of uint16 or uint32
+    lengths: array.array[int]
+    freqs: list[int]
+
+    def unpacked(self) -> EncodedWords:
+        """The words as :class:`EncodedWords` again (ids in 32 bits)."""
+        import numpy as np
+
+        ids: array.array[int] = array.array("I")
+        ids.frombytes(self.ids.astype(np.uint32, copy=False).tobytes())
+        return EncodedWords(ids, self.lengths.tolist(), self.freqs)
 
 
 def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
@@ -422,9 +470,14 @@ def merge_kernel(
         return None
     assert _native is not None  # resolve() said so
     if encoded is not None:  # the words as flat token ids (an extend run's): no str per word
-        return _native.MergeKernel(  # type: ignore[no-any-return]
-            encoded.ids.tobytes(),
-            4,
+        # The array is read in place: no bytes copy of its ids (millions in a superword run's stage 2). An
+        # empty array may have no aligned buffer to read: its bytes, none, are given instead.
+        if not encoded.ids:
+            return _native.MergeKernel(  # type: ignore[no-any-return]
+                b"", 4, encoded.lengths, encoded.freqs, token_bytes, max_token_length=max_token_length
+            )
+        return _native.MergeKernel.from_ids(  # type: ignore[no-any-return]
+            encoded.ids,
             encoded.lengths,
             encoded.freqs,
             token_bytes,

@@ -257,6 +257,14 @@ impl Table {
         })
     }
 
+    /// The entries from the `start`-th to before the `end`-th in order of first appearance (`iter`'s).
+    pub fn iter_range(&self, start: usize, end: usize) -> impl ExactSizeIterator<Item = (&[u8], i64)> + '_ {
+        self.positions[start..end].iter().map(|&p| {
+            let slot = &self.slots[p as usize];
+            (self.key(slot), slot.count)
+        })
+    }
+
     /// The entries in order of first appearance.
     fn entries(&self) -> Vec<(&[u8], i64)> {
         self.positions

@@ -5,12 +5,15 @@
 //! back to the whole words when one fails): a pair of tokens `(u, v)` made by merges, each token made
 //! once (no merge remade an existing token), always meets at the boundary between the same two original
 //! ids `x` (u's last) and `y` (v's first); so its count never exceeds the count of `(x, y)` in the words.
-//! When every boundary of a pair `(x, y)` counted fewer than `below` times is cut, a pair that spans a cut
-//! counts fewer than `below`, while every merge the loop makes counts at least `below`: the loop over the
+//! When the boundaries cut are all those of some pairs `(x, y)`, each counted fewer than `below` times (all
+//! of them, or some: `cut_rare_pairs` may leave a rare one uncut), a pair that spans a cut counts fewer
+//! than `below`, while every merge the loop makes counts at least `below`: the loop over the
 //! pieces makes exactly the merges (and counts) of the loop over the whole words. A piece of one id holds
 //! no pair and is left out.
 
 use rustc_hash::FxHashMap;
+
+use crate::merge::prefetch;
 
 /// Words as flat ids: the ids one word after the other, each word's number of ids, each word's count.
 pub struct Words {
@@ -24,47 +27,83 @@ fn key(a: u32, b: u32) -> u64 {
     ((a as u64) << 32) | b as u64
 }
 
-/// The words cut between any two adjacent ids whose pair counts fewer than `below` in all the words
-/// (each occurrence weighted by its word's count), the equal pieces added up (in order of first
-/// appearance), the pieces of one id left out. Err when the lengths do not add up to the ids or the
-/// counts are not one per word. Time and memory linear in the ids.
+/// Bounds of the number of counters of `cut_rare_pairs`' sketch (4 bytes each): 2**16 to 2**26.
+const SKETCH_BITS: (u32, u32) = (16, 26);
+
+/// The counter of the pair `(a, b)` among `1 << bits` (a multiplicative hash of the two ids).
+#[inline]
+fn counter(a: u32, b: u32, bits: u32) -> usize {
+    (key(a, b).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+}
+
+/// The words cut between adjacent ids whose pair counts fewer than `below` in all the words (each
+/// occurrence weighted by its word's count), the equal pieces added up (in order of first appearance),
+/// the pieces of one id left out. Err when the lengths do not add up to the ids or the counts are not one
+/// per word. Time and memory linear in the ids.
+///
+/// The pairs are counted in a sketch: counters indexed by a hash of the pair, each the sum of the counts
+/// of the pairs that fall on it (a bound of each one's count from above, exact but for collisions), so
+/// that a position costs one increment with no probing and no key to compare (a hash table of the
+/// pairs, a slot per position to read them back, was the cut's time and most of its memory). A place is
+/// cut only where its pair's counter is below `below`: then the pair counts fewer than `below`. Where a
+/// rare pair shares its counter with frequent ones it is not cut, which the module's argument allows
+/// (it holds for any set of places cut whose pairs all count fewer than `below`, the same for every
+/// occurrence of a pair): the pieces are only a little longer. With a counter per two to four positions
+/// (far more than there are distinct pairs), a rare pair meets a frequent one on a few percent of them.
 pub fn cut_rare_pairs(ids: &[u32], lengths: &[u32], freqs: &[i64], below: i64) -> Result<Words, String> {
+    let bits =
+        (usize::BITS - ids.len().leading_zeros()).saturating_sub(2).clamp(SKETCH_BITS.0, SKETCH_BITS.1);
+    cut_with_sketch(ids, lengths, freqs, below, bits)
+}
+
+/// `cut_rare_pairs` with a sketch of `1 << bits` counters (the tests take tiny ones: many collisions).
+fn cut_with_sketch(
+    ids: &[u32],
+    lengths: &[u32],
+    freqs: &[i64],
+    below: i64,
+    bits: u32,
+) -> Result<Words, String> {
     if lengths.len() != freqs.len() {
         return Err("lengths and freqs differ in length".into());
     }
     if lengths.iter().map(|&n| n as u64).sum::<u64>() != ids.len() as u64 {
         return Err("the lengths do not add up to the number of ids".into());
     }
-    // Each pair once in a table (its slot) and each position's slot in order, so that the second pass
-    // reads the counts without hashing again (the words are twenty million ids on 100 MB).
-    let mut slot_of_pair: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut counts: Vec<i64> = Vec::new();
-    let mut slots: Vec<u32> = Vec::with_capacity(ids.len());
+    // Saturating: a counter at u32::MAX may stand for more, and is never taken as rare.
+    let mut sketch = vec![0u32; 1 << bits];
     let mut at = 0usize;
     for (&len, &f) in lengths.iter().zip(freqs) {
-        let word = &ids[at..at + len as usize];
-        for w in word.windows(2) {
-            let next = counts.len() as u32;
-            let slot = *slot_of_pair.entry(key(w[0], w[1])).or_insert(next);
-            if slot == next {
-                counts.push(0);
+        // A count that does not fit a counter fills it; a negative one (never from counting) adds nothing,
+        // so the counter still bounds the pair's count from above.
+        let f = f.clamp(0, u32::MAX as i64) as u32;
+        for p in at..(at + len as usize).saturating_sub(1) {
+            // The counter a few positions on is fetched meanwhile (whatever word they are in: a wrong
+            // guess costs nothing), so that several cache misses are under way at once.
+            if let Some(ahead) = ids.get(p + AHEAD..p + AHEAD + 2) {
+                prefetch(&sketch[counter(ahead[0], ahead[1], bits)]);
             }
-            counts[slot as usize] = counts[slot as usize].saturating_add(f);
-            slots.push(slot);
+            let c = &mut sketch[counter(ids[p], ids[p + 1], bits)];
+            *c = c.saturating_add(f);
         }
         at += len as usize;
     }
-    drop(slot_of_pair);
+    let rare = |a: u32, b: u32| {
+        let n = sketch[counter(a, b, bits)];
+        n != u32::MAX && (n as i64) < below
+    };
     let mut out = Words { ids: Vec::new(), lengths: Vec::new(), freqs: Vec::new() };
-    let mut slot: FxHashMap<&[u32], usize> = FxHashMap::default();
+    let mut slot: FxHashMap<Piece, usize> = FxHashMap::default();
+    slot.reserve(lengths.len() / 2); // about as many distinct pieces as words on natural text
     let mut at = 0usize;
-    let mut pairs = slots.iter();
     for (&len, &f) in lengths.iter().zip(freqs) {
         let end = at + len as usize;
         let mut start = at;
         for p in at + 1..end {
-            let pair = *pairs.next().expect("one slot per pair");
-            if counts[pair as usize] < below {
+            if let Some(ahead) = ids.get(p - 1 + AHEAD..p + 1 + AHEAD) {
+                prefetch(&sketch[counter(ahead[0], ahead[1], bits)]);
+            }
+            if rare(ids[p - 1], ids[p]) {
                 emit(&ids[start..p], f, &mut out, &mut slot);
                 start = p;
             }
@@ -75,15 +114,43 @@ pub fn cut_rare_pairs(ids: &[u32], lengths: &[u32], freqs: &[i64], below: i64) -
     Ok(out)
 }
 
+/// How many positions ahead the sketch's counters are fetched.
+const AHEAD: usize = 16;
+
+/// A piece as a key: hashed as its ids, compared id by id (pieces are a few ids long: a call to memcmp
+/// for each was a sixth of the cut's time).
+#[derive(Clone, Copy)]
+struct Piece<'a>(&'a [u32]);
+
+impl std::hash::Hash for Piece<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_usize(self.0.len());
+        for &id in self.0 {
+            state.write_u32(id);
+        }
+    }
+}
+
+impl PartialEq for Piece<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(other.0).all(|(a, b)| a == b)
+    }
+}
+
+impl Eq for Piece<'_> {}
+
 /// Adds one piece to `out` (its count to an equal piece's, if any); a piece of one id holds no pair.
-fn emit<'a>(piece: &'a [u32], f: i64, out: &mut Words, slot: &mut FxHashMap<&'a [u32], usize>) {
+fn emit<'a>(piece: &'a [u32], f: i64, out: &mut Words, slot: &mut FxHashMap<Piece<'a>, usize>) {
     if piece.len() < 2 {
         return;
     }
-    match slot.get(piece) {
-        Some(&i) => out.freqs[i] = out.freqs[i].saturating_add(f),
-        None => {
-            slot.insert(piece, out.freqs.len());
+    match slot.entry(Piece(piece)) {
+        std::collections::hash_map::Entry::Occupied(i) => {
+            let i = *i.get();
+            out.freqs[i] = out.freqs[i].saturating_add(f);
+        }
+        std::collections::hash_map::Entry::Vacant(place) => {
+            place.insert(out.freqs.len());
             out.ids.extend_from_slice(piece);
             out.lengths.push(piece.len() as u32);
             out.freqs.push(f);
@@ -111,6 +178,57 @@ mod tests {
         assert_eq!(whole.ids, ids);
         assert_eq!(whole.lengths, lengths);
         assert_eq!(whole.freqs, freqs);
+    }
+
+    /// Each adjacent pair's count in the words (weighted by their counts).
+    fn pair_counts(ids: &[u32], lengths: &[u32], freqs: &[i64]) -> FxHashMap<(u32, u32), i64> {
+        let mut counts = FxHashMap::default();
+        let mut at = 0;
+        for (&len, &f) in lengths.iter().zip(freqs) {
+            for w in ids[at..at + len as usize].windows(2) {
+                *counts.entry((w[0], w[1])).or_insert(0) += f;
+            }
+            at += len as usize;
+        }
+        counts
+    }
+
+    #[test]
+    fn a_pair_is_cut_everywhere_or_nowhere_and_never_when_it_counts_below_or_more() {
+        // The condition of the module's argument, with sketches of 2 to 16 counters (collisions all
+        // over) and the default one, on random words of few distinct ids.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut cuts = 0;
+        for round in 0..200 {
+            let words = 1 + next(30) as usize;
+            let lengths: Vec<u32> = (0..words).map(|_| next(12) as u32).collect();
+            let freqs: Vec<i64> = (0..words).map(|_| 1 + next(5) as i64).collect();
+            let ids: Vec<u32> = (0..lengths.iter().sum::<u32>()).map(|_| next(6) as u32).collect();
+            let below = 1 + next(12) as i64;
+            let whole = pair_counts(&ids, &lengths, &freqs);
+            for bits in [1, 2, 4, 0] {
+                let cut = if bits == 0 {
+                    cut_rare_pairs(&ids, &lengths, &freqs, below)
+                } else {
+                    cut_with_sketch(&ids, &lengths, &freqs, below, bits)
+                }
+                .expect("valid");
+                let pieces = pair_counts(&cut.ids, &cut.lengths, &cut.freqs);
+                for (pair, &n) in &whole {
+                    let left = pieces.get(pair).copied().unwrap_or(0);
+                    assert!(left == n || left == 0 && n < below, "round {round}, bits {bits}: {pair:?}");
+                    cuts += usize::from(left == 0);
+                }
+                assert!(pieces.keys().all(|pair| whole.contains_key(pair)));
+            }
+        }
+        assert!(cuts > 0);
     }
 
     #[test]

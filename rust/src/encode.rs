@@ -338,6 +338,11 @@ struct Cache {
 }
 
 impl Cache {
+    /// An empty cache of at most `limit` pre-tokens.
+    pub(crate) fn new(limit: usize) -> Cache {
+        Cache { map: FxHashMap::default(), limit }
+    }
+
     /// Appends the ids of `piece` to `out`; returns how many.
     fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
         if let Some(ids) = self.map.get(piece) {
@@ -549,7 +554,7 @@ impl Encoder {
     /// Runs `f` with a cache of the pool to itself, then puts the cache back.
     fn with_cache<R>(&self, f: impl FnOnce(&mut Cache) -> R) -> R {
         let taken = self.pool().pop();
-        let mut cache = taken.unwrap_or_else(|| Cache { map: FxHashMap::default(), limit: self.cache_size });
+        let mut cache = taken.unwrap_or_else(|| Cache::new(self.cache_size));
         let result = f(&mut cache);
         self.pool().push(cache);
         result

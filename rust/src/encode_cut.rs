@@ -9,7 +9,7 @@
 //! one after the other. With `ignore_merges` (a part that is a token is taken whole) that would not hold,
 //! and words are not cut.
 
-use super::Encoder;
+use super::{Cache, Encoder};
 
 /// Adjacent byte pairs, as an index `x * 256 + y`.
 const PAIRS: usize = 1 << 16;
@@ -52,8 +52,19 @@ impl Encoder {
         ids: &mut Vec<u32>,
         lengths: &mut Vec<u32>,
     ) {
+        self.with_cache(|cache| self.encode_words_cached(cache, words, ids, lengths))
+    }
+
+    /// `encode_words_into` through `cache`.
+    fn encode_words_cached<'w>(
+        &self,
+        cache: &mut Cache,
+        words: impl Iterator<Item = &'w [u8]>,
+        ids: &mut Vec<u32>,
+        lengths: &mut Vec<u32>,
+    ) {
         let joinable = self.joinable();
-        self.with_cache(|cache| {
+        {
             for word in words {
                 let before = ids.len();
                 let mut start = 0;
@@ -68,7 +79,7 @@ impl Encoder {
                 }
                 lengths.push((ids.len() - before) as u32);
             }
-        })
+        }
     }
 }
 
@@ -89,14 +100,54 @@ impl Encoder {
     /// in two tables is two words (a merge loop counts them as one word of both counts: the same merges),
     /// so the tables of a superword run's counting threads need not be merged first.
     pub fn encode_tables(&self, tables: Vec<crate::count::Table>) -> FlatWords {
-        let keys: usize = tables.iter().map(|t| t.len()).sum();
-        let (mut ids, mut lengths, mut counts) =
-            (Vec::new(), Vec::with_capacity(keys), Vec::with_capacity(keys));
-        for table in tables {
-            self.encode_words_into(table.iter().map(|(key, _)| key), &mut ids, &mut lengths);
-            counts.extend(table.iter().map(|(_, n)| n));
+        let mut parts = self.encode_tables_apart(tables).into_iter();
+        let (mut ids, mut lengths, mut counts) = parts.next().unwrap_or_default();
+        for (more_ids, more_lengths, more_counts) in parts {
+            ids.extend(more_ids);
+            lengths.extend(more_lengths);
+            counts.extend(more_counts);
         }
         (ids, lengths, counts)
+    }
+
+    /// `encode_tables` in parts laid end to end (the caller copies them into one buffer: no copy of the
+    /// first part's ids to make room for the next). Each table's keys are shared among as many threads
+    /// as there are tables (the counting threads'), one part each, a cache each; the table is dropped
+    /// before the next one is encoded. One table at a time, not one per thread: a table is many times
+    /// the size of its ids, and the next table's memory is not taken before the first one's is free.
+    pub fn encode_tables_apart(&self, tables: Vec<crate::count::Table>) -> Vec<FlatWords> {
+        let threads = tables.len().max(1);
+        let mut caches: Vec<Cache> = (0..threads).map(|_| Cache::new(self.cache_size)).collect();
+        let mut parts = Vec::with_capacity(tables.len() * threads);
+        for table in tables {
+            let n = table.len();
+            let range = |i: usize| (n * i / threads, n * (i + 1) / threads);
+            let one = |cache: &mut Cache, (start, end): (usize, usize)| -> FlatWords {
+                let (mut ids, mut lengths) = (Vec::new(), Vec::with_capacity(end - start));
+                let words = table.iter_range(start, end).map(|(key, _)| key);
+                self.encode_words_cached(cache, words, &mut ids, &mut lengths);
+                (ids, lengths, table.iter_range(start, end).map(|(_, n)| n).collect())
+            };
+            if threads == 1 {
+                parts.push(one(&mut caches[0], (0, n)));
+                continue;
+            }
+            let done: Vec<FlatWords> = std::thread::scope(|scope| {
+                let running: Vec<_> = caches
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, cache)| scope.spawn(move || one(cache, range(i))))
+                    .collect();
+                // A panic in a thread is passed on as it is (the bindings turn it into a Python exception).
+                running
+                    .into_iter()
+                    .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            });
+            drop(table);
+            parts.extend(done);
+        }
+        parts
     }
 }
 
@@ -178,6 +229,38 @@ mod tests {
         let (b, x, ab) = (u32::from(b' '), u32::from(b'x'), 256);
         assert_eq!(ids, [ab, b, ab, x, b, ab, b, x]);
         assert_eq!(e.encode_tables(Vec::new()), (vec![], vec![], vec![]));
+    }
+
+    #[test]
+    fn tables_shared_among_threads_give_each_tables_words_in_order() {
+        let e = encoder(&[("a", "b"), (" ", "a"), (" a", "b")], None);
+        let classes = crate::testing::classes();
+        let scan = crate::pretok::scanner("gpt2").expect("gpt2");
+        let texts = ["ab ab ab", "x ab x", "ab", "abab x x x"];
+        let tables = |texts: &[&str]| -> Vec<crate::count::Table> {
+            texts
+                .iter()
+                .map(|t| {
+                    let mut table = crate::count::Table::default();
+                    assert!(table.add(&[t], classes, scan).is_ok());
+                    table
+                })
+                .collect()
+        };
+        // Each table on its own (one thread), then all four shared among four threads: the same words.
+        let mut alone = (Vec::new(), Vec::new(), Vec::new());
+        for text in texts {
+            let (ids, lengths, counts) = e.encode_tables(tables(&[text]));
+            alone.0.extend(ids);
+            alone.1.extend(lengths);
+            alone.2.extend(counts);
+        }
+        let parts = e.encode_tables_apart(tables(&texts));
+        assert_eq!(parts.len(), texts.len() * texts.len());
+        assert_eq!(alone.0, parts.iter().flat_map(|p| p.0.clone()).collect::<Vec<_>>());
+        assert_eq!(alone.1, parts.iter().flat_map(|p| p.1.clone()).collect::<Vec<_>>());
+        assert_eq!(alone.2, parts.iter().flat_map(|p| p.2.clone()).collect::<Vec<_>>());
+        assert_eq!(e.encode_tables(tables(&texts)), alone);
     }
 
     #[test]

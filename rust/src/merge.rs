@@ -40,11 +40,64 @@ fn unkey(k: u64) -> (u32, u32) {
 }
 
 /// One pair's count and the positions where it was seen (left element of the pair).
+///
+/// Sixteen bytes: the positions list lives apart (`Lists`), so that a slot of the pair table is 24 bytes,
+/// not 48. The table holds every pair the merges make (a million after 8,000 superword merges on 50 MB
+/// of text), and it was the merge loop's largest part.
 struct Pair {
     count: i64,
-    positions: Vec<u32>,
+    /// Its positions list: `Lists::lists[list]`.
+    list: u32,
     /// The number of the merge that last grew the count: a pair is pushed on the heap once per merge.
     grown_in: u32,
+}
+
+/// The pairs' positions lists, each pair's at the index its `Pair::list` names; the indices of removed
+/// pairs are reused.
+#[derive(Default)]
+struct Lists {
+    lists: Vec<Vec<u32>>,
+    free: Vec<u32>,
+    /// Emptied lists of removed pairs, given to new pairs: a merge removes and makes pairs by the
+    /// thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
+    spare: Vec<Vec<u32>>,
+}
+
+impl Lists {
+    /// Keeps `list` at a free index: which one.
+    fn add(&mut self, list: Vec<u32>) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.lists[i as usize] = list;
+                i
+            }
+            None => {
+                self.lists.push(list);
+                (self.lists.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A new, empty list (a spare one if any): its index.
+    fn new_list(&mut self) -> u32 {
+        let list = self.spare.pop().unwrap_or_default();
+        self.add(list)
+    }
+
+    /// Frees the list at `i` (kept as a spare if small).
+    fn remove(&mut self, i: u32) {
+        let list = std::mem::take(&mut self.lists[i as usize]);
+        self.keep(list);
+        self.free.push(i);
+    }
+
+    /// Keeps an emptied list as a spare, if small and if there are not many.
+    fn keep(&mut self, mut list: Vec<u32>) {
+        if self.spare.len() < SPARE_MAX && list.capacity() <= 1024 {
+            list.clear();
+            self.spare.push(list);
+        }
+    }
 }
 
 /// How many listed positions ahead `apply` fetches a position's record (twice as many) and its count.
@@ -120,9 +173,11 @@ pub struct Kernel {
     merges: u32,
     /// `BATCH_MIN`, which the tests change to check that both ways of updating give the same merges.
     batch_min: usize,
-    /// Emptied position lists of removed pairs, given to new pairs: a merge removes and makes pairs by
-    /// the thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
-    spare: Vec<Vec<u32>>,
+    /// The pairs' positions lists.
+    lists: Lists,
+    /// Pairs counting fewer than this are not offered to the heap when their count grows, and leave it
+    /// when they reach its top (see `set_heap_min`); 0: every pair is.
+    heap_min: i64,
 }
 
 /// At most this many spare position lists are kept (each is small: most pairs occur a few times).
@@ -131,13 +186,21 @@ const SPARE_MAX: usize = 4096;
 impl Kernel {
     /// Builds the index: `symbols` holds every pre-token's token ids one after the other, `lengths` their
     /// lengths and `freqs` their counts; `tokens` are the bytes of every existing token id.
-    pub fn new(
-        symbols: Vec<u32>,
+    ///
+    /// The symbols are read once, in order, as the positions are built: a caller can hand them straight
+    /// from a buffer it holds (no copy of millions of ids beside the positions).
+    pub fn new<S>(
+        symbols: S,
         lengths: &[u64],
         freqs: &[i64],
         tokens: Vec<Vec<u8>>,
         max_len: Option<usize>,
-    ) -> Result<Kernel, String> {
+    ) -> Result<Kernel, String>
+    where
+        S: IntoIterator<Item = u32>,
+        S::IntoIter: ExactSizeIterator,
+    {
+        let symbols = symbols.into_iter();
         let n = symbols.len();
         if n >= NONE as usize {
             return Err(format!("{n} token positions are more than the native merge loop holds (2**32 - 1)"));
@@ -164,20 +227,21 @@ impl Kernel {
                     .into(),
             );
         }
-        if let Some(&bad) = symbols.iter().find(|&&s| s as usize >= tokens.len()) {
-            return Err(format!("token id {bad} is not in the vocabulary of {} tokens", tokens.len()));
-        }
         let tokens: Vec<Arc<[u8]>> = tokens.into_iter().map(Arc::from).collect();
         let mut ids = FxHashMap::default();
         for (i, t) in tokens.iter().enumerate() {
             ids.insert(t.clone(), i as u32); // the last id of duplicate bytes wins, as in Python's dict
         }
         let mut pos = Vec::with_capacity(n);
-        let mut symbols = symbols.into_iter();
+        let mut symbols = symbols;
         let mut start = 0usize;
+        let vocab = tokens.len();
         for (w, &len) in lengths.iter().enumerate() {
             let end = start + len as usize;
             for (p, sym) in (start..end).zip(symbols.by_ref()) {
+                if sym as usize >= vocab {
+                    return Err(format!("token id {sym} is not in the vocabulary of {vocab} tokens"));
+                }
                 pos.push(Position {
                     sym,
                     prev: if p > start { (p - 1) as u32 } else { NONE },
@@ -187,6 +251,7 @@ impl Kernel {
             }
             start = end;
         }
+        drop(symbols); // an owned Vec of them is freed before the index is built, not after
         let mut kernel = Kernel {
             pos,
             freq: freqs.to_vec(),
@@ -195,10 +260,11 @@ impl Kernel {
             prefixes: tokens.iter().map(|t| prefix_of(t)).collect(),
             tokens,
             ids,
-            spare: Vec::new(),
+            lists: Lists::default(),
             max_len,
             merges: 0,
             batch_min: BATCH_MIN,
+            heap_min: 0,
         };
         kernel.index();
         Ok(kernel)
@@ -221,7 +287,7 @@ impl Kernel {
             }
             for (k, list) in positions.into_iter().enumerate() {
                 if !list.is_empty() {
-                    let pair = Pair { count: counts[k], positions: list, grown_in: 0 };
+                    let pair = Pair { count: counts[k], list: self.lists.add(list), grown_in: 0 };
                     self.pairs.insert(key((k >> 8) as u32, (k & 0xFF) as u32), pair);
                 }
             }
@@ -230,12 +296,13 @@ impl Kernel {
                 let at = self.pos[p];
                 if at.next != NONE {
                     let f = self.freq[at.word as usize];
+                    let lists = &mut self.lists;
                     let pair = self
                         .pairs
                         .entry(key(at.sym, self.pos[at.next as usize].sym))
-                        .or_insert(Pair { count: 0, positions: Vec::new(), grown_in: 0 });
+                        .or_insert_with(|| Pair { count: 0, list: lists.add(Vec::new()), grown_in: 0 });
                     pair.count += f;
-                    pair.positions.push(p as u32);
+                    lists.lists[pair.list as usize].push(p as u32);
                 }
             }
         }
@@ -260,6 +327,16 @@ impl Kernel {
         Entry::new(count, a, b, self.prefixes[a as usize])
     }
 
+    /// From now on, pairs counting fewer than `n` are left out of the choice of the next merge: `best`
+    /// answers the most frequent pair among those counting at least `n` (or, before any merge, among all
+    /// of them), and None when there is none, where it would have answered a pair counting fewer than
+    /// `n`. For a caller that takes no merge counting fewer than `n` (a superword run's loop over cut
+    /// words, which goes back to the whole words then): the many rare pairs that merges make (a million
+    /// over 8,000 superword merges on 100 MB) take no heap entries.
+    pub fn set_heap_min(&mut self, n: i64) {
+        self.heap_min = n;
+    }
+
     /// Number of token ids (existing and made).
     pub fn vocab_len(&self) -> usize {
         self.tokens.len()
@@ -274,7 +351,7 @@ impl Kernel {
             if current == listed {
                 return Some((a, b, current));
             }
-            if current > 0 {
+            if current > 0 && current >= self.heap_min {
                 self.heap.set_top_count(current, &self.tokens);
             } else {
                 self.heap.pop(&self.tokens);
@@ -303,19 +380,15 @@ impl Kernel {
         Some((c, new))
     }
 
-    /// A new pair's entry, its positions list taken from the spares.
-    fn new_pair(spare: &mut Vec<Vec<u32>>) -> Pair {
-        Pair { count: 0, positions: spare.pop().unwrap_or_default(), grown_in: 0 }
+    /// A new pair's entry, with a new positions list.
+    fn new_pair(lists: &mut Lists) -> Pair {
+        Pair { count: 0, list: lists.new_list(), grown_in: 0 }
     }
 
     /// Removes a pair, keeping its positions list (emptied) as a spare.
     fn remove_pair(&mut self, k: u64) {
         if let Some(pair) = self.pairs.remove(&k) {
-            let mut list = pair.positions;
-            if self.spare.len() < SPARE_MAX && list.capacity() <= 1024 {
-                list.clear();
-                self.spare.push(list);
-            }
+            self.lists.remove(pair.list);
         }
     }
 
@@ -330,9 +403,10 @@ impl Kernel {
 
     fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(&mut self.spare));
+        let lists = &mut self.lists;
+        let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(lists));
         pair.count += f;
-        pair.positions.push(position);
+        lists.lists[pair.list as usize].push(position);
         if pair.grown_in != merges {
             pair.grown_in = merges;
             grown.push(key(a, b));
@@ -346,9 +420,10 @@ impl Kernel {
         let merges = self.merges;
         for (k, change) in changes.by_pair {
             if change.increased {
-                let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(&mut self.spare));
+                let lists = &mut self.lists;
+                let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(lists));
                 pair.count += change.delta;
-                pair.positions.extend_from_slice(&change.positions);
+                lists.lists[pair.list as usize].extend_from_slice(&change.positions);
                 if pair.count <= 0 {
                     self.remove_pair(k);
                 } else if pair.grown_in != merges {
@@ -366,8 +441,8 @@ impl Kernel {
 
     /// Replaces every occurrence of (a, b), left to right, by c, updating the neighbouring pairs' counts.
     fn apply(&mut self, a: u32, b: u32, c: u32) {
-        let mut positions = match self.pairs.get_mut(&key(a, b)) {
-            Some(pair) => std::mem::take(&mut pair.positions),
+        let mut positions = match self.pairs.get(&key(a, b)) {
+            Some(pair) => std::mem::take(&mut self.lists.lists[pair.list as usize]),
             None => return,
         };
         if a == b {
@@ -441,14 +516,11 @@ impl Kernel {
         }
         // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
         self.remove_pair(key(a, b));
-        if self.spare.len() < SPARE_MAX && positions.capacity() <= 1024 {
-            positions.clear();
-            self.spare.push(positions);
-        }
+        self.lists.keep(positions);
         for k in grown {
             let (x, y) = unkey(k);
             if let Some(pair) = self.pairs.get(&k) {
-                if pair.count > 0 && self.allowed(x, y) {
+                if pair.count > 0 && pair.count >= self.heap_min && self.allowed(x, y) {
                     let entry = self.entry(x, y, pair.count);
                     self.heap.push(entry, &self.tokens);
                 }
@@ -465,7 +537,7 @@ mod tests {
     fn kernel(words: &[(&str, i64)], extra: &[&str], max_len: Option<usize>) -> Kernel {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         tokens.extend(extra.iter().map(|t| t.as_bytes().to_vec()));
-        let symbols = words.iter().flat_map(|(w, _)| w.bytes().map(u32::from)).collect();
+        let symbols: Vec<u32> = words.iter().flat_map(|(w, _)| w.bytes().map(u32::from)).collect();
         let lengths: Vec<u64> = words.iter().map(|(w, _)| w.len() as u64).collect();
         let freqs: Vec<i64> = words.iter().map(|&(_, f)| f).collect();
         Kernel::new(symbols, &lengths, &freqs, tokens, max_len).unwrap()
@@ -488,6 +560,44 @@ mod tests {
 
     fn expected(list: &[(&str, i64)]) -> Vec<(String, i64)> {
         list.iter().map(|&(m, c)| (m.to_string(), c)).collect()
+    }
+
+    #[test]
+    fn with_a_heap_minimum_the_merges_are_the_same_until_one_would_count_less() {
+        // Random words of a few letters: every merge the full loop makes down to the first one counting
+        // fewer than n; then `best` answers None or a pair counting fewer than n, never another one.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..100 {
+            let words: Vec<(String, i64)> = (0..1 + next(25))
+                .map(|_| {
+                    let word: String = (0..1 + next(9)).map(|_| char::from(b'a' + next(4) as u8)).collect();
+                    (word, 1 + next(6) as i64)
+                })
+                .collect();
+            let refs: Vec<(&str, i64)> = words.iter().map(|(w, f)| (w.as_str(), *f)).collect();
+            let all = merges(kernel(&refs, &[], None));
+            for n in 1..8 {
+                let mut k = kernel(&refs, &[], None);
+                k.set_heap_min(n);
+                let mut made = Vec::new();
+                while let Some((a, b, count)) = k.best() {
+                    if count < n {
+                        break;
+                    }
+                    let text = |id: u32| String::from_utf8(k.tokens[id as usize].to_vec()).unwrap();
+                    made.push((format!("{}|{}", text(a), text(b)), count));
+                    k.merge_top();
+                }
+                let until = all.iter().position(|&(_, c)| c < n).unwrap_or(all.len());
+                assert_eq!(made, all[..until], "round {round}, n {n}");
+            }
+        }
     }
 
     #[test]

@@ -128,6 +128,11 @@ class MergeLoop:
         backend: ``"native"`` or ``"python"``; None takes :func:`bpe_studio.engine.backend`'s answer.
         encoded: The words as flat token ids instead of ``counts`` (give ``{}`` for ``counts``): the native
             loop takes them without a ``str`` per word (an extend run's words, which are many).
+        heap_min: For a caller that takes no merge counting fewer than this (a superword run's loop over
+            cut words, which goes back to the whole words then): the native engine leaves the pairs that
+            count fewer out of its heap (a million rare pairs made by 8,000 superword merges on 100 MB).
+            Every merge counting at least ``heap_min`` is the same; where the next merge would count
+            fewer, the loop stops (``NO_PAIRS``) or yields a merge counting fewer. 0: every pair.
 
     Raises:
         CountLimitError: The counts could make a pair count pass :data:`MAX_PAIR_COUNT`.
@@ -149,6 +154,7 @@ class MergeLoop:
         cancelled: Callable[[], bool] | None = None,
         backend: Backend | None = None,
         encoded: EncodedWords | None = None,
+        heap_min: int = 0,
     ) -> None:
         self.token_bytes = list(token_bytes)
         if encoded is not None and native.resolve(backend) == "python":
@@ -170,6 +176,8 @@ class MergeLoop:
         if kernel is None:
             self._engine = PythonMerges(counts, self.token_bytes, max_token_length, self._stop_if_cancelled)
         else:
+            if heap_min > 0:
+                kernel.set_heap_min(heap_min)
             self._engine = NativeMerges(kernel, self.token_bytes)
             self._stop_if_cancelled()
 

@@ -183,8 +183,26 @@ impl Encoder {
         tables: Vec<PyRefMut<'py, CountTable>>,
     ) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
         let taken: Vec<_> = tables.into_iter().map(|mut t| std::mem::take(&mut t.inner)).collect();
-        let (ids, lengths, counts) = without_gil(py, move || self.inner.encode_tables(taken))?;
-        Ok((ne_bytes(py, &ids)?, lengths, counts))
+        // The tables are encoded at the same time, one thread each; their ids are laid end to end here.
+        let parts = without_gil(py, move || self.inner.encode_tables_apart(taken))?;
+        let total: usize = parts.iter().map(|(ids, _, _)| ids.len()).sum();
+        let out = PyBytes::new_with(py, total * 4, |buf| {
+            let mut chunks = buf.chunks_exact_mut(4);
+            for id in parts.iter().flat_map(|(ids, _, _)| ids) {
+                if let Some(chunk) = chunks.next() {
+                    chunk.copy_from_slice(&id.to_ne_bytes());
+                }
+            }
+            Ok(())
+        })?;
+        let mut lengths = Vec::with_capacity(parts.iter().map(|(_, l, _)| l.len()).sum());
+        let mut counts = Vec::with_capacity(lengths.capacity());
+        for (ids, part_lengths, part_counts) in parts {
+            drop(ids);
+            lengths.extend(part_lengths);
+            counts.extend(part_counts);
+        }
+        Ok((out, lengths, counts))
     }
 
     /// The ids of a whole text under a native scanner (`gpt2`, `cl100k`, `llama3`, ...): the native scanner

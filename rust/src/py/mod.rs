@@ -90,15 +90,44 @@ impl MergeKernel {
             )));
         }
         // The index takes about a second on 100 MB of text: other Python threads (a GUI) run meanwhile.
+        // The symbols are read from the bytes as the positions are built: no Vec of them beside.
         let inner = without_gil(py, || {
-            let symbols: Vec<u32> = if width == 1 {
-                raw.iter().map(|&b| b as u32).collect()
+            if width == 1 {
+                let symbols = raw.iter().map(|&b| b as u32);
+                merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
             } else {
-                raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-            };
-            merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+                let symbols = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+                merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+            }
         })?
         .map_err(PyValueError::new_err)?;
+        Ok(MergeKernel { inner })
+    }
+
+    /// The same kernel over `ids`, any buffer of native 32-bit unsigned integers (an `array("I")`) read
+    /// in place: no bytes copy of them and no Vec (a superword run's stage 2 holds millions).
+    #[staticmethod]
+    #[pyo3(signature = (ids, lengths, freqs, token_bytes, *, max_token_length=None))]
+    fn from_ids(
+        py: Python<'_>,
+        ids: PyBuffer<u32>,
+        lengths: Vec<u64>,
+        freqs: Vec<i64>,
+        token_bytes: Vec<Vec<u8>>,
+        max_token_length: Option<usize>,
+    ) -> PyResult<Self> {
+        if !ids.is_c_contiguous() {
+            return Err(PyValueError::new_err("ids: need a contiguous buffer"));
+        }
+        // SAFETY: as in `cut_rare_pairs`: PyBuffer::get checked the item type and alignment, the buffer is
+        // contiguous with item_count() items, and `ids` holds the export until the end of this function.
+        let flat: &[u32] =
+            unsafe { std::slice::from_raw_parts(ids.buf_ptr() as *const u32, ids.item_count()) };
+        let inner = without_gil(py, || {
+            merge::Kernel::new(flat.iter().copied(), &lengths, &freqs, token_bytes, max_token_length)
+        })?
+        .map_err(PyValueError::new_err)?;
+        drop(ids);
         Ok(MergeKernel { inner })
     }
 
@@ -113,6 +142,13 @@ impl MergeKernel {
         let inner = &mut self.inner;
         without_gil(py, || inner.merge_top())?
             .ok_or_else(|| PyRuntimeError::new_err("merge_top() called with no pair left; call best() first"))
+    }
+
+    /// Pairs counting fewer than `n` are left out of the choice of the next merge from now on: `best()`
+    /// then answers None, or a pair counting fewer, where it would have answered a pair counting fewer
+    /// (src/merge.rs, `Kernel::set_heap_min`).
+    fn set_heap_min(&mut self, n: i64) {
+        self.inner.set_heap_min(n);
     }
 
     /// Number of token ids, existing and made.

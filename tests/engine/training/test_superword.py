@@ -326,14 +326,18 @@ def test_a_superword_runs_stage_2_goes_from_the_native_count_table_to_the_merge_
 
     def spy(self: ExtendBase, kept: Any) -> Any:
         tables.append([len(table) for table in kept])
-        return real(self, kept)
+        encoded = real(self, kept)
+        kinds.append(type(encoded.ids))
+        return encoded
 
+    kinds: list[type] = []
     monkeypatch.setattr(ExtendBase, "encode_native_tables", spy)
     with use_backend("native"):
         threaded = train(config)
         serial = train(config.replace(workers=1))
     # No dict of the chunks, and the two threads' tables as they are, not merged into a third.
     assert len(tables[0]) == 2 and sum(tables[0]) > 0
+    assert kinds == [memoryview]  # the ids read in place from the kernel's bytes, not copied to an array
     assert (threaded.merges, threaded.vocab, threaded.merge_counts) == (
         serial.merges,
         serial.vocab,
@@ -346,14 +350,15 @@ def test_a_superword_runs_stage_2_goes_from_the_native_count_table_to_the_merge_
 def test_stage_2_over_words_cut_at_rare_pairs_makes_the_merges_of_the_whole_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Stage 2 runs over the chunks cut where a pair counts less than stage 1's last merge; a merge below
-    # that sends it back to the whole chunks (MergeLoop.replay). Both ways equal the reference.
-    cuts: list[int] = []
+    # Stage 2 runs over the chunks cut where a pair counts less than 1.5x stage 1's last merge, then
+    # (if a merge counts less) stage 1's last merge, then (below that) the whole chunks; each new loop
+    # replays the merges so far (MergeLoop.replay). Every way equals the reference.
+    runs: list[list[int]] = []
     replays: list[int] = []
     real_cut, real_replay = native.cut_rare_pairs, MergeLoop.replay
 
     def cut(encoded: Any, *, below: int) -> Any:
-        cuts.append(below)
+        runs[-1].append(below)
         return real_cut(encoded, below=below)
 
     def replay(self: MergeLoop, merges: Any, *args: Any, **kwargs: Any) -> Any:
@@ -374,6 +379,7 @@ def test_stage_2_over_words_cut_at_rare_pairs_makes_the_merges_of_the_whole_word
         path.write_text(SPECIAL.join(docs), encoding="utf-8")
         transition = 257 + rng.randint(3, 12)
         vocab_size = transition + (rng.randint(1, 3) if i % 2 else rng.randint(5, 40))  # short: stays cut
+        runs.append([])
         with use_backend("native"):
             result = train(
                 TrainConfig(
@@ -386,8 +392,11 @@ def test_stage_2_over_words_cut_at_rare_pairs_makes_the_merges_of_the_whole_word
             )
         merges, vocab, merge_counts = reference_superwords(path, vocab_size, transition)
         assert (result.merges, result.vocab, result.merge_counts) == (merges, vocab, merge_counts)
-    assert len(cuts) == 12 and max(cuts) > 1  # every stage 2 was cut
-    assert 0 < len(replays) < 12  # some went back to the whole words, some did not need to
+    assert all(run and run[0] > 1 for run in runs)  # every stage 2 was cut
+    assert all(run == sorted(run, reverse=True) and len(run) <= 2 for run in runs)  # lower, once
+    recuts = [run for run in runs if len(run) == 2]
+    assert recuts and len(recuts) < len(runs)  # some cut again, some did not need to
+    assert len(replays) > len(recuts)  # and some went back to the whole words
 
 
 @needs_native
@@ -422,4 +431,68 @@ def test_stage_1s_freed_memory_goes_back_to_the_system_before_stage_2_counts(
     for event in iter_train(config):
         if isinstance(event, PhaseStarted) and event.phase in (Phase.COUNTING, Phase.MERGING):
             seen.append(event.phase.value)
-    assert seen == ["counting", "merging", "released", "counting", "merging"]
+    assert seen[:5] == ["counting", "merging", "released", "counting", "merging"]
+
+
+@needs_native
+def test_stage_2s_tables_and_cut_go_back_to_the_system_before_the_merge_loop_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The counting threads' tables are freed in their own heaps (arenas), and the cut's tables in this
+    # thread's: given back before the merge loop's index is built, they are not part of its peak.
+    from bpe_studio.engine import iter_train
+    from bpe_studio.engine.events import Phase, PhaseStarted
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
+    seen: list[str] = []
+    real_release, real_kernel = native.release_free_memory, native.merge_kernel
+    monkeypatch.setattr(native, "release_free_memory", lambda: (seen.append("released"), real_release())[1])
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        seen.append("index")
+        return real_kernel(*args, **kwargs)
+
+    monkeypatch.setattr(native, "merge_kernel", kernel)
+    config = TrainConfig(
+        inputs=(path,),
+        vocab_size=300,
+        special_tokens=(SPECIAL,),
+        superword_transition=270,
+        workers=2,
+        chunk_size=200,  # several chunks, so two threads count them into native tables
+    )
+    for event in iter_train(config):
+        if isinstance(event, PhaseStarted) and event.phase is Phase.COUNTING:
+            seen.append("counting")
+    stage2 = seen[seen.index("counting", 1) :]
+    assert stage2[:4] == ["counting", "released", "released", "index"], stage2
+
+
+@needs_native
+def test_the_whole_words_kept_aside_take_16_bits_an_id_when_all_fit() -> None:
+    small = native.EncodedWords(array.array("I", [1, 2, 65535, 7, 0]), [3, 2], [4, 1])
+    large = native.EncodedWords(array.array("I", [1, 65536, 7]), [2, 1], [1, 9])
+    empty = native.EncodedWords(array.array("I"), [], [])
+    for words, size in ((small, 2), (large, 4), (empty, 4)):
+        packed = words.packed()
+        assert packed.ids.itemsize == size
+        again = packed.unpacked()
+        assert (again.ids, again.lengths, again.freqs) == (words.ids, words.lengths, words.freqs)
+        assert again.ids.typecode == "I"
+
+
+@needs_native
+def test_the_merge_kernel_reads_encoded_words_in_place_from_their_array() -> None:
+    class NoCopy(array.array):  # type: ignore[type-arg]
+        def tobytes(self) -> bytes:
+            raise AssertionError("the ids were copied")
+
+    tokens = [bytes([i]) for i in range(256)] + [b"ab"]
+    ids = NoCopy("I", [97, 98, 256, 97, 98, 97, 98])
+    encoded = native.EncodedWords(ids, [3, 2, 2], [1, 2, 1])
+    loop = MergeLoop({}, tokens, encoded=encoded)
+    first = next(loop.run(new_tokens=1))
+    assert (first.left, first.right, first.count) == (97, 98, 4)
+    with pytest.raises(ValueError, match="token id 300"):
+        MergeLoop({}, tokens, encoded=native.EncodedWords(array.array("I", [1, 300]), [2], [1]))
