@@ -340,6 +340,14 @@ class MergeKernel(Protocol):
         """Merge that pair: the token's id, and True when the token is new."""
         ...
 
+    def merge_batch(
+        self, new_tokens: int, min_frequency: int, *, max_merges: int, budget: int
+    ) -> tuple[list[tuple[int, int, int, bool, int]], str | None]:
+        """Merges as :meth:`best` and :meth:`merge_top` in turn would, until ``new_tokens`` new ids exist,
+        no pair is left (``"no_pairs"``), the next pair counts fewer than ``min_frequency``
+        (``"min_frequency"``), or a limit (``None``): ``(left, right, token id, new, count)`` each."""
+        ...
+
 
 @dataclass
 class EncodedWords:

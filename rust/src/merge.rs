@@ -96,6 +96,26 @@ impl Changes {
     }
 }
 
+/// One merge made by `Kernel::merge_batch`: the pair's ids, the merged token's id, whether that id is new
+/// and the pair's count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Made {
+    pub left: u32,
+    pub right: u32,
+    pub id: u32,
+    pub new: bool,
+    pub count: i64,
+}
+
+/// Why `Kernel::merge_batch` stopped before its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchEnd {
+    /// No pair is left that may be merged.
+    NoPair,
+    /// The next pair counts fewer than the minimum.
+    Rare,
+}
+
 /// One position of a pre-token: its token id and links (see the module's docs).
 #[derive(Clone, Copy)]
 struct Position {
@@ -280,6 +300,38 @@ impl Kernel {
                 self.heap.pop(&self.tokens);
             }
         }
+    }
+
+    /// Makes merges one after the other, as `best` and `merge_top` called in turn would, appending each to
+    /// `made`, until `new_tokens` new ids were made (`None`), no pair is left (`Some(BatchEnd::NoPair)`) or
+    /// the next pair counts fewer than `min_count` (`Some(BatchEnd::Rare)`, that merge not made); or, also
+    /// with `None`, once `max_merges` merges were made or they visited `budget` listed positions (at least
+    /// one merge is made each call unless it ends with `Some`). One call for many merges: called once per
+    /// merge from Python, the calls and their conversions were 1.5-3 µs a merge, a fifth of a CJK run's
+    /// merge loop (issue 22).
+    pub fn merge_batch(
+        &mut self,
+        new_tokens: u64,
+        min_count: i64,
+        max_merges: usize,
+        budget: usize,
+        made: &mut Vec<Made>,
+    ) -> Option<BatchEnd> {
+        let (mut created, mut visited, mut merges) = (0u64, 0usize, 0usize);
+        while created < new_tokens && merges < max_merges.max(1) && visited < budget.max(1) {
+            let Some((left, right, count)) = self.best() else {
+                return Some(BatchEnd::NoPair);
+            };
+            if count < min_count {
+                return Some(BatchEnd::Rare);
+            }
+            visited += self.pairs.get(&key(left, right)).map_or(0, |p| p.positions.len());
+            let (id, new) = self.merge_top()?;
+            made.push(Made { left, right, id, new, count });
+            created += u64::from(new);
+            merges += 1;
+        }
+        None
     }
 
     /// Merges the heap's top pair (call `best` first) everywhere: returns its token id and whether the id
@@ -578,6 +630,40 @@ mod tests {
             gathered.batch_min = 0;
             assert_eq!(merges(gathered), merges(direct));
         }
+    }
+
+    #[test]
+    fn merges_in_batches_are_the_merges_made_one_by_one() {
+        // "ab" exists already: a|b reuses its id (not new), so a batch counts new ids, not merges.
+        let words: &[(&str, i64)] = &[("abcabcab", 3), ("bcd", 2), ("aaaa", 1), ("abd", 1), ("xy", 1)];
+        let mut one = kernel(words, &["ab"], None);
+        let mut expected = Vec::new();
+        while let Some((left, right, count)) = one.best() {
+            let (id, new) = one.merge_top().unwrap();
+            expected.push(Made { left, right, id, new, count });
+        }
+        for (max_merges, budget) in [(1, usize::MAX), (2, usize::MAX), (3, 1), (usize::MAX, 4), (0, 0)] {
+            let mut batched = kernel(words, &["ab"], None);
+            let mut made = Vec::new();
+            let end = loop {
+                let before = made.len();
+                if let Some(end) = batched.merge_batch(u64::MAX, 1, max_merges, budget, &mut made) {
+                    break end;
+                }
+                assert!(made.len() > before, "a batch that does not end makes a merge");
+            };
+            assert_eq!((made.as_slice(), end), (expected.as_slice(), BatchEnd::NoPair));
+        }
+        // It stops once `new_tokens` new ids exist, and before a pair rarer than `min_count`.
+        let mut k = kernel(words, &["ab"], None);
+        let mut made = Vec::new();
+        assert_eq!(k.merge_batch(2, 1, usize::MAX, usize::MAX, &mut made), None);
+        assert_eq!(made.iter().filter(|m| m.new).count(), 2);
+        assert_eq!(made, expected[..made.len()]);
+        let rare = expected.iter().position(|m| m.count < 3).unwrap();
+        let mut made = Vec::new();
+        let end = kernel(words, &["ab"], None).merge_batch(u64::MAX, 3, usize::MAX, usize::MAX, &mut made);
+        assert_eq!((made.as_slice(), end), (&expected[..rare], Some(BatchEnd::Rare)));
     }
 
     #[test]

@@ -559,8 +559,13 @@ def _merge_phase(
             every = config.checkpoint_every
             created = len(tb) - len(start_tokens)
             exact = True
+            # Batched: this loop either takes every merge or drops the loop (a cut-words run's fallback
+            # below makes a new one; a cancelled or closed run ends).
             for m in loop.run(
-                new_tokens=wanted - created, min_frequency=config.min_frequency, cancelled=cancelled
+                new_tokens=wanted - created,
+                min_frequency=config.min_frequency,
+                cancelled=cancelled,
+                batched=True,
             ):
                 if whole is not None and (m.count < (cut_below or 0) or m.token_id != len(tb) - 1):
                     exact = False  # this merge may not be the whole words' one: not reported

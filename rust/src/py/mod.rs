@@ -115,6 +115,33 @@ impl MergeKernel {
             .ok_or_else(|| PyRuntimeError::new_err("merge_top() called with no pair left; call best() first"))
     }
 
+    /// Makes merges as `best()` and `merge_top()` called in turn would, until `new_tokens` new ids exist,
+    /// no pair is left, the next pair counts fewer than `min_frequency`, or `max_merges` merges were made or
+    /// they visited `budget` positions. Returns the merges as (left id, right id, token id, True if the id
+    /// is new, count) and why it stopped: "no_pairs", "min_frequency", or None (a limit: call again).
+    #[pyo3(signature = (new_tokens, min_frequency, *, max_merges, budget))]
+    #[allow(clippy::type_complexity)]
+    fn merge_batch(
+        &mut self,
+        py: Python<'_>,
+        new_tokens: u64,
+        min_frequency: i64,
+        max_merges: usize,
+        budget: usize,
+    ) -> PyResult<(Vec<(u32, u32, u32, bool, i64)>, Option<&'static str>)> {
+        let inner = &mut self.inner;
+        let (made, end) = without_gil(py, || {
+            let mut made = Vec::new();
+            let end = inner.merge_batch(new_tokens, min_frequency, max_merges, budget, &mut made);
+            (made, end)
+        })?;
+        let end = end.map(|e| match e {
+            merge::BatchEnd::NoPair => "no_pairs",
+            merge::BatchEnd::Rare => "min_frequency",
+        });
+        Ok((made.into_iter().map(|m| (m.left, m.right, m.id, m.new, m.count)).collect(), end))
+    }
+
     /// Number of token ids, existing and made.
     fn __len__(&self) -> usize {
         self.inner.vocab_len()
