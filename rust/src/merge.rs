@@ -15,7 +15,11 @@
 //!   against `sym`/`next` when used, which is cheaper than keeping the lists exact;
 //! * a lazy max-heap of (count, left bytes, right bytes), rust/src/merge_heap.rs: a count that drops
 //!   leaves a stale entry that is corrected when it reaches the top; only pairs whose count grew are
-//!   pushed again.
+//!   pushed again;
+//! * beside the heap, the entries of pairs that counted `LOW` (1) when listed, unordered: on CJK text most
+//!   pairs (two characters side by side) occur once, and in the heap they made it ten times larger (every
+//!   push and pop a walk through a table far larger than the cache) though they are merged last, if at
+//!   all. They join the heap once its top counts `LOW` or less (see `best`).
 //!
 //! A long repetitive pre-token (`a` * 100 000) is no worse than many short ones: a merge visits each
 //! occurrence of its pair once, and every occurrence it visits disappears.
@@ -132,6 +136,10 @@ pub struct Kernel {
     freq: Vec<i64>,
     pairs: FxHashMap<u64, Pair>,
     heap: PairHeap,
+    /// Entries listed with a count of at most `low_max`, kept out of the heap (see the module's docs).
+    low: Vec<Entry>,
+    /// `LOW` until `low` joins the heap, then 0 (every entry goes to the heap).
+    low_max: i64,
     tokens: Vec<Arc<[u8]>>,
     /// `prefix_of` each token, for the heap's entries.
     prefixes: Vec<u64>,
@@ -144,6 +152,9 @@ pub struct Kernel {
     /// the thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
     spare: Vec<Vec<u32>>,
 }
+
+/// Pairs listed with at most this count wait beside the heap, in `Kernel::low` (see the module's docs).
+const LOW: i64 = 1;
 
 /// At most this many spare position lists are kept (each is small: most pairs occur a few times).
 const SPARE_MAX: usize = 4096;
@@ -212,6 +223,8 @@ impl Kernel {
             freq: freqs.to_vec(),
             pairs: FxHashMap::default(),
             heap: PairHeap::default(),
+            low: Vec::new(),
+            low_max: LOW,
             prefixes: tokens.iter().map(|t| prefix_of(t)).collect(),
             tokens,
             ids,
@@ -260,13 +273,20 @@ impl Kernel {
             }
         }
         let mut entries = Vec::with_capacity(self.pairs.len());
+        let mut low = Vec::new();
         for (&k, pair) in &self.pairs {
             let (a, b) = unkey(k);
             if pair.count > 0 && self.allowed(a, b) {
-                entries.push(self.entry(a, b, pair.count));
+                let entry = self.entry(a, b, pair.count);
+                if pair.count <= self.low_max {
+                    low.push(entry);
+                } else {
+                    entries.push(entry);
+                }
             }
         }
         self.heap = PairHeap::from_vec(entries, &self.tokens);
+        self.low = low;
     }
 
     fn allowed(&self, a: u32, b: u32) -> bool {
@@ -285,10 +305,35 @@ impl Kernel {
         self.tokens.len()
     }
 
+    /// Adds an entry to the heap, or to `low` if it counts `low_max` or less.
+    fn offer(&mut self, entry: Entry) {
+        if entry.count <= self.low_max {
+            self.low.push(entry);
+        } else {
+            self.heap.push(entry, &self.tokens);
+        }
+    }
+
     /// Drops stale heap entries until the top is current: returns (left, right, count) without popping.
+    ///
+    /// Every pair that occurs has an entry listing its count or more, in the heap or in `low` (an entry
+    /// is listed whenever its pair's count grows; a count that drops leaves it listing more): a current top
+    /// that counts more than `low_max` is the greatest pair. Once the top counts `low_max` or less (it may
+    /// tie with `low`'s entries), or the heap is empty, `low` joins the heap for good.
     pub fn best(&mut self) -> Option<(u32, u32, i64)> {
         loop {
-            let top = self.heap.peek()?;
+            let Some(&top) = self.heap.peek().filter(|top| top.count > self.low_max) else {
+                if self.low_max == 0 {
+                    return None;
+                }
+                // From here on, every entry goes to the heap: it is small enough by now.
+                self.low_max = 0;
+                self.heap.extend(std::mem::take(&mut self.low), &self.tokens);
+                if self.heap.is_empty() {
+                    return None;
+                }
+                continue;
+            };
             let (a, b, listed) = (top.a, top.b, top.count);
             let current = self.pairs.get(&key(a, b)).map_or(0, |p| p.count);
             if current == listed {
@@ -440,7 +485,28 @@ impl Kernel {
                 prefetch(&self.pos[(ahead + 2).min(self.pos.len() - 1)]);
             }
             if let Some(&ahead) = positions.get(i + AHEAD) {
-                prefetch(&self.freq[self.pos[ahead as usize].word as usize]);
+                // Its record is in by now: fetch its pre-token's count and its neighbours, wherever merges
+                // left them (once bytes are merged into characters, they are records apart; 10% of a CJK
+                // merge loop's time, issue 22).
+                let at = self.pos[ahead as usize];
+                prefetch(&self.freq[at.word as usize]);
+                if at.prev != NONE {
+                    prefetch(&self.pos[at.prev as usize]);
+                }
+                if at.next != NONE {
+                    prefetch(&self.pos[at.next as usize]);
+                }
+            }
+            if let Some(&ahead) = positions.get(i + AHEAD / 2) {
+                // The right neighbour's right neighbour (the pair after the merged one), its record being
+                // in by now too.
+                let q = self.pos[ahead as usize].next;
+                if q != NONE {
+                    let y = self.pos[q as usize].next;
+                    if y != NONE {
+                        prefetch(&self.pos[y as usize]);
+                    }
+                }
             }
             let pu = p as usize;
             let at = self.pos[pu];
@@ -502,7 +568,7 @@ impl Kernel {
             if let Some(pair) = self.pairs.get(&k) {
                 if pair.count > 0 && self.allowed(x, y) {
                     let entry = self.entry(x, y, pair.count);
-                    self.heap.push(entry, &self.tokens);
+                    self.offer(entry);
                 }
             }
         }
@@ -629,6 +695,37 @@ mod tests {
             let mut gathered = kernel(&refs, &[], None);
             gathered.batch_min = 0;
             assert_eq!(merges(gathered), merges(direct));
+        }
+    }
+
+    #[test]
+    fn pairs_kept_beside_the_heap_are_merged_as_from_the_heap() {
+        // Mostly pairs that occur once (the entries `low` keeps), some more often, ties everywhere: the
+        // merges are those of a kernel whose every entry is in the heap from the start.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..40 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"abcdefghij" } else { b"aab" };
+            let words: Vec<(String, i64)> = (0..30)
+                .map(|_| {
+                    let len = 1 + next(10) as usize;
+                    let word = (0..len).map(|_| alphabet[next(alphabet.len() as u64) as usize] as char);
+                    (word.collect(), 1 + next(3) as i64 / 2)
+                })
+                .collect();
+            let refs: Vec<(&str, i64)> = words.iter().map(|(w, f)| (w.as_str(), *f)).collect();
+            let beside = kernel(&refs, &[], None);
+            assert!(round > 0 || !beside.low.is_empty(), "the test makes pairs that occur once");
+            let mut heaped = kernel(&refs, &[], None);
+            heaped.low_max = 0;
+            let low = std::mem::take(&mut heaped.low);
+            heaped.heap.extend(low, &heaped.tokens);
+            assert_eq!(merges(beside), merges(heaped));
         }
     }
 
