@@ -5,6 +5,10 @@
 
 mod count_table;
 mod encoder;
+mod huge_pages;
+
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -96,7 +100,9 @@ impl MergeKernel {
             } else {
                 raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
             };
-            merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+            huge_pages::advised(|| {
+                merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+            })
         })?
         .map_err(PyValueError::new_err)?;
         Ok(MergeKernel { inner })
@@ -111,7 +117,7 @@ impl MergeKernel {
     /// Makes the merge `best()` names: returns (token id, True if the id is new).
     fn merge_top(&mut self, py: Python<'_>) -> PyResult<(u32, bool)> {
         let inner = &mut self.inner;
-        without_gil(py, || inner.merge_top())?
+        without_gil(py, || huge_pages::advised(|| inner.merge_top()))?
             .ok_or_else(|| PyRuntimeError::new_err("merge_top() called with no pair left; call best() first"))
     }
 
@@ -132,7 +138,9 @@ impl MergeKernel {
         let inner = &mut self.inner;
         let (made, end) = without_gil(py, || {
             let mut made = Vec::new();
-            let end = inner.merge_batch(new_tokens, min_frequency, max_merges, budget, &mut made);
+            let end = huge_pages::advised(|| {
+                inner.merge_batch(new_tokens, min_frequency, max_merges, budget, &mut made)
+            });
             (made, end)
         })?;
         let end = end.map(|e| match e {
