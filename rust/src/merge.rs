@@ -300,6 +300,11 @@ impl Kernel {
         Entry::new(count, a, b, self.prefixes[a as usize])
     }
 
+    /// Number of token positions (the pre-tokens' lengths added up): the size of the kernel's tables.
+    pub fn positions(&self) -> usize {
+        self.pos.len()
+    }
+
     /// Number of token ids (existing and made).
     pub fn vocab_len(&self) -> usize {
         self.tokens.len()
@@ -647,7 +652,7 @@ mod tests {
     #[test]
     fn merged_bytes_that_are_already_a_token_reuse_its_id() {
         let mut k = kernel(&[("ab", 4)], &["ab"], None);
-        assert_eq!(k.vocab_len(), 257);
+        assert_eq!((k.vocab_len(), k.positions()), (257, 2));
         assert_eq!(k.best(), Some((b'a' as u32, b'b' as u32, 4)));
         assert_eq!(k.merge_top(), Some((256, false)));
         assert_eq!(k.vocab_len(), 257);
