@@ -429,7 +429,8 @@ def run(args: argparse.Namespace) -> int:
         mode = "bar" if sys.stderr.isatty() else "none"
     live = LiveLine(sys.stderr) if mode == "bar" else None
     result: TrainResult | None = None
-    events = iter_train(config)
+    # Without a bar or JSON lines no merge is shown: the run makes no MergeMade (1-2 µs a merge).
+    events = iter_train(config, merge_events=mode != "none")
     try:
         for event in events:
             if live is not None:

@@ -344,6 +344,14 @@ class MergeKernel(Protocol):
         """Leave pairs counting fewer than ``n`` out of the choice from now on (``MergeLoop(heap_min=)``)."""
         ...
 
+    def merge_batch(
+        self, new_tokens: int, min_frequency: int, *, max_merges: int, budget: int
+    ) -> tuple[list[tuple[int, int, int, bool, int]], str | None]:
+        """Merges as :meth:`best` and :meth:`merge_top` in turn would, until ``new_tokens`` new ids exist,
+        no pair is left (``"no_pairs"``), the next pair counts fewer than ``min_frequency``
+        (``"min_frequency"``), or a limit (``None``): ``(left, right, token id, new, count)`` each."""
+        ...
+
 
 #: Flat token ids: an ``array("I")``, or native 32-bit integers read in place from the bytes the kernel
 #: returned (``memoryview(raw).cast("I")``: no copy of millions of ids).

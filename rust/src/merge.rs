@@ -15,7 +15,11 @@
 //!   against `sym`/`next` when used, which is cheaper than keeping the lists exact;
 //! * a lazy max-heap of (count, left bytes, right bytes), rust/src/merge_heap.rs: a count that drops
 //!   leaves a stale entry that is corrected when it reaches the top; only pairs whose count grew are
-//!   pushed again.
+//!   pushed again;
+//! * beside the heap, the entries of pairs that counted `LOW` (1) when listed, unordered: on CJK text most
+//!   pairs (two characters side by side) occur once, and in the heap they made it ten times larger (every
+//!   push and pop a walk through a table far larger than the cache) though they are merged last, if at
+//!   all. They join the heap once its top counts `LOW` or less (see `best`).
 //!
 //! A long repetitive pre-token (`a` * 100 000) is no worse than many short ones: a merge visits each
 //! occurrence of its pair once, and every occurrence it visits disappears.
@@ -149,6 +153,26 @@ impl Changes {
     }
 }
 
+/// One merge made by `Kernel::merge_batch`: the pair's ids, the merged token's id, whether that id is new
+/// and the pair's count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Made {
+    pub left: u32,
+    pub right: u32,
+    pub id: u32,
+    pub new: bool,
+    pub count: i64,
+}
+
+/// Why `Kernel::merge_batch` stopped before its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchEnd {
+    /// No pair is left that may be merged.
+    NoPair,
+    /// The next pair counts fewer than the minimum.
+    Rare,
+}
+
 /// One position of a pre-token: its token id and links (see the module's docs).
 #[derive(Clone, Copy)]
 struct Position {
@@ -165,6 +189,10 @@ pub struct Kernel {
     freq: Vec<i64>,
     pairs: FxHashMap<u64, Pair>,
     heap: PairHeap,
+    /// Entries listed with a count of at most `low_max`, kept out of the heap (see the module's docs).
+    low: Vec<Entry>,
+    /// `LOW` until `low` joins the heap, then 0 (every entry goes to the heap).
+    low_max: i64,
     tokens: Vec<Arc<[u8]>>,
     /// `prefix_of` each token, for the heap's entries.
     prefixes: Vec<u64>,
@@ -179,6 +207,9 @@ pub struct Kernel {
     /// when they reach its top (see `set_heap_min`); 0: every pair is.
     heap_min: i64,
 }
+
+/// Pairs listed with at most this count wait beside the heap, in `Kernel::low` (see the module's docs).
+const LOW: i64 = 1;
 
 /// At most this many spare position lists are kept (each is small: most pairs occur a few times).
 const SPARE_MAX: usize = 4096;
@@ -257,6 +288,8 @@ impl Kernel {
             freq: freqs.to_vec(),
             pairs: FxHashMap::default(),
             heap: PairHeap::default(),
+            low: Vec::new(),
+            low_max: LOW,
             prefixes: tokens.iter().map(|t| prefix_of(t)).collect(),
             tokens,
             ids,
@@ -307,13 +340,20 @@ impl Kernel {
             }
         }
         let mut entries = Vec::with_capacity(self.pairs.len());
+        let mut low = Vec::new();
         for (&k, pair) in &self.pairs {
             let (a, b) = unkey(k);
             if pair.count > 0 && self.allowed(a, b) {
-                entries.push(self.entry(a, b, pair.count));
+                let entry = self.entry(a, b, pair.count);
+                if pair.count <= self.low_max {
+                    low.push(entry);
+                } else {
+                    entries.push(entry);
+                }
             }
         }
         self.heap = PairHeap::from_vec(entries, &self.tokens);
+        self.low = low;
     }
 
     fn allowed(&self, a: u32, b: u32) -> bool {
@@ -337,15 +377,45 @@ impl Kernel {
         self.heap_min = n;
     }
 
+    /// Number of token positions (the pre-tokens' lengths added up): the size of the kernel's tables.
+    pub fn positions(&self) -> usize {
+        self.pos.len()
+    }
+
     /// Number of token ids (existing and made).
     pub fn vocab_len(&self) -> usize {
         self.tokens.len()
     }
 
+    /// Adds an entry to the heap, or to `low` if it counts `low_max` or less.
+    fn offer(&mut self, entry: Entry) {
+        if entry.count <= self.low_max {
+            self.low.push(entry);
+        } else {
+            self.heap.push(entry, &self.tokens);
+        }
+    }
+
     /// Drops stale heap entries until the top is current: returns (left, right, count) without popping.
+    ///
+    /// Every pair that occurs has an entry listing its count or more, in the heap or in `low` (an entry
+    /// is listed whenever its pair's count grows; a count that drops leaves it listing more): a current top
+    /// that counts more than `low_max` is the greatest pair. Once the top counts `low_max` or less (it may
+    /// tie with `low`'s entries), or the heap is empty, `low` joins the heap for good.
     pub fn best(&mut self) -> Option<(u32, u32, i64)> {
         loop {
-            let top = self.heap.peek()?;
+            let Some(&top) = self.heap.peek().filter(|top| top.count > self.low_max) else {
+                if self.low_max == 0 {
+                    return None;
+                }
+                // From here on, every entry goes to the heap: it is small enough by now.
+                self.low_max = 0;
+                self.heap.extend(std::mem::take(&mut self.low), &self.tokens);
+                if self.heap.is_empty() {
+                    return None;
+                }
+                continue;
+            };
             let (a, b, listed) = (top.a, top.b, top.count);
             let current = self.pairs.get(&key(a, b)).map_or(0, |p| p.count);
             if current == listed {
@@ -357,6 +427,39 @@ impl Kernel {
                 self.heap.pop(&self.tokens);
             }
         }
+    }
+
+    /// Makes merges one after the other, as `best` and `merge_top` called in turn would, appending each to
+    /// `made`, until `new_tokens` new ids were made (`None`), no pair is left (`Some(BatchEnd::NoPair)`) or
+    /// the next pair counts fewer than `min_count` (`Some(BatchEnd::Rare)`, that merge not made); or, also
+    /// with `None`, once `max_merges` merges were made or they visited `budget` listed positions (at least
+    /// one merge is made each call unless it ends with `Some`). One call for many merges: called once per
+    /// merge from Python, the calls and their conversions were 1.5-3 µs a merge, a fifth of a CJK run's
+    /// merge loop (issue 22).
+    pub fn merge_batch(
+        &mut self,
+        new_tokens: u64,
+        min_count: i64,
+        max_merges: usize,
+        budget: usize,
+        made: &mut Vec<Made>,
+    ) -> Option<BatchEnd> {
+        let (mut created, mut visited, mut merges) = (0u64, 0usize, 0usize);
+        while created < new_tokens && merges < max_merges.max(1) && visited < budget.max(1) {
+            let Some((left, right, count)) = self.best() else {
+                return Some(BatchEnd::NoPair);
+            };
+            if count < min_count {
+                return Some(BatchEnd::Rare);
+            }
+            visited +=
+                self.pairs.get(&key(left, right)).map_or(0, |p| self.lists.lists[p.list as usize].len());
+            let (id, new) = self.merge_top()?;
+            made.push(Made { left, right, id, new, count });
+            created += u64::from(new);
+            merges += 1;
+        }
+        None
     }
 
     /// Merges the heap's top pair (call `best` first) everywhere: returns its token id and whether the id
@@ -463,7 +566,28 @@ impl Kernel {
                 prefetch(&self.pos[(ahead + 2).min(self.pos.len() - 1)]);
             }
             if let Some(&ahead) = positions.get(i + AHEAD) {
-                prefetch(&self.freq[self.pos[ahead as usize].word as usize]);
+                // Its record is in by now: fetch its pre-token's count and its neighbours, wherever merges
+                // left them (once bytes are merged into characters, they are records apart; 10% of a CJK
+                // merge loop's time, issue 22).
+                let at = self.pos[ahead as usize];
+                prefetch(&self.freq[at.word as usize]);
+                if at.prev != NONE {
+                    prefetch(&self.pos[at.prev as usize]);
+                }
+                if at.next != NONE {
+                    prefetch(&self.pos[at.next as usize]);
+                }
+            }
+            if let Some(&ahead) = positions.get(i + AHEAD / 2) {
+                // The right neighbour's right neighbour (the pair after the merged one), its record being
+                // in by now too.
+                let q = self.pos[ahead as usize].next;
+                if q != NONE {
+                    let y = self.pos[q as usize].next;
+                    if y != NONE {
+                        prefetch(&self.pos[y as usize]);
+                    }
+                }
             }
             let pu = p as usize;
             let at = self.pos[pu];
@@ -522,7 +646,7 @@ impl Kernel {
             if let Some(pair) = self.pairs.get(&k) {
                 if pair.count > 0 && pair.count >= self.heap_min && self.allowed(x, y) {
                     let entry = self.entry(x, y, pair.count);
-                    self.heap.push(entry, &self.tokens);
+                    self.offer(entry);
                 }
             }
         }
@@ -639,7 +763,7 @@ mod tests {
     #[test]
     fn merged_bytes_that_are_already_a_token_reuse_its_id() {
         let mut k = kernel(&[("ab", 4)], &["ab"], None);
-        assert_eq!(k.vocab_len(), 257);
+        assert_eq!((k.vocab_len(), k.positions()), (257, 2));
         assert_eq!(k.best(), Some((b'a' as u32, b'b' as u32, 4)));
         assert_eq!(k.merge_top(), Some((256, false)));
         assert_eq!(k.vocab_len(), 257);
@@ -688,6 +812,71 @@ mod tests {
             gathered.batch_min = 0;
             assert_eq!(merges(gathered), merges(direct));
         }
+    }
+
+    #[test]
+    fn pairs_kept_beside_the_heap_are_merged_as_from_the_heap() {
+        // Mostly pairs that occur once (the entries `low` keeps), some more often, ties everywhere: the
+        // merges are those of a kernel whose every entry is in the heap from the start.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for round in 0..40 {
+            let alphabet: &[u8] = if round % 2 == 0 { b"abcdefghij" } else { b"aab" };
+            let words: Vec<(String, i64)> = (0..30)
+                .map(|_| {
+                    let len = 1 + next(10) as usize;
+                    let word = (0..len).map(|_| alphabet[next(alphabet.len() as u64) as usize] as char);
+                    (word.collect(), 1 + next(3) as i64 / 2)
+                })
+                .collect();
+            let refs: Vec<(&str, i64)> = words.iter().map(|(w, f)| (w.as_str(), *f)).collect();
+            let beside = kernel(&refs, &[], None);
+            assert!(round > 0 || !beside.low.is_empty(), "the test makes pairs that occur once");
+            let mut heaped = kernel(&refs, &[], None);
+            heaped.low_max = 0;
+            let low = std::mem::take(&mut heaped.low);
+            heaped.heap.extend(low, &heaped.tokens);
+            assert_eq!(merges(beside), merges(heaped));
+        }
+    }
+
+    #[test]
+    fn merges_in_batches_are_the_merges_made_one_by_one() {
+        // "ab" exists already: a|b reuses its id (not new), so a batch counts new ids, not merges.
+        let words: &[(&str, i64)] = &[("abcabcab", 3), ("bcd", 2), ("aaaa", 1), ("abd", 1), ("xy", 1)];
+        let mut one = kernel(words, &["ab"], None);
+        let mut expected = Vec::new();
+        while let Some((left, right, count)) = one.best() {
+            let (id, new) = one.merge_top().unwrap();
+            expected.push(Made { left, right, id, new, count });
+        }
+        for (max_merges, budget) in [(1, usize::MAX), (2, usize::MAX), (3, 1), (usize::MAX, 4), (0, 0)] {
+            let mut batched = kernel(words, &["ab"], None);
+            let mut made = Vec::new();
+            let end = loop {
+                let before = made.len();
+                if let Some(end) = batched.merge_batch(u64::MAX, 1, max_merges, budget, &mut made) {
+                    break end;
+                }
+                assert!(made.len() > before, "a batch that does not end makes a merge");
+            };
+            assert_eq!((made.as_slice(), end), (expected.as_slice(), BatchEnd::NoPair));
+        }
+        // It stops once `new_tokens` new ids exist, and before a pair rarer than `min_count`.
+        let mut k = kernel(words, &["ab"], None);
+        let mut made = Vec::new();
+        assert_eq!(k.merge_batch(2, 1, usize::MAX, usize::MAX, &mut made), None);
+        assert_eq!(made.iter().filter(|m| m.new).count(), 2);
+        assert_eq!(made, expected[..made.len()]);
+        let rare = expected.iter().position(|m| m.count < 3).unwrap();
+        let mut made = Vec::new();
+        let end = kernel(words, &["ab"], None).merge_batch(u64::MAX, 3, usize::MAX, usize::MAX, &mut made);
+        assert_eq!((made.as_slice(), end), (&expected[..rare], Some(BatchEnd::Rare)));
     }
 
     #[test]

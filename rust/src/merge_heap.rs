@@ -94,6 +94,17 @@ impl PairHeap {
         }
     }
 
+    /// Adds `more` entries (in linear time: the heap is built again).
+    pub fn extend(&mut self, more: Vec<Entry>, tokens: &[Arc<[u8]>]) {
+        if more.is_empty() {
+            return;
+        }
+        self.entries.extend(more);
+        for i in (0..self.entries.len() / 2).rev() {
+            self.sift_down(i, tokens);
+        }
+    }
+
     /// Removes and returns the greatest entry.
     pub fn pop(&mut self, tokens: &[Arc<[u8]>]) -> Option<Entry> {
         let last = self.entries.pop()?;
@@ -216,10 +227,14 @@ mod tests {
                 .collect();
             let mut expected = entries.clone();
             expected.sort_by(|x, y| reference(y, x, &table));
-            // Half built at once, half pushed; some tops recounted on the way.
+            // Half built at once, half pushed (or added at once: `extend`); some tops recounted on the way.
             let mut heap = PairHeap::from_vec(entries[..100].to_vec(), &table);
-            for &e in &entries[100..] {
-                heap.push(e, &table);
+            if round % 4 == 2 {
+                heap.extend(entries[100..].to_vec(), &table);
+            } else {
+                for &e in &entries[100..] {
+                    heap.push(e, &table);
+                }
             }
             assert_eq!(heap.len(), 200);
             if round % 2 == 1 {

@@ -65,6 +65,27 @@ def test_progress_json_prints_one_object_per_line(tmp_path: Path, capsys: pytest
     assert lines[-1]["stop_reason"] == "vocab_size"
 
 
+def test_a_run_that_shows_no_merge_makes_no_merge_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without a bar (stderr is not a terminal here) or JSON lines, no MergeMade is made (1-2 us a merge);
+    # the file written is the one of a run that reports every merge.
+    from bpe_studio.engine.training import trainer
+
+    corpus = _corpus(tmp_path / "c.txt")
+    made: list[object] = []
+    real = trainer.MergeMade
+    monkeypatch.setattr(trainer, "MergeMade", lambda *args: made.append(args) or real(*args))
+    args = ["train", str(corpus), "--vocab-size", "300", "--out"]
+    assert main([*args, str(tmp_path / "quiet")]) == 0
+    assert made == []
+    assert main([*args, str(tmp_path / "json"), "--progress", "json"]) == 0
+    assert len(made) == 44
+    capsys.readouterr()
+    quiet, shown = (load_studio(tmp_path / name / "tokenizer.json") for name in ("quiet", "json"))
+    assert (quiet.merges, quiet.vocab) == (shown.merges, shown.vocab)
+
+
 def test_quiet_prints_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = _corpus(tmp_path / "c.txt")
     assert main(["train", str(corpus), "--vocab-size", "270", "--quiet", "--out", str(tmp_path / "o")]) == 0

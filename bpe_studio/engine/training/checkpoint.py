@@ -53,7 +53,6 @@ from typing import Any
 
 from ..corpus.remote import file_size, file_stamp, is_url
 from ..corpus.sources import source_kind
-from ..formats.atomic import atomic_write
 from ..pretokenize.patterns import preset_name
 from .counter import CountTotals
 from .merge import COUNT_LIMIT, MAX_PAIR_COUNT, pair_count_bound
@@ -341,6 +340,10 @@ def _write(path: str | os.PathLike[str], header: CountsHeader, sections: Sequenc
     digest = hashlib.blake2b(digest_size=_DIGEST_SIZE)
     for part in parts:
         digest.update(part)
+    # Imported here: importing bpe_studio.engine.formats (its __init__ loads every format) was a quarter of
+    # `from bpe_studio.engine import train`'s import time, for runs that write no counts (issue 22).
+    from ..formats.atomic import atomic_write
+
     atomic_write(path, b"".join([*parts, digest.digest()]))
 
 

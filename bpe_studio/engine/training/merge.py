@@ -53,6 +53,11 @@ _INVERT = {i: 255 - i for i in range(256)}
 # Below this many characters in all pre-tokens, a Python loop indexes faster than importing numpy.
 _NUMPY_MIN_CHARS = 2_000_000
 
+# A batch of the native kernel (MergeLoop.run(batched=True)) ends after this many merges or once they
+# visited this many positions (a few milliseconds): merges made ahead of a cancel are work thrown away.
+BATCH_MERGES = 512
+BATCH_POSITIONS = 1 << 20
+
 #: The largest pair count the merge loop keeps: the native kernel's counts are signed 64-bit integers, and
 #: the Python engine keeps the same limit so that both accept exactly the same counts.
 MAX_PAIR_COUNT = 2**63 - 1
@@ -197,13 +202,22 @@ class MergeLoop:
         new_tokens: int,
         min_frequency: int = 1,
         cancelled: Callable[[], bool] | None = None,
+        batched: bool = False,
     ) -> Iterator[Merge]:
         """Merge until ``new_tokens`` new token ids exist (or no pair qualifies), yielding each merge.
 
         ``stop_reason`` tells why it stopped once the iterator is exhausted.
+
+        ``batched`` (the native engine): the kernel makes merges a batch at a time, ahead of the ones
+        yielded; the merges yielded, ``cancelled``'s calls (before each merge) and ``stop_reason`` are the
+        same. Only for a caller that either takes every merge or, once it stops early (or cancels), uses the
+        loop no more: the kernel may then have made merges that were never yielded.
         """
         if self.stop_reason is StopReason.CANCELLED:
             return  # cancelled while the index was built
+        if batched and isinstance(self._engine, NativeMerges):
+            yield from self._run_batched(new_tokens, min_frequency, cancelled)
+            return
         created = 0
         while created < new_tokens:
             if cancelled is not None and cancelled():
@@ -220,6 +234,32 @@ class MergeLoop:
             merge, new = self._merge_top(pair, n)
             created += new
             yield merge
+        self.stop_reason = StopReason.VOCAB_SIZE
+
+    def _run_batched(
+        self, new_tokens: int, min_frequency: int, cancelled: Callable[[], bool] | None
+    ) -> Iterator[Merge]:
+        """:meth:`run` over the kernel's batches (see ``batched``): the same merges, cancel checks and
+        ``stop_reason`` as the loop above, which asks the kernel once per merge."""
+        assert isinstance(self._engine, NativeMerges)
+        engine, tb = self._engine, self.token_bytes
+        created = 0
+        while created < new_tokens:
+            batch, end = engine.merge_batch(new_tokens - created, min_frequency)
+            for left, right, token_id, new, count in batch:
+                if cancelled is not None and cancelled():
+                    self.stop_reason = StopReason.CANCELLED
+                    return
+                if new:
+                    tb.append(tb[left] + tb[right])
+                created += new
+                yield Merge(left, right, token_id, count)
+            if end is not None:
+                if cancelled is not None and cancelled():
+                    self.stop_reason = StopReason.CANCELLED
+                else:
+                    self.stop_reason = end
+                return
         self.stop_reason = StopReason.VOCAB_SIZE
 
     def _merge_top(self, pair: str, n: int) -> tuple[Merge, bool]:
@@ -578,3 +618,13 @@ class NativeMerges:
         if new:
             self.token_bytes.append(self.token_bytes[ord(pair[0])] + self.token_bytes[ord(pair[1])])
         return token_id, new
+
+    def merge_batch(
+        self, new_tokens: int, min_frequency: int
+    ) -> tuple[list[tuple[int, int, int, bool, int]], StopReason | None]:
+        """Merges made by the kernel in one call (see ``MergeKernel.merge_batch``), their token bytes NOT
+        appended (the caller appends those it reports), and why the kernel stopped (None: call again)."""
+        batch, end = self._kernel.merge_batch(
+            new_tokens, min_frequency, max_merges=BATCH_MERGES, budget=BATCH_POSITIONS
+        )
+        return batch, None if end is None else StopReason(end)

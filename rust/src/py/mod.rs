@@ -5,6 +5,12 @@
 
 mod count_table;
 mod encoder;
+mod huge_pages;
+
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
+
+use std::mem::ManuallyDrop;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -66,7 +72,24 @@ pub fn or_code_point<T>(
 ///     max_token_length: pairs whose merged token would be longer are never merged.
 #[pyclass(module = "bpe_studio._native")]
 struct MergeKernel {
-    inner: merge::Kernel,
+    inner: ManuallyDrop<merge::Kernel>,
+}
+
+/// From this many positions on, a kernel is freed in a thread of its own (see `MergeKernel`'s `drop`).
+const FREE_APART_MIN: usize = 1 << 16;
+
+impl Drop for MergeKernel {
+    /// Frees the kernel in a thread of its own: its pair table holds a list per pair (a million on 2 MB of
+    /// Chinese), and freeing them was 10-20 ms at the end of every training run, which waited for it.
+    fn drop(&mut self) {
+        // SAFETY: `inner` is taken once, here, and never used again (the struct is being dropped).
+        let inner = unsafe { ManuallyDrop::take(&mut self.inner) };
+        if inner.positions() < FREE_APART_MIN {
+            return; // freed here: less work than starting a thread
+        }
+        // If no thread can be started, the closure and the kernel are dropped right here instead.
+        let _ = std::thread::Builder::new().name("bpe-studio-free".into()).spawn(move || drop(inner));
+    }
 }
 
 #[pymethods]
@@ -94,14 +117,18 @@ impl MergeKernel {
         let inner = without_gil(py, || {
             if width == 1 {
                 let symbols = raw.iter().map(|&b| b as u32);
-                merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+                huge_pages::advised(|| {
+                    merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+                })
             } else {
                 let symbols = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-                merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+                huge_pages::advised(|| {
+                    merge::Kernel::new(symbols, &lengths, &freqs, token_bytes, max_token_length)
+                })
             }
         })?
         .map_err(PyValueError::new_err)?;
-        Ok(MergeKernel { inner })
+        Ok(MergeKernel { inner: ManuallyDrop::new(inner) })
     }
 
     /// The same kernel over `ids`, any buffer of native 32-bit unsigned integers (an `array("I")`) read
@@ -124,11 +151,13 @@ impl MergeKernel {
         let flat: &[u32] =
             unsafe { std::slice::from_raw_parts(ids.buf_ptr() as *const u32, ids.item_count()) };
         let inner = without_gil(py, || {
-            merge::Kernel::new(flat.iter().copied(), &lengths, &freqs, token_bytes, max_token_length)
+            huge_pages::advised(|| {
+                merge::Kernel::new(flat.iter().copied(), &lengths, &freqs, token_bytes, max_token_length)
+            })
         })?
         .map_err(PyValueError::new_err)?;
         drop(ids);
-        Ok(MergeKernel { inner })
+        Ok(MergeKernel { inner: ManuallyDrop::new(inner) })
     }
 
     /// The pair the next merge makes and its count, as (left id, right id, count); None when no pair is
@@ -140,7 +169,7 @@ impl MergeKernel {
     /// Makes the merge `best()` names: returns (token id, True if the id is new).
     fn merge_top(&mut self, py: Python<'_>) -> PyResult<(u32, bool)> {
         let inner = &mut self.inner;
-        without_gil(py, || inner.merge_top())?
+        without_gil(py, || huge_pages::advised(|| inner.merge_top()))?
             .ok_or_else(|| PyRuntimeError::new_err("merge_top() called with no pair left; call best() first"))
     }
 
@@ -149,6 +178,35 @@ impl MergeKernel {
     /// (src/merge.rs, `Kernel::set_heap_min`).
     fn set_heap_min(&mut self, n: i64) {
         self.inner.set_heap_min(n);
+    }
+
+    /// Makes merges as `best()` and `merge_top()` called in turn would, until `new_tokens` new ids exist,
+    /// no pair is left, the next pair counts fewer than `min_frequency`, or `max_merges` merges were made or
+    /// they visited `budget` positions. Returns the merges as (left id, right id, token id, True if the id
+    /// is new, count) and why it stopped: "no_pairs", "min_frequency", or None (a limit: call again).
+    #[pyo3(signature = (new_tokens, min_frequency, *, max_merges, budget))]
+    #[allow(clippy::type_complexity)]
+    fn merge_batch(
+        &mut self,
+        py: Python<'_>,
+        new_tokens: u64,
+        min_frequency: i64,
+        max_merges: usize,
+        budget: usize,
+    ) -> PyResult<(Vec<(u32, u32, u32, bool, i64)>, Option<&'static str>)> {
+        let inner = &mut self.inner;
+        let (made, end) = without_gil(py, || {
+            let mut made = Vec::new();
+            let end = huge_pages::advised(|| {
+                inner.merge_batch(new_tokens, min_frequency, max_merges, budget, &mut made)
+            });
+            (made, end)
+        })?;
+        let end = end.map(|e| match e {
+            merge::BatchEnd::NoPair => "no_pairs",
+            merge::BatchEnd::Rare => "min_frequency",
+        });
+        Ok((made.into_iter().map(|m| (m.left, m.right, m.id, m.new, m.count)).collect(), end))
     }
 
     /// Number of token ids, existing and made.

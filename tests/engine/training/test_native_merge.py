@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from bpe_studio.engine import backend
 from bpe_studio.engine import native as engine_native
 from bpe_studio.engine.events import StopReason
+from bpe_studio.engine.training import merge as merge_module
 from bpe_studio.engine.training.merge import MergeLoop, ReplayError
 
 from ..backends import BACKENDS, needs_native
@@ -64,6 +65,49 @@ def test_native_loop_equals_python_loop(
         for name in ("python", "native")
     ]
     assert results[0] == results[1]
+
+
+@needs_native
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tables(),
+    st.integers(0, 40),
+    st.integers(1, 4),
+    st.tuples(st.sampled_from([1, 2, 3, 512]), st.sampled_from([1, 5, 1 << 20])),
+    st.integers(0, 50),
+)
+def test_batched_run_yields_what_the_merge_by_merge_run_yields(
+    table: tuple[dict[str, int], list[bytes]],
+    new_tokens: int,
+    min_frequency: int,
+    limits: tuple[int, int],
+    cancel_at: int,
+) -> None:
+    # The kernel merges a batch ahead of what is yielded (rust/src/merge.rs, merge_batch): the merges, the
+    # token bytes, the stop reason and the calls to cancelled (before each merge) are those of the loop
+    # that asks the kernel once per merge, whatever the batch limits and wherever a cancel comes.
+    counts, token_bytes = table
+    max_merges, budget = limits
+    outcomes = []
+    for batched in (False, True):
+        calls = 0
+
+        def cancelled() -> bool:
+            nonlocal calls
+            calls += 1
+            return calls > cancel_at
+
+        loop = MergeLoop(dict(counts), token_bytes, backend="native")
+        with (
+            mock.patch.object(merge_module, "BATCH_MERGES", max_merges),
+            mock.patch.object(merge_module, "BATCH_POSITIONS", budget),
+        ):
+            run = loop.run(
+                new_tokens=new_tokens, min_frequency=min_frequency, cancelled=cancelled, batched=batched
+            )
+            merges = [(m.left, m.right, m.token_id, m.count) for m in run]
+        outcomes.append((merges, loop.token_bytes, loop.stop_reason, calls))
+    assert outcomes[0] == outcomes[1]
 
 
 @pytest.mark.parametrize("name", BACKENDS)

@@ -178,3 +178,26 @@ def test_garbage_collection_is_restored_after_merging(tmp_path: Path) -> None:
             break
     events.close()
     assert gc.isenabled()
+
+
+def test_train_without_on_progress_makes_no_merge_events_and_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No one reads the merges' events: train() makes none (1-2 µs a merge), and returns what a run that
+    # reports every merge returns.
+    from bpe_studio.engine.training import trainer
+
+    config = TrainConfig(inputs=[_corpus(tmp_path)], vocab_size=400, special_tokens=(ENDOFTEXT,))
+    seen: list[object] = []
+    reported = train(config, on_progress=seen.append)
+    assert sum(isinstance(e, MergeMade) for e in seen) == len(reported.merges) > 0
+    made: list[object] = []
+    monkeypatch.setattr(trainer, "MergeMade", lambda *args: made.append(args))
+    quiet = train(config)
+    assert made == []
+    assert (quiet.merges, quiet.merge_counts, quiet.vocab, quiet.stop_reason) == (
+        reported.merges,
+        reported.merge_counts,
+        reported.vocab,
+        reported.stop_reason,
+    )
