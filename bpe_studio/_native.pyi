@@ -3,6 +3,7 @@
 # (tests/engine/test_native_stub.py holds the two to each other).
 import array
 from collections.abc import Callable, Sequence
+from typing import Any
 
 class MergeKernel:
     def __init__(
@@ -23,7 +24,7 @@ class Encoder:
     def __init__(
         self,
         byte_ids: list[int],
-        merges: list[tuple[int, int, int]],
+        merges: Any,
         whole: dict[bytes, int] | None,
         decoder: list[bytes | None],
         *,
@@ -64,6 +65,7 @@ def cut_rare_pairs(
 def release_free_memory() -> bool: ...
 def byte_level_bytes(texts: list[str]) -> list[bytes] | None: ...
 def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None: ...
+def read_hf_json(data: bytes) -> tuple[str, Any] | None: ...
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
 ) -> (

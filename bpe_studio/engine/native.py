@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeGuard
 
 Backend = Literal["native", "python"]
 
@@ -263,6 +263,76 @@ def byte_level_bytes(texts: list[str]) -> list[bytes] | None:
     if _native is None or _forced_pure():
         return None
     found: list[bytes] | None = _native.byte_level_bytes(texts)
+    return found
+
+
+class HfJsonTables(Protocol):
+    """A ``tokenizer.json``'s vocab and merges read natively (rust/src/hfjson.rs): :func:`read_hf_json`."""
+
+    def raw_vocab(self) -> dict[str, int]:
+        """``model.vocab`` as ``json.load`` gives it."""
+        ...
+
+    def raw_merges(self) -> list[Any]:
+        """``model.merges`` as ``json.load`` gives it (strs, or lists of two strs)."""
+        ...
+
+    def byte_level(self, specials: dict[str, int]) -> tuple[dict[int, bytes], MergeTable] | None:
+        """(id -> bytes, the merges as a :class:`MergeTable`) read in GPT-2's byte-level alphabet, a key that
+        ``specials`` gives the same id read as its UTF-8; None when an id is listed twice or a text is
+        outside the alphabet (the loader then reads them one by one, naming the fault)."""
+        ...
+
+
+class MergeTable(Protocol):
+    """A tokenizer's merges read natively (:meth:`HfJsonTables.byte_level`), for
+    :class:`~bpe_studio.engine.encoding.tokenizer.Tokenizer`, which hands them to :func:`encoder` as they
+    are and makes Python objects of them only when asked for them."""
+
+    def pairs(self) -> list[tuple[bytes, bytes]]:
+        """Each merge as (left bytes, right bytes), in rank order."""
+        ...
+
+    def ids(self) -> list[tuple[int, int, int]] | None:
+        """Each merge's (left id, right id, merged id) as the Tokenizer looks them up (bytes -> the smallest
+        ordinary id, else a special token's), or None when a merge's bytes are not all tokens."""
+        ...
+
+    def has_ids(self) -> bool:
+        """Whether :meth:`ids` gives the ids (without making them)."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+def is_merge_table(merges: object) -> TypeGuard[MergeTable]:
+    """True for a :class:`MergeTable` (which only the native kernel makes).
+
+    Example:
+        >>> is_merge_table([(b"a", b"b")])
+        False
+    """
+    # (The class is not in the extension's namespace: only HfJsonTables.byte_level makes one.)
+    kind = type(merges)
+    return _native is not None and kind.__module__ == _native.__name__ and kind.__name__ == "MergeTable"
+
+
+def read_hf_json(data: bytes) -> tuple[str, HfJsonTables] | None:
+    """A ``tokenizer.json``'s bytes read natively (rust/src/hfjson.rs): the document's JSON text with
+    ``model.vocab`` and ``model.merges`` written as null (for ``json.loads``: a few kB), and those two read
+    into native tables; None when the kernel is off or the Python reader must read the file (not UTF-8,
+    no ``model`` with a vocab object of ids and a merges list, a key listed twice, JSON serde_json refuses).
+
+    Example:
+        >>> found = read_hf_json(b'{"model": {"vocab": {"a": 0}, "merges": []}}')
+        >>> found is None or found[0] == '{"model":{"vocab":null,"merges":null}}'
+        True
+        >>> found is None or (found[1].raw_vocab(), found[1].raw_merges()) == ({"a": 0}, [])
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: tuple[str, HfJsonTables] | None = _native.read_hf_json(data)
     return found
 
 
@@ -654,7 +724,7 @@ class NativeEncoder:
 
 def encoder(
     byte_ids: Sequence[int],
-    merges: list[tuple[int, int, int]] | None,
+    merges: list[tuple[int, int, int]] | MergeTable | None,
     whole: dict[bytes, int] | None,
     decoder: list[bytes | None],
     *,
@@ -668,7 +738,8 @@ def encoder(
 
     Args:
         byte_ids: The id of each single byte.
-        merges: ``(left id, right id, merged id)`` in rank order; None for tiktoken's rule (any two parts
+        merges: ``(left id, right id, merged id)`` in rank order (or a :class:`MergeTable` with ids); None
+            for tiktoken's rule (any two parts
             whose concatenation is an ordinary token merge, lowest id first).
         whole: With merges: ordinary token bytes -> id when a pre-token that is a token is taken whole
             (``ignore_merges``).

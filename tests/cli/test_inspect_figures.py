@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -98,14 +99,18 @@ def test_inspect_parses_a_tokenizer_json_once(
     tokenizer = trained_tokenizer(cs336_data, "cl100k")
     path = save(tokenizer, tmp_path / "tokenizer.json", format="hf")
     parsed: list[Path] = []
-    real = studio.read_json
 
-    def counting(source: Path) -> object:
-        parsed.append(Path(source))
-        return real(source)
+    def counting(real: Callable[[Path], object]) -> Callable[[Path], object]:
+        def count(source: Path) -> object:
+            parsed.append(Path(source))
+            return real(source)
 
-    for module in (detect, hf, studio):
-        monkeypatch.setattr(module, "read_json", counting)
+        return count
+
+    # (A tokenizer.json is read by read_tokenizer_json, which itself calls json or the native reader.)
+    for module in (detect, hf):
+        monkeypatch.setattr(module, "read_tokenizer_json", counting(hf.read_tokenizer_json))
+    monkeypatch.setattr(studio, "read_json", counting(studio.read_json))
     assert main(["inspect", str(path), "--json"]) == 0
     assert '"format": "hf"' in capsys.readouterr().out
     assert parsed == [path]

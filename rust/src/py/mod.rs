@@ -10,9 +10,9 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData, PyTuple};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::{bytelevel, cut_words, guard, merge, pretok, rankfile, spmodel};
+use crate::{bytelevel, cut_words, guard, hfjson, merge, pretok, rankfile, spmodel};
 
 /// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
 /// (src/guard.rs). Every entry point that does work goes through here.
@@ -344,6 +344,189 @@ fn merge_ids<'py>(
     Ok(Some(out))
 }
 
+/// A `tokenizer.json`'s vocab and merges read natively (src/hfjson.rs), kept until the loader asks for them
+/// as it needs them: in the byte-level alphabet (`byte_level`), or as `json.load` gives them (`raw_vocab`,
+/// `raw_merges`) when it reads them one by one. Not in the module: only `read_hf_json` makes one.
+#[pyclass(module = "bpe_studio._native", frozen)]
+struct HfJson {
+    document: hfjson::Document,
+}
+
+#[pymethods]
+impl HfJson {
+    /// `model.vocab` as `json.load` gives it: {token: id}, in file order.
+    fn raw_vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (n, &id) in self.document.ids.iter().enumerate() {
+            dict.set_item(self.document.key(n), id)?;
+        }
+        Ok(dict)
+    }
+
+    /// `model.merges` as `json.load` gives it: each a str `"left right"` or a list `[left, right]`.
+    fn raw_merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let text = &self.document.merge_text;
+        let out = PyList::empty(py);
+        for m in &self.document.merges {
+            if m.pair {
+                out.append(PyList::new(py, [&text[m.start..m.cut], &text[m.cut..m.end]])?)?;
+            } else {
+                out.append(&text[m.start..m.end])?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// ({id: bytes} in file order, the merges as a `MergeTable`) read in GPT-2's byte-level alphabet, a
+    /// vocab key that `specials` ({text: id}) gives the same id read as its UTF-8 (hf.py's
+    /// `_byte_level_vocab` and `_byte_level_merges`); None when an id is listed twice or a text holds a
+    /// character outside the alphabet (the loader then reads them one by one to name it).
+    fn byte_level<'py>(
+        &self,
+        py: Python<'py>,
+        specials: &Bound<'py, PyDict>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, MergeTable)>> {
+        let mut special_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut specials_fit = true; // every special's id a u32 (else no ids are made: Tokenizer names it)
+        for (key, value) in specials.iter() {
+            match (key.extract::<String>(), value.extract::<u32>()) {
+                (Ok(key), Ok(id)) => {
+                    special_ids.insert(key, id);
+                }
+                _ => specials_fit = false,
+            }
+        }
+        let document = &self.document;
+        let vocab = PyDict::new(py);
+        // Every token's bytes, one after the other, and (id, end) of each, for the ids of the merges.
+        let mut spelled: Vec<u8> = Vec::new();
+        let mut ends: Vec<(u32, usize)> = Vec::with_capacity(document.ids.len());
+        for (n, &id) in document.ids.iter().enumerate() {
+            let key = document.key(n);
+            let start = spelled.len();
+            if special_ids.get(key) == Some(&id) {
+                spelled.extend_from_slice(key.as_bytes());
+            } else if !bytelevel::decode_into(key.chars().map(u32::from), &mut spelled) {
+                return Ok(None);
+            }
+            vocab.set_item(id, PyBytes::new(py, &spelled[start..]))?;
+            ends.push((id, spelled.len()));
+        }
+        if vocab.len() != document.ids.len() {
+            return Ok(None); // an id listed twice
+        }
+        let mut bytes = Vec::new();
+        let mut cuts = Vec::with_capacity(document.merges.len());
+        let text = &document.merge_text;
+        for m in &document.merges {
+            let start = bytes.len();
+            let cut = if m.pair {
+                let ok = bytelevel::decode_into(text[m.start..m.cut].chars().map(u32::from), &mut bytes);
+                let cut = bytes.len();
+                if !ok || !bytelevel::decode_into(text[m.cut..m.end].chars().map(u32::from), &mut bytes) {
+                    return Ok(None);
+                }
+                cut
+            } else {
+                let mut one = Vec::new();
+                let Some(cut) = bytelevel::decode_pair(text[m.start..m.end].chars().map(u32::from), &mut one)
+                else {
+                    return Ok(None);
+                };
+                bytes.extend_from_slice(&one);
+                start + cut
+            };
+            cuts.push((start, cut, bytes.len()));
+        }
+        // The ids as Tokenizer.__init__ finds them (its `ids_of`): bytes -> the smallest id of an ordinary
+        // token with them, else a special token's id; a merge whose bytes have none gets no ids here.
+        let ids = specials_fit
+            .then(|| {
+                let special_set: FxHashSet<u32> = special_ids.values().copied().collect();
+                let mut ids_of: FxHashMap<&[u8], u32> = FxHashMap::default();
+                let mut start = 0;
+                for &(id, end) in &ends {
+                    if !special_set.contains(&id) {
+                        let slot = ids_of.entry(&spelled[start..end]).or_insert(id);
+                        *slot = (*slot).min(id);
+                    }
+                    start = end;
+                }
+                for (key, &id) in &special_ids {
+                    ids_of.entry(key.as_bytes()).or_insert(id);
+                }
+                cuts.iter()
+                    .map(|&(start, cut, end)| {
+                        Some((
+                            *ids_of.get(&bytes[start..cut])?,
+                            *ids_of.get(&bytes[cut..end])?,
+                            *ids_of.get(&bytes[start..end])?,
+                        ))
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .flatten();
+        Ok(Some((vocab, MergeTable { bytes, cuts, ids })))
+    }
+}
+
+/// A tokenizer's merges read natively (`HfJson.byte_level`), kept until asked for: each merge's bytes
+/// (`pairs`), and, when every merge's parts and result are tokens, its ids as the Tokenizer finds them
+/// (`ids`), which an `Encoder` takes as they are, without a Python object per merge. Not in the module:
+/// only `HfJson.byte_level` makes one.
+#[pyclass(module = "bpe_studio._native", frozen)]
+pub struct MergeTable {
+    /// The merges' bytes, one after the other, and (start, cut, end) of each.
+    bytes: Vec<u8>,
+    cuts: Vec<(usize, usize, usize)>,
+    ids: Option<Vec<(u32, u32, u32)>>,
+}
+
+impl MergeTable {
+    /// The merges by id, when every merge has them.
+    pub fn id_triples(&self) -> Option<&[(u32, u32, u32)]> {
+        self.ids.as_deref()
+    }
+}
+
+#[pymethods]
+impl MergeTable {
+    /// [(left bytes, right bytes)] in rank order.
+    fn pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let bytes = &self.bytes;
+        PyList::new(
+            py,
+            self.cuts.iter().map(|&(start, cut, end)| {
+                (PyBytes::new(py, &bytes[start..cut]), PyBytes::new(py, &bytes[cut..end]))
+            }),
+        )
+    }
+
+    /// [(left id, right id, merged id)] in rank order, or None when a merge's bytes are not all tokens.
+    fn ids<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        self.ids.as_ref().map(|ids| PyList::new(py, ids.iter().copied())).transpose()
+    }
+
+    /// Whether `ids` gives the ids (without making them).
+    fn has_ids(&self) -> bool {
+        self.ids.is_some()
+    }
+
+    fn __len__(&self) -> usize {
+        self.cuts.len()
+    }
+}
+
+/// A `tokenizer.json`'s bytes read natively (src/hfjson.rs): (the rest of the document as JSON text, with
+/// `model.vocab` and `model.merges` as null, for `json.loads`; an `HfJson` holding those two), or None when
+/// the Python reader must read the file (not UTF-8, not such a document, or JSON serde_json refuses).
+#[pyfunction]
+fn read_hf_json<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Option<(String, HfJson)>> {
+    let raw = data.as_bytes();
+    let found = without_gil(py, || std::str::from_utf8(raw).ok().and_then(hfjson::parse))?;
+    Ok(found.map(|mut document| (std::mem::take(&mut document.rest), HfJson { document })))
+}
+
 /// The str of `text`, made once per distinct text.
 fn interned<'a, 'py>(
     py: Python<'py>,
@@ -445,5 +628,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sentencepiece_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(read_hf_json, m)?)?;
     Ok(())
 }
