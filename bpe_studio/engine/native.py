@@ -298,6 +298,11 @@ class MergeTable(Protocol):
         ordinary id, else a special token's), or None when a merge's bytes are not all tokens."""
         ...
 
+    def summary(self, byte_ids: list[int]) -> tuple[int, int, tuple[int, int] | None] | None:
+        """(merges, tokens they make that are not one of ``byte_ids``, the deepest token's (id, height))
+        as ``analysis.merge_summary`` counts them, or None without :meth:`ids`."""
+        ...
+
     def has_ids(self) -> bool:
         """Whether :meth:`ids` gives the ids (without making them)."""
         ...

@@ -267,6 +267,9 @@ def merge_summary(tokenizer: Tokenizer) -> MergeSummary:
         # A rank file: each merge makes its own token, never a single byte, so every merge learns one.
         count, deepest, height_of = native
         return MergeSummary(count, count, (deepest, height_of))
+    table = tokenizer._table_merge_summary()
+    if table is not None:  # merges read natively (a tokenizer.json's): the same loop as below, natively
+        return MergeSummary(*table)
     triples = tokenizer.merge_ids()
     size = 1 + max(tokenizer.vocab, default=0)  # every id a merge names is a token's
     is_byte = bytearray(size)

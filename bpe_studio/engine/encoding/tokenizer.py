@@ -706,6 +706,15 @@ class Tokenizer:
             return None
         return self._encoder.merge_summary()
 
+    def _table_merge_summary(self) -> tuple[int, int, tuple[int, int] | None] | None:
+        """With merges read natively (a merge table), before :meth:`merge_ids` was asked for: ``(merges,
+        tokens they make that are not single bytes, (deepest id, its height) or None)`` computed natively
+        (see ``analysis.merge_summary``); None otherwise."""
+        if self._merge_table is None or self._merge_ids is not None:
+            return None
+        byte_ids = [i for b in range(256) if (i := self._ids_of.get(bytes([b]))) is not None]
+        return self._merge_table.summary(byte_ids)
+
     def merge_ids(self) -> Sequence[tuple[int, int, int]]:
         """The merges in rank order by id, ``(left id, right id, merged id)``: the ids of the tokens
         :attr:`merges` names (for bytes two tokens share, the smallest id, as :meth:`token_id` gives; for a

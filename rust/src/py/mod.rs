@@ -470,6 +470,9 @@ impl HfJson {
     }
 }
 
+/// A token's (id, height) in the merge trees.
+type Deepest = (u32, u32);
+
 /// A tokenizer's merges read natively (`HfJson.byte_level`), kept until asked for: each merge's bytes
 /// (`pairs`), and, when every merge's parts and result are tokens, its ids as the Tokenizer finds them
 /// (`ids`), which an `Encoder` takes as they are, without a Python object per merge. Not in the module:
@@ -505,6 +508,38 @@ impl MergeTable {
     /// [(left id, right id, merged id)] in rank order, or None when a merge's bytes are not all tokens.
     fn ids<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
         self.ids.as_ref().map(|ids| PyList::new(py, ids.iter().copied())).transpose()
+    }
+
+    /// What `inspect` says of the merges (analysis.py's `merge_summary`, the reference), from the ids
+    /// without a Python object per merge: (merges, tokens they make that are not one of `byte_ids`, the
+    /// deepest token's (id, height) or None), only the first merge making a token counting; the smallest
+    /// id among the deepest. None without ids.
+    fn summary(&self, byte_ids: Vec<u32>) -> Option<(usize, usize, Option<Deepest>)> {
+        let ids = self.ids.as_ref()?;
+        let size = ids.iter().map(|&(l, r, m)| l.max(r).max(m) as usize + 1).max().unwrap_or(0);
+        let mut is_byte = vec![false; size];
+        for b in byte_ids {
+            if let Some(slot) = is_byte.get_mut(b as usize) {
+                *slot = true;
+            }
+        }
+        let mut height = vec![0u32; size];
+        let mut made_before = vec![false; size];
+        let (mut learned, mut best): (usize, Option<Deepest>) = (0, None);
+        for &(left, right, made) in ids {
+            let m = made as usize;
+            if made_before[m] {
+                continue;
+            }
+            made_before[m] = true;
+            learned += usize::from(!is_byte[m]);
+            let h = 1 + height[left as usize].max(height[right as usize]);
+            height[m] = h;
+            if best.is_none_or(|(id, top)| h > top || (h == top && made < id)) {
+                best = Some((made, h));
+            }
+        }
+        Some((ids.len(), learned, best))
     }
 
     /// Whether `ids` gives the ids (without making them).

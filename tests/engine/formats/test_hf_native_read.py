@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bpe_studio.cli.inspect_cmd import describe
 from bpe_studio.engine import load
 from bpe_studio.engine.bytes_unicode import bytes_to_text
 from bpe_studio.engine.formats.hf import NativeDocument, read_tokenizer_json
@@ -82,6 +83,8 @@ def _both(path: Path) -> tuple[Any, Any]:
 
 def _assert_same(native_tok: Any, python_tok: Any, text: str) -> None:
     assert not isinstance(native_tok, str) and not isinstance(python_tok, str), (native_tok, python_tok)
+    # (First: the native summary is the merge table's, before merge_ids() is asked for.)
+    assert describe(native_tok) == describe(python_tok)
     assert native_tok.vocab == python_tok.vocab
     assert list(native_tok.vocab) == list(python_tok.vocab)  # (the same order)
     assert list(native_tok.merge_ids()) == list(python_tok.merge_ids())
