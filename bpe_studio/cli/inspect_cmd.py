@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import statistics
+import math
 from collections import Counter
 from typing import Any
 
@@ -100,7 +100,8 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
         ],
         "token_lengths": {
             "histogram": {(f"{n}+" if n == _LENGTH_CAP else str(n)): histogram[n] for n in sorted(histogram)},
-            "mean": round(statistics.fmean(lengths), 3) if lengths else 0.0,
+            # statistics.fmean's own sum (importing statistics costs 2 ms: it imports fractions and decimal)
+            "mean": round(math.fsum(lengths) / len(lengths), 3) if lengths else 0.0,
             "median": _median(counted) if lengths else 0,
             "max": max(counted, default=0),
         },

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter
 
-from ..humanize import merge_number
 from ..pretokenize.split import Pretokenizer
 from .pieces import PieceModel
 from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
@@ -682,6 +681,8 @@ class MergeDifference:
             >>> print(first.describe())  # doctest: +ELLIPSIS
             The merge lists differ from the start. First difference at merge 1: A merges 'a' + 'b', ...
         """
+
+        from ..humanize import merge_number  # (only for this sentence: it imports the events, 3 ms)
 
         def merge(pair: tuple[bytes, bytes] | None) -> str:
             if pair is None:

@@ -31,8 +31,6 @@ from .gpt2 import (
 )
 from .hf import FILE_NAME as HF_FILE
 from .hf import is_hf_document, load_hf, read_tokenizer_json, save_hf
-from .hub import is_model_id, resolve_model
-from .named import resolve_name
 from .sentencepiece import OPENS, is_sentencepiece_model, load_sentencepiece
 from .studio import FORMAT_NAME as STUDIO_FORMAT
 from .studio import FormatError, FormatWarning, load_studio, save_studio
@@ -80,6 +78,10 @@ def _named(path: str | os.PathLike[str]) -> Path:
     """
     name = os.fspath(path)
     if not os.path.exists(name):
+        # (Imported only for a name: opening a file needs neither module, 3-4 ms of every command.)
+        from .hub import is_model_id, resolve_model
+        from .named import resolve_name
+
         try:
             return resolve_name(name)
         except KeyError:
