@@ -71,8 +71,8 @@ def sentencepiece_pairs(
 ) -> (
     tuple[
         dict[tuple[str, str], int] | Callable[[], dict[tuple[str, str], int]],
-        list[tuple[str, str]],
-        list[tuple[bytes, bytes]],
+        list[tuple[str, str]] | Callable[[], list[tuple[str, str]]],
+        list[tuple[bytes, bytes]] | Any,
     ]
     | None
 ): ...

@@ -358,16 +358,17 @@ def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
 
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int]
-) -> tuple[Callable[[], dict[tuple[str, str], int]], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None:
+) -> tuple[Callable[[], dict[tuple[str, str], int]], Callable[[], list[tuple[str, str]]], MergeTable] | None:
     """A ``.model``'s derived pairs from its pieces' texts, scores and types (rust/src/spmodel.rs,
-    ``pairs``): a function that makes every split's rank, as ``load_sentencepiece`` builds them (called
-    when the model first encodes: opening the file needs none); the pairs the views show, as
-    ``PieceModel.piece_merges`` finds them; and those pairs' bytes. None when the kernel is off or a piece
-    that merges has a NaN score (the Python loader then derives them).
+    ``pairs``), each made when first asked for (opening the file needs none of them): a function that makes
+    every split's rank, as ``load_sentencepiece`` builds them (called when the model first encodes); a
+    function that makes the pairs the views show, as ``PieceModel.piece_merges`` finds them; and those
+    pairs' bytes as a :class:`MergeTable` (without ids: a piece model's are the pieces'). None when the
+    kernel is off or a piece that merges has a NaN score (the Python loader then derives them).
 
     Example:
         >>> found = sentencepiece_pairs(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1])
-        >>> found is None or (found[0](), found[1], found[2]) == (
+        >>> found is None or (found[0](), found[1](), found[2].pairs()) == (
         ...     {("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
         True
     """
@@ -378,11 +379,11 @@ def sentencepiece_pairs(
     if found is None:
         return None
 
-    ranks = found[0]
-    # (with_ranks=False: the kernel keeps them, and this makes the table from them when called: the
-    # kernel's, not the BPE_STUDIO_PURE of the moment's, as the model was opened with it.)
-    assert not isinstance(ranks, dict)
-    return ranks, found[1], found[2]
+    ranks, merges, table = found
+    # (with_ranks=False: the kernel keeps them, and these make them when called: the kernel's, not the
+    # BPE_STUDIO_PURE of the moment's, as the model was opened with it.)
+    assert callable(ranks) and callable(merges) and is_merge_table(table)
+    return ranks, merges, table
 
 
 def merge_ids(

@@ -431,7 +431,7 @@ class Tokenizer:
             self._merges = None
         elif not native.is_merge_table(merges):
             self._merges = _merge_tuple(cast(Sequence[tuple[bytes, bytes]], merges))
-        elif piece_model is None and native.backend() == "native":
+        elif native.backend() == "native":
             self._merge_table = merges
             self._merges = None
         else:
@@ -449,6 +449,11 @@ class Tokenizer:
                 piece_ids = _piece_merge_ids(piece_model, self._merges, ids_of, lookup=lookup)
             # (Its own encoder merges pieces: the byte-level tables below, _rank_tables, are never built.)
             triples = piece_ids
+        elif piece_model is not None and self._merge_table is not None:
+            # A .model's merges (native.sentencepiece_pairs): two pieces making a piece, each one's bytes a
+            # token, so no lookup fails; their ids (the pieces') are looked up when first asked for
+            # (merge_ids), for the views: the piece model encodes with its own ranks.
+            triples = self._merge_table
         elif self._merge_table is not None:
             if not self._merge_table.has_ids():  # a merge without a token: named by _rank_merges
                 self._rank_merges(self.merges, ids_of)
@@ -728,7 +733,10 @@ class Tokenizer:
             [(97, 98, 256)]
         """
         if self._merge_ids is None and self._merge_table is not None:
-            self._merge_ids = self._merge_table.ids()
+            if self._piece_model is not None:
+                self._merge_ids = _piece_merge_ids(self._piece_model, self.merges, self._ids_of)
+            else:
+                self._merge_ids = self._merge_table.ids()
         if self._merge_ids is None:
             found = self._encoder.derive_merges()
             if found is None:

@@ -185,11 +185,12 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     # the order of the scores, highest first, equal scores sharing a rank (then leftmost goes first). The
     # kernel derives them, and the pairs the views show, from the same pieces (rust/src/spmodel.rs).
     derived = native.sentencepiece_pairs(texts, piece_scores, kinds)
-    piece_merges: list[tuple[str, str]] | None = None
-    merge_bytes: list[tuple[bytes, bytes]] | None = None
+    piece_merges: Callable[[], list[tuple[str, str]]] | None = None
+    merge_table: native.MergeTable | None = None
     ranks: dict[tuple[str, str], int] | Callable[[], dict[tuple[str, str], int]]
     if derived is not None:
-        ranks, piece_merges, merge_bytes = derived
+        # (Each made when first asked for: the ranks by the first encode, the pairs by a view.)
+        ranks, piece_merges, merge_table = derived
     else:
         order = {s: r for r, s in enumerate(sorted(set(scores.values()), reverse=True))}
         ranks = {}
@@ -217,7 +218,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         piece_merges=piece_merges,
     )
     try:
-        merges = merge_bytes if merge_bytes is not None else _merge_bytes(model)
+        merges = merge_table if merge_table is not None else _merge_bytes(model)
         return Tokenizer(vocab, merges, pattern="gpt2", piece_model=model)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None

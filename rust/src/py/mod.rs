@@ -573,12 +573,14 @@ fn interned<'a, 'py>(
 
 /// A `.model`'s ranks (src/spmodel.rs, `pairs`) kept from opening it until its first encode asks for them
 /// (`table`), so that the pairs are derived once: each split's left and right texts, one after the other in
-/// one buffer, and (start, cut, end, rank) into it, in the Python loop's order. Not in the module: only
+/// one buffer, and (start, cut, end, rank) into it, in the Python loop's order; and the pairs the views
+/// show (`merges`), kept until a view asks for them, the same way. Not in the module: only
 /// `sentencepiece_pairs` makes one.
 #[pyclass(module = "bpe_studio._native", frozen)]
 struct PieceRanks {
     text: String,
     splits: Vec<(usize, usize, usize, u32)>,
+    merges: Vec<(usize, usize, usize)>,
 }
 
 #[pymethods]
@@ -593,12 +595,25 @@ impl PieceRanks {
         }
         Ok(dict)
     }
+
+    /// [(left, right)]: the pairs the views show, as `sentencepiece_pairs(..., with_ranks=True)` gives them.
+    fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut made = FxHashMap::default();
+        let text = &self.text;
+        PyList::new(
+            py,
+            self.merges.iter().map(|&(start, cut, end)| {
+                (interned(py, &mut made, &text[start..cut]), interned(py, &mut made, &text[cut..end]))
+            }),
+        )
+    }
 }
 
 /// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
-/// (ranks as {(left, right): rank} in the Python loop's order if `with_ranks`, else a `PieceRanks`'s
-/// `table`, which makes them when called; the pairs the views show as (left, right) strs; the same pairs' bytes with `▁`
-/// read as a space); None when the Python loader must derive them.
+/// if `with_ranks`, (ranks as {(left, right): rank} in the Python loop's order; the pairs the views show as
+/// (left, right) strs; the same pairs' bytes with `▁` read as a space), else a `PieceRanks`'s `table` and
+/// `merges`, which make the first two when called, and the third as a `MergeTable` (without ids); None when
+/// the Python loader must derive them.
 #[pyfunction]
 #[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
 fn sentencepiece_pairs<'py>(
@@ -620,13 +635,8 @@ fn sentencepiece_pairs<'py>(
     };
     // One str object per distinct text (a piece's parts recur across splits).
     let mut made = FxHashMap::default();
-    let ranks = if with_ranks {
-        let dict = PyDict::new(py);
-        for &(left, right, rank) in &found.ranks {
-            dict.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
-        }
-        dict.into_any()
-    } else {
+    if !with_ranks {
+        // Nothing made for Python yet: the ranks at the first encode, the pairs and their bytes for a view.
         let mut text = String::new();
         let mut splits = Vec::with_capacity(found.ranks.len());
         for &(left, right, rank) in &found.ranks {
@@ -636,8 +646,30 @@ fn sentencepiece_pairs<'py>(
             text.push_str(right);
             splits.push((start, cut, text.len(), rank));
         }
-        Bound::new(py, PieceRanks { text, splits })?.getattr("table")?
-    };
+        let (mut merges, mut bytes, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
+        for &(left, right) in &found.merges {
+            let start = text.len();
+            text.push_str(left);
+            let cut = text.len();
+            text.push_str(right);
+            merges.push((start, cut, text.len()));
+            let byte_start = bytes.len();
+            bytes.extend_from_slice(left.replace('\u{2581}', " ").as_bytes());
+            let byte_cut = bytes.len();
+            bytes.extend_from_slice(right.replace('\u{2581}', " ").as_bytes());
+            cuts.push((byte_start, byte_cut, bytes.len()));
+        }
+        let ranks = Bound::new(py, PieceRanks { text, splits, merges })?;
+        let table = MergeTable { bytes, cuts, ids: None };
+        return Ok((ranks.getattr("table")?, ranks.getattr("merges")?, table)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind());
+    }
+    let ranks = PyDict::new(py);
+    for &(left, right, rank) in &found.ranks {
+        ranks.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
+    }
     let merges = PyList::new(
         py,
         found.merges.iter().map(|&(l, r)| (interned(py, &mut made, l), interned(py, &mut made, r))),

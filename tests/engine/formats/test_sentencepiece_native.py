@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpe_studio.cli.inspect_cmd import describe
 from bpe_studio.engine import native
 from bpe_studio.engine.encoding.tokenizer import PythonEncoder, Tokenizer
 from bpe_studio.engine.formats import FormatError, load, sentencepiece
@@ -178,7 +179,8 @@ def test_a_real_model_reads_the_same_natively_and_in_python() -> None:
 
 
 def _derive(texts: list[str], scores: list[float], kinds: list[int]) -> object:
-    """What the loader derives from pieces: (ranks in order, the pairs the views show, their bytes)."""
+    """What the loader derives from pieces: (ranks in order, the pairs the views show, their bytes, their
+    ids, inspect's description, the vocab)."""
     found: list[object] = []
     for backend in ("native", "python"):
         with use_backend(backend):
@@ -189,7 +191,18 @@ def _derive(texts: list[str], scores: list[float], kinds: list[int]) -> object:
                 continue
             model = tok.piece_model
             assert model is not None
-            found.append((list(model.ranks.items()), model.piece_merges(), tok.merges))
+            # (The views' figures first: with the kernel, the merges and their ids are made when asked for.)
+            summary = describe(tok)
+            found.append(
+                (
+                    list(model.ranks.items()),
+                    model.piece_merges(),
+                    tok.merges,
+                    tok.merge_ids(),
+                    summary,
+                    tok.vocab,
+                )
+            )
     assert found[0] == found[1]
     return found[0]
 
@@ -229,11 +242,11 @@ def test_the_kernel_derives_ranks_and_leaves_nan_scores_to_python() -> None:
         texts, kinds = ["a", "b", "ab"], [1, 1, 1]
         found = native.sentencepiece_pairs(texts, [0.0, 0.0, -1.0], kinds)
         assert found is not None
-        assert (found[0](), found[1], found[2]) == ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
+        assert (found[0](), found[1](), found[2].pairs()) == ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
         assert native.sentencepiece_pairs(texts, [0.0, 0.0, float("nan")], kinds) is None
         found = native.sentencepiece_pairs(["▁a"], [0.0], [1])
         assert found is not None
-        assert (found[0](), found[1], found[2]) == ({("▁", "a"): 0}, [], [])
+        assert (found[0](), found[1](), found[2].pairs()) == ({("▁", "a"): 0}, [], [])
 
 
 def test_opening_a_model_natively_leaves_its_ranks_for_the_first_encode() -> None:
@@ -250,12 +263,16 @@ def test_opening_a_model_natively_leaves_its_ranks_for_the_first_encode() -> Non
 
 
 @needs_native
-def test_opening_a_model_looks_its_merges_up_once_and_leaves_the_decode_table() -> None:
-    # (Twice before: once for the byte-level triples a piece model never uses, once by piece id.)
+def test_opening_a_model_leaves_its_merges_and_the_decode_table_for_first_use() -> None:
+    # (Twice before: once for the byte-level triples a piece model never uses, once by piece id; then once,
+    # when opening; now when a view first asks for them, since the piece model encodes with its ranks.)
     texts, scores, kinds = ["a", "b", "ab", "abb"], [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1]
     with use_backend("native"), mock.patch.object(native, "merge_ids", wraps=native.merge_ids) as looked:
         tok = _load_pieces(texts, scores, kinds)
-    assert looked.call_count == 1
+        assert looked.call_count == 0
+        assert tok._merges is None and tok.piece_model is not None and tok.piece_model._piece_merges is None
+        assert tok.merge_ids() == [(256, 257, 258), (258, 257, 259)]
+        assert looked.call_count == 1
     encoder = tok._encoder
     # The id -> str table waits for the first decode.
     assert isinstance(encoder, PythonEncoder) and callable(encoder._by_id)
