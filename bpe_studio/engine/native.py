@@ -363,8 +363,8 @@ def sentencepiece_pairs(
     ``pairs``), each made when first asked for (opening the file needs none of them): a function that makes
     every split's rank, as ``load_sentencepiece`` builds them (called when the model first encodes); a
     function that makes the pairs the views show, as ``PieceModel.piece_merges`` finds them; and those
-    pairs' bytes as a :class:`MergeTable` (without ids: a piece model's are the pieces'). None when the
-    kernel is off or a piece that merges has a NaN score (the Python loader then derives them).
+    pairs' bytes as a :class:`MergeTable`, with the pieces' ids (``Tokenizer._piece_merge_ids``'s). None
+    when the kernel is off or a piece that merges has a NaN score (the Python loader then derives them).
 
     Example:
         >>> found = sentencepiece_pairs(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1])

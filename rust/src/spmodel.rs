@@ -131,8 +131,8 @@ pub fn parse(data: &[u8]) -> Option<Model<'_>> {
 
 /// The piece types that text can become: `NORMAL` (merges make them) and `USER_DEFINED` (matched whole);
 /// sentencepiece.py's constants.
-const NORMAL: u128 = 1;
-const USER_DEFINED: u128 = 4;
+pub const NORMAL: u128 = 1;
+pub const USER_DEFINED: u128 = 4;
 
 /// What the Python loader derives from a `.model`'s pieces (sentencepiece.py's `load_sentencepiece` and
 /// `PieceModel._find_piece_merges`, the reference).

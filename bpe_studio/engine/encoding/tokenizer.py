@@ -451,8 +451,8 @@ class Tokenizer:
             triples = piece_ids
         elif piece_model is not None and self._merge_table is not None:
             # A .model's merges (native.sentencepiece_pairs): two pieces making a piece, each one's bytes a
-            # token, so no lookup fails; their ids (the pieces') are looked up when first asked for
-            # (merge_ids), for the views: the piece model encodes with its own ranks.
+            # token, so no lookup fails; their ids (the pieces', found natively) are made when first asked
+            # for (merge_ids), for the views: the piece model encodes with its own ranks.
             triples = self._merge_table
         elif self._merge_table is not None:
             if not self._merge_table.has_ids():  # a merge without a token: named by _rank_merges
@@ -733,10 +733,9 @@ class Tokenizer:
             [(97, 98, 256)]
         """
         if self._merge_ids is None and self._merge_table is not None:
-            if self._piece_model is not None:
+            self._merge_ids = self._merge_table.ids()
+            if self._merge_ids is None and self._piece_model is not None:
                 self._merge_ids = _piece_merge_ids(self._piece_model, self.merges, self._ids_of)
-            else:
-                self._merge_ids = self._merge_table.ids()
         if self._merge_ids is None:
             found = self._encoder.derive_merges()
             if found is None:

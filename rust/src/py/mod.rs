@@ -612,8 +612,8 @@ impl PieceRanks {
 /// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
 /// if `with_ranks`, (ranks as {(left, right): rank} in the Python loop's order; the pairs the views show as
 /// (left, right) strs; the same pairs' bytes with `▁` read as a space), else a `PieceRanks`'s `table` and
-/// `merges`, which make the first two when called, and the third as a `MergeTable` (without ids); None when
-/// the Python loader must derive them.
+/// `merges`, which make the first two when called, and the third as a `MergeTable` (with the pieces' ids);
+/// None when the Python loader must derive them.
 #[pyfunction]
 #[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
 fn sentencepiece_pairs<'py>(
@@ -659,8 +659,29 @@ fn sentencepiece_pairs<'py>(
             bytes.extend_from_slice(right.replace('\u{2581}', " ").as_bytes());
             cuts.push((byte_start, byte_cut, bytes.len()));
         }
+        // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
+        // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
+        // the loader's dict keeps it).
+        let mut last: FxHashMap<&str, u32> = FxHashMap::default();
+        for (i, &(text, _, kind)) in pieces.iter().enumerate() {
+            if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+                last.insert(text, i as u32);
+            }
+        }
+        let spelled = |t: &str| t.replace('\u{2581}', " ");
+        let mut by_bytes: FxHashMap<String, u32> = FxHashMap::default();
+        for (&piece, &i) in &last {
+            let slot = by_bytes.entry(spelled(piece)).or_insert(i);
+            *slot = (*slot).min(i);
+        }
+        let id_of = |t: &str| by_bytes.get(&spelled(t)).copied();
+        let ids = found
+            .merges
+            .iter()
+            .map(|&(l, r)| Some((id_of(l)?, id_of(r)?, id_of(&format!("{l}{r}"))?)))
+            .collect::<Option<Vec<_>>>();
         let ranks = Bound::new(py, PieceRanks { text, splits, merges })?;
-        let table = MergeTable { bytes, cuts, ids: None };
+        let table = MergeTable { bytes, cuts, ids };
         return Ok((ranks.getattr("table")?, ranks.getattr("merges")?, table)
             .into_pyobject(py)?
             .into_any()
