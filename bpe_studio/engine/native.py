@@ -356,6 +356,26 @@ def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
     return found
 
 
+def sentencepiece_tables(
+    texts: list[str], kinds: list[int]
+) -> tuple[dict[int, bytes], dict[str, int], list[str], list[int]] | None:
+    """A ``.model``'s tables from its pieces' texts and types, made natively as ``load_sentencepiece``'s
+    loop makes them (``sentencepiece._piece_tables``, the reference): (id -> bytes, text -> id of the normal
+    and user-defined pieces, the user-defined texts, the id of each byte); None when the kernel is off, a
+    byte piece is not ``<0xNN>`` or a byte has no piece (the loop then names it).
+
+    Example:
+        >>> found = sentencepiece_tables([f"<0x{b:02X}>" for b in range(256)] + ["▁a"], [6] * 256 + [1])
+        >>> found is None or (found[0][256], found[1], found[3][:2]) == (b" a", {"▁a": 256}, [0, 1])
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: tuple[dict[int, bytes], dict[str, int], list[str], list[int]] | None
+    found = _native.sentencepiece_tables(texts, kinds)
+    return found
+
+
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int]
 ) -> tuple[Callable[[], dict[tuple[str, str], int]], Callable[[], list[tuple[str, str]]], MergeTable] | None:

@@ -133,6 +133,19 @@ pub fn parse(data: &[u8]) -> Option<Model<'_>> {
 /// sentencepiece.py's constants.
 pub const NORMAL: u128 = 1;
 pub const USER_DEFINED: u128 = 4;
+/// A byte piece, `<0xNN>`.
+pub const BYTE: u128 = 6;
+
+/// The byte of a byte piece's text `<0xNN>` (two hex digits, either case), as sentencepiece.py's `_byte_of`
+/// reads it; None for any other text.
+pub fn byte_of(text: &str) -> Option<u8> {
+    let raw = text.as_bytes();
+    if raw.len() != 6 || &raw[..3] != b"<0x" || raw[5] != b'>' {
+        return None;
+    }
+    let digit = |c: u8| (c as char).to_digit(16);
+    Some((digit(raw[3])? * 16 + digit(raw[4])?) as u8)
+}
 
 /// What the Python loader derives from a `.model`'s pieces (sentencepiece.py's `load_sentencepiece` and
 /// `PieceModel._find_piece_merges`, the reference).
@@ -312,6 +325,17 @@ mod tests {
         assert!(pairs(&[("ab", 0.0, 4), ("a", 0.0, 1)]).unwrap().ranks.is_empty());
         assert!(pairs(&[("ab", f32::NAN, 1)]).is_none());
         assert_eq!(pairs(&[("ab", f32::NAN, 6)]).unwrap(), Pairs::default());
+    }
+
+    #[test]
+    fn byte_pieces_are_two_hex_digits_of_either_case() {
+        assert_eq!(
+            (byte_of("<0x0A>"), byte_of("<0xff>"), byte_of("<0xfF>")),
+            (Some(10), Some(255), Some(255))
+        );
+        for text in ["<0X0A>", "<0x0A", "<0x+1>", "<0x 1>", "<0x0G>", "<0x0A>>", "<0x0é>", "0x0A"] {
+            assert_eq!(byte_of(text), None, "{text}");
+        }
     }
 
     #[test]

@@ -609,6 +609,52 @@ impl PieceRanks {
     }
 }
 
+/// A `.model`'s tables from its pieces' texts and types, as `load_sentencepiece`'s loop makes them
+/// (bpe_studio/engine/formats/sentencepiece.py, the reference): ({id: bytes}: a byte piece `<0xNN>`'s byte,
+/// any other piece's text with `▁` read as a space; {text: id} of the normal and user-defined pieces, a text
+/// listed twice under its last id; the user-defined texts; the id of each byte 0..255, a byte listed twice
+/// under its last id); None when a byte piece is not `<0xNN>` or a byte has no piece (the loop then runs,
+/// naming the fault).
+#[pyfunction]
+fn sentencepiece_tables<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+    kinds: Vec<u128>,
+) -> PyResult<Option<SentencepieceTables<'py>>> {
+    let owned = strings(texts)?;
+    if owned.len() != kinds.len() {
+        return Err(PyValueError::new_err("texts and kinds must have one item per piece"));
+    }
+    let vocab = PyDict::new(py);
+    let normal = PyDict::new(py);
+    let frozen = PyList::empty(py);
+    let mut byte_ids: [Option<usize>; 256] = [None; 256];
+    let mut spelled = Vec::new();
+    for (i, (text, &kind)) in owned.iter().zip(&kinds).enumerate() {
+        let utf8 = text.to_str()?;
+        if kind == spmodel::BYTE {
+            let Some(byte) = spmodel::byte_of(utf8) else { return Ok(None) };
+            vocab.set_item(i, PyBytes::new(py, &[byte]))?;
+            byte_ids[usize::from(byte)] = Some(i);
+            continue;
+        }
+        spelled.clear();
+        spelled.extend_from_slice(utf8.replace('\u{2581}', " ").as_bytes());
+        vocab.set_item(i, PyBytes::new(py, &spelled))?;
+        if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+            normal.set_item(text, i)?;
+            if kind == spmodel::USER_DEFINED {
+                frozen.append(text)?;
+            }
+        }
+    }
+    let Some(byte_ids) = byte_ids.into_iter().collect::<Option<Vec<usize>>>() else { return Ok(None) };
+    Ok(Some((vocab, normal, frozen, byte_ids)))
+}
+
+/// What `sentencepiece_tables` gives.
+type SentencepieceTables<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>, Vec<usize>);
+
 /// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
 /// if `with_ranks`, (ranks as {(left, right): rank} in the Python loop's order; the pairs the views show as
 /// (left, right) strs; the same pairs' bytes with `▁` read as a space), else a `PieceRanks`'s `table` and
@@ -717,5 +763,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(byte_level_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
     m.add_function(wrap_pyfunction!(read_hf_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_tables, m)?)?;
     Ok(())
 }
