@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import heapq
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.cli.inspect_cmd import _median, describe
+from bpe_studio.cli.inspect_cmd import _median, _top_length, describe
 from bpe_studio.engine import Tokenizer
 from bpe_studio.engine.encoding.analysis import MergeIndex, MergeSummary, merge_summary
 
@@ -80,6 +81,12 @@ def test_duplicate_merges_and_bytes_keep_the_first_rank() -> None:
     assert index.heights() == {256: 1, 258: 2} and index.deepest() == (258, 2)
     assert index.new_before == [0, 1, 2, 2]
     assert merge_summary(tok) == MergeSummary(3, 2, (258, 2))
+
+
+@settings(deadline=None)
+@given(lengths=st.lists(st.integers(1, 20), max_size=40), top=st.integers(1, 50))
+def test_the_top_length_is_the_top_th_largest(lengths: list[int], top: int) -> None:
+    assert _top_length(Counter(lengths), top) == min(heapq.nlargest(top, lengths), default=0)
 
 
 @settings(max_examples=200, deadline=None)
