@@ -2,7 +2,9 @@
 ``bpe-studio inspect`` beside the same reference.
 
 For each file found, each command runs in a new Python process (so imports count, as they do for a user),
-``--runs`` times, and the median wall time is printed:
+``--runs`` times, the three commands interleaved (ours, the reference, inspect, ours, ...: a load on the
+machine that comes and goes weighs on all three alike), and the median wall time is printed, with the
+median CPU time (user + system) of the process beside it (less swayed by other work on the machine):
 
 * ours: ``load(path, pattern=...).encode("x")``;
 * the reference: for a rank file ``tiktoken.Encoding(..., mergeable_ranks=load_tiktoken_bpe(path))``, the
@@ -28,7 +30,9 @@ from __future__ import annotations
 import argparse
 import base64
 import importlib.util
+import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -105,14 +109,44 @@ def files(folder: Path) -> list[tuple[str, Path, str, str | None]]:
     return found
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment without ``PYTHONDONTWRITEBYTECODE`` (with it, every module edited since
+    the last run would be compiled again in each run)."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run_once(command: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``command`` in a fresh process (it must succeed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_environment()
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved(commands: list[list[str] | None], runs: int) -> list[tuple[float, float]]:
+    """The median (wall, CPU) seconds of each command, run in turn ``runs`` times (None: not run, NaN)."""
+    walls: list[list[float]] = [[] for _ in commands]
+    cpus: list[list[float]] = [[] for _ in commands]
+    for _ in range(runs):
+        for n, command in enumerate(commands):
+            if command is not None:
+                wall, cpu = run_once(command)
+                walls[n].append(wall)
+                cpus[n].append(cpu)
+    nan = float("nan")
+    return [
+        (statistics.median(w), statistics.median(c)) if w else (nan, nan)
+        for w, c in zip(walls, cpus, strict=True)
+    ]
+
+
 def median_seconds(command: list[str], runs: int) -> float:
     """The median wall time of ``command`` in fresh processes (it must succeed)."""
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return interleaved([command], runs)[0][0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,31 +159,26 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python -c pass: {empty:.3f} s; import bpe_studio.engine: {engine:.3f} s (median of {args.runs})")
     print(
         f"{'file':<24} {'tokens':>8} {'reference':>13} {'ref':>7} {'ours':>7} {'ratio':>6} "
-        f"{'inspect':>8} {'ratio':>6}"
+        f"{'inspect':>8} {'ratio':>6}   CPU: {'ref':>6} {'ours':>6} {'ratio':>6} {'inspect':>7} {'ratio':>6}"
     )
     with tempfile.TemporaryDirectory() as scratch:
         for name, path, reference, preset in files(Path(scratch)):
             tokens = _tokens(path, reference)
             options = ["--pattern", preset] if preset is not None else []
-            ours = median_seconds(
-                [python, "-c", OURS.format(path=str(path), preset=preset)], args.runs
+            theirs_code = THEIRS[reference].format(path=str(path), pattern=PATTERNS[preset] if preset else "")
+            (ours, ours_cpu), (theirs, theirs_cpu), (inspect, inspect_cpu) = interleaved(
+                [
+                    [python, "-c", OURS.format(path=str(path), preset=preset)],
+                    [python, "-c", theirs_code] if importlib.util.find_spec(reference) is not None else None,
+                    [python, "-m", "bpe_studio", "inspect", str(path), *options],
+                ],
+                args.runs,
             )
-            theirs = (
-                median_seconds(
-                    [
-                        python,
-                        "-c",
-                        THEIRS[reference].format(path=str(path), pattern=PATTERNS[preset] if preset else ""),
-                    ],
-                    args.runs,
-                )
-                if importlib.util.find_spec(reference) is not None
-                else float("nan")
-            )
-            inspect = median_seconds([python, "-m", "bpe_studio", "inspect", str(path), *options], args.runs)
             print(
                 f"{name:<24} {tokens:>8,} {reference:>13} {theirs:>6.3f}s {ours:>6.3f}s "
-                f"{ours / theirs:>5.2f}x {inspect:>7.3f}s {inspect / theirs:>5.2f}x"
+                f"{ours / theirs:>5.2f}x {inspect:>7.3f}s {inspect / theirs:>5.2f}x   "
+                f"{theirs_cpu:>5.3f}s {ours_cpu:>5.3f}s {ours_cpu / theirs_cpu:>5.2f}x "
+                f"{inspect_cpu:>6.3f}s {inspect_cpu / theirs_cpu:>5.2f}x"
             )
     return 0
 

@@ -3,6 +3,7 @@
 # (tests/engine/test_native_stub.py holds the two to each other).
 import array
 from collections.abc import Callable, Sequence
+from typing import Any
 
 class MergeKernel:
     def __init__(
@@ -36,7 +37,7 @@ class Encoder:
     def __init__(
         self,
         byte_ids: list[int],
-        merges: list[tuple[int, int, int]],
+        merges: Any,
         whole: dict[bytes, int] | None,
         decoder: list[bytes | None],
         *,
@@ -77,13 +78,17 @@ def cut_rare_pairs(
 def release_free_memory() -> bool: ...
 def byte_level_bytes(texts: list[str]) -> list[bytes] | None: ...
 def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None: ...
+def read_hf_json(data: bytes) -> tuple[str, Any] | None: ...
+def sentencepiece_tables(
+    texts: list[str], kinds: list[int]
+) -> tuple[dict[int, bytes], dict[str, int], list[str], list[int]] | None: ...
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
 ) -> (
     tuple[
         dict[tuple[str, str], int] | Callable[[], dict[tuple[str, str], int]],
-        list[tuple[str, str]],
-        list[tuple[bytes, bytes]],
+        list[tuple[str, str]] | Callable[[], list[tuple[str, str]]],
+        list[tuple[bytes, bytes]] | Any,
     ]
     | None
 ): ...

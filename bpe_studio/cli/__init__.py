@@ -11,7 +11,6 @@ command line; Qt is imported only when the app runs.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import sys
@@ -136,6 +135,8 @@ def _with_command(parser: Parser, names: Sequence[str], argv: list[str]) -> list
     first = argv[0]
     if first.startswith("-") or os.path.exists(first):
         return [APP_COMMAND, *argv]
+    import difflib  # (only for a mistyped command)
+
     close = difflib.get_close_matches(first, names, n=1)
     word = ascii(first) if not first.isprintable() else repr(first)
     if close:

@@ -7,7 +7,6 @@ import argparse
 import sys
 from typing import Any
 
-from ..engine.humanize import error_message
 from ..engine.write_plan import WritePlan
 
 #: A user mistake (bad option, missing file, invalid input).
@@ -84,6 +83,8 @@ def read_text(args: argparse.Namespace) -> str | None:
             f"--file: {name}: not valid UTF-8 ({exc.reason} at byte {exc.start:,}); give UTF-8 text"
         ) from None
     except OSError as exc:
+        from ..engine.humanize import error_message  # (only for a message: it imports the events, 3 ms)
+
         raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
 
 

@@ -15,15 +15,12 @@ from ..engine import FormatError, Tokenizer, TokenSpan, load
 from ..engine.encoding.analysis import compression
 from ..engine.formats import TokenizerSource
 from ..engine.formats.detect import detect_format
-from ..engine.formats.hub import HubModelUnavailableError, download_model, endpoint, find_model, is_model_id
-from ..engine.formats.named import download_encoding, download_timeout, encoding_of, tokenizer_names
 from ..engine.formats.tiktoken_format import (
     PATTERN_MISSING,
     PatternRequiredError,
     SpecialTokenSpec,
     add_special_tokens,
 )
-from ..engine.humanize import error_message
 from ..engine.notation import control_label
 from .common import (
     EXIT_FAILURE,
@@ -81,22 +78,8 @@ def load_tokenizer(
     """
     try:
         name = os.fspath(path)
-        if download and not os.path.exists(name) and encoding_of(name) is not None:
-            seconds = download_timeout()  # a bad BPE_STUDIO_DOWNLOAD_TIMEOUT is the user's mistake (exit 2)
-            print(f"bpe-studio: fetching {name} (if not cached)…", file=sys.stderr)
-            try:
-                download_encoding(name, timeout=seconds)
-            except FormatError as exc:  # the network or the server, not the user's mistake
-                raise CliError(str(exc), EXIT_FAILURE) from None
-        elif download and not os.path.exists(name) and is_model_id(name) and find_model(name) is None:
-            seconds = download_timeout()
-            print(f"bpe-studio: fetching the tokenizer of {name} from {endpoint()}…", file=sys.stderr)
-            try:
-                download_model(name, timeout=seconds)
-            except HubModelUnavailableError as exc:  # gated, private or no such model: the user's to fix
-                raise CliError(str(exc)) from None
-            except FormatError as exc:  # the network, the server or HF_HUB_OFFLINE
-                raise CliError(str(exc), EXIT_FAILURE) from None
+        if download and not os.path.exists(name):
+            _download(name)
         if special_tokens and detect_format(path) != "tiktoken":
             raise CliError(
                 f"{special_option}: {path} is not a .tiktoken file; its format stores its own special tokens "
@@ -116,6 +99,8 @@ def load_tokenizer(
         except ValueError as exc:
             raise CliError(f"{special_option}: {path}: {exc}") from None
     except FileNotFoundError:
+        from ..engine.formats.named import tokenizer_names
+
         raise CliError(
             f"{option}: {path} does not exist; give a tokenizer file or folder, or a name: "
             f"{', '.join(tokenizer_names())}, or a Hugging Face model id (ORG/NAME)"
@@ -123,7 +108,44 @@ def load_tokenizer(
     except (FormatError, ValueError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
+        from ..engine.humanize import error_message  # (only for a message: it imports the events, 3 ms)
+
         raise CliError(error_message(exc, path=path)) from None
+
+
+def _download(name: str) -> None:
+    """``--download`` of a name that is not a path: an OpenAI encoding into tiktoken's cache, or a Hugging
+    Face model's tokenizer files into its cache (when not there yet); nothing for any other name.
+
+    Raises:
+        CliError: The download failed (exit 1), or the model is gated, private or missing (exit 2).
+    """
+    # (Imported here: opening a file needs neither module, 3-4 ms of every command.)
+    from ..engine.formats.hub import (
+        HubModelUnavailableError,
+        download_model,
+        endpoint,
+        find_model,
+        is_model_id,
+    )
+    from ..engine.formats.named import download_encoding, download_timeout, encoding_of
+
+    if encoding_of(name) is not None:
+        seconds = download_timeout()  # a bad BPE_STUDIO_DOWNLOAD_TIMEOUT is the user's mistake (exit 2)
+        print(f"bpe-studio: fetching {name} (if not cached)…", file=sys.stderr)
+        try:
+            download_encoding(name, timeout=seconds)
+        except FormatError as exc:  # the network or the server, not the user's mistake
+            raise CliError(str(exc), EXIT_FAILURE) from None
+    elif is_model_id(name) and find_model(name) is None:
+        seconds = download_timeout()
+        print(f"bpe-studio: fetching the tokenizer of {name} from {endpoint()}…", file=sys.stderr)
+        try:
+            download_model(name, timeout=seconds)
+        except HubModelUnavailableError as exc:  # gated, private or no such model: the user's to fix
+            raise CliError(str(exc)) from None
+        except FormatError as exc:  # the network, the server or HF_HUB_OFFLINE
+            raise CliError(str(exc), EXIT_FAILURE) from None
 
 
 def given_tokenizers(args: argparse.Namespace) -> list[tuple[TokenizerSource, Tokenizer]]:
@@ -183,6 +205,8 @@ def _source(args: argparse.Namespace) -> Iterable[str]:
         except FileNotFoundError:
             raise CliError(f"--file: {args.file} does not exist") from None
         except OSError as exc:
+            from ..engine.humanize import error_message
+
             raise CliError(f"--file: {error_message(exc, path=args.file)}") from None
         return _blocks(handle, str(args.file), close=True)
     stdin = getattr(sys.stdin, "buffer", None)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, TypeGuard
 
 Backend = Literal["native", "python"]
 
@@ -266,6 +266,81 @@ def byte_level_bytes(texts: list[str]) -> list[bytes] | None:
     return found
 
 
+class HfJsonTables(Protocol):
+    """A ``tokenizer.json``'s vocab and merges read natively (rust/src/hfjson.rs): :func:`read_hf_json`."""
+
+    def raw_vocab(self) -> dict[str, int]:
+        """``model.vocab`` as ``json.load`` gives it."""
+        ...
+
+    def raw_merges(self) -> list[Any]:
+        """``model.merges`` as ``json.load`` gives it (strs, or lists of two strs)."""
+        ...
+
+    def byte_level(self, specials: dict[str, int]) -> tuple[dict[int, bytes], MergeTable] | None:
+        """(id -> bytes, the merges as a :class:`MergeTable`) read in GPT-2's byte-level alphabet, a key that
+        ``specials`` gives the same id read as its UTF-8; None when an id is listed twice or a text is
+        outside the alphabet (the loader then reads them one by one, naming the fault)."""
+        ...
+
+
+class MergeTable(Protocol):
+    """A tokenizer's merges read natively (:meth:`HfJsonTables.byte_level`), for
+    :class:`~bpe_studio.engine.encoding.tokenizer.Tokenizer`, which hands them to :func:`encoder` as they
+    are and makes Python objects of them only when asked for them."""
+
+    def pairs(self) -> list[tuple[bytes, bytes]]:
+        """Each merge as (left bytes, right bytes), in rank order."""
+        ...
+
+    def ids(self) -> list[tuple[int, int, int]] | None:
+        """Each merge's (left id, right id, merged id) as the Tokenizer looks them up (bytes -> the smallest
+        ordinary id, else a special token's), or None when a merge's bytes are not all tokens."""
+        ...
+
+    def summary(self, byte_ids: list[int]) -> tuple[int, int, tuple[int, int] | None] | None:
+        """(merges, tokens they make that are not one of ``byte_ids``, the deepest token's (id, height))
+        as ``analysis.merge_summary`` counts them, or None without :meth:`ids`."""
+        ...
+
+    def has_ids(self) -> bool:
+        """Whether :meth:`ids` gives the ids (without making them)."""
+        ...
+
+    def __len__(self) -> int: ...
+
+
+def is_merge_table(merges: object) -> TypeGuard[MergeTable]:
+    """True for a :class:`MergeTable` (which only the native kernel makes).
+
+    Example:
+        >>> is_merge_table([(b"a", b"b")])
+        False
+    """
+    # (The class is not in the extension's namespace: only HfJsonTables.byte_level makes one.)
+    kind = type(merges)
+    return _native is not None and kind.__module__ == _native.__name__ and kind.__name__ == "MergeTable"
+
+
+def read_hf_json(data: bytes) -> tuple[str, HfJsonTables] | None:
+    """A ``tokenizer.json``'s bytes read natively (rust/src/hfjson.rs): the document's JSON text with
+    ``model.vocab`` and ``model.merges`` written as null (for ``json.loads``: a few kB), and those two read
+    into native tables; None when the kernel is off or the Python reader must read the file (not UTF-8,
+    no ``model`` with a vocab object of ids and a merges list, a key listed twice, JSON serde_json refuses).
+
+    Example:
+        >>> found = read_hf_json(b'{"model": {"vocab": {"a": 0}, "merges": []}}')
+        >>> found is None or found[0] == '{"model":{"vocab":null,"merges":null}}'
+        True
+        >>> found is None or (found[1].raw_vocab(), found[1].raw_merges()) == ({"a": 0}, [])
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: tuple[str, HfJsonTables] | None = _native.read_hf_json(data)
+    return found
+
+
 def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
     """A ``tokenizer.json``'s merges written ``"left right"`` as pairs of bytes (rust/src/bytelevel.rs), read
     natively; None when the kernel is off or a merge is not one str with one space between byte-level
@@ -281,18 +356,39 @@ def byte_level_merges(merges: list[str]) -> list[tuple[bytes, bytes]] | None:
     return found
 
 
+def sentencepiece_tables(
+    texts: list[str], kinds: list[int]
+) -> tuple[dict[int, bytes], dict[str, int], list[str], list[int]] | None:
+    """A ``.model``'s tables from its pieces' texts and types, made natively as ``load_sentencepiece``'s
+    loop makes them (``sentencepiece._piece_tables``, the reference): (id -> bytes, text -> id of the normal
+    and user-defined pieces, the user-defined texts, the id of each byte); None when the kernel is off, a
+    byte piece is not ``<0xNN>`` or a byte has no piece (the loop then names it).
+
+    Example:
+        >>> found = sentencepiece_tables([f"<0x{b:02X}>" for b in range(256)] + ["▁a"], [6] * 256 + [1])
+        >>> found is None or (found[0][256], found[1], found[3][:2]) == (b" a", {"▁a": 256}, [0, 1])
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: tuple[dict[int, bytes], dict[str, int], list[str], list[int]] | None
+    found = _native.sentencepiece_tables(texts, kinds)
+    return found
+
+
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int]
-) -> tuple[Callable[[], dict[tuple[str, str], int]], list[tuple[str, str]], list[tuple[bytes, bytes]]] | None:
+) -> tuple[Callable[[], dict[tuple[str, str], int]], Callable[[], list[tuple[str, str]]], MergeTable] | None:
     """A ``.model``'s derived pairs from its pieces' texts, scores and types (rust/src/spmodel.rs,
-    ``pairs``): a function that makes every split's rank, as ``load_sentencepiece`` builds them (called
-    when the model first encodes: opening the file needs none); the pairs the views show, as
-    ``PieceModel.piece_merges`` finds them; and those pairs' bytes. None when the kernel is off or a piece
-    that merges has a NaN score (the Python loader then derives them).
+    ``pairs``), each made when first asked for (opening the file needs none of them): a function that makes
+    every split's rank, as ``load_sentencepiece`` builds them (called when the model first encodes); a
+    function that makes the pairs the views show, as ``PieceModel.piece_merges`` finds them; and those
+    pairs' bytes as a :class:`MergeTable`, with the pieces' ids (``Tokenizer._piece_merge_ids``'s). None
+    when the kernel is off or a piece that merges has a NaN score (the Python loader then derives them).
 
     Example:
         >>> found = sentencepiece_pairs(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1])
-        >>> found is None or (found[0](), found[1], found[2]) == (
+        >>> found is None or (found[0](), found[1](), found[2].pairs()) == (
         ...     {("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
         True
     """
@@ -303,11 +399,11 @@ def sentencepiece_pairs(
     if found is None:
         return None
 
-    ranks = found[0]
-    # (with_ranks=False: the kernel keeps them, and this makes the table from them when called: the
-    # kernel's, not the BPE_STUDIO_PURE of the moment's, as the model was opened with it.)
-    assert not isinstance(ranks, dict)
-    return ranks, found[1], found[2]
+    ranks, merges, table = found
+    # (with_ranks=False: the kernel keeps them, and these make them when called: the kernel's, not the
+    # BPE_STUDIO_PURE of the moment's, as the model was opened with it.)
+    assert callable(ranks) and callable(merges) and is_merge_table(table)
+    return ranks, merges, table
 
 
 def merge_ids(
@@ -715,7 +811,7 @@ class NativeEncoder:
 
 def encoder(
     byte_ids: Sequence[int],
-    merges: list[tuple[int, int, int]] | None,
+    merges: list[tuple[int, int, int]] | MergeTable | None,
     whole: dict[bytes, int] | None,
     decoder: list[bytes | None],
     *,
@@ -729,7 +825,8 @@ def encoder(
 
     Args:
         byte_ids: The id of each single byte.
-        merges: ``(left id, right id, merged id)`` in rank order; None for tiktoken's rule (any two parts
+        merges: ``(left id, right id, merged id)`` in rank order (or a :class:`MergeTable` with ids); None
+            for tiktoken's rule (any two parts
             whose concatenation is an ordinary token merge, lowest id first).
         whole: With merges: ordinary token bytes -> id when a pre-token that is a token is taken whole
             (``ignore_merges``).

@@ -23,7 +23,6 @@ Example:
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -286,6 +285,8 @@ def _check_writable(planned: list[tuple[str, Path]], new_folders: Collection[str
         probed.add(folder)
         # os.access is not enough: it ignores read-only mounts for root and says nothing of ACLs. Creating
         # (and removing) an empty file is the question the save will ask.
+        import tempfile  # (here: opening a file, which imports this module, writes nothing; 1-2 ms)
+
         try:
             fd, probe = tempfile.mkstemp(dir=folder, prefix=".bpe-studio-probe-", suffix=".tmp")
         except OSError as exc:

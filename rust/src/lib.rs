@@ -9,7 +9,8 @@
 //!   of an encoder's rank table and the safe cut of long texts), [`pretok`] with [`pretok_cl100k`] and
 //!   [`pretok_o200k`] (the presets' scanners, and with other parameters those of Llama 3, Qwen and Mistral
 //!   Nemo's patterns), [`pretok_superbpe`] (the superword split), [`rankfile`] (reading tiktoken rank files),
-//!   [`spmodel`] (reading SentencePiece `.model` files), [`bytelevel`] (GPT-2's byte-level alphabet read
+//!   [`spmodel`] (reading SentencePiece `.model` files), [`hfjson`] (reading a `tokenizer.json`'s vocab and
+//!   merges), [`bytelevel`] (GPT-2's byte-level alphabet read
 //!   back into bytes) and [`guard`] (a panic as an error message);
 //! * the PyO3 bindings (`src/py/`), compiled only with the `python` feature that setuptools-rust switches
 //!   on: they convert arguments, release the GIL and turn errors into Python exceptions, nothing more.
@@ -19,6 +20,7 @@ pub mod count;
 pub mod cut_words;
 pub mod encode;
 pub mod guard;
+pub mod hfjson;
 pub mod merge;
 pub mod merge_heap;
 pub mod pretok;

@@ -7,7 +7,7 @@
 //! both paths fail with the same message. Varints are read as Python reads them: up to ten bytes (shift
 //! at most 63), so into a `u128`. [`pairs`] then derives the merges' ranks and the pairs the views show.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 /// A field's value: a varint, or the bytes of a fixed-size or length-delimited field.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,8 +131,21 @@ pub fn parse(data: &[u8]) -> Option<Model<'_>> {
 
 /// The piece types that text can become: `NORMAL` (merges make them) and `USER_DEFINED` (matched whole);
 /// sentencepiece.py's constants.
-const NORMAL: u128 = 1;
-const USER_DEFINED: u128 = 4;
+pub const NORMAL: u128 = 1;
+pub const USER_DEFINED: u128 = 4;
+/// A byte piece, `<0xNN>`.
+pub const BYTE: u128 = 6;
+
+/// The byte of a byte piece's text `<0xNN>` (two hex digits, either case), as sentencepiece.py's `_byte_of`
+/// reads it; None for any other text.
+pub fn byte_of(text: &str) -> Option<u8> {
+    let raw = text.as_bytes();
+    if raw.len() != 6 || &raw[..3] != b"<0x" || raw[5] != b'>' {
+        return None;
+    }
+    let digit = |c: u8| (c as char).to_digit(16);
+    Some((digit(raw[3])? * 16 + digit(raw[4])?) as u8)
+}
 
 /// What the Python loader derives from a `.model`'s pieces (sentencepiece.py's `load_sentencepiece` and
 /// `PieceModel._find_piece_merges`, the reference).
@@ -155,40 +168,48 @@ fn single(text: &str) -> bool {
 /// The pairs of `pieces` (text, score, type), or None when a piece that merges has a NaN score (ranks
 /// then follow Python's sort of NaNs: the Python loader derives those).
 pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
-    // normal: text -> its last score, in the order texts first appear; frozen: user-defined texts.
-    let mut normal: FxHashMap<&str, f32> = FxHashMap::default();
+    // The normal and user-defined texts by index, in the order they first appear: each one's last score,
+    // and whether it is user-defined (frozen). A text is hashed once here and once per split below; what
+    // follows works on the indices (a third of the time went to looking the same texts up again).
+    let mut index: FxHashMap<&str, usize> = FxHashMap::default();
     let mut order: Vec<&str> = Vec::new();
-    let mut frozen: FxHashSet<&str> = FxHashSet::default();
+    let mut score_of: Vec<f32> = Vec::new();
+    let mut frozen: Vec<bool> = Vec::new();
     for &(text, score, kind) in pieces {
         if kind != NORMAL && kind != USER_DEFINED {
             continue;
         }
-        if normal.insert(text, score).is_none() {
+        let i = *index.entry(text).or_insert_with(|| {
             order.push(text);
-        }
-        if kind == USER_DEFINED {
-            frozen.insert(text);
-        }
+            score_of.push(score);
+            frozen.push(false);
+            order.len() - 1
+        });
+        score_of[i] = score;
+        frozen[i] |= kind == USER_DEFINED;
     }
-    if normal.values().any(|s| s.is_nan()) {
+    if score_of.iter().any(|s| s.is_nan()) {
         return None;
     }
-    let mut distinct: Vec<f32> = normal.values().copied().collect();
+    let mut distinct: Vec<f32> = score_of.clone();
     distinct.sort_by(|a, b| b.total_cmp(a));
     distinct.dedup(); // (-0.0 == 0.0, one value as in a Python set)
     let rank_of = |score: f32| distinct.partition_point(|&s| s > score) as u32;
 
-    // (left, right, rank, the piece they make), in the order the Python loop writes its dict.
-    let mut splits: Vec<(&str, &str, u32, &str)> = Vec::new();
-    for &text in &order {
-        if frozen.contains(text) {
+    // (left, right, rank, the piece they make, left's and right's indices when they are pieces), in the
+    // order the Python loop writes its dict.
+    type Split<'a> = (&'a str, &'a str, u32, usize, Option<usize>, Option<usize>);
+    let mut splits: Vec<Split<'a>> = Vec::new();
+    for (made, &text) in order.iter().enumerate() {
+        if frozen[made] {
             continue;
         }
-        let rank = rank_of(normal[text]);
+        let rank = rank_of(score_of[made]);
         for (cut, _) in text.char_indices().skip(1) {
             let (left, right) = text.split_at(cut);
-            if (single(left) || normal.contains_key(left)) && (single(right) || normal.contains_key(right)) {
-                splits.push((left, right, rank, text));
+            let (left_at, right_at) = (index.get(left).copied(), index.get(right).copied());
+            if (single(left) || left_at.is_some()) && (single(right) || right_at.is_some()) {
+                splits.push((left, right, rank, made, left_at, right_at));
             }
         }
     }
@@ -196,28 +217,29 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
     // PieceModel._find_piece_merges: by rank (stable), the pairs of two pieces grouped by the piece made.
     let mut sorted: Vec<usize> = (0..splits.len()).collect();
     sorted.sort_by_key(|&n| splits[n].2);
-    let mut groups: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
-    let mut group_of: FxHashMap<&str, usize> = FxHashMap::default();
+    // (left, right, their indices) of the pairs making each piece, by the piece's index.
+    type Group<'a> = (usize, Vec<(&'a str, &'a str, usize, usize)>);
+    let mut groups: Vec<Group<'a>> = Vec::new();
+    let mut group_of: Vec<usize> = vec![usize::MAX; order.len()];
     for n in sorted {
-        let (left, right, _, text) = splits[n];
-        if normal.contains_key(left) && normal.contains_key(right) {
-            let next = groups.len();
-            let group = *group_of.entry(text).or_insert(next);
-            if group == next {
-                groups.push((text, Vec::new()));
+        let (left, right, _, made, left_at, right_at) = splits[n];
+        if let (Some(l), Some(r)) = (left_at, right_at) {
+            if group_of[made] == usize::MAX {
+                group_of[made] = groups.len();
+                groups.push((made, Vec::new()));
             }
-            groups[group].1.push((left, right));
+            groups[group_of[made]].1.push((left, right, l, r));
         }
     }
-    let mut made: FxHashSet<&str> = FxHashSet::default();
+    let mut made_yet: Vec<bool> = vec![false; order.len()];
     let mut merges = Vec::with_capacity(groups.len());
-    for (text, pairs) in &groups {
-        let ready = |part: &str| made.contains(part) || single(part) || frozen.contains(part);
-        let chosen = pairs.iter().copied().find(|&(l, r)| ready(l) && ready(r)).unwrap_or(pairs[0]);
-        merges.push(chosen);
-        made.insert(text);
+    for (made, pairs) in &groups {
+        let ready = |part: &str, at: usize| made_yet[at] || single(part) || frozen[at];
+        let chosen = pairs.iter().find(|&&(l, r, li, ri)| ready(l, li) && ready(r, ri)).unwrap_or(&pairs[0]);
+        merges.push((chosen.0, chosen.1));
+        made_yet[*made] = true;
     }
-    let ranks = splits.into_iter().map(|(left, right, rank, _)| (left, right, rank)).collect();
+    let ranks = splits.into_iter().map(|(left, right, rank, ..)| (left, right, rank)).collect();
     Some(Pairs { ranks, merges })
 }
 
@@ -312,6 +334,17 @@ mod tests {
         assert!(pairs(&[("ab", 0.0, 4), ("a", 0.0, 1)]).unwrap().ranks.is_empty());
         assert!(pairs(&[("ab", f32::NAN, 1)]).is_none());
         assert_eq!(pairs(&[("ab", f32::NAN, 6)]).unwrap(), Pairs::default());
+    }
+
+    #[test]
+    fn byte_pieces_are_two_hex_digits_of_either_case() {
+        assert_eq!(
+            (byte_of("<0x0A>"), byte_of("<0xff>"), byte_of("<0xfF>")),
+            (Some(10), Some(255), Some(255))
+        );
+        for text in ["<0X0A>", "<0x0A", "<0x+1>", "<0x 1>", "<0x0G>", "<0x0A>>", "<0x0é>", "0x0A"] {
+            assert_eq!(byte_of(text), None, "{text}");
+        }
     }
 
     #[test]

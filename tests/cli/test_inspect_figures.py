@@ -4,15 +4,17 @@
 
 from __future__ import annotations
 
+import heapq
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.cli.inspect_cmd import _median, describe
+from bpe_studio.cli.inspect_cmd import _median, _top_length, describe
 from bpe_studio.engine import Tokenizer
 from bpe_studio.engine.encoding.analysis import MergeIndex, MergeSummary, merge_summary
 
@@ -81,6 +83,12 @@ def test_duplicate_merges_and_bytes_keep_the_first_rank() -> None:
     assert merge_summary(tok) == MergeSummary(3, 2, (258, 2))
 
 
+@settings(deadline=None)
+@given(lengths=st.lists(st.integers(1, 20), max_size=40), top=st.integers(1, 50))
+def test_the_top_length_is_the_top_th_largest(lengths: list[int], top: int) -> None:
+    assert _top_length(Counter(lengths), top) == min(heapq.nlargest(top, lengths), default=0)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(1, 40), min_size=1, max_size=60))
 def test_median_of_counts_is_statistics_median(lengths: list[int]) -> None:
@@ -98,14 +106,18 @@ def test_inspect_parses_a_tokenizer_json_once(
     tokenizer = trained_tokenizer(cs336_data, "cl100k")
     path = save(tokenizer, tmp_path / "tokenizer.json", format="hf")
     parsed: list[Path] = []
-    real = studio.read_json
 
-    def counting(source: Path) -> object:
-        parsed.append(Path(source))
-        return real(source)
+    def counting(real: Callable[[Path], object]) -> Callable[[Path], object]:
+        def count(source: Path) -> object:
+            parsed.append(Path(source))
+            return real(source)
 
-    for module in (detect, hf, studio):
-        monkeypatch.setattr(module, "read_json", counting)
+        return count
+
+    # (A tokenizer.json is read by read_tokenizer_json, which itself calls json or the native reader.)
+    for module in (detect, hf):
+        monkeypatch.setattr(module, "read_tokenizer_json", counting(hf.read_tokenizer_json))
+    monkeypatch.setattr(studio, "read_json", counting(studio.read_json))
     assert main(["inspect", str(path), "--json"]) == 0
     assert '"format": "hf"' in capsys.readouterr().out
     assert parsed == [path]

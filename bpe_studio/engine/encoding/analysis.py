@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter
 
-from ..humanize import merge_number
 from ..pretokenize.split import Pretokenizer
 from .pieces import PieceModel
 from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
@@ -267,6 +266,9 @@ def merge_summary(tokenizer: Tokenizer) -> MergeSummary:
         # A rank file: each merge makes its own token, never a single byte, so every merge learns one.
         count, deepest, height_of = native
         return MergeSummary(count, count, (deepest, height_of))
+    table = tokenizer._table_merge_summary()
+    if table is not None:  # merges read natively (a tokenizer.json's): the same loop as below, natively
+        return MergeSummary(*table)
     triples = tokenizer.merge_ids()
     size = 1 + max(tokenizer.vocab, default=0)  # every id a merge names is a token's
     is_byte = bytearray(size)
@@ -679,6 +681,8 @@ class MergeDifference:
             >>> print(first.describe())  # doctest: +ELLIPSIS
             The merge lists differ from the start. First difference at merge 1: A merges 'a' + 'b', ...
         """
+
+        from ..humanize import merge_number  # (only for this sentence: it imports the events, 3 ms)
 
         def merge(pair: tuple[bytes, bytes] | None) -> str:
             if pair is None:

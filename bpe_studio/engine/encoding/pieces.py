@@ -89,8 +89,9 @@ class PieceModel:
         pipeline: The normalizer and pre-tokenizer that cut text into pieces (without ``ByteLevel``).
         prefix: Whether the normalizer writes a ``▁`` before the text (then :meth:`decode_text` drops one
             space at the start, as ``sentencepiece`` and the ``Strip`` decoder do).
-        piece_merges: What :meth:`piece_merges` finds, when the caller has it already (the native reader of
-            a ``.model`` derives it with the ranks); found on first use otherwise.
+        piece_merges: What :meth:`piece_merges` finds, when the caller has it already, or a function that
+            makes it when first asked for (the native reader of a ``.model`` derives it with the ranks);
+            found on first use otherwise.
 
     Raises:
         ValueError: A merge makes a text that is not a piece.
@@ -107,7 +108,7 @@ class PieceModel:
         ignore_merges: bool = False,
         pipeline: Pipeline | None = None,
         prefix: bool = True,
-        piece_merges: list[tuple[str, str]] | None = None,
+        piece_merges: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]] | None = None,
     ) -> None:
         if len(byte_ids) != 256:
             raise ValueError(f"byte_ids: expected 256 ids, got {len(byte_ids)}")
@@ -132,7 +133,12 @@ class PieceModel:
                     table[pair] = rank  # the last one wins, as tokenizers builds its map
             self._ranks = self._checked(table)
         self._names: dict[int, str] | None = None
-        self._piece_merges: list[tuple[str, str]] | None = piece_merges
+        self._piece_merges: list[tuple[str, str]] | None = None
+        self._make_piece_merges: Callable[[], list[tuple[str, str]]] | None = None
+        if callable(piece_merges):
+            self._make_piece_merges = piece_merges
+        else:
+            self._piece_merges = piece_merges
         self._byte_of: dict[int, int] | None = None
 
     def _checked(self, table: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
@@ -172,7 +178,8 @@ class PieceModel:
             [('a', 'b')]
         """
         if self._piece_merges is None:
-            self._piece_merges = self._find_piece_merges()
+            make = self._make_piece_merges
+            self._piece_merges = make() if make is not None else self._find_piece_merges()
         return list(self._piece_merges)
 
     def _find_piece_merges(self) -> list[tuple[str, str]]:

@@ -34,11 +34,11 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import chain, pairwise
+from itertools import chain, filterfalse, pairwise
 from numbers import Integral
 from operator import itemgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import native
 from ..bytes_unicode import bytes_to_text
@@ -321,7 +321,8 @@ class Tokenizer:
             concatenated bytes, which must be in ``vocab``. A pair listed twice keeps its first rank. None
             for tiktoken's rule (a rank file's): any two adjacent parts whose concatenation is an ordinary
             token merge, the token of lowest id first (see :mod:`.rank_rule`); :attr:`merges` is then
-            derived when first asked for.
+            derived when first asked for. A loader's :class:`~bpe_studio.engine.native.MergeTable` (merges
+            read natively with their ids, for these ``vocab`` and ``special_tokens``) stands for its pairs.
         special_tokens: Strings that are never split: a sequence (each gets the id of a vocab entry with
             its UTF-8 bytes, or a new id after the largest) or a mapping token -> id.
         pattern: A preset name (``gpt2``, ``cl100k``, ``o200k``) or a regex for the ``regex`` module.
@@ -356,7 +357,7 @@ class Tokenizer:
     def __init__(
         self,
         vocab: Mapping[int, bytes],
-        merges: Sequence[tuple[bytes, bytes]] | None,
+        merges: Sequence[tuple[bytes, bytes]] | native.MergeTable | None,
         special_tokens: Iterable[str] | Mapping[str, int] | None = None,
         *,
         pattern: str = "gpt2",
@@ -394,7 +395,7 @@ class Tokenizer:
         # from the largest id down, so the smallest is written last). Built in C: a rank file has 200k.
         ordinary = sorted(table)
         if special_ids:
-            ordinary = [i for i in ordinary if i not in special_ids]
+            ordinary = list(filterfalse(special_ids.__contains__, ordinary))  # (in C: 50k-200k ids)
         ordinary.reverse()
         ids_of: dict[bytes, int] = dict(zip(map(table.__getitem__, ordinary), ordinary, strict=True))
         del ordinary
@@ -417,15 +418,24 @@ class Tokenizer:
         # The Python encoder's pair -> rank table and merged tokens, built from the triples when it first
         # merges (_rank_tables): the native encoder needs neither, and they cost more than reading a file.
         self._rank_table: tuple[dict[str, int], list[str]] | None = None
-        triples: list[tuple[int, int, int]] = []
+        triples: list[tuple[int, int, int]] | native.MergeTable = []
         self._merges: tuple[tuple[bytes, bytes], ...] | None
         self._rank_by_merges = merges is not None
+        # A loader's merges read natively with their ids (native.MergeTable, a tokenizer.json's): the ids go
+        # to the native encoder as they are, and the pairs of bytes are made when first asked for (the
+        # merges property): 50k-250k pairs and triples of Python objects that opening a file needs none of.
+        self._merge_table: native.MergeTable | None = None
         if merges is None:
             # tiktoken's rule: any two parts whose concatenation is an ordinary token merge (rank_rule.py);
             # the merges list is derived only when asked for (the merges property).
             self._merges = None
+        elif not native.is_merge_table(merges):
+            self._merges = _merge_tuple(cast(Sequence[tuple[bytes, bytes]], merges))
+        elif native.backend() == "native":
+            self._merge_table = merges
+            self._merges = None
         else:
-            self._merges = _merge_tuple(merges)
+            self._merges = _merge_tuple(merges.pairs())
         piece_ids: list[tuple[int, int, int]] | None = None
         if piece_model is not None and self._merges is not None:
             # A piece model's merges by id are looked up once, not twice (also by _rank_merges: 8-15 ms of
@@ -439,11 +449,23 @@ class Tokenizer:
                 piece_ids = _piece_merge_ids(piece_model, self._merges, ids_of, lookup=lookup)
             # (Its own encoder merges pieces: the byte-level tables below, _rank_tables, are never built.)
             triples = piece_ids
+        elif piece_model is not None and self._merge_table is not None:
+            # A .model's merges (native.sentencepiece_pairs): two pieces making a piece, each one's bytes a
+            # token, so no lookup fails; their ids (the pieces', found natively) are made when first asked
+            # for (merge_ids), for the views: the piece model encodes with its own ranks.
+            triples = self._merge_table
+        elif self._merge_table is not None:
+            if not self._merge_table.has_ids():  # a merge without a token: named by _rank_merges
+                self._rank_merges(self.merges, ids_of)
+            triples = self._merge_table
         elif self._merges is not None:
             triples = self._rank_merges(self._merges, ids_of)
         self._rank_triples = triples
-        # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked.
-        self._merge_ids: list[tuple[int, int, int]] | None = triples if merges is not None else None
+        # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked; a merge
+        # table's made when asked.
+        self._merge_ids: list[tuple[int, int, int]] | None = (
+            triples if merges is not None and isinstance(triples, list) else None
+        )
 
         self._decoder: dict[int, bytes] = dict(table)
         token_of_id = list(map(table.get, range(max(table) + 1)))
@@ -560,7 +582,7 @@ class Tokenizer:
         -> rank, a pair listed twice keeping its first; and each rank's merged token as a char."""
         tables = self._rank_table
         if tables is None:
-            triples = self._rank_triples
+            triples = self.merge_ids()
             keys = [chr(left) + chr(right) for left, right, _ in triples]
             ranks: dict[str, int] = {}
             # A pair listed twice keeps its first rank: the later ones are written first, then overwritten.
@@ -673,8 +695,11 @@ class Tokenizer:
         """The merges in rank order; under tiktoken's rule (:attr:`rule` ``"ranks"``), one per token that BPE
         makes from two lower-ranked tokens, derived on first use (natively when the kernel is on)."""
         if self._merges is None:
-            token = self._vocab.__getitem__
-            self._merges = tuple((token(left), token(right)) for left, right, _ in self.merge_ids())
+            if self._merge_table is not None:
+                self._merges = tuple(self._merge_table.pairs())
+            else:
+                token = self._vocab.__getitem__
+                self._merges = tuple((token(left), token(right)) for left, right, _ in self.merge_ids())
         return self._merges
 
     def _native_merge_summary(self) -> tuple[int, int, int] | None:
@@ -682,9 +707,18 @@ class Tokenizer:
         height)`` from the native encoder, which derives the merges without handing them over (see
         ``analysis.merge_summary``); None when it does not apply (merges given or derived already, the
         Python encoder, bytes under two ids)."""
-        if self._merge_ids is not None or len(self._ids_of) < len(self._vocab):
+        if self._rank_by_merges or self._merge_ids is not None or len(self._ids_of) < len(self._vocab):
             return None
         return self._encoder.merge_summary()
+
+    def _table_merge_summary(self) -> tuple[int, int, tuple[int, int] | None] | None:
+        """With merges read natively (a merge table), before :meth:`merge_ids` was asked for: ``(merges,
+        tokens they make that are not single bytes, (deepest id, its height) or None)`` computed natively
+        (see ``analysis.merge_summary``); None otherwise."""
+        if self._merge_table is None or self._merge_ids is not None:
+            return None
+        byte_ids = [i for b in range(256) if (i := self._ids_of.get(bytes([b]))) is not None]
+        return self._merge_table.summary(byte_ids)
 
     def merge_ids(self) -> Sequence[tuple[int, int, int]]:
         """The merges in rank order by id, ``(left id, right id, merged id)``: the ids of the tokens
@@ -698,6 +732,10 @@ class Tokenizer:
             >>> Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")]).merge_ids()
             [(97, 98, 256)]
         """
+        if self._merge_ids is None and self._merge_table is not None:
+            self._merge_ids = self._merge_table.ids()
+            if self._merge_ids is None and self._piece_model is not None:
+                self._merge_ids = _piece_merge_ids(self._piece_model, self.merges, self._ids_of)
         if self._merge_ids is None:
             found = self._encoder.derive_merges()
             if found is None:
@@ -829,7 +867,7 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         name = self.pattern_name or "custom pattern"
-        rule = "tiktoken's rule" if self._merges is None else f"{len(self._merges)} merges"
+        rule = f"{len(self.merges)} merges" if self._rank_by_merges else "tiktoken's rule"
         sizes = f"{self.vocab_size} tokens, {rule}, {len(self._specials)} special"
         return f"<Tokenizer {sizes}, {name}>"
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -32,6 +30,8 @@ _FILE_MODE = 0o666 & ~_umask()
 
 def _write_temporary(target: Path, payload: bytes) -> str:
     """Write ``payload`` to a new temporary file in ``target``'s folder, synced; return its name."""
+    import tempfile  # (here: opening a file, which imports this module, writes nothing; 1-2 ms)
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -56,6 +56,8 @@ def _keep_old(target: Path, tmp: str) -> str | None:
     try:
         os.link(target, kept, follow_symlinks=False)  # a symlink is kept as the symlink it was
     except OSError:
+        import shutil  # (here: see _write_temporary)
+
         shutil.copy2(target, kept, follow_symlinks=False)
     return kept
 

@@ -30,12 +30,10 @@ from .gpt2 import (
     save_gpt2,
 )
 from .hf import FILE_NAME as HF_FILE
-from .hf import is_hf_document, load_hf, save_hf
-from .hub import is_model_id, resolve_model
-from .named import resolve_name
+from .hf import is_hf_document, load_hf, read_tokenizer_json, save_hf
 from .sentencepiece import OPENS, is_sentencepiece_model, load_sentencepiece
 from .studio import FORMAT_NAME as STUDIO_FORMAT
-from .studio import FormatError, FormatWarning, load_studio, read_json, save_studio
+from .studio import FormatError, FormatWarning, load_studio, save_studio
 from .tekken import FILE_NAME as TEKKEN_FILE
 from .tekken import is_tekken_document, load_tekken
 from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
@@ -80,6 +78,10 @@ def _named(path: str | os.PathLike[str]) -> Path:
     """
     name = os.fspath(path)
     if not os.path.exists(name):
+        # (Imported only for a name: opening a file needs neither module, 3-4 ms of every command.)
+        from .hub import is_model_id, resolve_model
+        from .named import resolve_name
+
         try:
             return resolve_name(name)
         except KeyError:
@@ -152,7 +154,7 @@ def _detect_file(target: Path) -> tuple[FormatName, Any]:
     with open(target, "rb") as handle:
         head = handle.read(4096)
     if head.lstrip()[:1] == b"{":
-        document = read_json(target)
+        document = read_tokenizer_json(target)
         if isinstance(document, dict) and document.get("format") == STUDIO_FORMAT:
             return "studio", document
         if is_hf_document(document):

@@ -15,7 +15,6 @@ another tokenizer. A sidecar without them (older, or written by hand) is not che
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -47,10 +46,14 @@ def file_digest(data: bytes) -> str:
         >>> file_digest(b"")[:14]
         'sha256:e3b0c44'
     """
+    import hashlib  # (here: see studio.content_digest)
+
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def _digest_of_file(path: str | os.PathLike[str]) -> str:
+    import hashlib  # (here: see studio.content_digest)
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         while block := handle.read(1 << 20):

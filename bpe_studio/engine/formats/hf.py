@@ -382,6 +382,47 @@ def _warn_unapplied(path: Path, document: Mapping[str, Any]) -> None:
         )
 
 
+class NativeDocument(dict[str, Any]):
+    """A ``tokenizer.json`` as :func:`read_tokenizer_json` reads it with the native kernel: the document
+    ``json.load`` gives, except that ``model.vocab`` and ``model.merges`` are None, their 50k-250k entries
+    kept in :attr:`tables` (rust/src/hfjson.rs) until :func:`load_hf` takes them (:func:`full_document`
+    puts them back as ``json.load`` gives them)."""
+
+    __slots__ = ("tables",)
+
+    def __init__(self, document: dict[str, Any], tables: native.HfJsonTables) -> None:
+        super().__init__(document)
+        self.tables = tables
+
+
+def read_tokenizer_json(path: str | os.PathLike[str]) -> Any:
+    """:func:`~.studio.read_json` of a JSON file, the same document and the same errors; with the native
+    kernel on, a ``tokenizer.json``'s vocab and merges are read natively into a :class:`NativeDocument`
+    (parsing 2 MB with ``json.load`` costs more than the rest of opening the file), the rest by ``json``."""
+    if native.backend() == "native":
+        with open(path, "rb") as handle:
+            found = native.read_hf_json(handle.read())
+        if found is not None:
+            rest, tables = found
+            try:
+                document = json.loads(rest)
+            except ValueError:  # (e.g. an integer too long to convert: read_json names it)
+                pass
+            else:
+                return NativeDocument(document, tables)
+    return read_json(path)
+
+
+def full_document(document: Any) -> Any:
+    """``document`` as ``json.load`` gives it: a :class:`NativeDocument`'s vocab and merges put back."""
+    if isinstance(document, NativeDocument):
+        model = document["model"]
+        if model.get("vocab") is None:
+            model["vocab"] = document.tables.raw_vocab()
+            model["merges"] = document.tables.raw_merges()
+    return document
+
+
 def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     """Load a Hugging Face ``tokenizer.json`` holding a byte-level BPE.
 
@@ -407,7 +448,7 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
 
     source = Path(path)
     if document is None:
-        document = read_json(source)
+        document = read_tokenizer_json(source)
     if not is_hf_document(document):
         raise _fail(source, "key 'model'", "missing; this is not a Hugging Face tokenizer.json")
     model = document["model"]
@@ -458,9 +499,40 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
     if pieces:
         from .sentencepiece import load_piece_hf
 
-        tokenizer = load_piece_hf(source, document, specials, template)
+        tokenizer = load_piece_hf(source, full_document(document), specials, template)
         _warn_unapplied(source, document)
         return tokenizer
+    # Read natively with the document (read_tokenizer_json) when every entry is well formed; else (and under
+    # BPE_STUDIO_PURE=1) here, which names the entry at fault.
+    native_found = document.tables.byte_level(specials) if isinstance(document, NativeDocument) else None
+    vocab, merges = native_found or _byte_level_tables(source, full_document(document)["model"], specials)
+    try:
+        tokenizer = Tokenizer(
+            vocab,
+            merges,
+            specials,
+            pattern=pattern,
+            template=template,
+            ignore_merges=bool(model.get("ignore_merges")),
+            normalizer=normalizer,
+            pipeline=pipeline,
+            decoder=decoder,
+        )
+    except ValueError as exc:
+        raise FormatError(f"{source}: {exc}") from None
+    _warn_unapplied(source, document)
+    return tokenizer
+
+
+def _byte_level_tables(
+    source: Path, model: Mapping[str, Any], specials: Mapping[str, int]
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """``model.vocab`` (id -> bytes) and ``model.merges`` (pairs of bytes) read in GPT-2's byte-level
+    alphabet, a vocab key that ``specials`` gives the same id read as its UTF-8.
+
+    Raises:
+        FormatError: An entry is malformed; the message names it.
+    """
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
         raise _fail(source, "model.vocab", "expected an object of token -> id")
@@ -498,22 +570,7 @@ def load_hf(path: str | os.PathLike[str], document: Any = None) -> Tokenizer:
             raise _fail(
                 source, f"model.merges[{n}]", f"expected 'left right' in byte-level characters, got {item!r}"
             ) from None
-    try:
-        tokenizer = Tokenizer(
-            vocab,
-            merges,
-            specials,
-            pattern=pattern,
-            template=template,
-            ignore_merges=bool(model.get("ignore_merges")),
-            normalizer=normalizer,
-            pipeline=pipeline,
-            decoder=decoder,
-        )
-    except ValueError as exc:
-        raise FormatError(f"{source}: {exc}") from None
-    _warn_unapplied(source, document)
-    return tokenizer
+    return vocab, merges
 
 
 @functools.cache

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +152,9 @@ def save_tokenizer(
     if verify_texts is None:
         written = save(tokenizer, path, format=format, training=training)
         return SaveReport(written, tuple(targets), format)
+    import shutil  # (here: opening a file, which imports this module, writes nothing; 1-2 ms)
+    import tempfile
+
     staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=folder))
     try:
         staged = staging if format == "gpt2" else staging / targets[0].name

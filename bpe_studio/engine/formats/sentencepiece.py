@@ -158,39 +158,31 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
             "true is not reproduced; only models that keep spaces as they are (as Llama 2's, Mistral's and "
             "Gemma's) are read -- train with remove_extra_whitespaces=False",
         )
-    vocab: dict[int, bytes] = {}
-    normal: dict[str, int] = {}
-    scores: dict[str, float] = {}
-    frozen: set[str] = set()
-    byte_ids: dict[int, int] = {}
-    spelled = pieces_bytes(texts)  # (in one pass; a byte piece's is replaced below)
-    for i, (text, score, kind_id) in enumerate(zip(texts, piece_scores, kinds, strict=True)):
-        if kind_id == _BYTE:
-            byte = _byte_of(text)
-            if byte is None:
-                raise _fail(source, f"piece {i}", f"{text!r} is a byte piece but not <0xNN>")
-            vocab[i] = bytes([byte])
-            byte_ids[byte] = i
-            continue
-        vocab[i] = spelled[i]
-        if kind_id in (_NORMAL, _USER_DEFINED):
-            normal[text] = i
-            scores[text] = score
-            if kind_id == _USER_DEFINED:
-                frozen.add(text)
-    if len(byte_ids) != 256:
-        raise _fail(source, "pieces", f"{len(byte_ids)} byte pieces <0xNN>; byte_fallback needs all 256")
+    # The tables natively (the loop of _piece_tables in one pass: 32k-256k pieces), unless a byte piece is
+    # at fault (then _piece_tables names it).
+    found = native.sentencepiece_tables(texts, kinds)
+    if found is not None:
+        vocab, normal, frozen_texts, byte_id_list = found
+        frozen = set(frozen_texts)
+    else:
+        vocab, normal, frozen, byte_id_list = _piece_tables(source, texts, kinds)
 
     # Every split of a piece into two symbols (pieces, or single characters) merges with the piece's rank:
     # the order of the scores, highest first, equal scores sharing a rank (then leftmost goes first). The
     # kernel derives them, and the pairs the views show, from the same pieces (rust/src/spmodel.rs).
     derived = native.sentencepiece_pairs(texts, piece_scores, kinds)
-    piece_merges: list[tuple[str, str]] | None = None
-    merge_bytes: list[tuple[bytes, bytes]] | None = None
+    piece_merges: Callable[[], list[tuple[str, str]]] | None = None
+    merge_table: native.MergeTable | None = None
     ranks: dict[tuple[str, str], int] | Callable[[], dict[tuple[str, str], int]]
     if derived is not None:
-        ranks, piece_merges, merge_bytes = derived
+        # (Each made when first asked for: the ranks by the first encode, the pairs by a view.)
+        ranks, piece_merges, merge_table = derived
     else:
+        scores = {  # (each text's last score, as normal keeps its last id)
+            text: score
+            for text, score, kind_id in zip(texts, piece_scores, kinds, strict=True)
+            if kind_id in (_NORMAL, _USER_DEFINED)
+        }
         order = {s: r for r, s in enumerate(sorted(set(scores.values()), reverse=True))}
         ranks = {}
         for text in normal:
@@ -209,7 +201,7 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     pipeline = Pipeline.from_json({"type": "Sequence", "normalizers": steps}, None, byte_level=False)
     model = PieceModel(
         normal,
-        byte_ids=[byte_ids[b] for b in range(256)],
+        byte_ids=byte_id_list,
         ranks=ranks,
         frozen=frozen,
         pipeline=pipeline,
@@ -217,10 +209,44 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         piece_merges=piece_merges,
     )
     try:
-        merges = merge_bytes if merge_bytes is not None else _merge_bytes(model)
+        merges = merge_table if merge_table is not None else _merge_bytes(model)
         return Tokenizer(vocab, merges, pattern="gpt2", piece_model=model)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
+
+
+def _piece_tables(
+    source: Path, texts: list[str], kinds: list[int]
+) -> tuple[dict[int, bytes], dict[str, int], set[str], list[int]]:
+    """A model's tables from its pieces: (id -> bytes: a byte piece's byte, any other piece's text with ``▁``
+    read as a space; text -> id of the normal and user-defined pieces, a text listed twice under its last
+    id; the user-defined texts; the id of each byte 0..255). The reference of
+    ``native.sentencepiece_tables``.
+
+    Raises:
+        FormatError: A byte piece is not ``<0xNN>``, or a byte has no piece.
+    """
+    vocab: dict[int, bytes] = {}
+    normal: dict[str, int] = {}
+    frozen: set[str] = set()
+    byte_ids: dict[int, int] = {}
+    spelled = pieces_bytes(texts)  # (in one pass; a byte piece's is replaced below)
+    for i, (text, kind_id) in enumerate(zip(texts, kinds, strict=True)):
+        if kind_id == _BYTE:
+            byte = _byte_of(text)
+            if byte is None:
+                raise _fail(source, f"piece {i}", f"{text!r} is a byte piece but not <0xNN>")
+            vocab[i] = bytes([byte])
+            byte_ids[byte] = i
+            continue
+        vocab[i] = spelled[i]
+        if kind_id in (_NORMAL, _USER_DEFINED):
+            normal[text] = i
+            if kind_id == _USER_DEFINED:
+                frozen.add(text)
+    if len(byte_ids) != 256:
+        raise _fail(source, "pieces", f"{len(byte_ids)} byte pieces <0xNN>; byte_fallback needs all 256")
+    return vocab, normal, frozen, [byte_ids[b] for b in range(256)]
 
 
 def _read_model(

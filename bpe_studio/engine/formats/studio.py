@@ -26,7 +26,6 @@ the file is readable and no character in a token is a space.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -85,6 +84,8 @@ def content_digest(value: Any) -> str:
         True
     """
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    import hashlib  # (here: opening a file needs no digest; importing it loads OpenSSL, 2 ms)
+
     return "sha256:" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 

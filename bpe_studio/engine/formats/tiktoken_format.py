@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -126,6 +125,8 @@ def known_encoding(data: bytes) -> KnownEncoding | None:
         >>> known_encoding(b"YQ== 0\\n") is None
         True
     """
+    import hashlib  # (here: only a rank file's load needs it; importing it loads OpenSSL, 2 ms)
+
     digest = hashlib.sha256(data).hexdigest()
     return next((e for e in KNOWN_ENCODINGS.values() if e.sha256 == digest), None)
 

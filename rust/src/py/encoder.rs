@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use rustc_hash::FxHashMap;
 
 use super::count_table::CountTable;
-use super::{or_code_point, scanner, strings, without_gil};
+use super::{or_code_point, scanner, strings, without_gil, MergeTable};
 use crate::encode;
 
 /// Native BPE encoder and decoder of one `Tokenizer`, built once from its tables.
@@ -27,6 +27,22 @@ pub struct Encoder {
     /// alone. Making an int object per id was most of the time the GIL is held after a batch was encoded
     /// (a third of a 2-thread batch's wall time, which no second thread shortens: issue 22).
     ints: OnceLock<Vec<Py<PyAny>>>,
+}
+
+/// Each id's bytes from a list of bytes objects (None for an unused id). Each buffer is copied as it is:
+/// extracting Vec<u8> would go through the sequence protocol, one int at a time (most of the time of a
+/// 200k-token rank file's load).
+fn decoder_bytes(decoder: &Bound<'_, PyList>) -> PyResult<Vec<Option<Vec<u8>>>> {
+    decoder
+        .iter()
+        .map(|item| {
+            if item.is_none() {
+                Ok(None)
+            } else {
+                Ok(Some(item.downcast::<PyBytes>()?.as_bytes().to_vec()))
+            }
+        })
+        .collect()
 }
 
 impl Encoder {
@@ -58,15 +74,27 @@ impl Encoder {
     #[pyo3(signature = (byte_ids, merges, whole, decoder, *, cache_size))]
     fn new(
         byte_ids: Vec<u32>,
-        merges: Vec<(u32, u32, u32)>,
+        merges: &Bound<'_, PyAny>,
         whole: Option<FxHashMap<Vec<u8>, u32>>,
-        decoder: Vec<Option<Vec<u8>>>,
+        decoder: &Bound<'_, PyList>,
         cache_size: usize,
     ) -> PyResult<Self> {
         let byte_ids: [u32; 256] = byte_ids.try_into().map_err(|v: Vec<u32>| {
             PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
         })?;
-        Ok(Encoder::wrap(encode::Encoder::new(byte_ids, &merges, whole, &decoder, cache_size)))
+        let decoder = decoder_bytes(decoder)?;
+        // A MergeTable's ids as they are (a loader's, read natively), else a list of triples.
+        let inner = if let Ok(table) = merges.downcast::<MergeTable>() {
+            let ids = table
+                .get()
+                .id_triples()
+                .ok_or_else(|| PyValueError::new_err("merges: a MergeTable without ids; give its ids()"))?;
+            encode::Encoder::new(byte_ids, ids, whole, &decoder, cache_size)
+        } else {
+            let ids: Vec<(u32, u32, u32)> = merges.extract()?;
+            encode::Encoder::new(byte_ids, &ids, whole, &decoder, cache_size)
+        };
+        Ok(Encoder::wrap(inner))
     }
 
     /// The encoder of tiktoken's rule: any two adjacent parts whose concatenation is an ordinary token merge,
@@ -92,18 +120,7 @@ impl Encoder {
         let byte_ids: [u32; 256] = byte_ids.try_into().map_err(|v: Vec<u32>| {
             PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
         })?;
-        // Each bytes object's buffer is copied as it is (extracting Vec<u8> would go through the sequence
-        // protocol, one int at a time: most of the time of a 200k-token rank file's load).
-        let decoder: Vec<Option<Vec<u8>>> = decoder
-            .iter()
-            .map(|item| {
-                if item.is_none() {
-                    Ok(None)
-                } else {
-                    Ok(Some(item.downcast::<PyBytes>()?.as_bytes().to_vec()))
-                }
-            })
-            .collect::<PyResult<_>>()?;
+        let decoder = decoder_bytes(decoder)?;
         let inner = without_gil(py, || {
             encode::Encoder::with_ranks(byte_ids, decoder, &special_ids, ignore_merges, cache_size)
         })?;

@@ -16,9 +16,9 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData, PyTuple};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::{bytelevel, cut_words, guard, merge, pretok, rankfile, spmodel};
+use crate::{bytelevel, cut_words, guard, hfjson, merge, pretok, rankfile, spmodel};
 
 /// Runs `f`, turning a panic (a bug of the kernel) into a RuntimeError that names its cause and place
 /// (src/guard.rs). Every entry point that does work goes through here.
@@ -438,6 +438,224 @@ fn merge_ids<'py>(
     Ok(Some(out))
 }
 
+/// A `tokenizer.json`'s vocab and merges read natively (src/hfjson.rs), kept until the loader asks for them
+/// as it needs them: in the byte-level alphabet (`byte_level`), or as `json.load` gives them (`raw_vocab`,
+/// `raw_merges`) when it reads them one by one. Not in the module: only `read_hf_json` makes one.
+#[pyclass(module = "bpe_studio._native", frozen)]
+struct HfJson {
+    document: hfjson::Document,
+}
+
+#[pymethods]
+impl HfJson {
+    /// `model.vocab` as `json.load` gives it: {token: id}, in file order.
+    fn raw_vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (n, &id) in self.document.ids.iter().enumerate() {
+            dict.set_item(self.document.key(n), id)?;
+        }
+        Ok(dict)
+    }
+
+    /// `model.merges` as `json.load` gives it: each a str `"left right"` or a list `[left, right]`.
+    fn raw_merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let text = &self.document.merge_text;
+        let out = PyList::empty(py);
+        for m in &self.document.merges {
+            if m.pair {
+                out.append(PyList::new(py, [&text[m.start..m.cut], &text[m.cut..m.end]])?)?;
+            } else {
+                out.append(&text[m.start..m.end])?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// ({id: bytes} in file order, the merges as a `MergeTable`) read in GPT-2's byte-level alphabet, a
+    /// vocab key that `specials` ({text: id}) gives the same id read as its UTF-8 (hf.py's
+    /// `_byte_level_vocab` and `_byte_level_merges`); None when an id is listed twice or a text holds a
+    /// character outside the alphabet (the loader then reads them one by one to name it).
+    fn byte_level<'py>(
+        &self,
+        py: Python<'py>,
+        specials: &Bound<'py, PyDict>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, MergeTable)>> {
+        let mut special_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut specials_fit = true; // every special's id a u32 (else no ids are made: Tokenizer names it)
+        for (key, value) in specials.iter() {
+            match (key.extract::<String>(), value.extract::<u32>()) {
+                (Ok(key), Ok(id)) => {
+                    special_ids.insert(key, id);
+                }
+                _ => specials_fit = false,
+            }
+        }
+        let document = &self.document;
+        let vocab = PyDict::new(py);
+        // Every token's bytes, one after the other, and (id, end) of each, for the ids of the merges.
+        let mut spelled: Vec<u8> = Vec::new();
+        let mut ends: Vec<(u32, usize)> = Vec::with_capacity(document.ids.len());
+        for (n, &id) in document.ids.iter().enumerate() {
+            let key = document.key(n);
+            let start = spelled.len();
+            if special_ids.get(key) == Some(&id) {
+                spelled.extend_from_slice(key.as_bytes());
+            } else if !bytelevel::decode_into(key.chars().map(u32::from), &mut spelled) {
+                return Ok(None);
+            }
+            vocab.set_item(id, PyBytes::new(py, &spelled[start..]))?;
+            ends.push((id, spelled.len()));
+        }
+        if vocab.len() != document.ids.len() {
+            return Ok(None); // an id listed twice
+        }
+        let mut bytes = Vec::new();
+        let mut cuts = Vec::with_capacity(document.merges.len());
+        let text = &document.merge_text;
+        for m in &document.merges {
+            let start = bytes.len();
+            let cut = if m.pair {
+                let ok = bytelevel::decode_into(text[m.start..m.cut].chars().map(u32::from), &mut bytes);
+                let cut = bytes.len();
+                if !ok || !bytelevel::decode_into(text[m.cut..m.end].chars().map(u32::from), &mut bytes) {
+                    return Ok(None);
+                }
+                cut
+            } else {
+                let mut one = Vec::new();
+                let Some(cut) = bytelevel::decode_pair(text[m.start..m.end].chars().map(u32::from), &mut one)
+                else {
+                    return Ok(None);
+                };
+                bytes.extend_from_slice(&one);
+                start + cut
+            };
+            cuts.push((start, cut, bytes.len()));
+        }
+        // The ids as Tokenizer.__init__ finds them (its `ids_of`): bytes -> the smallest id of an ordinary
+        // token with them, else a special token's id; a merge whose bytes have none gets no ids here.
+        let ids = specials_fit
+            .then(|| {
+                let special_set: FxHashSet<u32> = special_ids.values().copied().collect();
+                let mut ids_of: FxHashMap<&[u8], u32> = FxHashMap::default();
+                let mut start = 0;
+                for &(id, end) in &ends {
+                    if !special_set.contains(&id) {
+                        let slot = ids_of.entry(&spelled[start..end]).or_insert(id);
+                        *slot = (*slot).min(id);
+                    }
+                    start = end;
+                }
+                for (key, &id) in &special_ids {
+                    ids_of.entry(key.as_bytes()).or_insert(id);
+                }
+                cuts.iter()
+                    .map(|&(start, cut, end)| {
+                        Some((
+                            *ids_of.get(&bytes[start..cut])?,
+                            *ids_of.get(&bytes[cut..end])?,
+                            *ids_of.get(&bytes[start..end])?,
+                        ))
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .flatten();
+        Ok(Some((vocab, MergeTable { bytes, cuts, ids })))
+    }
+}
+
+/// A token's (id, height) in the merge trees.
+type Deepest = (u32, u32);
+
+/// A tokenizer's merges read natively (`HfJson.byte_level`), kept until asked for: each merge's bytes
+/// (`pairs`), and, when every merge's parts and result are tokens, its ids as the Tokenizer finds them
+/// (`ids`), which an `Encoder` takes as they are, without a Python object per merge. Not in the module:
+/// only `HfJson.byte_level` makes one.
+#[pyclass(module = "bpe_studio._native", frozen)]
+pub struct MergeTable {
+    /// The merges' bytes, one after the other, and (start, cut, end) of each.
+    bytes: Vec<u8>,
+    cuts: Vec<(usize, usize, usize)>,
+    ids: Option<Vec<(u32, u32, u32)>>,
+}
+
+impl MergeTable {
+    /// The merges by id, when every merge has them.
+    pub fn id_triples(&self) -> Option<&[(u32, u32, u32)]> {
+        self.ids.as_deref()
+    }
+}
+
+#[pymethods]
+impl MergeTable {
+    /// [(left bytes, right bytes)] in rank order.
+    fn pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let bytes = &self.bytes;
+        PyList::new(
+            py,
+            self.cuts.iter().map(|&(start, cut, end)| {
+                (PyBytes::new(py, &bytes[start..cut]), PyBytes::new(py, &bytes[cut..end]))
+            }),
+        )
+    }
+
+    /// [(left id, right id, merged id)] in rank order, or None when a merge's bytes are not all tokens.
+    fn ids<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        self.ids.as_ref().map(|ids| PyList::new(py, ids.iter().copied())).transpose()
+    }
+
+    /// What `inspect` says of the merges (analysis.py's `merge_summary`, the reference), from the ids
+    /// without a Python object per merge: (merges, tokens they make that are not one of `byte_ids`, the
+    /// deepest token's (id, height) or None), only the first merge making a token counting; the smallest
+    /// id among the deepest. None without ids.
+    fn summary(&self, byte_ids: Vec<u32>) -> Option<(usize, usize, Option<Deepest>)> {
+        let ids = self.ids.as_ref()?;
+        let size = ids.iter().map(|&(l, r, m)| l.max(r).max(m) as usize + 1).max().unwrap_or(0);
+        let mut is_byte = vec![false; size];
+        for b in byte_ids {
+            if let Some(slot) = is_byte.get_mut(b as usize) {
+                *slot = true;
+            }
+        }
+        let mut height = vec![0u32; size];
+        let mut made_before = vec![false; size];
+        let (mut learned, mut best): (usize, Option<Deepest>) = (0, None);
+        for &(left, right, made) in ids {
+            let m = made as usize;
+            if made_before[m] {
+                continue;
+            }
+            made_before[m] = true;
+            learned += usize::from(!is_byte[m]);
+            let h = 1 + height[left as usize].max(height[right as usize]);
+            height[m] = h;
+            if best.is_none_or(|(id, top)| h > top || (h == top && made < id)) {
+                best = Some((made, h));
+            }
+        }
+        Some((ids.len(), learned, best))
+    }
+
+    /// Whether `ids` gives the ids (without making them).
+    fn has_ids(&self) -> bool {
+        self.ids.is_some()
+    }
+
+    fn __len__(&self) -> usize {
+        self.cuts.len()
+    }
+}
+
+/// A `tokenizer.json`'s bytes read natively (src/hfjson.rs): (the rest of the document as JSON text, with
+/// `model.vocab` and `model.merges` as null, for `json.loads`; an `HfJson` holding those two), or None when
+/// the Python reader must read the file (not UTF-8, not such a document, or JSON serde_json refuses).
+#[pyfunction]
+fn read_hf_json<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Option<(String, HfJson)>> {
+    let raw = data.as_bytes();
+    let found = without_gil(py, || std::str::from_utf8(raw).ok().and_then(hfjson::parse))?;
+    Ok(found.map(|mut document| (std::mem::take(&mut document.rest), HfJson { document })))
+}
+
 /// The str of `text`, made once per distinct text.
 fn interned<'a, 'py>(
     py: Python<'py>,
@@ -449,12 +667,14 @@ fn interned<'a, 'py>(
 
 /// A `.model`'s ranks (src/spmodel.rs, `pairs`) kept from opening it until its first encode asks for them
 /// (`table`), so that the pairs are derived once: each split's left and right texts, one after the other in
-/// one buffer, and (start, cut, end, rank) into it, in the Python loop's order. Not in the module: only
+/// one buffer, and (start, cut, end, rank) into it, in the Python loop's order; and the pairs the views
+/// show (`merges`), kept until a view asks for them, the same way. Not in the module: only
 /// `sentencepiece_pairs` makes one.
 #[pyclass(module = "bpe_studio._native", frozen)]
 struct PieceRanks {
     text: String,
     splits: Vec<(usize, usize, usize, u32)>,
+    merges: Vec<(usize, usize, usize)>,
 }
 
 #[pymethods]
@@ -469,12 +689,71 @@ impl PieceRanks {
         }
         Ok(dict)
     }
+
+    /// [(left, right)]: the pairs the views show, as `sentencepiece_pairs(..., with_ranks=True)` gives them.
+    fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut made = FxHashMap::default();
+        let text = &self.text;
+        PyList::new(
+            py,
+            self.merges.iter().map(|&(start, cut, end)| {
+                (interned(py, &mut made, &text[start..cut]), interned(py, &mut made, &text[cut..end]))
+            }),
+        )
+    }
 }
 
+/// A `.model`'s tables from its pieces' texts and types, as `load_sentencepiece`'s loop makes them
+/// (bpe_studio/engine/formats/sentencepiece.py, the reference): ({id: bytes}: a byte piece `<0xNN>`'s byte,
+/// any other piece's text with `▁` read as a space; {text: id} of the normal and user-defined pieces, a text
+/// listed twice under its last id; the user-defined texts; the id of each byte 0..255, a byte listed twice
+/// under its last id); None when a byte piece is not `<0xNN>` or a byte has no piece (the loop then runs,
+/// naming the fault).
+#[pyfunction]
+fn sentencepiece_tables<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+    kinds: Vec<u128>,
+) -> PyResult<Option<SentencepieceTables<'py>>> {
+    let owned = strings(texts)?;
+    if owned.len() != kinds.len() {
+        return Err(PyValueError::new_err("texts and kinds must have one item per piece"));
+    }
+    let vocab = PyDict::new(py);
+    let normal = PyDict::new(py);
+    let frozen = PyList::empty(py);
+    let mut byte_ids: [Option<usize>; 256] = [None; 256];
+    let mut spelled = Vec::new();
+    for (i, (text, &kind)) in owned.iter().zip(&kinds).enumerate() {
+        let utf8 = text.to_str()?;
+        if kind == spmodel::BYTE {
+            let Some(byte) = spmodel::byte_of(utf8) else { return Ok(None) };
+            vocab.set_item(i, PyBytes::new(py, &[byte]))?;
+            byte_ids[usize::from(byte)] = Some(i);
+            continue;
+        }
+        spelled.clear();
+        spelled.extend_from_slice(utf8.replace('\u{2581}', " ").as_bytes());
+        vocab.set_item(i, PyBytes::new(py, &spelled))?;
+        if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+            normal.set_item(text, i)?;
+            if kind == spmodel::USER_DEFINED {
+                frozen.append(text)?;
+            }
+        }
+    }
+    let Some(byte_ids) = byte_ids.into_iter().collect::<Option<Vec<usize>>>() else { return Ok(None) };
+    Ok(Some((vocab, normal, frozen, byte_ids)))
+}
+
+/// What `sentencepiece_tables` gives.
+type SentencepieceTables<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>, Vec<usize>);
+
 /// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
-/// (ranks as {(left, right): rank} in the Python loop's order if `with_ranks`, else a `PieceRanks`'s
-/// `table`, which makes them when called; the pairs the views show as (left, right) strs; the same pairs' bytes with `▁`
-/// read as a space); None when the Python loader must derive them.
+/// if `with_ranks`, (ranks as {(left, right): rank} in the Python loop's order; the pairs the views show as
+/// (left, right) strs; the same pairs' bytes with `▁` read as a space), else a `PieceRanks`'s `table` and
+/// `merges`, which make the first two when called, and the third as a `MergeTable` (with the pieces' ids);
+/// None when the Python loader must derive them.
 #[pyfunction]
 #[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
 fn sentencepiece_pairs<'py>(
@@ -496,13 +775,8 @@ fn sentencepiece_pairs<'py>(
     };
     // One str object per distinct text (a piece's parts recur across splits).
     let mut made = FxHashMap::default();
-    let ranks = if with_ranks {
-        let dict = PyDict::new(py);
-        for &(left, right, rank) in &found.ranks {
-            dict.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
-        }
-        dict.into_any()
-    } else {
+    if !with_ranks {
+        // Nothing made for Python yet: the ranks at the first encode, the pairs and their bytes for a view.
         let mut text = String::new();
         let mut splits = Vec::with_capacity(found.ranks.len());
         for &(left, right, rank) in &found.ranks {
@@ -512,8 +786,51 @@ fn sentencepiece_pairs<'py>(
             text.push_str(right);
             splits.push((start, cut, text.len(), rank));
         }
-        Bound::new(py, PieceRanks { text, splits })?.getattr("table")?
-    };
+        let (mut merges, mut bytes, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
+        for &(left, right) in &found.merges {
+            let start = text.len();
+            text.push_str(left);
+            let cut = text.len();
+            text.push_str(right);
+            merges.push((start, cut, text.len()));
+            let byte_start = bytes.len();
+            bytes.extend_from_slice(left.replace('\u{2581}', " ").as_bytes());
+            let byte_cut = bytes.len();
+            bytes.extend_from_slice(right.replace('\u{2581}', " ").as_bytes());
+            cuts.push((byte_start, byte_cut, bytes.len()));
+        }
+        // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
+        // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
+        // the loader's dict keeps it).
+        let mut last: FxHashMap<&str, u32> = FxHashMap::default();
+        for (i, &(text, _, kind)) in pieces.iter().enumerate() {
+            if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+                last.insert(text, i as u32);
+            }
+        }
+        let spelled = |t: &str| t.replace('\u{2581}', " ");
+        let mut by_bytes: FxHashMap<String, u32> = FxHashMap::default();
+        for (&piece, &i) in &last {
+            let slot = by_bytes.entry(spelled(piece)).or_insert(i);
+            *slot = (*slot).min(i);
+        }
+        let id_of = |t: &str| by_bytes.get(&spelled(t)).copied();
+        let ids = found
+            .merges
+            .iter()
+            .map(|&(l, r)| Some((id_of(l)?, id_of(r)?, id_of(&format!("{l}{r}"))?)))
+            .collect::<Option<Vec<_>>>();
+        let ranks = Bound::new(py, PieceRanks { text, splits, merges })?;
+        let table = MergeTable { bytes, cuts, ids };
+        return Ok((ranks.getattr("table")?, ranks.getattr("merges")?, table)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind());
+    }
+    let ranks = PyDict::new(py);
+    for &(left, right, rank) in &found.ranks {
+        ranks.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
+    }
     let merges = PyList::new(
         py,
         found.merges.iter().map(|&(l, r)| (interned(py, &mut made, l), interned(py, &mut made, r))),
@@ -539,5 +856,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sentencepiece_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
+    m.add_function(wrap_pyfunction!(read_hf_json, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_tables, m)?)?;
     Ok(())
 }

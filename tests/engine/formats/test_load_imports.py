@@ -87,3 +87,42 @@ def test_inspect_does_not_import_regex(tmp_path: Path) -> None:
         env=os.environ | {native.PURE_ENV: "0"},  # (the native kernel's path, whatever the suite runs)
     )
     assert found.stderr.strip().splitlines()[-1] == "False 0", found.stderr
+
+
+# Modules that only writing (formats/atomic.py, saving.py, write_plan.py's probe), a digest (a rank file's
+# or a sidecar's), a name or a download need: 4-8 ms of a fresh process that opens a file.
+NOT_FOR_OPENING = (
+    "tempfile",
+    "shutil",
+    "hashlib",
+    "bz2",
+    "lzma",
+    "bpe_studio.engine.formats.hub",
+    "bpe_studio.engine.formats.named",
+)
+
+
+@needs_native
+@pytest.mark.parametrize("kind", ["tokenizer.json", ".model"])
+def test_opening_a_file_imports_nothing_for_writing_or_names(kind: str, tmp_path: Path) -> None:
+    if kind == ".model":
+        path = _model(tmp_path / "tokenizer.model")
+    else:
+        vocab = {i: bytes([i]) for i in range(256)} | {256: b" y"}
+        path = save(
+            Tokenizer(vocab, [(b" ", b"y")], pattern="gpt2"), tmp_path / "tokenizer.json", format="hf"
+        )
+    probe = (
+        "import sys; from bpe_studio.engine import load; load(sys.argv[1]).encode('x y'); "
+        f"print(' '.join(m for m in {NOT_FOR_OPENING!r} if m in sys.modules))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-I", "-c", probe, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).resolve().parents[3],
+        env=os.environ | {native.PURE_ENV: "0"},
+    )
+    assert found.stdout.split() == []

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpe_studio.cli.inspect_cmd import describe
 from bpe_studio.engine import native
 from bpe_studio.engine.encoding.tokenizer import PythonEncoder, Tokenizer
 from bpe_studio.engine.formats import FormatError, load, sentencepiece
@@ -178,7 +179,8 @@ def test_a_real_model_reads_the_same_natively_and_in_python() -> None:
 
 
 def _derive(texts: list[str], scores: list[float], kinds: list[int]) -> object:
-    """What the loader derives from pieces: (ranks in order, the pairs the views show, their bytes)."""
+    """What the loader derives from pieces: (ranks in order, the pairs the views show, their bytes, their
+    ids, inspect's description, the vocab)."""
     found: list[object] = []
     for backend in ("native", "python"):
         with use_backend(backend):
@@ -189,7 +191,18 @@ def _derive(texts: list[str], scores: list[float], kinds: list[int]) -> object:
                 continue
             model = tok.piece_model
             assert model is not None
-            found.append((list(model.ranks.items()), model.piece_merges(), tok.merges))
+            # (The views' figures first: with the kernel, the merges and their ids are made when asked for.)
+            summary = describe(tok)
+            found.append(
+                (
+                    list(model.ranks.items()),
+                    model.piece_merges(),
+                    tok.merges,
+                    tok.merge_ids(),
+                    summary,
+                    tok.vocab,
+                )
+            )
     assert found[0] == found[1]
     return found[0]
 
@@ -203,7 +216,7 @@ def _load_pieces(texts: list[str], scores: list[float], kinds: list[int]) -> Tok
         return sentencepiece.load_sentencepiece(Path(__file__))
 
 
-_PIECE_TEXT = st.text(alphabet="ab▁c", min_size=1, max_size=4)
+_PIECE_TEXT = st.text(alphabet="ab▁c ", min_size=1, max_size=4)  # (" a" and "▁a" share bytes)
 
 
 @settings(max_examples=300, deadline=None)
@@ -229,11 +242,11 @@ def test_the_kernel_derives_ranks_and_leaves_nan_scores_to_python() -> None:
         texts, kinds = ["a", "b", "ab"], [1, 1, 1]
         found = native.sentencepiece_pairs(texts, [0.0, 0.0, -1.0], kinds)
         assert found is not None
-        assert (found[0](), found[1], found[2]) == ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
+        assert (found[0](), found[1](), found[2].pairs()) == ({("a", "b"): 1}, [("a", "b")], [(b"a", b"b")])
         assert native.sentencepiece_pairs(texts, [0.0, 0.0, float("nan")], kinds) is None
         found = native.sentencepiece_pairs(["▁a"], [0.0], [1])
         assert found is not None
-        assert (found[0](), found[1], found[2]) == ({("▁", "a"): 0}, [], [])
+        assert (found[0](), found[1](), found[2].pairs()) == ({("▁", "a"): 0}, [], [])
 
 
 def test_opening_a_model_natively_leaves_its_ranks_for_the_first_encode() -> None:
@@ -250,12 +263,17 @@ def test_opening_a_model_natively_leaves_its_ranks_for_the_first_encode() -> Non
 
 
 @needs_native
-def test_opening_a_model_looks_its_merges_up_once_and_leaves_the_decode_table() -> None:
-    # (Twice before: once for the byte-level triples a piece model never uses, once by piece id.)
+def test_opening_a_model_leaves_its_merges_and_the_decode_table_for_first_use() -> None:
+    # (Twice before: once for the byte-level triples a piece model never uses, once by piece id; then once,
+    # when opening; now made by the kernel with the pairs, when a view first asks for them, since the
+    # piece model encodes with its own ranks.)
     texts, scores, kinds = ["a", "b", "ab", "abb"], [0.0, 0.0, -1.0, -2.0], [1, 1, 1, 1]
     with use_backend("native"), mock.patch.object(native, "merge_ids", wraps=native.merge_ids) as looked:
         tok = _load_pieces(texts, scores, kinds)
-    assert looked.call_count == 1
+        assert looked.call_count == 0
+        assert tok._merges is None and tok.piece_model is not None and tok.piece_model._piece_merges is None
+        assert tok.merge_ids() == [(256, 257, 258), (258, 257, 259)]
+        assert looked.call_count == 0  # (the pieces' ids come from the kernel with the pairs)
     encoder = tok._encoder
     # The id -> str table waits for the first decode.
     assert isinstance(encoder, PythonEncoder) and callable(encoder._by_id)
@@ -300,3 +318,45 @@ def test_a_model_s_pairs_are_derived_once_for_opening_and_its_first_encode() -> 
     assert derived.call_count == 1
     model = tok.piece_model
     assert model is not None and model.ranks == {("a", "b"): 1, ("ab", "b"): 2}
+
+
+_BYTE_TEXT = st.one_of(
+    st.integers(0, 255).map(lambda b: f"<0x{b:02X}>"),
+    st.integers(0, 255).map(lambda b: f"<0x{b:02x}>"),
+    st.sampled_from(["<0X0A>", "<0x0G>", "<0x+1>", "<0x 1>", "<0x٠A>", "<0xA>", "<0x0AA>", "a"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.tuples(_BYTE_TEXT, st.just(6)), st.tuples(_PIECE_TEXT, st.sampled_from([1, 2, 3, 4, 5]))
+        ),
+        max_size=12,
+    ),
+    all_bytes=st.booleans(),
+)
+def test_piece_tables_are_the_same_natively_and_in_python(
+    pieces: list[tuple[str, int]], all_bytes: bool
+) -> None:
+    byte_pieces = [(f"<0x{b:02X}>", 6) for b in range(256)] if all_bytes else []
+    texts = [text for text, _ in [*byte_pieces, *pieces]]
+    kinds = [kind for _, kind in [*byte_pieces, *pieces]]
+    with use_backend("native"):
+        found = native.sentencepiece_tables(texts, kinds)
+    try:
+        expected = sentencepiece._piece_tables(Path("x.model"), texts, kinds)
+    except FormatError:
+        assert found is None  # (the loop names the fault)
+        return
+    assert found is not None
+    vocab, normal, frozen, byte_ids = found
+    assert (vocab, list(vocab), normal, list(normal), set(frozen), byte_ids) == (
+        expected[0],
+        list(expected[0]),
+        expected[1],
+        list(expected[1]),
+        expected[2],
+        expected[3],
+    )

@@ -1,0 +1,50 @@
+"""``bpe-studio inspect FILE`` in a fresh process imports what describing a file needs, not the modules only
+a name, a download, a message or another command needs (each costs milliseconds of every run, and a fresh
+``inspect`` should take no longer than the reference library's load: issue 20, bench/load.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bpe_studio.engine import Tokenizer, native
+from bpe_studio.engine.formats import save
+
+# Imported only to resolve a name or download (formats/hub.py, formats/named.py), for an error message
+# (humanize.py and the training events it imports), a mean (statistics) or a mistyped command (difflib).
+NOT_FOR_INSPECT = (
+    "bpe_studio.engine.formats.hub",
+    "bpe_studio.engine.formats.named",
+    "bpe_studio.engine.humanize",
+    "bpe_studio.engine.events",
+    "statistics",
+    "difflib",
+)
+
+_PROBE = (
+    "import sys, io, contextlib\n"
+    "from bpe_studio.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n"
+    "    assert main(['inspect', sys.argv[1]]) == 0\n"
+    f"print(' '.join(m for m in {NOT_FOR_INSPECT!r} if m in sys.modules))\n"
+)
+
+
+def test_inspect_of_a_tokenizer_json_leaves_out_what_it_does_not_need(tmp_path: Path) -> None:
+    base = {i: bytes([i]) for i in range(256)}
+    path = save(
+        Tokenizer(base | {256: b"ab"}, [(b"a", b"b")], ["<|endoftext|>"]), tmp_path / "t.json", format="hf"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+        env=os.environ | {native.PURE_ENV: "0"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
