@@ -39,9 +39,76 @@ struct Tables {
     /// `ignore_merges`: a pre-token whose bytes are an ordinary token -> that token's id.
     whole: Option<FxHashMap<Vec<u8>, u32>>,
     /// tiktoken's rule (`Encoder::with_ranks`): ordinary token bytes -> rank (its id); `merges` is then empty.
-    ranks: Option<FxHashMap<Vec<u8>, u32>>,
+    ranks: Option<Ranks>,
     /// With `ranks`: take a pre-token that is an ordinary token whole (`whole` would be the same table).
     whole_by_ranks: bool,
+}
+
+/// tiktoken's rank table, ordinary token bytes -> rank (its id), stored by length so that most lookups cost
+/// one probe of a small table: a miss of the pre-token cache looks up every pair of adjacent parts (n - 1
+/// two-byte slices, then two slices per merge), and hashing a slice and comparing it with a key behind a
+/// pointer was half of cl100k's time on the mixed corpus (issue 22). The same bytes give the same rank as
+/// one map of all tokens would.
+struct Ranks {
+    /// Two-byte tokens by `first << 8 | second`; NO_RANK for none.
+    two: Vec<u32>,
+    /// Tokens of 1 and 3-7 bytes, packed as `short_key` does.
+    short: FxHashMap<u64, u32>,
+    /// Longer tokens.
+    long: FxHashMap<Vec<u8>, u32>,
+}
+
+/// Tokens of at most this many bytes are packed into a u64 key with their length.
+const SHORT: usize = 7;
+
+/// `bytes` (at most SHORT) in the low bytes, their length in the top byte: distinct for distinct strings.
+#[inline]
+fn short_key(bytes: &[u8]) -> u64 {
+    let mut key = (bytes.len() as u64) << 56;
+    for (i, &b) in bytes.iter().enumerate() {
+        key |= (b as u64) << (8 * i);
+    }
+    key
+}
+
+impl Ranks {
+    fn new(all: FxHashMap<Vec<u8>, u32>) -> Ranks {
+        let mut ranks =
+            Ranks { two: vec![NO_RANK; 1 << 16], short: FxHashMap::default(), long: FxHashMap::default() };
+        for (token, rank) in all {
+            match token.len() {
+                2 => ranks.two[(token[0] as usize) << 8 | token[1] as usize] = rank,
+                n if n <= SHORT => {
+                    ranks.short.insert(short_key(&token), rank);
+                }
+                _ => {
+                    ranks.long.insert(token, rank);
+                }
+            }
+        }
+        ranks
+    }
+
+    /// The rank of the token `bytes`, if it is one.
+    #[inline]
+    fn get(&self, bytes: &[u8]) -> Option<u32> {
+        match bytes.len() {
+            2 => Some(self.two[(bytes[0] as usize) << 8 | bytes[1] as usize]).filter(|&r| r != NO_RANK),
+            n if n <= SHORT => self.short.get(&short_key(bytes)).copied(),
+            _ => self.long.get(bytes).copied(),
+        }
+    }
+
+    /// Every token of more than one byte and its rank.
+    fn multi_byte(&self) -> Vec<(u32, Vec<u8>)> {
+        let two = self.two.iter().enumerate().filter(|&(_, &r)| r != NO_RANK);
+        let two = two.map(|(i, &r)| (r, vec![(i >> 8) as u8, i as u8]));
+        let short = self.short.iter().filter(|&(&k, _)| k >> 56 > 1).map(|(&k, &r)| {
+            let len = (k >> 56) as usize;
+            (r, k.to_le_bytes()[..len].to_vec())
+        });
+        two.chain(short).chain(self.long.iter().map(|(t, &r)| (r, t.clone()))).collect()
+    }
 }
 
 impl Tables {
@@ -59,7 +126,7 @@ impl Tables {
         }
         if let Some(ranks) = &self.ranks {
             if self.whole_by_ranks {
-                if let Some(&id) = ranks.get(piece) {
+                if let Some(id) = ranks.get(piece) {
                     out.push(id);
                     return;
                 }
@@ -166,14 +233,14 @@ impl Tables {
     /// tiktoken's `byte_pair_merge`: the parts start as single bytes, and repeatedly the two adjacent parts
     /// whose concatenation is the token of lowest rank below `limit` merge (leftmost first); appends the
     /// parts' ids to `out`. `limit` is `NO_RANK` to encode, a token's own rank to derive its merge.
-    fn bpe_ranks(&self, ranks: &FxHashMap<Vec<u8>, u32>, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+    fn bpe_ranks(&self, ranks: &Ranks, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
         let n = piece.len();
         if n < 2 {
             out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
             return;
         }
         let rank = |start: usize, end: usize| match ranks.get(&piece[start..end]) {
-            Some(&r) if r < limit => r,
+            Some(r) if r < limit => r,
             _ => NO_RANK,
         };
         let mut starts: Vec<usize> = if n > LONG_WORD {
@@ -210,7 +277,7 @@ impl Tables {
         starts.push(n);
         out.extend(starts.windows(2).map(|w| match w[1] - w[0] {
             1 => self.byte_ids[piece[w[0]] as usize],
-            _ => ranks[&piece[w[0]..w[1]]],
+            _ => ranks.get(&piece[w[0]..w[1]]).expect("a merged part is a token"),
         }));
     }
 
@@ -331,13 +398,23 @@ impl MergeQueue for Buckets {
     }
 }
 
-/// Pre-token bytes -> ids, emptied when full (which bounds memory whatever the input), as in Python.
+/// Pre-token bytes -> ids, at most `limit` of them (which bounds memory whatever the input). When full,
+/// every other entry in the table's order (its hash order, unrelated to how often or when a pre-token came)
+/// is dropped: a frequent pre-token most likely stays, or comes back at its next use. Emptying the whole
+/// cache (as Python's does) made a text with a few more distinct pre-tokens than the limit a cold encode
+/// each time: cl100k on the mixed corpus (100.5k distinct in 4 MB) ran BPE again for all of them on every
+/// pass (101k times) at half the speed of gpt2 on the same text; dropping half, 51k (issue 22). What the
+/// cache holds never changes an id.
 struct Cache {
     map: FxHashMap<Box<[u8]>, Box<[u32]>>,
     limit: usize,
 }
 
 impl Cache {
+    fn new(limit: usize) -> Cache {
+        Cache { map: FxHashMap::default(), limit }
+    }
+
     /// Appends the ids of `piece` to `out`; returns how many.
     fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
         if let Some(ids) = self.map.get(piece) {
@@ -347,7 +424,11 @@ impl Cache {
         let start = out.len();
         tables.bpe(piece, out);
         if self.map.len() >= self.limit {
-            self.map.clear();
+            let mut keep = true;
+            self.map.retain(|_, _| {
+                keep = !keep;
+                keep
+            });
         }
         self.map.insert(piece.into(), out[start..].into());
         out.len() - start
@@ -458,7 +539,7 @@ impl Encoder {
                 byte_ids,
                 merges: FxHashMap::default(),
                 whole: None,
-                ranks: Some(ranks),
+                ranks: Some(Ranks::new(ranks)),
                 // With ignore_merges the whole-token lookup is the rank table itself.
                 whole_by_ranks: ignore_merges,
             },
@@ -478,16 +559,15 @@ impl Encoder {
         let Some(ranks) = &self.tables.ranks else {
             return Vec::new();
         };
-        let mut tokens: Vec<(u32, &[u8])> =
-            ranks.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.as_slice())).collect();
+        let mut tokens = ranks.multi_byte();
         tokens.sort_unstable();
-        let derive = |run: &[(u32, &[u8])]| -> Vec<(u32, u32, u32)> {
+        let derive = |run: &[(u32, Vec<u8>)]| -> Vec<(u32, u32, u32)> {
             let mut parts = Vec::new();
             run.iter()
-                .filter_map(|&(rank, token)| {
+                .filter_map(|(rank, token)| {
                     parts.clear();
-                    self.tables.bpe_ranks(ranks, token, rank, &mut parts);
-                    (parts.len() == 2).then(|| (parts[0], parts[1], rank))
+                    self.tables.bpe_ranks(ranks, token, *rank, &mut parts);
+                    (parts.len() == 2).then(|| (parts[0], parts[1], *rank))
                 })
                 .collect()
         };
@@ -549,7 +629,7 @@ impl Encoder {
     /// Runs `f` with a cache of the pool to itself, then puts the cache back.
     fn with_cache<R>(&self, f: impl FnOnce(&mut Cache) -> R) -> R {
         let taken = self.pool().pop();
-        let mut cache = taken.unwrap_or_else(|| Cache { map: FxHashMap::default(), limit: self.cache_size });
+        let mut cache = taken.unwrap_or_else(|| Cache::new(self.cache_size));
         let result = f(&mut cache);
         self.pool().push(cache);
         result
@@ -902,18 +982,52 @@ mod tests {
         Encoder::with_ranks(std::array::from_fn(|b| b as u32), decoder, &[], ignore_merges, 10)
     }
 
+    #[test]
+    fn the_rank_table_by_length_finds_what_one_map_finds() {
+        let tokens: Vec<&[u8]> = vec![
+            b"\0",
+            b"a",
+            b"a\0",
+            b"a\0\0",
+            b"\0\0\0",
+            b"ab",
+            b"\xff\xff",
+            b"abc",
+            b"abcdefg",
+            b"abcdefg\0",
+            b"abcdefgh",
+            b"abcdefghijklmnop",
+            b"\0abc",
+        ];
+        let all: FxHashMap<Vec<u8>, u32> =
+            tokens.iter().enumerate().map(|(i, t)| (t.to_vec(), i as u32)).collect();
+        let ranks = Ranks::new(all.clone());
+        let mut probes: Vec<Vec<u8>> = tokens.iter().map(|t| t.to_vec()).collect();
+        probes.extend(
+            [&b""[..], b"b", b"\0a", b"ab\0", b"abcdef", b"abcdefg\0\0", b"abcdefgi", b"\0\0"]
+                .map(<[u8]>::to_vec),
+        );
+        for probe in &probes {
+            assert_eq!(ranks.get(probe), all.get(probe).copied(), "{probe:?}");
+        }
+        let mut multi = ranks.multi_byte();
+        multi.sort();
+        let mut expected: Vec<(u32, Vec<u8>)> =
+            all.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.clone())).collect();
+        expected.sort();
+        assert_eq!(multi, expected);
+    }
+
     /// tiktoken's `byte_pair_merge`, as plainly as it can be written: parts as byte strings.
     fn naive_ranks(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
         let ranks = encoder.tables.ranks.as_ref().unwrap();
         let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
         loop {
             let best = (0..parts.len().saturating_sub(1))
-                .filter_map(|i| {
-                    ranks.get(&[parts[i].clone(), parts[i + 1].clone()].concat()).map(|&r| (r, i))
-                })
+                .filter_map(|i| ranks.get(&[parts[i].clone(), parts[i + 1].clone()].concat()).map(|r| (r, i)))
                 .min();
             let Some((_, at)) = best else {
-                return parts.iter().map(|p| ranks[p]).collect();
+                return parts.iter().map(|p| ranks.get(p).expect("a token")).collect();
             };
             let right = parts.remove(at + 1);
             parts[at].extend(right);
@@ -1127,16 +1241,41 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_is_emptied_when_full_and_on_demand() {
+    fn the_cache_drops_half_when_full_and_all_on_demand() {
         let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
         decoder.truncate(256);
         let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 3);
         e.encode(&["a", "b", "c"]);
         assert_eq!(e.cache_len(), 3);
-        assert_eq!(e.encode(&["d"]), [100]); // full: emptied, then "d" kept
-        assert_eq!(e.cache_len(), 1);
+        assert_eq!(e.encode(&["d"]), [100]); // full: one of three kept, then "d"
+        assert_eq!(e.cache_len(), 2);
         e.clear_cache();
         assert_eq!(e.cache_len(), 0);
+        let one = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 1);
+        assert_eq!(one.encode(&["a", "b", "a"]), [97, 98, 97]);
+        assert_eq!(one.cache_len(), 1);
+    }
+
+    #[test]
+    fn a_full_cache_keeps_half_of_what_it_knew() {
+        // Emptying the whole cache when full made every pass over a text with a few more distinct
+        // pre-tokens than the limit a cold encode (issue 22).
+        let e = encoder(&[("h", "o"), ("ho", "t")], None);
+        let mut cache = Cache::new(1000);
+        let mut out = Vec::new();
+        for i in 0..1000 {
+            cache.encode(&e.tables, format!("w{i}").as_bytes(), &mut out);
+        }
+        assert_eq!(cache.map.len(), 1000);
+        cache.encode(&e.tables, b"hot", &mut out);
+        assert_eq!(cache.map.len(), 501);
+        let mut expected = Vec::new();
+        e.tables.bpe(b"hot", &mut expected);
+        assert_eq!(*cache.map[&b"hot"[..]], expected[..]);
+        for i in 0..5000 {
+            cache.encode(&e.tables, format!("x{i}").as_bytes(), &mut out);
+            assert!(cache.map.len() <= 1000);
+        }
     }
 
     /// The newline boundary's case table, shared with the Python rule (tests/engine/pretokenize/test_boundary.py checks
