@@ -24,12 +24,14 @@ samples it):
   ``python bench/corpora.py --install --natural``), 32k.
 
 Trainers: ours in-process (``train()`` in a fresh process: its own timings split the wall time into start-up,
-planning, counting, merging and output), ours through the CLI (``bpe-studio train``, which also writes the
-files), rustbpe (nanochat's trainer: documents as an iterator, GPT-2 pattern), Hugging Face ``tokenizers``
-(``BpeTrainer``, byte-level) and SentencePiece (BPE over the file's lines: its pieces are normalised
-characters, not bytes, so its vocabulary is not compared). Each peer's new tokens are checked against ours in
-order: the table gives the index of the first difference (trainers break ties between equally frequent pairs
-in different ways, so a difference at a tie is expected; ``=`` means all agree).
+planning, counting, merging and output; its counting MB/s is shown beside a memory scan's, ``bytes.count``
+over the corpus in memory in the parent, and counting's share of that speed), ours through the CLI
+(``bpe-studio train``, which also writes the files), rustbpe (nanochat's trainer: documents as an iterator,
+GPT-2 pattern), Hugging Face ``tokenizers`` (``BpeTrainer``, byte-level) and SentencePiece (BPE over the
+file's lines: its pieces are normalised characters, not bytes, so its vocabulary is not compared). Each
+peer's new tokens are checked against ours in order: the table gives the index of the first difference
+(trainers break ties between equally frequent pairs in different ways, so a difference at a tie is expected;
+``=`` means all agree).
 
 Encoding rows (in this process, warm: each encoder encodes the text once before it is timed, best of
 ``--rounds``): GPT-2, cl100k and o200k over English documents (natural corpus), the mixed corpus and the
@@ -275,11 +277,23 @@ def first_difference(ours: list[str], theirs: list[str] | None, counts: list[int
     return "="
 
 
+def memory_scan(corpus: Path) -> float:
+    """Seconds of a memory scan of ``corpus`` (the best of 3 ``bytes.count`` over it held in memory), in
+    this process, so that the trainers' peak RSS does not include it: counting's yardstick (issue 22)."""
+    data = corpus.read_bytes()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        data.count(b"\0")
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def bench_training(rows: list[str], repeat: int, trainers: list[str] | None = None) -> list[str]:
     """Train every row with every installed trainer (or those of ``trainers``); return the table's lines."""
     lines = [
         "| row | MB | vocab | trainer | wall s | peak RSS MB | wall / fastest peer | first difference |"
-        " ours: start-up / planning / counting / merging / output s | counting MB/s |",
+        " ours: start-up / planning / counting / merging / output s | counting MB/s (memory scan, share) |",
         "|---|---:|---:|---|---:|---:|---:|---:|---|---:|",
     ]
     for key in rows:
@@ -314,6 +328,9 @@ def bench_training(rows: list[str], repeat: int, trainers: list[str] | None = No
                     f"{merging:.2f} / {output:.2f}"
                 )
                 counting = f"{size / max(t.get('counting', 0.0), 1e-9):.0f}"
+                scan = memory_scan(corpus)
+                share = scan / t["counting"] if t.get("counting") else 0.0
+                counting += f" ({size / scan:,.0f}, {share:.0%})"
             diff = (
                 first_difference(our_tokens, run.output.get("tokens"), our_counts) if name != "ours" else ""
             )
