@@ -12,7 +12,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use rustc_hash::FxHashMap;
@@ -468,7 +468,8 @@ impl Cache {
 /// Zero bytes after the last token's bytes (see `Encoder::append_token`).
 const PAD: usize = 16;
 
-/// A batch is cut into about this many chunks per thread (the threads take them as they become free)...
+/// A batch is cut into about this many chunks per thread (taken in turn, so that the lists of one are made
+/// while the threads encode the next)...
 const CHUNKS_PER_THREAD: usize = 8;
 /// ... of at least this many bytes each.
 const MIN_CHUNK: usize = 64 << 10;
@@ -767,9 +768,8 @@ impl Encoder {
     /// calling thread while up to `threads` native threads encode the next chunks. The Python bindings turn
     /// the ids into lists there (which needs the GIL, so one thread at a time): done after the whole batch,
     /// that was a third of a 2-thread batch's wall time on English documents, and 2 threads gave 1.4x one
-    /// (issue 22). The chunks go to the threads as they become free (one thread with harder texts no longer
-    /// waits for by the other). A code point beyond the table stops the batch at the first text, in order,
-    /// that has one; an error of `take` stops it too.
+    /// (issue 22). Thread w takes chunks w, w + n, ... (see below). A code point beyond the table stops
+    /// the batch at the first text, in order, that has one; an error of `take` stops it too.
     pub fn encode_batch_with<E>(
         &self,
         scan: Scanner,
@@ -805,33 +805,50 @@ impl Encoder {
                 Ok(())
             });
         }
-        let next = AtomicUsize::new(0);
+        // Worker w encodes chunks w, w + n, w + 2n, ... with cache w, and the caches go back to the pool in
+        // an order that gives worker w the same cache next time: a batch encoded again meets each cache
+        // with the texts it saw before (with chunks taken by whichever thread was free, each cache met all
+        // the texts, and a text with nearly as many distinct pre-tokens as a cache holds overflowed both).
+        // The calling thread takes the chunks in order, so from each worker in turn.
+        let n = workers.min(chunks.len());
+        let caches: Vec<Cache> = {
+            let mut pool = self.pool();
+            (0..n).map(|_| pool.pop().unwrap_or_else(|| Cache::new(self.cache_size))).collect()
+        };
         let stop = AtomicBool::new(false);
         let (sender, receiver) = mpsc::channel::<(usize, Result<Vec<Vec<u32>>, u32>)>();
-        std::thread::scope(|scope| {
-            let work = |sender: mpsc::Sender<_>| {
-                self.with_cache(|cache| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= chunks.len() || stop.load(Ordering::Relaxed) {
-                        break;
+        let work = |w: usize, cache: &mut Cache, sender: mpsc::Sender<_>| {
+            for i in (w..chunks.len()).step_by(n) {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if sender.send((i, encode_chunk(cache, chunks[i]))).is_err() {
+                    break;
+                }
+            }
+        };
+        let (result, back) = std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(n);
+            let mut back = Vec::with_capacity(n);
+            for (w, mut cache) in caches.into_iter().enumerate() {
+                let theirs = sender.clone();
+                let spawned = std::thread::Builder::new().name("bpe-studio-encode".into()).spawn_scoped(
+                    scope,
+                    move || {
+                        work(w, &mut cache, theirs);
+                        cache
+                    },
+                );
+                match spawned {
+                    Ok(handle) => handles.push(handle),
+                    Err(_) => {
+                        // A thread the system refuses (out of threads or memory): its chunks are encoded
+                        // here (with a new cache; the one it had went with the closure), then taken.
+                        let mut cache = Cache::new(self.cache_size);
+                        work(w, &mut cache, sender.clone());
+                        back.push(cache);
                     }
-                    if sender.send((i, encode_chunk(cache, chunks[i]))).is_err() {
-                        break;
-                    }
-                })
-            };
-            let handles: Vec<_> = (0..workers.min(chunks.len()))
-                .filter_map(|_| {
-                    let sender = sender.clone();
-                    // A thread the system refuses (out of threads or memory) leaves its chunks to the others.
-                    std::thread::Builder::new()
-                        .name("bpe-studio-encode".into())
-                        .spawn_scoped(scope, move || work(sender))
-                        .ok()
-                })
-                .collect();
-            if handles.is_empty() {
-                work(sender.clone()); // no thread at all: the chunks are encoded here, then taken
+                }
             }
             drop(sender);
             // Chunks come in any order and are taken in order.
@@ -854,15 +871,19 @@ impl Encoder {
                     break;
                 }
             }
-            drop(receiver); // a thread still sending stops
-                            // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
-                            // makes it a RuntimeError.
+            // A thread still sending stops.
+            drop(receiver);
+            // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
+            // makes it a RuntimeError.
             for handle in handles {
-                handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                back.push(handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
             }
             debug_assert!(result.is_err() || taken == chunks.len());
-            result
-        })
+            (result, back)
+        });
+        // Worker 0's cache last, so that it is the first taken next time.
+        self.pool().extend(back.into_iter().rev());
+        result
     }
 
     /// The ids of the texts one after the other, `separator` (an id, if given) between two texts, as
@@ -1354,6 +1375,43 @@ mod tests {
             assert_eq!(done, Err(BatchStop::CodePoint(0xe9)));
             assert!(handed <= 5000);
         }
+    }
+
+    #[test]
+    fn each_thread_of_a_batch_meets_the_same_texts_with_the_same_cache_call_after_call() {
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            return; // one core: one thread, one cache
+        }
+        // A cache that holds every word: nothing is dropped.
+        let decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 100_000);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        // A word of its own in each text (letters only: one pre-token), about 600 kB in all.
+        let name = |mut i: usize| {
+            let mut word = String::from(" x");
+            loop {
+                word.push((b'a' + (i % 26) as u8) as char);
+                i /= 26;
+                if i == 0 {
+                    return word;
+                }
+            }
+        };
+        let texts: Vec<String> = (0..6000).map(|i| format!("{}{}", name(i), " ab".repeat(30))).collect();
+        let texts: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+        for _ in 0..3 {
+            let done = e.encode_batch_with(gpt2, &texts, classes(), 2, &mut |_| Ok::<(), ()>(()));
+            assert_eq!(done, Ok(()));
+        }
+        // Each text's word is in one cache only: its chunk went to the same thread with the same cache.
+        let pool = e.pool();
+        assert_eq!(pool.len(), 2);
+        let words = |c: &Cache| -> std::collections::HashSet<Vec<u8>> {
+            c.map.keys().filter(|k| k.starts_with(b" x")).map(|k| k.to_vec()).collect()
+        };
+        let (first, second) = (words(&pool[0]), words(&pool[1]));
+        assert_eq!(first.len() + second.len(), texts.len());
+        assert!(first.is_disjoint(&second), "{} words in both caches", first.intersection(&second).count());
     }
 
     #[test]
