@@ -412,18 +412,24 @@ impl MergeQueue for Buckets {
 }
 
 /// Pre-token bytes -> ids, at most `limit` of them (which bounds memory whatever the input). When full,
-/// one entry in four in the table's order (its hash order, unrelated to how often or when a pre-token came)
-/// is dropped: a frequent pre-token most likely stays, or comes back at its next use. Emptying the whole
+/// the entries not used since the cache was last full go (the pre-tokens seen once, and those of a text
+/// encoded before this one), and if that frees less than a quarter, one entry in four of the others too
+/// (in the table's order, which has nothing to do with how often a pre-token comes). Emptying the whole
 /// cache (as Python's does) made a text with a few more distinct pre-tokens than the limit a cold encode
-/// each time: cl100k on the mixed corpus (100.5k distinct in 4 MB) ran BPE again for all of them on every
-/// pass (101k times) at half the speed of gpt2 on the same text; dropping half, 51k; a quarter, 26k (issue
-/// 22). A pass over the table per `limit / 4` misses costs a few percent of the misses' own time on text
-/// that is mostly new. What the cache holds never changes an id.
+/// on every pass: cl100k on the mixed corpus ran BPE again for all its pre-tokens each time, at half the
+/// speed of gpt2 on the same text (issue 22); dropping a fixed part instead kept the pre-tokens of a text
+/// encoded before for several rounds. What the cache holds never changes an id.
 struct Cache {
-    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    map: FxHashMap<Box<[u8]>, Entry>,
     limit: usize,
     /// Times the cache was full: which entry of each four goes turns with it.
     evictions: usize,
+}
+
+/// A cached pre-token's ids, and whether it was looked up since the cache was last full.
+struct Entry {
+    ids: Box<[u32]>,
+    used: bool,
 }
 
 impl Cache {
@@ -441,27 +447,37 @@ impl Cache {
             out.push(id);
             return 1;
         }
-        if let Some(ids) = self.map.get(piece) {
-            out.extend_from_slice(ids);
-            return ids.len();
+        if let Some(entry) = self.map.get_mut(piece) {
+            entry.used = true;
+            out.extend_from_slice(&entry.ids);
+            return entry.ids.len();
         }
         let start = out.len();
         tables.bpe(piece, out);
         if self.map.len() >= self.limit {
-            if self.limit < 4 {
-                self.map.clear();
-            } else {
-                // Any 4 entries in a row lose one: at least limit / 4 go.
-                let mut at = self.evictions;
-                self.map.retain(|_, _| {
-                    at += 1;
-                    !at.is_multiple_of(4)
-                });
-            }
-            self.evictions += 1;
+            self.make_room();
         }
-        self.map.insert(piece.into(), out[start..].into());
+        self.map.insert(piece.into(), Entry { ids: out[start..].into(), used: false });
         out.len() - start
+    }
+
+    /// Drops the entries not used since the last time, and if fewer than a quarter went, one in four of
+    /// the others (any 4 entries in a row lose one); marks the rest unused.
+    fn make_room(&mut self) {
+        if self.limit < 4 {
+            self.map.clear();
+            return;
+        }
+        let before = self.map.len();
+        self.map.retain(|_, entry| std::mem::replace(&mut entry.used, false));
+        if self.map.len() > before - before / 4 {
+            let mut at = self.evictions;
+            self.map.retain(|_, _| {
+                at += 1;
+                !at.is_multiple_of(4)
+            });
+        }
+        self.evictions += 1;
     }
 }
 
@@ -1485,29 +1501,44 @@ mod tests {
     }
 
     #[test]
-    fn a_full_cache_keeps_three_quarters_of_what_it_knew() {
+    fn a_full_cache_drops_what_was_not_used_since_it_was_last_full_and_a_quarter_at_least() {
         // Emptying the whole cache when full made every pass over a text with a few more distinct
         // pre-tokens than the limit a cold encode (issue 22).
         let e = encoder(&[("h", "o"), ("ho", "t")], None);
         let mut cache = Cache::new(1000);
         let mut out = Vec::new();
+        let word = |i: usize| format!("w{i}");
         for i in 0..1000 {
-            cache.encode(&e.tables, format!("w{i}").as_bytes(), &mut out);
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out);
+        }
+        for i in 0..300 {
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out); // used again
         }
         assert_eq!(cache.map.len(), 1000);
         cache.encode(&e.tables, b"hot", &mut out);
-        assert_eq!(cache.map.len(), 751);
+        // The 700 words not used again went; the 300 stay, and "hot" came in.
+        assert_eq!(cache.map.len(), 301);
+        assert!((0..300).all(|i| cache.map.contains_key(word(i).as_bytes())));
         let mut expected = Vec::new();
         e.tables.bpe(b"hot", &mut expected);
-        assert_eq!(*cache.map[&b"hot"[..]], expected[..]);
+        assert_eq!(*cache.map[&b"hot"[..]].ids, expected[..]);
+        // All used since: a quarter goes all the same.
+        for i in 1000..1699 {
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out);
+        }
+        for i in (0..300).chain(1000..1699) {
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out);
+        }
+        cache.encode(&e.tables, b"hot", &mut out);
+        assert_eq!(cache.map.len(), 1000);
+        cache.encode(&e.tables, b"new", &mut out);
+        assert_eq!(cache.map.len(), 751);
         for i in 0..5000 {
-            cache.encode(&e.tables, format!("x{i}").as_bytes(), &mut out);
+            cache.encode(&e.tables, word(5000 + i).as_bytes(), &mut out);
             assert!(cache.map.len() <= 1000);
         }
     }
 
-    /// The newline boundary's case table, shared with the Python rule (tests/engine/pretokenize/test_boundary.py checks
-    /// bpe_studio/engine/pretokenize/boundary.py against the same file), so that both languages cut alike.
     #[test]
     fn safe_cut_agrees_with_the_python_rule_on_the_shared_case_table() {
         let table: serde_json::Value =
