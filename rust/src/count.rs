@@ -249,6 +249,21 @@ impl Table {
             .count()
     }
 
+    /// The keys as the words of a merge loop over the 256 byte tokens (token id = byte value): every key's
+    /// bytes widened to u32 one after the other, each key's length and its count, in order of first
+    /// appearance. A run from scratch hands these to the merge loop instead of a dict of a `str` per key
+    /// (which took 0.14 s of the counting phase on 100 MB, one thread holding the GIL: issue 22).
+    pub fn byte_words(&self) -> (Vec<u32>, Vec<u32>, Vec<i64>) {
+        let (mut ids, mut lengths, mut counts) =
+            (Vec::new(), Vec::with_capacity(self.len()), Vec::with_capacity(self.len()));
+        for (key, n) in self.iter() {
+            ids.extend(key.iter().map(|&b| b as u32));
+            lengths.push(key.len() as u32);
+            counts.push(n);
+        }
+        (ids, lengths, counts)
+    }
+
     /// The entries (key, count) in order of first appearance.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], i64)> + '_ {
         self.positions.iter().map(|&p| {
@@ -392,6 +407,16 @@ mod tests {
         let mut table = Table::default();
         table.add(texts, classes(), pretok::scanner("gpt2").unwrap()).unwrap();
         table
+    }
+
+    #[test]
+    fn byte_words_are_the_keys_bytes_lengths_and_counts_in_order() {
+        let table = counted(&["ab é ab", ""]);
+        let (ids, lengths, counts) = table.byte_words();
+        assert_eq!(lengths, [2, 3, 3]);
+        assert_eq!(counts, [1, 1, 1]);
+        assert_eq!(ids, [97, 98, 32, 0xc3, 0xa9, 32, 97, 98]);
+        assert_eq!(Table::default().byte_words(), (vec![], vec![], vec![]));
     }
 
     #[test]

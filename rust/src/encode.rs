@@ -12,7 +12,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 
 use rustc_hash::FxHashMap;
 
@@ -39,14 +40,93 @@ struct Tables {
     /// `ignore_merges`: a pre-token whose bytes are an ordinary token -> that token's id.
     whole: Option<FxHashMap<Vec<u8>, u32>>,
     /// tiktoken's rule (`Encoder::with_ranks`): ordinary token bytes -> rank (its id); `merges` is then empty.
-    ranks: Option<FxHashMap<Vec<u8>, u32>>,
+    ranks: Option<Ranks>,
     /// With `ranks`: take a pre-token that is an ordinary token whole (`whole` would be the same table).
     whole_by_ranks: bool,
+}
+
+/// tiktoken's rank table, ordinary token bytes -> rank (its id), stored by length so that most lookups cost
+/// one probe of a small table: a miss of the pre-token cache looks up every pair of adjacent parts (n - 1
+/// two-byte slices, then two slices per merge), and hashing a slice and comparing it with a key behind a
+/// pointer was half of cl100k's time on the mixed corpus (issue 22). The same bytes give the same rank as
+/// one map of all tokens would.
+struct Ranks {
+    /// Two-byte tokens by `first << 8 | second`; NO_RANK for none.
+    two: Vec<u32>,
+    /// Tokens of 1 and 3-7 bytes, packed as `short_key` does.
+    short: FxHashMap<u64, u32>,
+    /// Longer tokens.
+    long: FxHashMap<Vec<u8>, u32>,
+}
+
+/// Tokens of at most this many bytes are packed into a u64 key with their length.
+const SHORT: usize = 7;
+
+/// `bytes` (at most SHORT) in the low bytes, their length in the top byte: distinct for distinct strings.
+#[inline]
+fn short_key(bytes: &[u8]) -> u64 {
+    let mut key = (bytes.len() as u64) << 56;
+    for (i, &b) in bytes.iter().enumerate() {
+        key |= (b as u64) << (8 * i);
+    }
+    key
+}
+
+impl Ranks {
+    fn new(all: FxHashMap<Vec<u8>, u32>) -> Ranks {
+        let mut ranks =
+            Ranks { two: vec![NO_RANK; 1 << 16], short: FxHashMap::default(), long: FxHashMap::default() };
+        for (token, rank) in all {
+            match token.len() {
+                2 => ranks.two[(token[0] as usize) << 8 | token[1] as usize] = rank,
+                n if n <= SHORT => {
+                    ranks.short.insert(short_key(&token), rank);
+                }
+                _ => {
+                    ranks.long.insert(token, rank);
+                }
+            }
+        }
+        ranks
+    }
+
+    /// The rank of the token `bytes`, if it is one.
+    #[inline]
+    fn get(&self, bytes: &[u8]) -> Option<u32> {
+        match bytes.len() {
+            2 => Some(self.two[(bytes[0] as usize) << 8 | bytes[1] as usize]).filter(|&r| r != NO_RANK),
+            n if n <= SHORT => self.short.get(&short_key(bytes)).copied(),
+            _ => self.long.get(bytes).copied(),
+        }
+    }
+
+    /// Every token of more than one byte and its rank.
+    fn multi_byte(&self) -> Vec<(u32, Vec<u8>)> {
+        let two = self.two.iter().enumerate().filter(|&(_, &r)| r != NO_RANK);
+        let two = two.map(|(i, &r)| (r, vec![(i >> 8) as u8, i as u8]));
+        let short = self.short.iter().filter(|&(&k, _)| k >> 56 > 1).map(|(&k, &r)| {
+            let len = (k >> 56) as usize;
+            (r, k.to_le_bytes()[..len].to_vec())
+        });
+        two.chain(short).chain(self.long.iter().map(|(t, &r)| (r, t.clone()))).collect()
+    }
 }
 
 impl Tables {
     fn pair(&self, a: u32, b: u32) -> (u32, u32) {
         *self.merges.get(&(a, b)).unwrap_or(&(NO_RANK, 0))
+    }
+
+    /// Under tiktoken's rule with whole pre-tokens taken as they are: the id of `piece` when it is an
+    /// ordinary token of at most SHORT bytes (what `bpe` gives it, found in the rank table's small parts
+    /// without going through the cache). A longer piece is looked up in the cache first: hashing a long
+    /// slice twice, for the rank table and then the cache, made o200k on Chinese a third slower.
+    #[inline]
+    fn whole_rank(&self, piece: &[u8]) -> Option<u32> {
+        match &self.ranks {
+            Some(ranks) if self.whole_by_ranks && piece.len() <= SHORT => ranks.get(piece),
+            _ => None,
+        }
     }
 
     /// Appends the ids of one pre-token's bytes to `out`.
@@ -59,7 +139,7 @@ impl Tables {
         }
         if let Some(ranks) = &self.ranks {
             if self.whole_by_ranks {
-                if let Some(&id) = ranks.get(piece) {
+                if let Some(id) = ranks.get(piece) {
                     out.push(id);
                     return;
                 }
@@ -166,14 +246,14 @@ impl Tables {
     /// tiktoken's `byte_pair_merge`: the parts start as single bytes, and repeatedly the two adjacent parts
     /// whose concatenation is the token of lowest rank below `limit` merge (leftmost first); appends the
     /// parts' ids to `out`. `limit` is `NO_RANK` to encode, a token's own rank to derive its merge.
-    fn bpe_ranks(&self, ranks: &FxHashMap<Vec<u8>, u32>, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
+    fn bpe_ranks(&self, ranks: &Ranks, piece: &[u8], limit: u32, out: &mut Vec<u32>) {
         let n = piece.len();
         if n < 2 {
             out.extend(piece.iter().map(|&b| self.byte_ids[b as usize]));
             return;
         }
         let rank = |start: usize, end: usize| match ranks.get(&piece[start..end]) {
-            Some(&r) if r < limit => r,
+            Some(r) if r < limit => r,
             _ => NO_RANK,
         };
         let mut starts: Vec<usize> = if n > LONG_WORD {
@@ -210,7 +290,7 @@ impl Tables {
         starts.push(n);
         out.extend(starts.windows(2).map(|w| match w[1] - w[0] {
             1 => self.byte_ids[piece[w[0]] as usize],
-            _ => ranks[&piece[w[0]..w[1]]],
+            _ => ranks.get(&piece[w[0]..w[1]]).expect("a merged part is a token"),
         }));
     }
 
@@ -331,36 +411,94 @@ impl MergeQueue for Buckets {
     }
 }
 
-/// Pre-token bytes -> ids, emptied when full (which bounds memory whatever the input), as in Python.
+/// Pre-token bytes -> ids, at most `limit` of them (which bounds memory whatever the input). When full,
+/// the entries not used since the cache was last full go (the pre-tokens seen once, and those of a text
+/// encoded before this one), and if that frees less than a quarter, one entry in four of the others too
+/// (in the table's order, which has nothing to do with how often a pre-token comes). Emptying the whole
+/// cache (as Python's does) made a text with a few more distinct pre-tokens than the limit a cold encode
+/// on every pass: cl100k on the mixed corpus ran BPE again for all its pre-tokens each time, at half the
+/// speed of gpt2 on the same text (issue 22); dropping a fixed part instead kept the pre-tokens of a text
+/// encoded before for several rounds. What the cache holds never changes an id.
 struct Cache {
-    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    map: FxHashMap<Box<[u8]>, Entry>,
     limit: usize,
+    /// Times the cache was full: which entry of each four goes turns with it.
+    evictions: usize,
+}
+
+/// A cached pre-token's ids, and whether it was looked up since the cache was last full.
+struct Entry {
+    ids: Box<[u32]>,
+    used: bool,
 }
 
 impl Cache {
     /// An empty cache of at most `limit` pre-tokens.
     pub(crate) fn new(limit: usize) -> Cache {
-        Cache { map: FxHashMap::default(), limit }
+        Cache { map: FxHashMap::default(), limit, evictions: 0 }
     }
 
     /// Appends the ids of `piece` to `out`; returns how many.
+    ///
+    /// A short pre-token that is a whole token (cl100k, o200k: most of them) is looked up in the rank
+    /// table, as fast as in the cache, and takes no room there: cl100k on the mixed corpus (100.5k distinct
+    /// pre-tokens in 4 MB, more than the 100k the cache holds) then keeps all its others (issue 22).
     fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
-        if let Some(ids) = self.map.get(piece) {
-            out.extend_from_slice(ids);
-            return ids.len();
+        if let Some(id) = tables.whole_rank(piece) {
+            out.push(id);
+            return 1;
+        }
+        if let Some(entry) = self.map.get_mut(piece) {
+            entry.used = true;
+            out.extend_from_slice(&entry.ids);
+            return entry.ids.len();
         }
         let start = out.len();
         tables.bpe(piece, out);
         if self.map.len() >= self.limit {
-            self.map.clear();
+            self.make_room();
         }
-        self.map.insert(piece.into(), out[start..].into());
+        self.map.insert(piece.into(), Entry { ids: out[start..].into(), used: false });
         out.len() - start
+    }
+
+    /// Drops the entries not used since the last time, and if fewer than a quarter went, one in four of
+    /// the others (any 4 entries in a row lose one); marks the rest unused.
+    fn make_room(&mut self) {
+        if self.limit < 4 {
+            self.map.clear();
+            return;
+        }
+        let before = self.map.len();
+        self.map.retain(|_, entry| std::mem::replace(&mut entry.used, false));
+        if self.map.len() > before - before / 4 {
+            let mut at = self.evictions;
+            self.map.retain(|_, _| {
+                at += 1;
+                !at.is_multiple_of(4)
+            });
+        }
+        self.evictions += 1;
     }
 }
 
 /// Zero bytes after the last token's bytes (see `Encoder::append_token`).
 const PAD: usize = 16;
+
+/// A batch is cut into about this many chunks per thread (taken in turn, so that the lists of one are made
+/// while the threads encode the next)...
+const CHUNKS_PER_THREAD: usize = 8;
+/// ... of at least this many bytes each.
+const MIN_CHUNK: usize = 64 << 10;
+
+/// Why `Encoder::encode_batch_with` stopped early.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BatchStop<E> {
+    /// The first code point beyond the class table, in the texts' order.
+    CodePoint(u32),
+    /// The error `take` returned.
+    Taken(E),
+}
 
 /// Below this many multi-byte tokens `derive_merges` runs on one thread (starting threads costs more).
 const DERIVE_PARALLEL_MIN: usize = 20_000;
@@ -463,7 +601,7 @@ impl Encoder {
                 byte_ids,
                 merges: FxHashMap::default(),
                 whole: None,
-                ranks: Some(ranks),
+                ranks: Some(Ranks::new(ranks)),
                 // With ignore_merges the whole-token lookup is the rank table itself.
                 whole_by_ranks: ignore_merges,
             },
@@ -483,16 +621,15 @@ impl Encoder {
         let Some(ranks) = &self.tables.ranks else {
             return Vec::new();
         };
-        let mut tokens: Vec<(u32, &[u8])> =
-            ranks.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.as_slice())).collect();
+        let mut tokens = ranks.multi_byte();
         tokens.sort_unstable();
-        let derive = |run: &[(u32, &[u8])]| -> Vec<(u32, u32, u32)> {
+        let derive = |run: &[(u32, Vec<u8>)]| -> Vec<(u32, u32, u32)> {
             let mut parts = Vec::new();
             run.iter()
-                .filter_map(|&(rank, token)| {
+                .filter_map(|(rank, token)| {
                     parts.clear();
-                    self.tables.bpe_ranks(ranks, token, rank, &mut parts);
-                    (parts.len() == 2).then(|| (parts[0], parts[1], rank))
+                    self.tables.bpe_ranks(ranks, token, *rank, &mut parts);
+                    (parts.len() == 2).then(|| (parts[0], parts[1], *rank))
                 })
                 .collect()
         };
@@ -624,8 +761,7 @@ impl Encoder {
     }
 
     /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
-    /// (in contiguous runs of about equal size, each thread with its own cache), in the texts' order, or
-    /// Err with the first code point beyond the table.
+    /// (each with its own cache), in the texts' order, or Err with the first code point beyond the table.
     pub fn encode_batch(
         &self,
         scan: Scanner,
@@ -633,53 +769,138 @@ impl Encoder {
         classes: &[u8],
         threads: usize,
     ) -> Result<Vec<Vec<u32>>, u32> {
-        // No more threads than cores (the work is all CPU) or runs of texts: num_threads=20000 started
-        // 20,000 OS threads, and the one that could not start panicked.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let runs = split_runs(texts, threads.min(cores));
-        let encode_run = |run: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
-            self.with_cache(|cache| {
-                run.iter()
-                    .map(|text| {
-                        let mut out = Vec::with_capacity(text.len() / 4 + 1);
-                        match self.scan_into(cache, scan, text, classes, &mut out) {
-                            Some(code_point) => Err(code_point),
-                            None => Ok(out),
-                        }
-                    })
-                    .collect()
-            })
-        };
-        if runs.len() <= 1 {
-            return encode_run(texts);
+        let mut all = Vec::with_capacity(texts.len());
+        let taken = self.encode_batch_with(scan, texts, classes, threads, &mut |chunk| {
+            all.extend(chunk);
+            Ok::<(), ()>(())
+        });
+        match taken {
+            Ok(()) => Ok(all),
+            Err(BatchStop::CodePoint(code_point)) => Err(code_point),
+            Err(BatchStop::Taken(())) => unreachable!("the closure above never fails"),
         }
-        let results: Vec<Result<Vec<Vec<u32>>, u32>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = runs
+    }
+
+    /// `encode_batch`, handing each chunk of texts' ids (contiguous, in the texts' order) to `take` on the
+    /// calling thread while up to `threads` native threads encode the next chunks. The Python bindings turn
+    /// the ids into lists there (which needs the GIL, so one thread at a time): done after the whole batch,
+    /// that was a third of a 2-thread batch's wall time on English documents, and 2 threads gave 1.4x one
+    /// (issue 22). Thread w takes chunks w, w + n, ... (see below). A code point beyond the table stops
+    /// the batch at the first text, in order, that has one; an error of `take` stops it too.
+    pub fn encode_batch_with<E>(
+        &self,
+        scan: Scanner,
+        texts: &[&str],
+        classes: &[u8],
+        threads: usize,
+        take: &mut dyn FnMut(Vec<Vec<u32>>) -> Result<(), E>,
+    ) -> Result<(), BatchStop<E>> {
+        // No more threads than cores (the work is all CPU) or chunks: num_threads=20000 started 20,000 OS
+        // threads, and the one that could not start panicked.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let workers = threads.min(cores).max(1);
+        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let chunks = split_runs(texts, (workers * CHUNKS_PER_THREAD).min(total / MIN_CHUNK + 1));
+        let encode_chunk = |cache: &mut Cache, chunk: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
+            chunk
                 .iter()
-                .map(|run| {
-                    let spawned = std::thread::Builder::new()
-                        .name("bpe-studio-encode".into())
-                        .spawn_scoped(scope, move || encode_run(run));
-                    // A thread the system refuses (out of threads or memory): its run is encoded on
-                    // this thread instead, when its turn comes.
-                    spawned.map_err(|_| *run)
-                })
-                .collect();
-            // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
-            // makes it a RuntimeError.
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                    Err(run) => encode_run(run),
+                .map(|text| {
+                    let mut out = Vec::with_capacity(text.len() / 4 + 1);
+                    match self.scan_into(cache, scan, text, classes, &mut out) {
+                        Some(code_point) => Err(code_point),
+                        None => Ok(out),
+                    }
                 })
                 .collect()
-        });
-        let mut all = Vec::with_capacity(texts.len());
-        for result in results {
-            all.extend(result?);
+        };
+        if workers == 1 || chunks.len() <= 1 {
+            return self.with_cache(|cache| {
+                for chunk in &chunks {
+                    take(encode_chunk(cache, chunk).map_err(BatchStop::CodePoint)?)
+                        .map_err(BatchStop::Taken)?;
+                }
+                Ok(())
+            });
         }
-        Ok(all)
+        // Worker w encodes chunks w, w + n, w + 2n, ... with cache w, and the caches go back to the pool in
+        // an order that gives worker w the same cache next time: a batch encoded again meets each cache
+        // with the texts it saw before (with chunks taken by whichever thread was free, each cache met all
+        // the texts, and a text with nearly as many distinct pre-tokens as a cache holds overflowed both).
+        // The calling thread takes the chunks in order, so from each worker in turn.
+        let n = workers.min(chunks.len());
+        let caches: Vec<Cache> = {
+            let mut pool = self.pool();
+            (0..n).map(|_| pool.pop().unwrap_or_else(|| Cache::new(self.cache_size))).collect()
+        };
+        let stop = AtomicBool::new(false);
+        let (sender, receiver) = mpsc::channel::<(usize, Result<Vec<Vec<u32>>, u32>)>();
+        let work = |w: usize, cache: &mut Cache, sender: mpsc::Sender<_>| {
+            for i in (w..chunks.len()).step_by(n) {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if sender.send((i, encode_chunk(cache, chunks[i]))).is_err() {
+                    break;
+                }
+            }
+        };
+        let (result, back) = std::thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(n);
+            let mut back = Vec::with_capacity(n);
+            for (w, mut cache) in caches.into_iter().enumerate() {
+                let theirs = sender.clone();
+                let spawned = std::thread::Builder::new().name("bpe-studio-encode".into()).spawn_scoped(
+                    scope,
+                    move || {
+                        work(w, &mut cache, theirs);
+                        cache
+                    },
+                );
+                match spawned {
+                    Ok(handle) => handles.push(handle),
+                    Err(_) => {
+                        // A thread the system refuses (out of threads or memory): its chunks are encoded
+                        // here (with a new cache; the one it had went with the closure), then taken.
+                        let mut cache = Cache::new(self.cache_size);
+                        work(w, &mut cache, sender.clone());
+                        back.push(cache);
+                    }
+                }
+            }
+            drop(sender);
+            // Chunks come in any order and are taken in order.
+            let mut waiting: Vec<Option<Result<Vec<Vec<u32>>, u32>>> =
+                (0..chunks.len()).map(|_| None).collect();
+            let mut taken = 0;
+            let mut result = Ok(());
+            for (i, found) in receiver.iter() {
+                waiting[i] = Some(found);
+                while result.is_ok() && taken < chunks.len() {
+                    let Some(found) = waiting[taken].take() else { break };
+                    taken += 1;
+                    result = match found {
+                        Ok(ids) => take(ids).map_err(BatchStop::Taken),
+                        Err(code_point) => Err(BatchStop::CodePoint(code_point)),
+                    };
+                }
+                if result.is_err() {
+                    stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+            // A thread still sending stops.
+            drop(receiver);
+            // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
+            // makes it a RuntimeError.
+            for handle in handles {
+                back.push(handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            debug_assert!(result.is_err() || taken == chunks.len());
+            (result, back)
+        });
+        // Worker 0's cache last, so that it is the first taken next time.
+        self.pool().extend(back.into_iter().rev());
+        result
     }
 
     /// The ids of the texts one after the other, `separator` (an id, if given) between two texts, as
@@ -907,18 +1128,71 @@ mod tests {
         Encoder::with_ranks(std::array::from_fn(|b| b as u32), decoder, &[], ignore_merges, 10)
     }
 
+    #[test]
+    fn a_short_whole_token_is_found_in_the_rank_table_and_takes_no_room_in_the_cache() {
+        let tokens = ["ab", "abc", "abcdefgh", "cd"];
+        for ignore_merges in [true, false] {
+            let e = rank_encoder(&tokens, ignore_merges);
+            let mut cache = Cache::new(100);
+            for piece in ["ab", "abc", "abcdefgh", "abcd", "x", "ab", "abcdefgh"] {
+                let mut out = Vec::new();
+                cache.encode(&e.tables, piece.as_bytes(), &mut out);
+                let mut expected = Vec::new();
+                e.tables.bpe(piece.as_bytes(), &mut expected);
+                assert_eq!(out, expected, "{piece}");
+            }
+            // Taken whole: "ab", "abc" and "x" are not cached; "abcdefgh" (8 bytes) and "abcd" (ab|cd) are.
+            let cached: usize = if ignore_merges { 2 } else { 5 };
+            assert_eq!(cache.map.len(), cached, "ignore_merges={ignore_merges}");
+        }
+    }
+
+    #[test]
+    fn the_rank_table_by_length_finds_what_one_map_finds() {
+        let tokens: Vec<&[u8]> = vec![
+            b"\0",
+            b"a",
+            b"a\0",
+            b"a\0\0",
+            b"\0\0\0",
+            b"ab",
+            b"\xff\xff",
+            b"abc",
+            b"abcdefg",
+            b"abcdefg\0",
+            b"abcdefgh",
+            b"abcdefghijklmnop",
+            b"\0abc",
+        ];
+        let all: FxHashMap<Vec<u8>, u32> =
+            tokens.iter().enumerate().map(|(i, t)| (t.to_vec(), i as u32)).collect();
+        let ranks = Ranks::new(all.clone());
+        let mut probes: Vec<Vec<u8>> = tokens.iter().map(|t| t.to_vec()).collect();
+        probes.extend(
+            [&b""[..], b"b", b"\0a", b"ab\0", b"abcdef", b"abcdefg\0\0", b"abcdefgi", b"\0\0"]
+                .map(<[u8]>::to_vec),
+        );
+        for probe in &probes {
+            assert_eq!(ranks.get(probe), all.get(probe).copied(), "{probe:?}");
+        }
+        let mut multi = ranks.multi_byte();
+        multi.sort();
+        let mut expected: Vec<(u32, Vec<u8>)> =
+            all.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.clone())).collect();
+        expected.sort();
+        assert_eq!(multi, expected);
+    }
+
     /// tiktoken's `byte_pair_merge`, as plainly as it can be written: parts as byte strings.
     fn naive_ranks(encoder: &Encoder, piece: &[u8]) -> Vec<u32> {
         let ranks = encoder.tables.ranks.as_ref().unwrap();
         let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
         loop {
             let best = (0..parts.len().saturating_sub(1))
-                .filter_map(|i| {
-                    ranks.get(&[parts[i].clone(), parts[i + 1].clone()].concat()).map(|&r| (r, i))
-                })
+                .filter_map(|i| ranks.get(&[parts[i].clone(), parts[i + 1].clone()].concat()).map(|r| (r, i)))
                 .min();
             let Some((_, at)) = best else {
-                return parts.iter().map(|p| ranks[p]).collect();
+                return parts.iter().map(|p| ranks.get(p).expect("a token")).collect();
             };
             let right = parts.remove(at + 1);
             parts[at].extend(right);
@@ -1078,6 +1352,86 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_in_chunks_hands_each_chunk_over_in_order_and_stops_at_the_first_problem() {
+        let e = encoder(&[("a", "b"), ("ab", "c")], None);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        // About 600 kB: several chunks per thread.
+        let texts: Vec<String> = (0..6000).map(|i| format!("abc {} ab{i} ", "c".repeat(i % 90))).collect();
+        let texts: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+        let one_by_one: Vec<Vec<u32>> =
+            texts.iter().map(|t| e.encode_text(gpt2, t, classes()).unwrap()).collect();
+        for threads in [1, 2, 4] {
+            let mut chunks = Vec::new();
+            let done = e.encode_batch_with(gpt2, &texts, classes(), threads, &mut |chunk| {
+                chunks.push(chunk);
+                Ok::<(), ()>(())
+            });
+            assert_eq!(done, Ok(()));
+            assert!(chunks.len() >= 4 && chunks.iter().all(|c| !c.is_empty()), "{}", chunks.len());
+            assert_eq!(chunks.concat(), one_by_one);
+            // An error of `take` stops the batch: no chunk is handed over after it.
+            let mut seen = 0;
+            let done = e.encode_batch_with(gpt2, &texts, classes(), threads, &mut |_| {
+                seen += 1;
+                if seen == 2 {
+                    Err("full")
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!((done, seen), (Err(BatchStop::Taken("full")), 2));
+            // Code points beyond the table: the first one in the texts' order, whatever thread finds it.
+            let mut late = texts.clone();
+            late[5000] = "x\u{e9}";
+            late[5990] = "\u{3b1}";
+            let mut handed = 0;
+            let done = e.encode_batch_with(gpt2, &late, &classes()[..128], threads, &mut |chunk| {
+                handed += chunk.len();
+                Ok::<(), ()>(())
+            });
+            assert_eq!(done, Err(BatchStop::CodePoint(0xe9)));
+            assert!(handed <= 5000);
+        }
+    }
+
+    #[test]
+    fn each_thread_of_a_batch_meets_the_same_texts_with_the_same_cache_call_after_call() {
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            return; // one core: one thread, one cache
+        }
+        // A cache that holds every word: nothing is dropped.
+        let decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 100_000);
+        let gpt2 = pretok::scanner("gpt2").unwrap();
+        // A word of its own in each text (letters only: one pre-token), about 600 kB in all.
+        let name = |mut i: usize| {
+            let mut word = String::from(" x");
+            loop {
+                word.push((b'a' + (i % 26) as u8) as char);
+                i /= 26;
+                if i == 0 {
+                    return word;
+                }
+            }
+        };
+        let texts: Vec<String> = (0..6000).map(|i| format!("{}{}", name(i), " ab".repeat(30))).collect();
+        let texts: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+        for _ in 0..3 {
+            let done = e.encode_batch_with(gpt2, &texts, classes(), 2, &mut |_| Ok::<(), ()>(()));
+            assert_eq!(done, Ok(()));
+        }
+        // Each text's word is in one cache only: its chunk went to the same thread with the same cache.
+        let pool = e.pool();
+        assert_eq!(pool.len(), 2);
+        let words = |c: &Cache| -> std::collections::HashSet<Vec<u8>> {
+            c.map.keys().filter(|k| k.starts_with(b" x")).map(|k| k.to_vec()).collect()
+        };
+        let (first, second) = (words(&pool[0]), words(&pool[1]));
+        assert_eq!(first.len() + second.len(), texts.len());
+        assert!(first.is_disjoint(&second), "{} words in both caches", first.intersection(&second).count());
+    }
+
+    #[test]
     fn joined_ids_are_little_endian_rows_with_the_separator_between_texts() {
         let e = encoder(&[("a", "b")], None);
         let gpt2 = pretok::scanner("gpt2").unwrap();
@@ -1132,20 +1486,60 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_is_emptied_when_full_and_on_demand() {
+    fn the_cache_drops_a_part_when_full_and_all_on_demand() {
         let mut decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
         decoder.truncate(256);
         let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 3);
         e.encode(&["a", "b", "c"]);
         assert_eq!(e.cache_len(), 3);
-        assert_eq!(e.encode(&["d"]), [100]); // full: emptied, then "d" kept
+        assert_eq!(e.encode(&["d"]), [100]); // full (and small): emptied, then "d"
         assert_eq!(e.cache_len(), 1);
         e.clear_cache();
         assert_eq!(e.cache_len(), 0);
+        let one = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 1);
+        assert_eq!(one.encode(&["a", "b", "a"]), [97, 98, 97]);
+        assert_eq!(one.cache_len(), 1);
     }
 
-    /// The newline boundary's case table, shared with the Python rule (tests/engine/pretokenize/test_boundary.py checks
-    /// bpe_studio/engine/pretokenize/boundary.py against the same file), so that both languages cut alike.
+    #[test]
+    fn a_full_cache_drops_what_was_not_used_since_it_was_last_full_and_a_quarter_at_least() {
+        // Emptying the whole cache when full made every pass over a text with a few more distinct
+        // pre-tokens than the limit a cold encode (issue 22).
+        let e = encoder(&[("h", "o"), ("ho", "t")], None);
+        let mut cache = Cache::new(1000);
+        let mut out = Vec::new();
+        let word = |i: usize| format!("w{i}");
+        for i in 0..1000 {
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out);
+        }
+        for i in 0..300 {
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out); // used again
+        }
+        assert_eq!(cache.map.len(), 1000);
+        cache.encode(&e.tables, b"hot", &mut out);
+        // The 700 words not used again went; the 300 stay, and "hot" came in.
+        assert_eq!(cache.map.len(), 301);
+        assert!((0..300).all(|i| cache.map.contains_key(word(i).as_bytes())));
+        let mut expected = Vec::new();
+        e.tables.bpe(b"hot", &mut expected);
+        assert_eq!(*cache.map[&b"hot"[..]].ids, expected[..]);
+        // All used since: a quarter goes all the same.
+        for i in 1000..1699 {
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out);
+        }
+        for i in (0..300).chain(1000..1699) {
+            cache.encode(&e.tables, word(i).as_bytes(), &mut out);
+        }
+        cache.encode(&e.tables, b"hot", &mut out);
+        assert_eq!(cache.map.len(), 1000);
+        cache.encode(&e.tables, b"new", &mut out);
+        assert_eq!(cache.map.len(), 751);
+        for i in 0..5000 {
+            cache.encode(&e.tables, word(5000 + i).as_bytes(), &mut out);
+            assert!(cache.map.len() <= 1000);
+        }
+    }
+
     #[test]
     fn safe_cut_agrees_with_the_python_rule_on_the_shared_case_table() {
         let table: serde_json::Value =

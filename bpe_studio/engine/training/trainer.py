@@ -241,10 +241,11 @@ def _count_corpus(
     timings: dict[str, float],
     *,
     keep_table: bool = False,
+    merged_table: bool = False,
 ) -> Generator[TrainEvent, None, tuple[CountOutcome | None, int]]:
     """Plan and count the corpus (in this process, worker processes or a cluster); returns the outcome
-    (None when cancelled) and the corpus size. With ``keep_table``, counting in threads gives its native
-    table, not a dict (see :class:`~.counting.CountOutcome`)."""
+    (None when cancelled) and the corpus size. With ``keep_table`` (or ``merged_table``: merged into one),
+    counting in threads gives its native tables, not a dict (see :class:`~.counting.CountOutcome`)."""
     yield PhaseStarted(Phase.PLANNING, now())
     newline_cuts = newline_cuts_certain(config.pattern)
     options: dict[str, Any] = {
@@ -319,7 +320,9 @@ def _count_corpus(
             counting = (
                 count_serial(tasks, **options)
                 if how == "serial"
-                else count_threads(tasks, workers=workers, keep_table=keep_table, **options)
+                else count_threads(
+                    tasks, workers=workers, keep_table=keep_table, merged_table=merged_table, **options
+                )
                 if how == "threads"
                 else count_parallel(tasks, workers=workers, **options)
             )
@@ -367,12 +370,12 @@ CountStep = Callable[
 
 
 def _count_phase(
-    run: _Run, count: CountStep | None = None, *, keep_table: bool = False
+    run: _Run, count: CountStep | None = None, *, keep_table: bool = False, merged_table: bool = False
 ) -> Generator[TrainEvent, None, _Counts]:
     """Counting: load the counts from a file (``counts_in`` or ``resume``), or plan and count the corpus
     (with ``count``: documents in memory, see from_iterator.py); then report the totals and write the
-    counts file if asked. ``keep_table``: see :func:`_count_corpus` (not with a counts file or checkpoint
-    to write)."""
+    counts file if asked. ``keep_table``, ``merged_table``: see :func:`_count_corpus` (not with a counts
+    file or checkpoint to write)."""
     config, now = run.config, run.now
     source = config.resume if config.resume is not None else config.counts_in
     if source is not None:
@@ -394,7 +397,9 @@ def _count_phase(
         wanted_identity = config.counts_out is not None or config.checkpoint is not None
         corpus = corpus_identity(config.sources) if wanted_identity else ()
         if count is None:
-            step = _count_corpus(config, run.cancelled, now, run.timings, keep_table=keep_table)
+            step = _count_corpus(
+                config, run.cancelled, now, run.timings, keep_table=keep_table, merged_table=merged_table
+            )
         else:
             step = count(config, run.cancelled, now, run.timings)
         outcome, total_bytes = yield from step
@@ -481,6 +486,12 @@ def _merge_phase(
         encoded = None
         if base is None:
             words = counts.outcome.counts
+            if counts.outcome.tables:
+                # The counting threads' table, merged natively: its keys as byte words, no str per key.
+                (merged,) = counts.outcome.tables
+                counts.outcome = None
+                encoded = merged.byte_words()
+                del merged
         else:
             # The pre-tokens as words of the tokenizer's ids; the table is emptied as they are encoded (it
             # is not needed after: a checkpoint stores the counts encoded before this phase). For the native
@@ -825,7 +836,10 @@ def _iter_train(
     if config.superword_transition is not None:
         yield (yield from _superword_run(run, _count))
         return
-    counts = yield from _count_phase(run, _count)
+    # With nothing to write from the counts (a counts file, a checkpoint), a run from scratch takes the
+    # counting threads' native table straight into the merge loop (see _merge_phase).
+    direct = base is None and config.counts_out is None and config.checkpoint is None
+    counts = yield from _count_phase(run, _count, merged_table=direct)
     stats = _corpus_stats(counts)
     if base is not None:
         wanted = config.vocab_size - len(base.vocab)

@@ -77,6 +77,20 @@ impl CountTable {
         without_gil(py, || inner.count_new(&tables))
     }
 
+    /// The keys as a merge loop's words over the 256 byte tokens (see `Table::byte_words`): (ids as u32 in
+    /// native byte order, lengths, counts). The table is emptied (its memory given back).
+    fn byte_words<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
+        let table = std::mem::take(&mut self.inner);
+        let (ids, lengths, counts) = without_gil(py, move || table.byte_words())?;
+        let raw = PyBytes::new_with(py, ids.len() * 4, |buf| {
+            for (chunk, id) in buf.chunks_exact_mut(4).zip(&ids) {
+                chunk.copy_from_slice(&id.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        Ok((raw, lengths, counts))
+    }
+
     /// Number of pre-tokens counted (the sum of all counts).
     #[getter]
     fn total(&self) -> i64 {
