@@ -514,10 +514,11 @@ class PackedWords:
         return EncodedWords(ids, self.lengths.tolist(), self.freqs)
 
 
-def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
+def cut_rare_pairs(encoded: EncodedWords, *, below: int, threads: int = 1) -> EncodedWords | None:
     """The words cut between two ids whose pair counts fewer than ``below`` in all of them, equal pieces
     added up and pieces of one id left out (rust/src/cut_words.rs, which says when a merge loop over the
-    pieces makes the same merges as over the words); None when the native kernel is off.
+    pieces makes the same merges as over the words); None when the native kernel is off. ``threads``
+    native threads share the work on large inputs (the same answer for any number).
 
     Example:
         >>> import array
@@ -529,7 +530,9 @@ def cut_rare_pairs(encoded: EncodedWords, *, below: int) -> EncodedWords | None:
     if _native is None or _forced_pure():
         return None
     # The array itself, read in place: no copy of its ids.
-    raw, lengths, freqs = _native.cut_rare_pairs(encoded.ids, encoded.lengths, encoded.freqs, below)
+    raw, lengths, freqs = _native.cut_rare_pairs(
+        encoded.ids, encoded.lengths, encoded.freqs, below, threads=threads
+    )
     ids: array.array[int] = array.array("I")
     ids.frombytes(raw)
     return EncodedWords(ids, lengths, freqs)
@@ -547,6 +550,21 @@ def release_free_memory() -> bool:
     if _native is None or _forced_pure():
         return False
     return bool(_native.release_free_memory())
+
+
+def map_large_allocations(*, min_bytes: int = 4 << 20) -> bool:
+    """Have the C allocator map each block of at least ``min_bytes`` apart and unmap it when freed (glibc's
+    ``mallopt(M_MMAP_THRESHOLD)``): True when set; False, and nothing done, without the native kernel or
+    elsewhere than glibc. For the rest of the process (see ``map_large_allocations`` in rust/src/py/mod.rs:
+    a superword run's stage 2 sets it, so that its freed tables do not stay resident).
+
+    Example:
+        >>> map_large_allocations() in (True, False)
+        True
+    """
+    if _native is None or _forced_pure():
+        return False
+    return bool(_native.map_large_allocations(min_bytes))
 
 
 def merge_kernel(

@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::merge::prefetch;
 
 /// Words as flat ids: the ids one word after the other, each word's number of ids, each word's count.
+#[derive(Default)]
 pub struct Words {
     pub ids: Vec<u32>,
     pub lengths: Vec<u32>,
@@ -50,19 +51,39 @@ fn counter(a: u32, b: u32, bits: u32) -> usize {
 /// (it holds for any set of places cut whose pairs all count fewer than `below`, the same for every
 /// occurrence of a pair): the pieces are only a little longer. With a counter per two to four positions
 /// (far more than there are distinct pairs), a rare pair meets a frequent one on a few percent of them.
-pub fn cut_rare_pairs(ids: &[u32], lengths: &[u32], freqs: &[i64], below: i64) -> Result<Words, String> {
+/// `threads` share the work (each a run of whole words): the result is the same for any number of them.
+pub fn cut_rare_pairs(
+    ids: &[u32],
+    lengths: &[u32],
+    freqs: &[i64],
+    below: i64,
+    threads: usize,
+) -> Result<Words, String> {
     let bits =
         (usize::BITS - ids.len().leading_zeros()).saturating_sub(2).clamp(SKETCH_BITS.0, SKETCH_BITS.1);
-    cut_with_sketch(ids, lengths, freqs, below, bits)
+    // A thread costs a sketch of its own while the pairs are counted: worth it only on many ids.
+    let threads = if ids.len() < THREADED_MIN { 1 } else { threads.max(1) };
+    cut_with_sketch(ids, lengths, freqs, below, bits, threads)
 }
 
-/// `cut_rare_pairs` with a sketch of `1 << bits` counters (the tests take tiny ones: many collisions).
+/// Fewer ids than this are cut on one thread.
+const THREADED_MIN: usize = 1 << 20;
+
+/// `cut_rare_pairs` with a sketch of `1 << bits` counters (the tests take tiny ones: many collisions), on
+/// `threads` threads.
+///
+/// Each thread takes a run of whole words (about as many ids each). It counts its words' pairs in a
+/// sketch of its own, the sketches are added up (saturating, as one sketch would count), and each thread
+/// cuts its words with the sum, equal pieces added up in a table of its own. Then each later thread's
+/// pieces, in their order, are added to an equal piece of the earlier ones or appended: the pieces come
+/// out in order of first appearance over all the words, exactly as one thread gives them.
 fn cut_with_sketch(
     ids: &[u32],
     lengths: &[u32],
     freqs: &[i64],
     below: i64,
     bits: u32,
+    threads: usize,
 ) -> Result<Words, String> {
     if lengths.len() != freqs.len() {
         return Err("lengths and freqs differ in length".into());
@@ -70,10 +91,102 @@ fn cut_with_sketch(
     if lengths.iter().map(|&n| n as u64).sum::<u64>() != ids.len() as u64 {
         return Err("the lengths do not add up to the number of ids".into());
     }
+    // The runs of words: word i starts at id starts[i]; run t is words bounds[t]..bounds[t + 1].
+    let mut bounds = vec![0usize];
+    let mut at = 0usize;
+    for (w, &len) in lengths.iter().enumerate() {
+        if at >= ids.len() * bounds.len() / threads.max(1) && bounds.len() < threads {
+            bounds.push(w);
+        }
+        at += len as usize;
+    }
+    bounds.push(lengths.len());
+    let mut firsts = Vec::with_capacity(bounds.len());
+    let mut id_at = 0usize;
+    let mut w = 0usize;
+    for &b in &bounds {
+        id_at += lengths[w..b].iter().map(|&n| n as usize).sum::<usize>();
+        w = b;
+        firsts.push(id_at);
+    }
+    let runs: Vec<(usize, usize, usize)> =
+        bounds.windows(2).zip(&firsts).map(|(b, &first)| (b[0], b[1], first)).collect();
+    let sketch = if runs.len() == 1 {
+        count_pairs(ids, lengths, freqs, runs[0], bits)
+    } else {
+        let mut sketches = std::thread::scope(|scope| {
+            let running: Vec<_> = runs
+                .iter()
+                .map(|&run| scope.spawn(move || count_pairs(ids, lengths, freqs, run, bits)))
+                .collect();
+            joined(running)
+        })
+        .into_iter();
+        let mut sum = sketches.next().unwrap_or_default();
+        for more in sketches {
+            for (c, n) in sum.iter_mut().zip(more) {
+                *c = c.saturating_add(n);
+            }
+        }
+        sum
+    };
+    let sketch = &sketch;
+    let mut parts = if runs.len() == 1 {
+        vec![cut_run(ids, lengths, freqs, runs[0], sketch, below, bits)]
+    } else {
+        std::thread::scope(|scope| {
+            let running: Vec<_> = runs
+                .iter()
+                .map(|&run| scope.spawn(move || cut_run(ids, lengths, freqs, run, sketch, below, bits)))
+                .collect();
+            joined(running)
+        })
+    }
+    .into_iter();
+    let (mut out, mut slot) = parts.next().unwrap_or_default();
+    let later: Vec<Words> = parts.map(|(more, _)| more).collect();
+    for more in &later {
+        let mut at = 0usize;
+        for (&len, &f) in more.lengths.iter().zip(&more.freqs) {
+            let piece = &more.ids[at..at + len as usize];
+            at += len as usize;
+            match slot.entry(Piece(piece)) {
+                std::collections::hash_map::Entry::Occupied(i) => {
+                    let i = *i.get();
+                    out.freqs[i] = out.freqs[i].saturating_add(f);
+                }
+                std::collections::hash_map::Entry::Vacant(place) => {
+                    place.insert(out.freqs.len());
+                    out.ids.extend_from_slice(piece);
+                    out.lengths.push(len);
+                    out.freqs.push(f);
+                }
+            }
+        }
+    }
+    drop(slot);
+    drop(later);
+    Ok(out)
+}
+
+/// The threads' answers in order; a panic in one is passed on as it is (the bindings turn it into a
+/// Python exception).
+fn joined<T>(running: Vec<std::thread::ScopedJoinHandle<'_, T>>) -> Vec<T> {
+    running.into_iter().map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+}
+
+/// The sketch of the pairs of words `run.0..run.1` (their first id at `run.2`).
+fn count_pairs(
+    ids: &[u32],
+    lengths: &[u32],
+    freqs: &[i64],
+    run: (usize, usize, usize),
+    bits: u32,
+) -> Vec<u32> {
+    let (first, end, mut at) = run;
     // Saturating: a counter at u32::MAX may stand for more, and is never taken as rare.
     let mut sketch = vec![0u32; 1 << bits];
-    let mut at = 0usize;
-    for (&len, &f) in lengths.iter().zip(freqs) {
+    for (&len, &f) in lengths[first..end].iter().zip(&freqs[first..end]) {
         // A count that does not fit a counter fills it; a negative one (never from counting) adds nothing,
         // so the counter still bounds the pair's count from above.
         let f = f.clamp(0, u32::MAX as i64) as u32;
@@ -88,15 +201,29 @@ fn cut_with_sketch(
         }
         at += len as usize;
     }
+    sketch
+}
+
+/// Words `run.0..run.1` (their first id at `run.2`) cut where `sketch` says a pair is rare: their pieces,
+/// equal ones added up, and the table of where each piece is in them.
+fn cut_run<'a>(
+    ids: &'a [u32],
+    lengths: &[u32],
+    freqs: &[i64],
+    run: (usize, usize, usize),
+    sketch: &[u32],
+    below: i64,
+    bits: u32,
+) -> (Words, FxHashMap<Piece<'a>, usize>) {
+    let (first, last, mut at) = run;
     let rare = |a: u32, b: u32| {
         let n = sketch[counter(a, b, bits)];
         n != u32::MAX && (n as i64) < below
     };
     let mut out = Words { ids: Vec::new(), lengths: Vec::new(), freqs: Vec::new() };
     let mut slot: FxHashMap<Piece, usize> = FxHashMap::default();
-    slot.reserve(lengths.len() / 2); // about as many distinct pieces as words on natural text
-    let mut at = 0usize;
-    for (&len, &f) in lengths.iter().zip(freqs) {
+    slot.reserve((last - first) / 2); // about as many distinct pieces as words on natural text
+    for (&len, &f) in lengths[first..last].iter().zip(&freqs[first..last]) {
         let end = at + len as usize;
         let mut start = at;
         for p in at + 1..end {
@@ -111,7 +238,7 @@ fn cut_with_sketch(
         emit(&ids[start..end], f, &mut out, &mut slot);
         at = end;
     }
-    Ok(out)
+    (out, slot)
 }
 
 /// How many positions ahead the sketch's counters are fetched.
@@ -168,12 +295,12 @@ mod tests {
         let ids = [1, 2, 3, 1, 2, /* */ 1, 2, /* */ 1, 2, 9, /* */ 7, 8];
         let lengths = [5, 2, 3, 2];
         let freqs = [1, 2, 2, 1];
-        let cut = cut_rare_pairs(&ids, &lengths, &freqs, 2).expect("valid");
+        let cut = cut_rare_pairs(&ids, &lengths, &freqs, 2, 1).expect("valid");
         // Word 1 -> [1,2] [3] [1,2]; word 2 -> [1,2]; word 3 -> [1,2,9]; word 4 -> [7] [8].
         assert_eq!(cut.ids, [1, 2, 1, 2, 9]);
         assert_eq!(cut.lengths, [2, 3]);
         assert_eq!(cut.freqs, [1 + 1 + 2, 2]);
-        let whole = cut_rare_pairs(&ids, &lengths, &freqs, 1).expect("valid");
+        let whole = cut_rare_pairs(&ids, &lengths, &freqs, 1, 1).expect("valid");
         // Nothing is cut below 1, and every word is new.
         assert_eq!(whole.ids, ids);
         assert_eq!(whole.lengths, lengths);
@@ -214,11 +341,21 @@ mod tests {
             let whole = pair_counts(&ids, &lengths, &freqs);
             for bits in [1, 2, 4, 0] {
                 let cut = if bits == 0 {
-                    cut_rare_pairs(&ids, &lengths, &freqs, below)
+                    cut_rare_pairs(&ids, &lengths, &freqs, below, 1)
                 } else {
-                    cut_with_sketch(&ids, &lengths, &freqs, below, bits)
+                    cut_with_sketch(&ids, &lengths, &freqs, below, bits, 1)
                 }
                 .expect("valid");
+                // Shared among threads (runs of words, some empty): the very same pieces, in the same order.
+                for threads in [2, 3, 7] {
+                    let shared = cut_with_sketch(&ids, &lengths, &freqs, below, bits.max(1), threads);
+                    let alone = cut_with_sketch(&ids, &lengths, &freqs, below, bits.max(1), 1);
+                    let (shared, alone) = (shared.expect("valid"), alone.expect("valid"));
+                    assert_eq!(
+                        (shared.ids, shared.lengths, shared.freqs),
+                        (alone.ids, alone.lengths, alone.freqs)
+                    );
+                }
                 let pieces = pair_counts(&cut.ids, &cut.lengths, &cut.freqs);
                 for (pair, &n) in &whole {
                     let left = pieces.get(pair).copied().unwrap_or(0);
@@ -233,8 +370,11 @@ mod tests {
 
     #[test]
     fn lengths_that_do_not_add_up_are_refused() {
-        assert!(cut_rare_pairs(&[1, 2], &[3], &[1], 1).is_err());
-        assert!(cut_rare_pairs(&[1, 2], &[2], &[1, 1], 1).is_err());
-        assert!(cut_rare_pairs(&[], &[], &[], 5).expect("valid").ids.is_empty());
+        for threads in [1, 2] {
+            assert!(cut_with_sketch(&[1, 2], &[3], &[1], 1, 4, threads).is_err());
+            assert!(cut_with_sketch(&[1, 2], &[2], &[1, 1], 1, 4, threads).is_err());
+            assert!(cut_with_sketch(&[], &[], &[], 5, 4, threads).expect("valid").ids.is_empty());
+        }
+        assert!(cut_rare_pairs(&[], &[], &[], 5, 2).expect("valid").ids.is_empty());
     }
 }

@@ -484,6 +484,7 @@ def _merge_phase(
             counts.header(config, "checkpoint", training) if config.checkpoint is not None else None
         )
         encoded = None
+        threads = 1  # for the cut (below)
         if base is None:
             words = counts.outcome.counts
             if counts.outcome.tables:
@@ -500,6 +501,8 @@ def _merge_phase(
             kept = counts.outcome.tables  # a superword run's stage 2: the native count tables, no dict
             counts.outcome = None
             encoded = None
+            # The cut shares its work among as many threads as counted the chunks (see _worker_count).
+            threads = max(1, len(kept or ()))
             if kept:
                 encoded = base.encode_native_tables(kept)
                 # The tables were freed in the counting threads' heaps (arenas), which this thread does not
@@ -524,7 +527,7 @@ def _merge_phase(
         cut = cut_below is not None and counts.replay is None and checkpoint_header is None
         if cut and cuts and encoded is not None:
             cut_below = cuts.pop(0)
-            pieces = native.cut_rare_pairs(encoded, below=cut_below)
+            pieces = native.cut_rare_pairs(encoded, below=cut_below, threads=threads)
             if pieces is not None:
                 # Kept aside packed (ids in 16 bits, most often): the loop rarely goes back to them.
                 whole, encoded = encoded.packed(), pieces
@@ -630,7 +633,7 @@ def _merge_phase(
             pieces = None
             if cuts:  # cut again, lower
                 cut_below = cuts.pop(0)
-                pieces = native.cut_rare_pairs(words_again, below=cut_below)
+                pieces = native.cut_rare_pairs(words_again, below=cut_below, threads=threads)
             if pieces is None:
                 whole = None  # the whole words, from now on
             else:
@@ -754,6 +757,10 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     # counting threads (each allocating from an arena of its own) would not reuse: given back now, they
     # are not part of stage 2's peak (80 MB on 100 MB of text).
     native.release_free_memory()
+    # Stage 2's large buffers (the counting threads' tables, the encoded ids, the cut's) each mapped apart
+    # and unmapped when freed: from glibc's heaps they stayed resident once freed, 70-90 MB of the run's
+    # peak on 50-100 MB of text (rust/src/py/mod.rs, map_large_allocations).
+    native.map_large_allocations()
     # Stage 2 on a clock of its own (its phases' timestamps start at 0), reported as superword_* timings.
     stage2_config = config.replace(pattern=SUPERWORD_PATTERN, counts_out=None)
     stage2_run = dataclasses.replace(run, config=stage2_config, timings={}, start=time.perf_counter())

@@ -249,12 +249,14 @@ fn count_pretokens<'py>(
 /// The ids are not copied (a superword run's stage 2 holds 20M on 100 MB: the two copies, as bytes and
 /// as a Vec, were its peak memory).
 #[pyfunction]
+#[pyo3(signature = (ids, lengths, freqs, below, *, threads = 1))]
 fn cut_rare_pairs<'py>(
     py: Python<'py>,
     ids: PyBuffer<u32>,
     lengths: Vec<u32>,
     freqs: Vec<i64>,
     below: i64,
+    threads: usize,
 ) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
     if !ids.is_c_contiguous() {
         return Err(PyValueError::new_err("ids: need a contiguous buffer"));
@@ -263,7 +265,7 @@ fn cut_rare_pairs<'py>(
     // is contiguous with item_count() items, and `ids` holds the export (the exporter, an array, refuses
     // to be resized meanwhile) until the end of this function. Read only.
     let flat: &[u32] = unsafe { std::slice::from_raw_parts(ids.buf_ptr() as *const u32, ids.item_count()) };
-    let cut = without_gil(py, || cut_words::cut_rare_pairs(flat, &lengths, &freqs, below))?
+    let cut = without_gil(py, || cut_words::cut_rare_pairs(flat, &lengths, &freqs, below, threads))?
         .map_err(PyValueError::new_err)?;
     drop(ids);
     let out = PyBytes::new_with(py, cut.ids.len() * 4, |buf| {
@@ -292,6 +294,37 @@ fn release_free_memory(py: Python<'_>) -> PyResult<bool> {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
         let _ = py;
+        Ok(false)
+    }
+}
+
+/// Makes the C allocator give every block of at least `min_bytes` a mapping of its own, unmapped when it
+/// is freed (glibc's `mallopt(M_MMAP_THRESHOLD)`; elsewhere nothing): True when it was set. For the rest
+/// of the process: glibc then no longer raises the threshold by itself.
+///
+/// Why a superword run's stage 2 sets it: glibc raises the threshold (up to 32 MB) each time a mapped
+/// block is freed, so that the stage's large buffers (the counting threads' tables, the encoded ids) come
+/// from the heaps instead; freed, they stay resident, and in the counting threads' heaps `malloc_trim`
+/// does not give back the free space at the top (it trims only the main heap's). That was 70-90 MB of
+/// the run's peak on 50-100 MB of text.
+#[pyfunction]
+fn map_large_allocations(py: Python<'_>, min_bytes: usize) -> PyResult<bool> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn mallopt(param: std::os::raw::c_int, value: std::os::raw::c_int) -> std::os::raw::c_int;
+        }
+        /// glibc's malloc.h.
+        const M_MMAP_THRESHOLD: std::os::raw::c_int = -3;
+        let Ok(value) = std::os::raw::c_int::try_from(min_bytes) else {
+            return Err(PyValueError::new_err(format!("min_bytes: {min_bytes} is more than a C int holds")));
+        };
+        // SAFETY: mallopt takes no pointer; it locks the allocator while it sets the parameter.
+        without_gil(py, || unsafe { mallopt(M_MMAP_THRESHOLD, value) } == 1)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = (py, min_bytes);
         Ok(false)
     }
 }
@@ -851,6 +884,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(cut_rare_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(map_large_allocations, m)?)?;
     m.add_function(wrap_pyfunction!(parse_sentencepiece, m)?)?;
     m.add_function(wrap_pyfunction!(merge_ids, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_pairs, m)?)?;

@@ -357,9 +357,9 @@ def test_stage_2_over_words_cut_at_rare_pairs_makes_the_merges_of_the_whole_word
     replays: list[int] = []
     real_cut, real_replay = native.cut_rare_pairs, MergeLoop.replay
 
-    def cut(encoded: Any, *, below: int) -> Any:
+    def cut(encoded: Any, *, below: int, threads: int = 1) -> Any:
         runs[-1].append(below)
-        return real_cut(encoded, below=below)
+        return real_cut(encoded, below=below, threads=threads)
 
     def replay(self: MergeLoop, merges: Any, *args: Any, **kwargs: Any) -> Any:
         replays.append(len(merges))
@@ -496,3 +496,58 @@ def test_the_merge_kernel_reads_encoded_words_in_place_from_their_array() -> Non
     assert (first.left, first.right, first.count) == (97, 98, 4)
     with pytest.raises(ValueError, match="token id 300"):
         MergeLoop({}, tokens, encoded=native.EncodedWords(array.array("I", [1, 300]), [2], [1]))
+
+
+def test_stage_2s_large_buffers_are_mapped_apart_before_it_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Carved out of glibc's heaps, stage 2's freed tables stayed resident (a counting thread's heap is not
+    # trimmed at its top): mapped apart, they go back to the system when freed.
+    from bpe_studio.engine import iter_train
+    from bpe_studio.engine.events import Phase, PhaseStarted
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
+    seen: list[str] = []
+    real = native.map_large_allocations
+    monkeypatch.setattr(
+        native, "map_large_allocations", lambda **kw: (seen.append("mapped apart"), real(**kw))[1]
+    )
+    config = TrainConfig(
+        inputs=(path,), vocab_size=300, special_tokens=(SPECIAL,), superword_transition=270, workers=2
+    )
+    for event in iter_train(config):
+        if isinstance(event, PhaseStarted) and event.phase in (Phase.COUNTING, Phase.MERGING):
+            seen.append(event.phase.value)
+    assert seen[:5] == ["counting", "merging", "mapped apart", "counting", "merging"]
+
+
+@needs_native
+def test_large_allocations_can_be_mapped_apart_on_glibc() -> None:
+    import platform
+
+    from bpe_studio import _native
+
+    set_ = native.map_large_allocations(min_bytes=4 << 20)
+    assert set_ is (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc")
+    with pytest.raises(ValueError, match="min_bytes"):
+        _native.map_large_allocations(1 << 40)
+
+
+@needs_native
+def test_the_cut_shared_among_threads_gives_the_same_pieces_in_the_same_order() -> None:
+    # Over 2**20 ids (below that the cut runs on one thread whatever it is asked): random words of few ids.
+    import random
+
+    rng = random.Random(5)
+    lengths = [rng.randrange(1, 40) for _ in range(70_000)]
+    ids = array.array("I", (rng.randrange(60) for _ in range(sum(lengths))))
+    assert len(ids) > 1 << 20
+    freqs = [rng.randrange(1, 9) for _ in lengths]
+    words = native.EncodedWords(ids, lengths, freqs)
+    alone = native.cut_rare_pairs(words, below=2_000, threads=1)
+    assert alone is not None and 0 < len(alone.ids) < len(ids)
+    for threads in (2, 3):
+        shared = native.cut_rare_pairs(words, below=2_000, threads=threads)
+        assert shared is not None
+        assert (shared.ids, shared.lengths, shared.freqs) == (alone.ids, alone.lengths, alone.freqs)
