@@ -406,6 +406,27 @@ def sentencepiece_pairs(
     return ranks, merges, table
 
 
+def sentencepiece_encoder(
+    texts: list[str], scores: list[float], kinds: list[int], byte_ids: list[int]
+) -> Callable[[str], tuple[int, ...]] | None:
+    """A ``.model``'s BPE over characters (rust/src/spmodel.rs, ``PieceEncoder``): a function giving a
+    normalized piece's ids as ``PieceModel.encode`` does with the ranks ``load_sentencepiece`` derives (the
+    reference), from the pieces' texts, scores and types and the id of each byte, without deriving those
+    ranks (the first encode of a fresh process built 60k-250k of them); None when the kernel is off or a
+    piece that merges has a NaN score. A piece with a lone surrogate raises UnicodeEncodeError (the caller
+    then encodes it in Python).
+
+    Example:
+        >>> found = sentencepiece_encoder(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1], list(range(3, 259)))
+        >>> found is None or (found("ab"), found("ba")) == ((2,), (1, 0))
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found = _native.sentencepiece_encoder(texts, scores, kinds, byte_ids)
+    return None if found is None else found.encode
+
+
 def merge_ids(
     merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
 ) -> list[tuple[int, int, int]] | None:

@@ -840,6 +840,45 @@ fn sentencepiece_pairs<'py>(
     Ok((ranks, merges, merge_bytes).into_pyobject(py)?.into_any().unbind())
 }
 
+/// A `.model`'s BPE over characters (src/spmodel.rs, `PieceEncoder`): `PieceModel.encode` without the
+/// table of every split's rank, which the Python reference builds at its first encode.
+#[pyclass(module = "bpe_studio._native", frozen)]
+struct PieceEncoder {
+    inner: spmodel::PieceEncoder,
+}
+
+#[pymethods]
+impl PieceEncoder {
+    /// The ids of one normalized piece, as `PieceModel.encode` gives them (a tuple).
+    fn encode<'py>(&self, py: Python<'py>, piece: &str) -> PyResult<Bound<'py, PyTuple>> {
+        let mut out = Vec::new();
+        self.inner.encode(piece, &mut out);
+        PyTuple::new(py, out)
+    }
+}
+
+/// A `.model`'s `PieceEncoder` from its pieces' texts, scores and types and the id of each byte; None when
+/// a normal or user-defined piece has a NaN score (the Python encoder then derives the ranks).
+#[pyfunction]
+fn sentencepiece_encoder(
+    texts: &Bound<'_, PyList>,
+    scores: Vec<f64>,
+    kinds: Vec<u128>,
+    byte_ids: Vec<u32>,
+) -> PyResult<Option<PieceEncoder>> {
+    let owned = strings(texts)?;
+    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+    if strs.len() != scores.len() || strs.len() != kinds.len() {
+        return Err(PyValueError::new_err("texts, scores and kinds must have one item per piece"));
+    }
+    let Ok(byte_ids) = <[u32; 256]>::try_from(byte_ids) else {
+        return Err(PyValueError::new_err("byte_ids: expected 256 ids"));
+    };
+    let pieces: Vec<(&str, f32, u128)> =
+        strs.iter().zip(&scores).zip(&kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+    Ok(unpanic(|| spmodel::PieceEncoder::new(&pieces, byte_ids))?.map(|inner| PieceEncoder { inner }))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -858,5 +897,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
     m.add_function(wrap_pyfunction!(read_hf_json, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_tables, m)?)?;
+    m.add_class::<PieceEncoder>()?;
+    m.add_function(wrap_pyfunction!(sentencepiece_encoder, m)?)?;
     Ok(())
 }
