@@ -424,7 +424,10 @@ def sentencepiece_encoder(
     if _native is None or _forced_pure():
         return None
     found = _native.sentencepiece_encoder(texts, scores, kinds, byte_ids)
-    return None if found is None else found.encode
+    if found is None:
+        return None
+    encode: Callable[[str], tuple[int, ...]] = found.encode
+    return encode
 
 
 def merge_ids(

@@ -252,7 +252,7 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
 #[derive(Debug)]
 pub struct PieceEncoder {
     /// Each normal or user-defined text -> (its last id, its rank; None for a user-defined text).
-    pieces: FxHashMap<String, (u32, Option<u32>)>,
+    pieces: FxHashMap<Box<str>, (u32, Option<u32>)>,
     /// The longest user-defined text, in characters (0: none).
     longest_frozen: usize,
     /// The id of each byte 0..255 (byte fallback).
@@ -263,34 +263,48 @@ impl PieceEncoder {
     /// The encoder of `pieces` (text, score, type) with the byte ids `byte_ids`, or None when a normal or
     /// user-defined piece has a NaN score (as [`pairs`]: the Python loader derives those ranks).
     pub fn new(pieces: &[(&str, f32, u128)], byte_ids: [u32; 256]) -> Option<Self> {
-        // (Each text's last id, last score and whether any of its entries is user-defined, as the loader.)
-        let mut found: FxHashMap<&str, (u32, f32, bool)> = FxHashMap::default();
+        // Each text's last id, last score and whether any of its entries is user-defined, as the loader
+        // keeps them, in the one map the encoder keeps (its value's rank set below from the score).
+        let mut found: FxHashMap<Box<str>, (u32, Option<u32>)> = FxHashMap::default();
+        found.reserve(pieces.len());
+        let mut scores: Vec<(f32, bool)> = Vec::new();
         for (i, &(text, score, kind)) in pieces.iter().enumerate() {
             if kind != NORMAL && kind != USER_DEFINED {
                 continue;
             }
-            let slot = found.entry(text).or_insert((0, score, false));
-            slot.0 = u32::try_from(i).ok()?;
-            slot.1 = score;
-            slot.2 |= kind == USER_DEFINED;
+            let id = u32::try_from(i).ok()?;
+            let frozen = kind == USER_DEFINED;
+            match found.get_mut(text) {
+                // (The rank slot holds the index into `scores` until the ranks are known.)
+                Some(slot) => {
+                    slot.0 = id;
+                    let at = slot.1? as usize;
+                    scores[at] = (score, scores[at].1 | frozen);
+                }
+                None => {
+                    found.insert(text.into(), (id, Some(u32::try_from(scores.len()).ok()?)));
+                    scores.push((score, frozen));
+                }
+            }
         }
-        if found.values().any(|v| v.1.is_nan()) {
+        if scores.iter().any(|v| v.0.is_nan()) {
             return None;
         }
-        let mut distinct: Vec<f32> = found.values().map(|v| v.1).collect();
+        let mut distinct: Vec<f32> = scores.iter().map(|v| v.0).collect();
         distinct.sort_by(|a, b| b.total_cmp(a));
         distinct.dedup(); // (-0.0 == 0.0, one value as in a Python set)
         let rank_of = |score: f32| distinct.partition_point(|&s| s > score) as u32;
         let mut longest_frozen = 0;
-        let mut table = FxHashMap::default();
-        table.reserve(found.len());
-        for (&text, &(id, score, frozen)) in &found {
-            if frozen {
+        for (text, slot) in &mut found {
+            let (score, frozen) = scores[slot.1? as usize];
+            slot.1 = if frozen {
                 longest_frozen = longest_frozen.max(text.chars().count());
-            }
-            table.insert(text.to_owned(), (id, (!frozen).then(|| rank_of(score))));
+                None
+            } else {
+                Some(rank_of(score))
+            };
         }
-        Some(PieceEncoder { pieces: table, longest_frozen, byte_ids })
+        Some(PieceEncoder { pieces: found, longest_frozen, byte_ids })
     }
 
     /// The ids of one normalized piece (`"▁Hello▁world"`), as `PieceModel.encode`: its symbols (characters,

@@ -140,3 +140,19 @@ def test_a_lone_surrogate_is_encoded_in_python() -> None:
         with use_backend(backend):
             found.append(_load_pieces(texts, scores, kinds).piece_model.encode("ab\ud800ab"))  # type: ignore[union-attr]
     assert found[0] == found[1]
+
+
+def test_opening_and_encoding_derive_no_pairs_until_a_view_asks() -> None:
+    # (Before, opening derived every split and the views' pairs, spmodel::pairs: 25 ms of Mistral 7B's.)
+    texts, scores, kinds = ["a", "b", "ab", "abb", "▁"], [0.0, 0.0, -1.0, -2.0, 0.0], [1, 1, 1, 1, 1]
+    with use_backend("native"):
+        tok = _load_pieces(texts, scores, kinds)
+    model = tok.piece_model
+    assert model is not None
+    source = getattr(model._make_ranks, "__self__", None)
+    assert tok.encode("abb ab") == [260, 259, 260, 258]
+    assert source is not None and not source.derived_yet()
+    assert tok.merges == ((b"a", b"b"), (b"ab", b"b"))
+    assert source.derived_yet()
+    assert model.ranks == {("a", "b"): 1, ("ab", "b"): 2}
+    assert tok.merge_ids() == [(256, 257, 258), (258, 257, 259)]
