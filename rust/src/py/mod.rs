@@ -808,6 +808,15 @@ impl PieceSource {
             text.push_str(right);
             splits.push((start, cut, text.len(), rank));
         }
+        // A piece's bytes: its text with `▁` read as a space (most pieces of a Llama-style model have one).
+        fn spell(text: &str, out: &mut Vec<u8>) {
+            for (n, part) in text.split('\u{2581}').enumerate() {
+                if n > 0 {
+                    out.push(b' ');
+                }
+                out.extend_from_slice(part.as_bytes());
+            }
+        }
         let (mut merges, mut bytes, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
         for &(left, right) in &found.merges {
             let start = text.len();
@@ -816,31 +825,45 @@ impl PieceSource {
             text.push_str(right);
             merges.push((start, cut, text.len()));
             let byte_start = bytes.len();
-            bytes.extend_from_slice(left.replace('\u{2581}', " ").as_bytes());
+            spell(left, &mut bytes);
             let byte_cut = bytes.len();
-            bytes.extend_from_slice(right.replace('\u{2581}', " ").as_bytes());
+            spell(right, &mut bytes);
             cuts.push((byte_start, byte_cut, bytes.len()));
         }
         // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
         // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
-        // the loader's dict keeps it).
+        // the loader's dict keeps it). Each text's id found once, then the pairs' texts looked up.
         let mut last: FxHashMap<&str, u32> = FxHashMap::default();
         for (i, &(text, _, kind)) in pieces.iter().enumerate() {
             if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
                 last.insert(text, i as u32);
             }
         }
-        let spelled = |t: &str| t.replace('\u{2581}', " ");
-        let mut by_bytes: FxHashMap<String, u32> = FxHashMap::default();
+        let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        let mut spelled = Vec::new();
         for (&piece, &i) in &last {
-            let slot = by_bytes.entry(spelled(piece)).or_insert(i);
+            spelled.clear();
+            spell(piece, &mut spelled);
+            let slot = by_bytes.entry(spelled.clone()).or_insert(i);
             *slot = (*slot).min(i);
         }
-        let id_of = |t: &str| by_bytes.get(&spelled(t)).copied();
+        let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
+        id_of.reserve(last.len());
+        for &piece in last.keys() {
+            spelled.clear();
+            spell(piece, &mut spelled);
+            id_of.insert(piece, by_bytes[&spelled]);
+        }
+        let mut both = String::new();
         let ids = found
             .merges
             .iter()
-            .map(|&(l, r)| Some((id_of(l)?, id_of(r)?, id_of(&format!("{l}{r}"))?)))
+            .map(|&(l, r)| {
+                both.clear();
+                both.push_str(l);
+                both.push_str(r);
+                Some((*id_of.get(l)?, *id_of.get(r)?, *id_of.get(both.as_str())?))
+            })
             .collect::<Option<Vec<_>>>();
         let made = (PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids });
         Ok(self.derived.get_or_init(|| made))
