@@ -55,8 +55,9 @@ def test_random_pieces_encode_the_same_natively_and_in_python(
         with use_backend(backend):
             tok = _load_pieces(*columns)
             model = tok.piece_model
-            assert model is not None and (model._native_encode is not None) == (backend == "native")
-            found.append([tok.encode(text) for text in texts])
+            assert model is not None
+            found.append([tok.encode(text) for text in texts] + [list(model.encode("a▁b"))])
+            assert (model._native_encode is not None) == (backend == "native")
     assert found[0] == found[1]
 
 
@@ -113,9 +114,10 @@ def test_a_model_encodes_natively_as_sentencepiece_and_in_python(model_file: Pat
         fast = load(model_file)
     with use_backend("python"):
         slow = load(model_file)
-    assert fast.piece_model is not None and fast.piece_model._native_encode is not None
     expected = sp.encode(text)
     assert fast.encode(text) == expected
+    assert fast.piece_model is not None and fast.piece_model.encode("▁a") is not None
+    assert fast.piece_model._native_encode is not None
     assert slow.encode(text) == expected
 
 
@@ -150,7 +152,10 @@ def test_opening_and_encoding_derive_no_pairs_until_a_view_asks() -> None:
     model = tok.piece_model
     assert model is not None
     source = getattr(model._make_ranks, "__self__", None)
+    # Nor the native encoder: made at the first encode (inspect encodes nothing).
+    assert model._native_encode is None and model._make_native_encode is not None
     assert tok.encode("abb ab") == [260, 259, 260, 258]
+    assert model._native_encode is not None
     assert source is not None and not source.derived_yet()
     assert tok.merges == ((b"a", b"b"), (b"ab", b"b"))
     assert source.derived_yet()
