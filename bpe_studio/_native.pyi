@@ -83,6 +83,9 @@ def read_hf_json(data: bytes) -> tuple[str, Any] | None: ...
 def sentencepiece_tables(
     texts: list[str], kinds: list[int]
 ) -> tuple[dict[int, bytes], dict[str, int], list[str], list[int]] | None: ...
+def sentencepiece_encoder(
+    texts: list[str], scores: list[float], kinds: list[int], byte_ids: list[int]
+) -> Any | None: ...
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
 ) -> (

@@ -406,6 +406,38 @@ def sentencepiece_pairs(
     return ranks, merges, table
 
 
+def sentencepiece_encoder(
+    texts: list[str], scores: list[float], kinds: list[int], byte_ids: list[int]
+) -> Callable[[], Callable[[str], tuple[int, ...]] | None] | None:
+    """A ``.model``'s BPE over characters (rust/src/spmodel.rs, ``PieceEncoder``), made when first called
+    (opening a file for ``inspect`` encodes nothing): a function that makes a function giving a normalized
+    piece's ids as ``PieceModel.encode`` does with the ranks ``load_sentencepiece`` derives (the reference),
+    from the pieces' texts, scores and types and the id of each byte, without deriving those ranks (the
+    first encode of a fresh process built 60k-250k of them), or None when a piece that merges has a NaN
+    score; None at once when the kernel is off. A piece with a lone surrogate raises UnicodeEncodeError (the
+    caller then encodes it in Python).
+
+    Example:
+        >>> make = sentencepiece_encoder(["a", "b", "ab"], [0.0, 0.0, -1.0], [1, 1, 1], list(range(3, 259)))
+        >>> found = make and make()
+        >>> found is None or (found("ab"), found("ba")) == ((2,), (1, 0))
+        True
+    """
+    kernel = _native
+    if kernel is None or _forced_pure():
+        return None
+
+    def make() -> Callable[[str], tuple[int, ...]] | None:
+        # (The kernel's, not the BPE_STUDIO_PURE of the moment's, as the model was opened with it.)
+        found = kernel.sentencepiece_encoder(texts, scores, kinds, byte_ids)
+        if found is None:
+            return None
+        encode: Callable[[str], tuple[int, ...]] = found.encode
+        return encode
+
+    return make
+
+
 def merge_ids(
     merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
 ) -> list[tuple[int, int, int]] | None:

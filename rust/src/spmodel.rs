@@ -243,6 +243,148 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
     Some(Pairs { ranks, merges })
 }
 
+/// A `.model`'s BPE over characters, as `PieceModel.encode` runs it (bpe_studio/engine/encoding/pieces.py,
+/// the reference) with the ranks `load_sentencepiece` derives, but without deriving them: during BPE every
+/// symbol is a single character, a user-defined piece (which never merges) or a piece made by merging, so
+/// two adjacent symbols have a rank exactly when their concatenation is a normal piece that is not
+/// user-defined -- that piece's rank. One hash map from the pieces replaces the table of every split
+/// (60k-250k entries that the first encode of a fresh process built).
+#[derive(Debug)]
+pub struct PieceEncoder {
+    /// Each normal or user-defined text -> (its last id, its rank; None for a user-defined text).
+    pieces: FxHashMap<Box<str>, (u32, Option<u32>)>,
+    /// The longest user-defined text, in characters (0: none).
+    longest_frozen: usize,
+    /// The id of each byte 0..255 (byte fallback).
+    byte_ids: [u32; 256],
+}
+
+impl PieceEncoder {
+    /// The encoder of `pieces` (text, score, type) with the byte ids `byte_ids`, or None when a normal or
+    /// user-defined piece has a NaN score (as [`pairs`]: the Python loader derives those ranks).
+    pub fn new(pieces: &[(&str, f32, u128)], byte_ids: [u32; 256]) -> Option<Self> {
+        // Each text's last id, last score and whether any of its entries is user-defined, as the loader
+        // keeps them, in the one map the encoder keeps (its value's rank set below from the score).
+        let mut found: FxHashMap<Box<str>, (u32, Option<u32>)> = FxHashMap::default();
+        found.reserve(pieces.len());
+        let mut scores: Vec<(f32, bool)> = Vec::new();
+        for (i, &(text, score, kind)) in pieces.iter().enumerate() {
+            if kind != NORMAL && kind != USER_DEFINED {
+                continue;
+            }
+            let id = u32::try_from(i).ok()?;
+            let frozen = kind == USER_DEFINED;
+            match found.get_mut(text) {
+                // (The rank slot holds the index into `scores` until the ranks are known.)
+                Some(slot) => {
+                    slot.0 = id;
+                    let at = slot.1? as usize;
+                    scores[at] = (score, scores[at].1 | frozen);
+                }
+                None => {
+                    found.insert(text.into(), (id, Some(u32::try_from(scores.len()).ok()?)));
+                    scores.push((score, frozen));
+                }
+            }
+        }
+        if scores.iter().any(|v| v.0.is_nan()) {
+            return None;
+        }
+        let mut distinct: Vec<f32> = scores.iter().map(|v| v.0).collect();
+        distinct.sort_by(|a, b| b.total_cmp(a));
+        distinct.dedup(); // (-0.0 == 0.0, one value as in a Python set)
+        let rank_of = |score: f32| distinct.partition_point(|&s| s > score) as u32;
+        let mut longest_frozen = 0;
+        for (text, slot) in &mut found {
+            let (score, frozen) = scores[slot.1? as usize];
+            slot.1 = if frozen {
+                longest_frozen = longest_frozen.max(text.chars().count());
+                None
+            } else {
+                Some(rank_of(score))
+            };
+        }
+        Some(PieceEncoder { pieces: found, longest_frozen, byte_ids })
+    }
+
+    /// The ids of one normalized piece (`"▁Hello▁world"`), as `PieceModel.encode`: its symbols (characters,
+    /// a user-defined piece longest first as one frozen symbol), then the adjacent pair of lowest rank
+    /// merged, leftmost first (a heap of (rank, position): positions never change), a stale entry skipped;
+    /// each symbol that is a piece its id, any other its UTF-8 bytes' ids.
+    pub fn encode(&self, piece: &str, out: &mut Vec<u32>) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut bounds: Vec<usize> = piece.char_indices().map(|(at, _)| at).collect();
+        bounds.push(piece.len());
+        let chars = bounds.len() - 1;
+        // Each symbol as the bytes start..end of `piece` (merging joins neighbours), frozen or not.
+        let (mut start, mut end, mut frozen) = (Vec::new(), Vec::new(), Vec::new());
+        let mut at = 0;
+        while at < chars {
+            let mut size = 1;
+            let mut is_frozen = false;
+            if self.longest_frozen > 0 {
+                for try_size in (1..=self.longest_frozen.min(chars - at)).rev() {
+                    let text = &piece[bounds[at]..bounds[at + try_size]];
+                    if matches!(self.pieces.get(text), Some(&(_, None))) {
+                        size = try_size;
+                        is_frozen = true;
+                        break;
+                    }
+                }
+            }
+            start.push(bounds[at]);
+            end.push(bounds[at + size]);
+            frozen.push(is_frozen);
+            at += size;
+        }
+        let n = start.len();
+        let mut following: Vec<usize> = (1..=n).collect(); // (n: none)
+        let mut previous: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect(); // (usize::MAX: none)
+        let rank_at = |start: &[usize], end: &[usize], i: usize, j: usize| -> Option<u32> {
+            if frozen[i] || frozen[j] {
+                return None;
+            }
+            self.pieces.get(&piece[start[i]..end[j]]).and_then(|&(_, rank)| rank)
+        };
+        let mut heap: BinaryHeap<Reverse<(u32, usize)>> = (0..n.saturating_sub(1))
+            .filter_map(|i| rank_at(&start, &end, i, i + 1).map(|r| Reverse((r, i))))
+            .collect();
+        while let Some(Reverse((rank, i))) = heap.pop() {
+            let j = if start[i] < end[i] { following[i] } else { n };
+            if j >= n || rank_at(&start, &end, i, j) != Some(rank) {
+                continue;
+            }
+            end[i] = end[j];
+            end[j] = start[j]; // (merged away: empty)
+            let k = following[j];
+            following[i] = k;
+            if k < n {
+                previous[k] = i;
+                if let Some(r) = rank_at(&start, &end, i, k) {
+                    heap.push(Reverse((r, i)));
+                }
+            }
+            let h = previous[i];
+            if h < n {
+                if let Some(r) = rank_at(&start, &end, h, i) {
+                    heap.push(Reverse((r, h)));
+                }
+            }
+        }
+        for (&s, &e) in start.iter().zip(&end) {
+            if s == e {
+                continue;
+            }
+            let text = &piece[s..e];
+            match self.pieces.get(text) {
+                Some(&(id, _)) => out.push(id),
+                None => out.extend(text.bytes().map(|b| self.byte_ids[usize::from(b)])),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,5 +492,38 @@ mod tests {
     #[test]
     fn an_empty_file_has_no_pieces() {
         assert_eq!(parse(b"").unwrap(), Model::default());
+    }
+
+    fn encoded(encoder: &PieceEncoder, text: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        encoder.encode(text, &mut out);
+        out
+    }
+
+    #[test]
+    fn piece_encoder_merges_by_score_and_falls_back_to_bytes() {
+        let mut byte_ids = [0u32; 256];
+        for (b, slot) in byte_ids.iter_mut().enumerate() {
+            *slot = 100 + b as u32;
+        }
+        // a b c ab bc abc, "ab" and "bc" of equal score (leftmost first), "<x>" user-defined.
+        let pieces = [
+            ("a", 0.0, NORMAL),
+            ("b", 0.0, NORMAL),
+            ("c", 0.0, NORMAL),
+            ("ab", -1.0, NORMAL),
+            ("bc", -1.0, NORMAL),
+            ("abc", -2.0, NORMAL),
+            ("<x>", 0.0, USER_DEFINED),
+            ("x", 0.0, NORMAL),
+            ("<x", -0.5, NORMAL),
+        ];
+        let encoder = PieceEncoder::new(&pieces, byte_ids).unwrap();
+        assert_eq!(encoded(&encoder, "abc"), vec![5]);
+        assert_eq!(encoded(&encoder, "bcab"), vec![4, 3]);
+        assert_eq!(encoded(&encoder, "a<x>b"), vec![0, 6, 1]);
+        assert_eq!(encoded(&encoder, "<xé"), vec![8, 100 + 0xC3, 100 + 0xA9]);
+        assert_eq!(encoded(&encoder, ""), Vec::<u32>::new());
+        assert!(PieceEncoder::new(&[("a", f32::NAN, NORMAL)], byte_ids).is_none());
     }
 }

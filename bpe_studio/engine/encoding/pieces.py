@@ -92,6 +92,10 @@ class PieceModel:
         piece_merges: What :meth:`piece_merges` finds, when the caller has it already, or a function that
             makes it when first asked for (the native reader of a ``.model`` derives it with the ranks);
             found on first use otherwise.
+        native_encode: A function making :meth:`encode` done natively with these pieces and ranks (a
+            ``.model``'s: ``native.sentencepiece_encoder``), called at the first encode, so that encoding
+            needs no table of ranks (None from it: the Python BPE); the Python BPE below stays the
+            reference (``BPE_STUDIO_PURE=1``). :meth:`cut` and :meth:`truncated` models encode in Python.
 
     Raises:
         ValueError: A merge makes a text that is not a piece.
@@ -109,6 +113,7 @@ class PieceModel:
         pipeline: Pipeline | None = None,
         prefix: bool = True,
         piece_merges: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]] | None = None,
+        native_encode: Callable[[], Callable[[str], tuple[int, ...]] | None] | None = None,
     ) -> None:
         if len(byte_ids) != 256:
             raise ValueError(f"byte_ids: expected 256 ids, got {len(byte_ids)}")
@@ -140,6 +145,8 @@ class PieceModel:
         else:
             self._piece_merges = piece_merges
         self._byte_of: dict[int, int] | None = None
+        self._native_encode: Callable[[str], tuple[int, ...]] | None = None
+        self._make_native_encode = native_encode
 
     def _checked(self, table: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
         for (left, right), rank in table.items():
@@ -285,6 +292,15 @@ class PieceModel:
         among the lowest-rank pairs is the leftmost; a stale entry is skipped (its pair no longer has that
         rank there).
         """
+        native_encode = self._native_encode
+        if native_encode is None and self._make_native_encode is not None:
+            native_encode = self._native_encode = self._make_native_encode()
+            self._make_native_encode = None
+        if native_encode is not None:
+            try:
+                return native_encode(piece)
+            except UnicodeEncodeError:  # (a lone surrogate, which a Rust str cannot hold: encoded below)
+                pass
         if self.ignore_merges and piece in self.pieces:
             return (self.pieces[piece],)
         tokens = self._merge(piece, None)[1]

@@ -207,6 +207,8 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         pipeline=pipeline,
         prefix=bool(normalizer.get(3)),
         piece_merges=piece_merges,
+        # (Natively, no ranks needed: the ranks above are made only if a view or a cut model asks.)
+        native_encode=native.sentencepiece_encoder(texts, piece_scores, kinds, byte_id_list),
     )
     try:
         merges = merge_table if merge_table is not None else _merge_bytes(model)

@@ -112,7 +112,7 @@ impl Encoder {
         let inner = if let Ok(table) = merges.downcast::<MergeTable>() {
             let ids = table
                 .get()
-                .id_triples()
+                .id_triples(merges.py())?
                 .ok_or_else(|| PyValueError::new_err("merges: a MergeTable without ids; give its ids()"))?;
             encode::Encoder::new(byte_ids, ids, whole, &decoder, cache_size)
         } else {

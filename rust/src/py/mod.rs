@@ -11,6 +11,7 @@ mod huge_pages;
 static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
 
 use std::mem::ManuallyDrop;
+use std::sync::OnceLock;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -593,7 +594,7 @@ impl HfJson {
                     .collect::<Option<Vec<_>>>()
             })
             .flatten();
-        Ok(Some((vocab, MergeTable { bytes, cuts, ids })))
+        Ok(Some((vocab, MergeTable::eager(MergeData { bytes, cuts, ids }))))
     }
 }
 
@@ -603,9 +604,19 @@ type Deepest = (u32, u32);
 /// A tokenizer's merges read natively (`HfJson.byte_level`), kept until asked for: each merge's bytes
 /// (`pairs`), and, when every merge's parts and result are tokens, its ids as the Tokenizer finds them
 /// (`ids`), which an `Encoder` takes as they are, without a Python object per merge. Not in the module:
-/// only `HfJson.byte_level` makes one.
+/// only `HfJson.byte_level` and `sentencepiece_pairs` make one (the latter's made when first asked for).
 #[pyclass(module = "bpe_studio._native", frozen)]
 pub struct MergeTable {
+    data: OnceLock<MergeData>,
+    /// A `.model`'s pieces, which make `data` when it is first asked for (`sentencepiece_pairs`).
+    source: Option<Py<PieceSource>>,
+}
+
+/// A merge by id: (left, right, merged).
+type Triple = (u32, u32, u32);
+
+/// A `MergeTable`'s content.
+struct MergeData {
     /// The merges' bytes, one after the other, and (start, cut, end) of each.
     bytes: Vec<u8>,
     cuts: Vec<(usize, usize, usize)>,
@@ -613,9 +624,21 @@ pub struct MergeTable {
 }
 
 impl MergeTable {
+    fn eager(data: MergeData) -> Self {
+        MergeTable { data: OnceLock::from(data), source: None }
+    }
+
+    fn data(&self, py: Python<'_>) -> PyResult<&MergeData> {
+        if let Some(data) = self.data.get() {
+            return Ok(data);
+        }
+        let source = self.source.as_ref().ok_or_else(|| PyRuntimeError::new_err("an empty MergeTable"))?;
+        Ok(&source.get().derived(py)?.1)
+    }
+
     /// The merges by id, when every merge has them.
-    pub fn id_triples(&self) -> Option<&[(u32, u32, u32)]> {
-        self.ids.as_deref()
+    pub fn id_triples(&self, py: Python<'_>) -> PyResult<Option<&[Triple]>> {
+        Ok(self.data(py)?.ids.as_deref())
     }
 }
 
@@ -623,10 +646,11 @@ impl MergeTable {
 impl MergeTable {
     /// [(left bytes, right bytes)] in rank order.
     fn pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let bytes = &self.bytes;
+        let data = self.data(py)?;
+        let bytes = &data.bytes;
         PyList::new(
             py,
-            self.cuts.iter().map(|&(start, cut, end)| {
+            data.cuts.iter().map(|&(start, cut, end)| {
                 (PyBytes::new(py, &bytes[start..cut]), PyBytes::new(py, &bytes[cut..end]))
             }),
         )
@@ -634,15 +658,19 @@ impl MergeTable {
 
     /// [(left id, right id, merged id)] in rank order, or None when a merge's bytes are not all tokens.
     fn ids<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
-        self.ids.as_ref().map(|ids| PyList::new(py, ids.iter().copied())).transpose()
+        self.data(py)?.ids.as_ref().map(|ids| PyList::new(py, ids.iter().copied())).transpose()
     }
 
     /// What `inspect` says of the merges (analysis.py's `merge_summary`, the reference), from the ids
     /// without a Python object per merge: (merges, tokens they make that are not one of `byte_ids`, the
     /// deepest token's (id, height) or None), only the first merge making a token counting; the smallest
     /// id among the deepest. None without ids.
-    fn summary(&self, byte_ids: Vec<u32>) -> Option<(usize, usize, Option<Deepest>)> {
-        let ids = self.ids.as_ref()?;
+    fn summary(
+        &self,
+        py: Python<'_>,
+        byte_ids: Vec<u32>,
+    ) -> PyResult<Option<(usize, usize, Option<Deepest>)>> {
+        let Some(ids) = self.data(py)?.ids.as_ref() else { return Ok(None) };
         let size = ids.iter().map(|&(l, r, m)| l.max(r).max(m) as usize + 1).max().unwrap_or(0);
         let mut is_byte = vec![false; size];
         for b in byte_ids {
@@ -666,16 +694,16 @@ impl MergeTable {
                 best = Some((made, h));
             }
         }
-        Some((ids.len(), learned, best))
+        Ok(Some((ids.len(), learned, best)))
     }
 
     /// Whether `ids` gives the ids (without making them).
-    fn has_ids(&self) -> bool {
-        self.ids.is_some()
+    fn has_ids(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.data(py)?.ids.is_some())
     }
 
-    fn __len__(&self) -> usize {
-        self.cuts.len()
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.data(py)?.cuts.len())
     }
 }
 
@@ -698,19 +726,16 @@ fn interned<'a, 'py>(
     made.entry(text).or_insert_with(|| PyString::new(py, text)).clone()
 }
 
-/// A `.model`'s ranks (src/spmodel.rs, `pairs`) kept from opening it until its first encode asks for them
-/// (`table`), so that the pairs are derived once: each split's left and right texts, one after the other in
-/// one buffer, and (start, cut, end, rank) into it, in the Python loop's order; and the pairs the views
-/// show (`merges`), kept until a view asks for them, the same way. Not in the module: only
-/// `sentencepiece_pairs` makes one.
-#[pyclass(module = "bpe_studio._native", frozen)]
+/// A `.model`'s ranks (src/spmodel.rs, `pairs`), for a `PieceSource`, until asked for (`table`): each
+/// split's left and right texts, one after the other in one buffer, and (start, cut, end, rank) into it, in
+/// the Python loop's order; and the pairs the views show (`merges`), kept until a view asks for them, the
+/// same way.
 struct PieceRanks {
     text: String,
     splits: Vec<(usize, usize, usize, u32)>,
     merges: Vec<(usize, usize, usize)>,
 }
 
-#[pymethods]
 impl PieceRanks {
     /// {(left, right): rank}, as `sentencepiece_pairs(..., with_ranks=True)` gives it.
     fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -782,34 +807,31 @@ fn sentencepiece_tables<'py>(
 /// What `sentencepiece_tables` gives.
 type SentencepieceTables<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyList>, Vec<usize>);
 
-/// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
-/// if `with_ranks`, (ranks as {(left, right): rank} in the Python loop's order; the pairs the views show as
-/// (left, right) strs; the same pairs' bytes with `▁` read as a space), else a `PieceRanks`'s `table` and
-/// `merges`, which make the first two when called, and the third as a `MergeTable` (with the pieces' ids);
-/// None when the Python loader must derive them.
-#[pyfunction]
-#[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
-fn sentencepiece_pairs<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyList>,
+/// A `.model`'s pieces (texts, scores, types), which derive its pairs (src/spmodel.rs, `pairs`) when they are
+/// first asked for, once: opening the file and encoding need none of them (25 ms of Mistral 7B's 32k
+/// pieces), only the views.
+#[pyclass(module = "bpe_studio._native", frozen)]
+struct PieceSource {
+    texts: Py<PyList>,
     scores: Vec<f64>,
     kinds: Vec<u128>,
-    with_ranks: bool,
-) -> PyResult<PyObject> {
-    let owned = strings(texts)?;
-    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-    if strs.len() != scores.len() || strs.len() != kinds.len() {
-        return Err(PyValueError::new_err("texts, scores and kinds must have one item per piece"));
-    }
-    let pieces: Vec<(&str, f32, u128)> =
-        strs.iter().zip(&scores).zip(&kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
-    let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
-        return Ok(py.None());
-    };
-    // One str object per distinct text (a piece's parts recur across splits).
-    let mut made = FxHashMap::default();
-    if !with_ranks {
-        // Nothing made for Python yet: the ranks at the first encode, the pairs and their bytes for a view.
+    derived: OnceLock<(PieceRanks, MergeData)>,
+}
+
+impl PieceSource {
+    /// The ranks and pairs, and the pairs' bytes and ids, derived on the first call.
+    fn derived(&self, py: Python<'_>) -> PyResult<&(PieceRanks, MergeData)> {
+        if let Some(found) = self.derived.get() {
+            return Ok(found);
+        }
+        let owned = strings(self.texts.bind(py))?;
+        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let pieces: Vec<(&str, f32, u128)> =
+            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+        let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
+            // (sentencepiece_pairs checked the scores for NaN before making this source.)
+            return Err(PyRuntimeError::new_err("a piece's score is NaN"));
+        };
         let mut text = String::new();
         let mut splits = Vec::with_capacity(found.ranks.len());
         for &(left, right, rank) in &found.ranks {
@@ -819,6 +841,15 @@ fn sentencepiece_pairs<'py>(
             text.push_str(right);
             splits.push((start, cut, text.len(), rank));
         }
+        // A piece's bytes: its text with `▁` read as a space (most pieces of a Llama-style model have one).
+        fn spell(text: &str, out: &mut Vec<u8>) {
+            for (n, part) in text.split('\u{2581}').enumerate() {
+                if n > 0 {
+                    out.push(b' ');
+                }
+                out.extend_from_slice(part.as_bytes());
+            }
+        }
         let (mut merges, mut bytes, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
         for &(left, right) in &found.merges {
             let start = text.len();
@@ -827,39 +858,111 @@ fn sentencepiece_pairs<'py>(
             text.push_str(right);
             merges.push((start, cut, text.len()));
             let byte_start = bytes.len();
-            bytes.extend_from_slice(left.replace('\u{2581}', " ").as_bytes());
+            spell(left, &mut bytes);
             let byte_cut = bytes.len();
-            bytes.extend_from_slice(right.replace('\u{2581}', " ").as_bytes());
+            spell(right, &mut bytes);
             cuts.push((byte_start, byte_cut, bytes.len()));
         }
         // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
         // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
-        // the loader's dict keeps it).
+        // the loader's dict keeps it). Each text's id found once, then the pairs' texts looked up.
         let mut last: FxHashMap<&str, u32> = FxHashMap::default();
         for (i, &(text, _, kind)) in pieces.iter().enumerate() {
             if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
                 last.insert(text, i as u32);
             }
         }
-        let spelled = |t: &str| t.replace('\u{2581}', " ");
-        let mut by_bytes: FxHashMap<String, u32> = FxHashMap::default();
+        let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        let mut spelled = Vec::new();
         for (&piece, &i) in &last {
-            let slot = by_bytes.entry(spelled(piece)).or_insert(i);
+            spelled.clear();
+            spell(piece, &mut spelled);
+            let slot = by_bytes.entry(spelled.clone()).or_insert(i);
             *slot = (*slot).min(i);
         }
-        let id_of = |t: &str| by_bytes.get(&spelled(t)).copied();
+        let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
+        id_of.reserve(last.len());
+        for &piece in last.keys() {
+            spelled.clear();
+            spell(piece, &mut spelled);
+            id_of.insert(piece, by_bytes[&spelled]);
+        }
+        let mut both = String::new();
         let ids = found
             .merges
             .iter()
-            .map(|&(l, r)| Some((id_of(l)?, id_of(r)?, id_of(&format!("{l}{r}"))?)))
+            .map(|&(l, r)| {
+                both.clear();
+                both.push_str(l);
+                both.push_str(r);
+                Some((*id_of.get(l)?, *id_of.get(r)?, *id_of.get(both.as_str())?))
+            })
             .collect::<Option<Vec<_>>>();
-        let ranks = Bound::new(py, PieceRanks { text, splits, merges })?;
-        let table = MergeTable { bytes, cuts, ids };
-        return Ok((ranks.getattr("table")?, ranks.getattr("merges")?, table)
+        let made = (PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids });
+        Ok(self.derived.get_or_init(|| made))
+    }
+}
+
+#[pymethods]
+impl PieceSource {
+    /// {(left, right): rank}, as `sentencepiece_pairs(..., with_ranks=True)` gives it.
+    fn table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.derived(py)?.0.table(py)
+    }
+
+    /// [(left, right)]: the pairs the views show, as `sentencepiece_pairs(..., with_ranks=True)` gives them.
+    fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.derived(py)?.0.merges(py)
+    }
+
+    /// Whether the pairs are derived yet (for the tests that opening and encoding derive none).
+    fn derived_yet(&self) -> bool {
+        self.derived.get().is_some()
+    }
+}
+
+/// A `.model`'s derived pairs (src/spmodel.rs, `pairs`) from its pieces' texts, scores and types:
+/// if `with_ranks`, (ranks as {(left, right): rank} in the Python loop's order; the pairs the views show as
+/// (left, right) strs; the same pairs' bytes with `▁` read as a space), else functions that make the first
+/// two when called and the third as a `MergeTable` (with the pieces' ids), all derived once, when one is
+/// first used; None when the Python loader must derive them (a normal or user-defined piece's score is
+/// NaN).
+#[pyfunction]
+#[pyo3(signature = (texts, scores, kinds, *, with_ranks))]
+fn sentencepiece_pairs<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyList>,
+    scores: Vec<f64>,
+    kinds: Vec<u128>,
+    with_ranks: bool,
+) -> PyResult<PyObject> {
+    if texts.len() != scores.len() || texts.len() != kinds.len() {
+        return Err(PyValueError::new_err("texts, scores and kinds must have one item per piece"));
+    }
+    if !with_ranks {
+        // As spmodel::pairs refuses them (on the f32 score, as it reads it).
+        let merging = |k: &u128| *k == spmodel::NORMAL || *k == spmodel::USER_DEFINED;
+        if scores.iter().zip(&kinds).any(|(&s, k)| merging(k) && (s as f32).is_nan()) {
+            return Ok(py.None());
+        }
+        // (A copy of the list: the source derives from the texts as they are now.)
+        let texts = PyList::new(py, texts.iter())?.unbind();
+        let source = Bound::new(py, PieceSource { texts, scores, kinds, derived: OnceLock::new() })?;
+        let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
+        return Ok((source.getattr("table")?, source.getattr("merges")?, table)
             .into_pyobject(py)?
             .into_any()
             .unbind());
     }
+    let owned = strings(texts)?;
+    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+    let pieces: Vec<(&str, f32, u128)> =
+        strs.iter().zip(&scores).zip(&kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+    let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
+        return Ok(py.None());
+    };
+    // One str object per distinct text (a piece's parts recur across splits).
+    let mut made = FxHashMap::default();
     let ranks = PyDict::new(py);
     for &(left, right, rank) in &found.ranks {
         ranks.set_item((interned(py, &mut made, left), interned(py, &mut made, right)), rank)?;
@@ -871,6 +974,46 @@ fn sentencepiece_pairs<'py>(
     let spelled = |t: &str| PyBytes::new(py, t.replace('\u{2581}', " ").as_bytes());
     let merge_bytes = PyList::new(py, found.merges.iter().map(|&(l, r)| (spelled(l), spelled(r))))?;
     Ok((ranks, merges, merge_bytes).into_pyobject(py)?.into_any().unbind())
+}
+
+/// A `.model`'s BPE over characters (src/spmodel.rs, `PieceEncoder`): `PieceModel.encode` without the
+/// table of every split's rank, which the Python reference builds at its first encode. Not in the module:
+/// only `sentencepiece_encoder` makes one.
+#[pyclass(module = "bpe_studio._native", frozen)]
+struct PieceEncoder {
+    inner: spmodel::PieceEncoder,
+}
+
+#[pymethods]
+impl PieceEncoder {
+    /// The ids of one normalized piece, as `PieceModel.encode` gives them (a tuple).
+    fn encode<'py>(&self, py: Python<'py>, piece: &str) -> PyResult<Bound<'py, PyTuple>> {
+        let mut out = Vec::new();
+        self.inner.encode(piece, &mut out);
+        PyTuple::new(py, out)
+    }
+}
+
+/// A `.model`'s `PieceEncoder` from its pieces' texts, scores and types and the id of each byte; None when
+/// a normal or user-defined piece has a NaN score (the Python encoder then derives the ranks).
+#[pyfunction]
+fn sentencepiece_encoder(
+    texts: &Bound<'_, PyList>,
+    scores: Vec<f64>,
+    kinds: Vec<u128>,
+    byte_ids: Vec<u32>,
+) -> PyResult<Option<PieceEncoder>> {
+    let owned = strings(texts)?;
+    let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+    if strs.len() != scores.len() || strs.len() != kinds.len() {
+        return Err(PyValueError::new_err("texts, scores and kinds must have one item per piece"));
+    }
+    let Ok(byte_ids) = <[u32; 256]>::try_from(byte_ids) else {
+        return Err(PyValueError::new_err("byte_ids: expected 256 ids"));
+    };
+    let pieces: Vec<(&str, f32, u128)> =
+        strs.iter().zip(&scores).zip(&kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+    Ok(unpanic(|| spmodel::PieceEncoder::new(&pieces, byte_ids))?.map(|inner| PieceEncoder { inner }))
 }
 
 #[pymodule]
@@ -892,5 +1035,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(byte_level_merges, m)?)?;
     m.add_function(wrap_pyfunction!(read_hf_json, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_encoder, m)?)?;
     Ok(())
 }
