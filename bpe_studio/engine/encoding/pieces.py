@@ -13,8 +13,10 @@ Llama 2, Mistral 7B, Gemma, TinyLlama, Yi... tokenize this way, in a SentencePie
 3. each symbol that is a piece is its id; any other (a character the vocabulary lacks) is the byte tokens
    ``<0xNN>`` of its UTF-8 bytes (``byte_fallback``).
 
-This is not byte-level BPE: the native kernel merges bytes, so these tokenizers encode in Python
-(:attr:`~bpe_studio.engine.encoding.tokenizer.Tokenizer.backend` says ``"python"``). The
+This is not byte-level BPE, so the byte-level encoder does not run it: the text is normalized and split
+in Python (:attr:`~bpe_studio.engine.encoding.tokenizer.Tokenizer.backend` says ``"python"``), and each
+piece's merge loop runs natively for a ``.model`` (``native_encode``: ``rust/src/spmodel.rs``'s
+``PieceEncoder``), in Python otherwise and under ``BPE_STUDIO_PURE=1`` (the reference). The
 :class:`~bpe_studio.engine.encoding.tokenizer.Tokenizer` still holds bytes: a piece's token is its text
 with ``▁`` read as a space, a byte token its byte.
 
