@@ -108,3 +108,29 @@ def test_every_native_scanners_pattern_passes_the_check_the_config_skips() -> No
     for pattern in spellings:
         assert scanner_name(pattern) is not None
         compile_pattern(pattern)
+
+
+def test_a_run_from_scratch_leaves_out_hashlib(tmp_path: Path) -> None:
+    # hashlib loads OpenSSL's library (2 ms and more): only a counts file, a checkpoint or a base to extend
+    # is hashed (training/checkpoint.py, training/extend.py import it where they hash).
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import TrainConfig, train\n"
+        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270))\n"
+        "print('hashlib' in sys.modules)\n"
+    )
+    root = Path(bpe_studio.__file__).resolve().parent.parent
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
