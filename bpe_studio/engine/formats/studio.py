@@ -137,10 +137,9 @@ def dumps_studio(
     # Each token spelled once: a merge's two parts are tokens too, looked up instead of spelled again (two
     # thirds of the spelling of a 32k vocabulary, issue 22).
     spelled = {b: bytes_to_text(b) for b in vocab.values()}
-
-    def spell(token: bytes) -> str:
-        text = spelled.get(token)
-        return bytes_to_text(token) if text is None else text
+    # A part that is no token (not in a trained result, but a hand-made file may have one) is spelled anew;
+    # inlined: a function call per part was a third of the merges' spelling.
+    get = spelled.get
 
     document: dict[str, Any] = {
         "format": FORMAT_NAME,
@@ -148,7 +147,7 @@ def dumps_studio(
         "pattern": pattern,
         "special_tokens": dict(special_tokens),
         "vocab": {str(i): spelled[b] for i, b in sorted(vocab.items()) if i not in special_ids},
-        "merges": [f"{spell(a)} {spell(b)}" for a, b in merges],
+        "merges": [f"{get(a) or bytes_to_text(a)} {get(b) or bytes_to_text(b)}" for a, b in merges],
     }
     if template is not None:
         document["version"] = TEMPLATE_VERSION
@@ -193,7 +192,7 @@ def _indented(value: Any, newline: str) -> str:
         return "{}" if isinstance(value, dict) else "[]"
     inner = newline + " "
     items = value.values() if isinstance(value, dict) else value
-    if not any(isinstance(item, _CONTAINERS) for item in items):
+    if not any(issubclass(kind, _CONTAINERS) for kind in set(map(type, items))):  # (the types: in C)
         # Flat (the vocab, the merges, the merge counts): the C encoder, with the line break and indent of
         # this depth as its item separator, then the brackets on lines of their own.
         text = json.dumps(value, ensure_ascii=False, separators=("," + inner, ": "))
