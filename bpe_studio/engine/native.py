@@ -157,12 +157,62 @@ def _code_points(size: int) -> str:
     return utf32.decode("utf-32-le", "surrogatepass")
 
 
+#: The ``regex`` release whose classes ``resources/unicode_classes.zlib`` holds (every code point's class, one
+#: byte each, zlib): ``python tools/class_table.py`` writes both after an upgrade of ``regex``.
+SHIPPED_REGEX = "2026.11.19"
+SHIPPED_TABLE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "resources", "unicode_classes.zlib")
+
+
+def _installed_regex_is(release: str) -> bool:
+    """Whether the ``regex`` that ``import regex`` would load is ``release``, told by the installed package's
+    metadata folder beside it (one look-up, no import). False when that cannot be told."""
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec("regex")
+    folders = spec.submodule_search_locations if spec is not None else None
+    if not folders:
+        return False
+    return os.path.isdir(os.path.join(os.path.dirname(folders[0]), f"regex-{release}.dist-info"))
+
+
+def _shipped_class_table() -> bytes | None:
+    """:func:`_computed_class_table` ``(0x110000)`` as shipped, when the installed ``regex`` is the release it
+    was made with (tests/engine/pretokenize/test_class_table.py holds them equal), else None.
+
+    A run over a text beyond ASCII imported ``regex`` (7-10 ms) and built the table (4-8 ms) in every fresh
+    process: a tenth of a small Chinese corpus's training (issue 22). Another ``regex`` release may class a
+    new character otherwise, so its own table is computed then, as before.
+    """
+    if not _installed_regex_is(SHIPPED_REGEX):
+        return None
+    import zlib
+
+    try:
+        with open(SHIPPED_TABLE, "rb") as file:
+            table = zlib.decompress(file.read())
+    except (OSError, zlib.error):
+        return None  # (a damaged install: computed instead)
+    return table if len(table) == 0x110000 else None
+
+
 def _class_table(size: int) -> bytes:
-    """Each code point's class below ``size`` (see above).
+    """Each code point's class below ``size`` (see above): the shipped table's when it applies, else
+    computed with ``regex``.
 
     Example:
         >>> list(_class_table(128)[ord("0") : ord("0") + 1] + _class_table(128)[ord(" ") :][:2])
         [5, 6, 0]
+    """
+    shipped = _shipped_class_table()
+    return shipped[:size] if shipped is not None else _computed_class_table(size)
+
+
+def _computed_class_table(size: int) -> bytes:
+    """Each code point's class below ``size``, found with the installed ``regex``.
+
+    Example:
+        >>> _computed_class_table(128) == _ascii_classes()
+        True
     """
     import regex
 

@@ -197,3 +197,30 @@ def test_the_live_line_says_the_unique_figure_is_a_lower_bound() -> None:
         CountProgress(bytes_done=10, bytes_total=100, unique_pretokens=1234, elapsed=1.0), force=True
     )
     assert "at least 1,234 unique" in stream.getvalue()
+
+
+def test_a_run_from_scratch_does_not_load_the_encoder(tmp_path: Path) -> None:
+    # --extend's module loads encoding/tokenizer.py and its modules: 2-4 ms of each run's start-up (issue 22).
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from bpe_studio.cli import main\n"
+        f"code = main(['train', {str(corpus)!r}, '--vocab-size', '270', '--out', {str(tmp_path / 'out')!r},"
+        " '-q'])\n"
+        "print(code, 'bpe_studio.engine.encoding.tokenizer' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "False"]
+    assert load_studio(tmp_path / "out" / "tokenizer.json").merges

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import bpe_studio
 
 # Modules that only a download (formats/named.py) or a Dask cluster (distributed.py) needs.
@@ -53,3 +55,82 @@ def test_a_run_that_writes_no_counts_leaves_out_the_formats_package(tmp_path: Pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == []
+
+
+def test_training_ascii_with_a_preset_leaves_out_regex(tmp_path: Path) -> None:
+    # Checking the config compiled the preset's regex: `regex` costs 7-10 ms of every CLI run, and the
+    # native scanners split an ASCII corpus without it (native.py's ASCII class table).
+    from bpe_studio.engine.native import backend
+
+    if backend() != "native":
+        pytest.skip("the pure-Python engine pre-tokenizes with regex")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newer wider 12 345 " * 50, encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import TrainConfig, train\n"
+        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270, pattern='cl100k'))\n"
+        "print('regex' in sys.modules)\n"
+    )
+    root = Path(bpe_studio.__file__).resolve().parent.parent
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
+
+
+def test_every_native_scanners_pattern_passes_the_check_the_config_skips() -> None:
+    # TrainConfig compiles only patterns without a native scanner: the others must be valid by construction.
+    from bpe_studio.engine.pretokenize.patterns import (
+        MODEL_PATTERNS,
+        NATIVE_SPELLINGS,
+        PATTERNS,
+        SUPERWORD_PATTERN,
+        compile_pattern,
+        scanner_name,
+    )
+
+    spellings = [
+        *PATTERNS,
+        *PATTERNS.values(),
+        *MODEL_PATTERNS.values(),
+        *NATIVE_SPELLINGS,
+        SUPERWORD_PATTERN,
+    ]
+    for pattern in spellings:
+        assert scanner_name(pattern) is not None
+        compile_pattern(pattern)
+
+
+def test_a_run_from_scratch_leaves_out_hashlib(tmp_path: Path) -> None:
+    # hashlib loads OpenSSL's library (2 ms and more): only a counts file, a checkpoint or a base to extend
+    # is hashed (training/checkpoint.py, training/extend.py import it where they hash).
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import TrainConfig, train\n"
+        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270))\n"
+        "print('hashlib' in sys.modules)\n"
+    )
+    root = Path(bpe_studio.__file__).resolve().parent.parent
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]

@@ -38,7 +38,6 @@ give more, and impossible values (negative sizes or counts, empty pre-tokens) ar
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import struct
@@ -337,6 +336,8 @@ def _write(path: str | os.PathLike[str], header: CountsHeader, sections: Sequenc
     items = _within_ratio([item for group in sections for item in group.items])
     head = json.dumps(_header_json(header, items), ensure_ascii=False).encode("utf-8")
     parts = [MAGIC, _LENGTH.pack(len(head), zlib.crc32(head)), head, *(data for _, _, data in items)]
+    import hashlib  # (here: a run that writes no counts file needs none of its import, issue 22)
+
     digest = hashlib.blake2b(digest_size=_DIGEST_SIZE)
     for part in parts:
         digest.update(part)
@@ -561,6 +562,8 @@ def load(path: str | os.PathLike[str], *, want_checkpoint: bool = False) -> Coun
     problem = _section_size_problem(header)
     if problem is not None:
         raise CountsFileError(path, f"is corrupt ({problem}); write it again")
+    import hashlib
+
     body = memoryview(data)[:-_DIGEST_SIZE]
     if hashlib.blake2b(body, digest_size=_DIGEST_SIZE).digest() != data[-_DIGEST_SIZE:]:
         raise CountsFileError(path, "is corrupt (its checksum does not match); write it again")

@@ -39,7 +39,6 @@ Example:
 from __future__ import annotations
 
 import array
-import hashlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -156,6 +155,8 @@ class ExtendBase:
         made = [left + right for left, right in merges]
         if sequential is None:
             sequential = rule == "merges" and not ignore_merges and len(set(made)) < len(made)
+        import hashlib  # (here: a run from scratch needs none of its import, OpenSSL's library)
+
         digest = hashlib.sha256()
         for i in sorted(vocab):
             digest.update(b"%d:%d:" % (i, len(vocab[i])) + vocab[i])
