@@ -63,6 +63,9 @@ class Encoder:
     def encode_batch(
         self, preset: str, texts: list[str], classes: bytes, *, threads: int
     ) -> list[list[int]] | int: ...
+    def encode_batch_flat(
+        self, preset: str, texts: list[str], classes: bytes, *, threads: int
+    ) -> tuple[bytearray, bytearray] | int: ...
     def encode_join(
         self, preset: str, texts: list[str], classes: bytes, *, separator: int | None, width: int
     ) -> bytes | int: ...

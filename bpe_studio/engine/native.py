@@ -779,6 +779,23 @@ class NativeEncoder:
             lambda table: encoder.encode_batch(preset, texts, table, threads=threads)
         )
 
+    def encode_batch_flat(self, texts: list[str], *, threads: int) -> tuple[bytearray, bytearray] | None:
+        """:meth:`encode_batch` as two flat buffers, no Python int per id: the ids of all the texts one after
+        the other (uint32, native order) and ``len(texts) + 1`` offsets (int64, native order; text i's ids
+        are ``ids[offsets[i]:offsets[i + 1]]``). The calling thread needs no GIL while the threads encode.
+        None without a preset (the caller encodes in Python).
+
+        Raises:
+            UnicodeEncodeError: A text holds a lone surrogate.
+            ValueError: ``threads`` is below 1.
+        """
+        if self.preset is None:
+            return None
+        encoder, preset = self._encoder, self.preset
+        return _with_classes(  # type: ignore[no-any-return]
+            lambda table: encoder.encode_batch_flat(preset, texts, table, threads=threads)
+        )
+
     def encode_join(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
         """The ids of the texts one after the other, ``separator`` between two, as little-endian integers
         of ``width`` bytes (2 or 4): the rows encode-corpus writes. None without a preset (the caller
