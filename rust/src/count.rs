@@ -225,9 +225,33 @@ impl Table {
     /// Adds every count of `other` (keys new to this table follow in `other`'s order).
     pub fn merge(&mut self, other: &Table) {
         self.reserve(other.len().saturating_sub(self.len() / 2));
-        for &position in &other.positions {
-            let slot = &other.slots[position as usize];
-            self.bump(other.key(slot), slot.count);
+        // As in `add`: each of `other`'s keys is a cache miss twice, its slot in `other` (read in order of
+        // first appearance, so at random) and its slot here. Both are fetched ahead (other's slot 2 * LAG
+        // keys ahead, ours LAG keys ahead, once the key is hashed) so that several misses are under way at
+        // once; the keys are still added one at a time in `other`'s order, so the result is the same. The
+        // 0.1 s serial merge of two threads' tables on 100 MB was in counting's wall time (issue 22).
+        const LAG: usize = 8;
+        let positions = &other.positions;
+        let mut ring: [(&[u8], [u8; INLINE], usize, i64); LAG] = [(&[], [0; INLINE], 0, 0); LAG];
+        for j in 0..positions.len() + LAG {
+            if let Some(&ahead) = positions.get(j + 2 * LAG) {
+                prefetch(&other.slots[ahead as usize]);
+            }
+            let at = j % LAG;
+            if j >= LAG {
+                let (key, head, hash, count) = ring[at];
+                self.bump_hashed(key, head, hash, count);
+            }
+            if let Some(&position) = positions.get(j) {
+                let slot = &other.slots[position as usize];
+                let key = other.key(slot);
+                let head = head_of(key);
+                let hash = hash_of(key, &head);
+                if !self.slots.is_empty() {
+                    prefetch(&self.slots[hash & (self.slots.len() - 1)]);
+                }
+                ring[at] = (key, head, hash, slot.count);
+            }
         }
     }
 
@@ -497,6 +521,40 @@ mod tests {
         assert_eq!(entries(&mine), owned(&[("x", 1), (" y", 3), ("z", 1), (" x", 1)]));
         assert_eq!(mine.total(), 6);
         assert_eq!(entries(&theirs), owned(&[("z", 1), (" y", 2), (" x", 1)]), "left as it was");
+    }
+
+    #[test]
+    fn a_merge_of_many_keys_equals_adding_them_one_at_a_time_in_order() {
+        // The merge fetches keys ahead (a ring of LAG): its result must be the plain loop's, whatever the
+        // sizes (fewer keys than the ring, a table that grows during the merge), short and long keys alike.
+        let word = |i: usize| {
+            if i.is_multiple_of(3) {
+                format!(" {i}longer-than-sixteen-bytes")
+            } else {
+                format!(" w{i}")
+            }
+        };
+        for (mine_keys, their_keys) in [(0, 0), (0, 3), (5, 0), (3, 9), (10, 5000), (4000, 300), (2000, 6000)]
+        {
+            let own = || {
+                let mut table = Table::default();
+                for i in 0..mine_keys {
+                    table.bump(word(i * 2).as_bytes(), (i % 5) as i64 + 1);
+                }
+                table
+            };
+            let (mut mine, mut expected) = (own(), own());
+            let mut theirs = Table::default();
+            for i in (0..their_keys).rev() {
+                theirs.bump(word(i).as_bytes(), (i % 7) as i64 + 1);
+            }
+            for (key, n) in theirs.iter() {
+                expected.bump(key, n);
+            }
+            mine.merge(&theirs);
+            assert_eq!(entries(&mine), entries(&expected), "{mine_keys} and {their_keys} keys");
+            assert_eq!(mine.total(), expected.total());
+        }
     }
 
     #[test]
