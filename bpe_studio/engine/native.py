@@ -637,6 +637,17 @@ class NativeCountTable:
         # A code point beyond the class table comes back before anything is counted (see _with_classes).
         _with_classes(lambda classes: table.add(preset, texts, classes))
 
+    def add_bytes(self, preset: str, data: bytes, specials: list[bytes]) -> tuple[int, int] | None:
+        """Count a chunk given as bytes, with the GIL released while the kernel checks they are UTF-8,
+        splits them on ``specials`` (UTF-8, in :func:`~bpe_studio.engine.corpus.plan.special_token_regex`'s
+        order) and counts the non-empty parts: (non-empty parts, special tokens found), or None when the
+        bytes are not UTF-8 (nothing counted: the caller decodes them under its policy)."""
+        table = self._table
+        found: tuple[int, int] | None = _with_classes(
+            lambda classes: table.add_bytes(preset, data, specials, classes)
+        )
+        return found
+
     def merge(self, other: NativeCountTable) -> None:
         """Add every count of ``other`` to this table."""
         self._table.merge(other._table)

@@ -53,6 +53,42 @@ pub struct Table {
     total: i64,
 }
 
+/// `text` cut at the special tokens as Python's `re.split` with their alternation cuts it: the leftmost
+/// match, the first of `specials` that matches there; then on from its end. The parts (empty ones
+/// included) and the number of matches. A match of UTF-8 bytes in UTF-8 text starts and ends on
+/// character boundaries, so the byte search gives the same cuts as the str one.
+fn split_specials<'t>(text: &'t str, specials: &[&[u8]]) -> (Vec<&'t str>, usize) {
+    let specials: Vec<&str> =
+        specials.iter().filter(|s| !s.is_empty()).filter_map(|s| std::str::from_utf8(s).ok()).collect();
+    let search = |special: &str, from: usize| text[from..].find(special).map(|at| from + at);
+    // The next match of each special token at or after the search point.
+    let mut next: Vec<Option<usize>> = specials.iter().map(|s| search(s, 0)).collect();
+    let (mut parts, mut found, mut start) = (Vec::new(), 0usize, 0usize);
+    loop {
+        let mut best: Option<(usize, usize)> = None; // (position, index of the special)
+        for (i, at) in next.iter().enumerate() {
+            if let Some(at) = *at {
+                if best.is_none_or(|(b, _)| at < b) {
+                    best = Some((at, i));
+                }
+            }
+        }
+        let Some((at, i)) = best else {
+            break;
+        };
+        parts.push(&text[start..at]);
+        found += 1;
+        start = at + specials[i].len();
+        for (j, special) in specials.iter().enumerate() {
+            if next[j].is_some_and(|n| n < start) {
+                next[j] = search(special, start);
+            }
+        }
+    }
+    parts.push(&text[start..]);
+    (parts, found)
+}
+
 /// The key zero-padded to INLINE bytes (its first INLINE bytes when longer).
 #[inline]
 fn head_of(key: &[u8]) -> [u8; INLINE] {
@@ -220,6 +256,30 @@ impl Table {
             }
         }
         Ok(())
+    }
+
+    /// Counts a chunk given as bytes: checks they are UTF-8, splits them on the special tokens and counts
+    /// the non-empty parts' pre-tokens (`add`). `specials` in the order Python's alternation tries them
+    /// (longest first: `corpus.plan.special_token_regex`), so at the leftmost match the first of them that
+    /// matches there wins, as in `re.split`. Ok(None) when the bytes are not UTF-8 (nothing counted: the
+    /// caller decodes them under its policy); otherwise (non-empty parts, special tokens found). Err as
+    /// `add`, nothing counted. Reading, checking and splitting a chunk in Python held the GIL, one
+    /// counting thread at a time (issue 22). Linear: each special token's next match is searched once
+    /// per match of another that passes it, from where that one ends (at most the chunk per special).
+    pub fn add_bytes(
+        &mut self,
+        data: &[u8],
+        specials: &[&[u8]],
+        classes: &[u8],
+        scan: pretok::Scanner,
+    ) -> Result<Option<(usize, usize)>, u32> {
+        let Ok(text) = std::str::from_utf8(data) else {
+            return Ok(None);
+        };
+        let (parts, found) = split_specials(text, specials);
+        let parts: Vec<&str> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+        self.add(&parts, classes, scan)?;
+        Ok(Some((parts.len(), found)))
     }
 
     /// Adds every count of `other` (keys new to this table follow in `other`'s order).
@@ -521,6 +581,34 @@ mod tests {
         assert_eq!(entries(&mine), owned(&[("x", 1), (" y", 3), ("z", 1), (" x", 1)]));
         assert_eq!(mine.total(), 6);
         assert_eq!(entries(&theirs), owned(&[("z", 1), (" y", 2), (" x", 1)]), "left as it was");
+    }
+
+    #[test]
+    fn special_tokens_cut_as_pythons_split_does() {
+        fn cut<'t>(text: &'t str, specials: &[&str]) -> (Vec<&'t str>, usize) {
+            let specials: Vec<&[u8]> = specials.iter().map(|s| s.as_bytes()).collect();
+            split_specials(text, &specials)
+        }
+        assert_eq!(cut("abc", &[]), (vec!["abc"], 0));
+        assert_eq!(cut("", &["<s>"]), (vec![""], 0));
+        assert_eq!(cut("<s>", &["<s>"]), (vec!["", ""], 1));
+        assert_eq!(cut("a<s><s>b<s", &["<s>"]), (vec!["a", "", "b<s"], 2));
+        // Longest first: at one position the first that matches wins; the leftmost position first.
+        assert_eq!(cut("x<a><a>y<a>", &["<a><a>", "<a>"]), (vec!["x", "y", ""], 2));
+        assert_eq!(cut("<b<a>", &["<b<a>x", "<a>"]), (vec!["<b", ""], 1));
+        // Overlapping matches: the search goes on from the end of the one taken.
+        assert_eq!(cut("aaaa", &["aaa", "aa"]), (vec!["", "a"], 1));
+        assert_eq!(cut("é中<|e|>🙃", &["<|e|>"]), (vec!["é中", "🙃"], 1));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_count_nothing() {
+        let mut table = Table::default();
+        let scan = pretok::scanner("gpt2").unwrap();
+        assert_eq!(table.add_bytes(b"a \xff b", &[], classes(), scan), Ok(None));
+        assert!(table.is_empty());
+        assert_eq!(table.add_bytes(b"a b<s>c<s>", &[b"<s>"], classes(), scan), Ok(Some((2, 2))));
+        assert_eq!(entries(&table), owned(&[("a", 1), (" b", 1), ("c", 1)]));
     }
 
     #[test]
