@@ -63,11 +63,12 @@ class ChunkCounter:
         preset = scanner_name(pattern)
         self._preset = preset if preset in native.NATIVE_SCANNERS else None
         self._special_re = special_token_regex(special_tokens)
-        # The same alternatives in the same order, as UTF-8, for the native split (Table::add_bytes).
-        self._special_bytes = (
+        # The same alternatives in the same order, as UTF-8, for the native split (Table::add_bytes); None
+        # for an empty special token (refused by TrainConfig), which re.split matches between characters.
+        self._special_bytes: list[bytes] | None = (
             [alt.encode("utf-8") for alt in sorted(special_tokens, key=lambda s: (-len(s), s))]
-            if special_tokens
-            else []
+            if "" not in special_tokens
+            else None
         )
         self._policy = policy
         self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
@@ -151,7 +152,7 @@ class ChunkCounter:
         has a native scanner (checking, splitting on the special tokens and counting with the GIL
         released: done in Python they held it, one counting thread at a time, issue 22); otherwise
         decoded under the policy and counted by :meth:`count_text`, which gives the same counts."""
-        if self.table is not None and self._preset is not None:
+        if self.table is not None and self._preset is not None and self._special_bytes is not None:
             before = self.table.total
             found = self.table.add_bytes(self._preset, raw, self._special_bytes)
             if found is not None:

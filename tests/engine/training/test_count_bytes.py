@@ -21,7 +21,9 @@ pytestmark = needs_native
 _PIECES = [b"<|e|>", b"<|e|><|e|>", b"<|e", b"|>", b"<a>", b"<a><a>", b"aa", b" ", b"\n", b"x y", b"'s",
            "é中🙃".encode(), b"\xff", b"\xc3", b"\xed\xa0\x80", b"123"]  # fmt: skip
 chunks = st.lists(st.one_of(st.sampled_from(_PIECES), st.binary(max_size=4)), max_size=25).map(b"".join)
-specials_sets = st.sampled_from([[], ["<|e|>"], ["<a>", "<a><a>"], ["aa", "aaa", "<|e|>"], ["é中"]])
+specials_sets = st.sampled_from(
+    [[], ["<|e|>"], ["<a>", "<a><a>"], ["aa", "aaa", "<|e|>"], ["é中"], ["", "aa"]]
+)
 
 
 def _both(specials: list[str], policy: InvalidUtf8Policy) -> tuple[ChunkCounter, ChunkCounter]:
