@@ -737,6 +737,17 @@ class NativeCountTable:
         # A code point beyond the class table comes back before anything is counted (see _with_classes).
         _with_classes(lambda classes: table.add(preset, texts, classes))
 
+    def add_bytes(self, preset: str, data: bytes, specials: list[bytes]) -> tuple[int, int] | None:
+        """Count a chunk given as bytes, with the GIL released while the kernel checks they are UTF-8,
+        splits them on ``specials`` (UTF-8, in :func:`~bpe_studio.engine.corpus.plan.special_token_regex`'s
+        order) and counts the non-empty parts: (non-empty parts, special tokens found), or None when the
+        bytes are not UTF-8 (nothing counted: the caller decodes them under its policy)."""
+        table = self._table
+        found: tuple[int, int] | None = _with_classes(
+            lambda classes: table.add_bytes(preset, data, specials, classes)
+        )
+        return found
+
     def merge(self, other: NativeCountTable) -> None:
         """Add every count of ``other`` to this table."""
         self._table.merge(other._table)
@@ -877,6 +888,23 @@ class NativeEncoder:
         encoder, preset = self._encoder, self.preset
         return _with_classes(  # type: ignore[no-any-return]
             lambda table: encoder.encode_batch(preset, texts, table, threads=threads)
+        )
+
+    def encode_batch_flat(self, texts: list[str], *, threads: int) -> tuple[bytearray, bytearray] | None:
+        """:meth:`encode_batch` as two flat buffers, no Python int per id: the ids of all the texts one after
+        the other (uint32, native order) and ``len(texts) + 1`` offsets (int64, native order; text i's ids
+        are ``ids[offsets[i]:offsets[i + 1]]``). The calling thread needs no GIL while the threads encode.
+        None without a preset (the caller encodes in Python).
+
+        Raises:
+            UnicodeEncodeError: A text holds a lone surrogate.
+            ValueError: ``threads`` is below 1.
+        """
+        if self.preset is None:
+            return None
+        encoder, preset = self._encoder, self.preset
+        return _with_classes(  # type: ignore[no-any-return]
+            lambda table: encoder.encode_batch_flat(preset, texts, table, threads=threads)
         )
 
     def encode_join(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:

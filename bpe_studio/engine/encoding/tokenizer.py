@@ -52,6 +52,9 @@ from .pieces import pieces_bytes
 from .rank_rule import derive_merges, merge_parts
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from ..events import TrainResult
     from ..pretokenize.hf import Pipeline
     from .hf_decode import Decoder
@@ -231,6 +234,10 @@ class PythonEncoder:
 
     def encode_join(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
         """None: only the native encoder writes joined rows (the caller encodes in Python)."""
+        return None
+
+    def encode_batch_flat(self, texts: list[str], *, threads: int) -> tuple[bytearray, bytearray] | None:
+        """None: only the native encoder gives flat buffers (the caller makes them from the lists)."""
         return None
 
     def decode_bytes(self, ids: list[int] | tuple[int, ...]) -> bytes | None:
@@ -1049,6 +1056,48 @@ class Tokenizer:
         except UnicodeEncodeError:
             texts = [_fix_surrogates(text) for text in texts]
             return self._encoder.encode_batch(texts, threads=num_threads)
+
+    def encode_ordinary_batch_arrays(
+        self, texts: Sequence[str], *, num_threads: int = 8
+    ) -> tuple[NDArray[np.uint32], NDArray[np.int64]]:
+        """:meth:`encode_ordinary_batch` as two numpy arrays instead of a list per text: ``ids``, the ids of
+        all the texts one after the other (uint32), and ``offsets`` (int64, ``len(texts) + 1`` of them), text
+        i's ids being ``ids[offsets[i]:offsets[i + 1]]``. The same ids; with the native kernel and a preset
+        pattern no Python int is made per id, so the threads are not held back by the one thread that
+        makes the lists (the GIL's): the way to feed a model, or to use many threads.
+
+        Example:
+            >>> ids, offsets = tok.encode_ordinary_batch_arrays(["hello", " world"])
+            >>> ids.tolist(), offsets.tolist()
+            ([31373, 995], [0, 1, 2])
+        """
+        import numpy as np  # here: importing numpy costs more start-up than most encodes take
+
+        if not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads: {num_threads!r} must be a positive integer")
+        texts = list(texts)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"encode_ordinary_batch_arrays: expected str texts, got {type(text).__name__}"
+                )
+        flat: tuple[bytearray, bytearray] | None = None
+        if self._pipeline is None and self._piece_model is None:
+            if self._normalizer is not None:
+                texts = [unicodedata.normalize("NFC", text) for text in texts]
+            try:
+                flat = self._encoder.encode_batch_flat(texts, threads=num_threads)
+            except UnicodeEncodeError:
+                texts = [_fix_surrogates(text) for text in texts]
+                flat = self._encoder.encode_batch_flat(texts, threads=num_threads)
+        if flat is not None:
+            return np.frombuffer(flat[0], dtype=np.uint32), np.frombuffer(flat[1], dtype=np.int64)
+        # No native text encoder: the lists, joined (the same ids by definition).
+        lists = self.encode_ordinary_batch(texts, num_threads=num_threads)
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=offsets[1:])
+        ids = np.fromiter(chain.from_iterable(lists), dtype=np.uint32, count=int(offsets[-1]))
+        return ids, offsets
 
     def _encode_joined(self, texts: list[str], *, separator: int | None, width: int) -> bytes | None:
         """:meth:`encode_ordinary` of each text one after the other, ``separator`` between two, as

@@ -63,6 +63,13 @@ class ChunkCounter:
         preset = scanner_name(pattern)
         self._preset = preset if preset in native.NATIVE_SCANNERS else None
         self._special_re = special_token_regex(special_tokens)
+        # The same alternatives in the same order, as UTF-8, for the native split (Table::add_bytes); None
+        # for an empty special token (refused by TrainConfig), which re.split matches between characters.
+        self._special_bytes: list[bytes] | None = (
+            [alt.encode("utf-8") for alt in sorted(special_tokens, key=lambda s: (-len(s), s))]
+            if "" not in special_tokens
+            else None
+        )
         self._policy = policy
         self._records = RecordReader(text_field=text_field, policy=policy, skip_bad=skip_bad_records)
         # With a native preset the counts live in a native table (rust/src/count.rs): no Python dict is
@@ -138,8 +145,24 @@ class ChunkCounter:
         """
         raw = read_chunk(chunk) if data is None else data
         check_read(chunk, raw)
-        text = decode(raw, self._policy, path=chunk.path, offset=chunk.start)
-        self.count_text(text, continues_document=chunk.continues_document)
+        self._count_raw(raw, path=chunk.path, offset=chunk.start, continues_document=chunk.continues_document)
+
+    def _count_raw(self, raw: bytes, *, path: str, offset: int, continues_document: bool) -> None:
+        """Decode and count a chunk's bytes: natively from the bytes when they are UTF-8 and the pattern
+        has a native scanner (checking, splitting on the special tokens and counting with the GIL
+        released: done in Python they held it, one counting thread at a time, issue 22); otherwise
+        decoded under the policy and counted by :meth:`count_text`, which gives the same counts."""
+        if self.table is not None and self._preset is not None and self._special_bytes is not None:
+            before = self.table.total
+            found = self.table.add_bytes(self._preset, raw, self._special_bytes)
+            if found is not None:
+                documents, specials = found
+                self.totals.special_tokens += specials
+                self.totals.pretokens += self.table.total - before
+                self.totals.documents += documents - (1 if continues_document else 0)
+                return
+        text = decode(raw, self._policy, path=path, offset=offset)
+        self.count_text(text, continues_document=continues_document)
 
     def count_task(self, task: Task) -> None:
         """Count one task of any kind (see :mod:`~bpe_studio.engine.corpus.sources`); each record is a
@@ -166,8 +189,9 @@ class ChunkCounter:
         elif task.format == "jsonl":
             texts = records.json_lines(task.data, path=task.path, offset=task.offset, line=task.line)
         else:
-            text = decode(task.data, self._policy, path=task.path, offset=task.offset)
-            self.count_text(text, continues_document=task.continues_document)
+            self._count_raw(
+                task.data, path=task.path, offset=task.offset, continues_document=task.continues_document
+            )
             return
         bad = records.bad_records
         for text in texts:

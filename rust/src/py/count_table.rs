@@ -47,6 +47,30 @@ impl CountTable {
         Ok(without_gil(py, || inner.add(&strs, table, scan))?.err())
     }
 
+    /// Counts a chunk's bytes (see `Table::add_bytes`), with the GIL released: checked to be UTF-8, split on
+    /// `specials` (longest first) and counted. None when the bytes are not UTF-8 (nothing counted), else
+    /// (non-empty parts, special tokens found), or the first code point beyond `classes` as an int
+    /// (nothing counted; the caller extends the table and calls again).
+    fn add_bytes(
+        &mut self,
+        py: Python<'_>,
+        preset: &str,
+        data: &Bound<'_, PyBytes>,
+        specials: Vec<Vec<u8>>,
+        classes: &Bound<'_, PyBytes>,
+    ) -> PyResult<PyObject> {
+        let scan = scanner(preset)?;
+        let data = data.as_bytes();
+        let table = classes.as_bytes();
+        let specials: Vec<&[u8]> = specials.iter().map(|s| s.as_slice()).collect();
+        let inner = &mut self.inner;
+        match without_gil(py, || inner.add_bytes(data, &specials, table, scan))? {
+            Ok(Some(found)) => Ok(found.into_pyobject(py)?.into_any().unbind()),
+            Ok(None) => Ok(py.None()),
+            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+        }
+    }
+
     /// Adds every count of `other` into this table (GIL released); `other` is left as it was.
     fn merge(&mut self, py: Python<'_>, other: PyRef<'_, CountTable>) -> PyResult<()> {
         let inner = &mut self.inner;

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyType};
 use rustc_hash::FxHashMap;
 
 use super::count_table::CountTable;
@@ -306,6 +306,52 @@ impl Encoder {
         }
     }
 
+    /// `encode_batch` as two flat arrays instead of a list per text: the ids of all the texts one after the
+    /// other (u32, native byte order) and `len(texts) + 1` offsets (i64, native byte order; text i's ids
+    /// are `ids[offsets[i]:offsets[i + 1]]`), both as bytearrays (numpy views them without a copy, writable),
+    /// or the first code point beyond the table as an int. No Python object per id or per text, so the
+    /// calling thread needs no GIL while the threads encode: making the lists (a reference count written
+    /// per id, one thread at a time) was what kept 2 threads from 2x one (issue 22).
+    #[pyo3(signature = (preset, texts, classes, *, threads))]
+    fn encode_batch_flat(
+        &self,
+        py: Python<'_>,
+        preset: &str,
+        texts: &Bound<'_, PyList>,
+        classes: &[u8],
+        threads: usize,
+    ) -> PyResult<PyObject> {
+        let scan = scanner(preset)?;
+        let owned = strings(texts)?;
+        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        if threads == 0 {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
+        let mut ids: Vec<u32> = Vec::new();
+        let mut offsets: Vec<i64> = Vec::with_capacity(strs.len() + 1);
+        offsets.push(0);
+        let found = without_gil(py, || {
+            self.inner.encode_batch_with(scan, &strs, classes, threads, &mut |chunk| {
+                for text_ids in chunk {
+                    ids.extend_from_slice(&text_ids);
+                    offsets.push(ids.len() as i64);
+                }
+                Ok::<(), std::convert::Infallible>(())
+            })
+        })?;
+        match found {
+            Ok(()) => {
+                let ids = ne_bytearray(py, &ids, u32::to_ne_bytes)?;
+                let offsets = ne_bytearray(py, &offsets, i64::to_ne_bytes)?;
+                Ok((ids, offsets).into_pyobject(py)?.into_any().unbind())
+            }
+            Err(encode::BatchStop::CodePoint(code_point)) => {
+                Ok(code_point.into_pyobject(py)?.into_any().unbind())
+            }
+            Err(encode::BatchStop::Taken(never)) => match never {},
+        }
+    }
+
     /// The ids of the texts one after the other, `separator` (an id, if given) between two texts, as
     /// little-endian integers of `width` bytes (2 or 4) — the `.npy`/`.bin` rows of encode-corpus — or the
     /// first code point beyond the table as an int. One thread; the GIL is released, so Python threads can
@@ -381,6 +427,20 @@ fn ne_bytes<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyBytes>> 
     PyBytes::new_with(py, ids.len() * 4, |buf| {
         for (chunk, id) in buf.chunks_exact_mut(4).zip(ids) {
             chunk.copy_from_slice(&id.to_ne_bytes());
+        }
+        Ok(())
+    })
+}
+
+/// `values` as a bytearray of their bytes in native order (`to_bytes` of each, one after the other).
+fn ne_bytearray<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_bytes: fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, values.len() * N, |buf| {
+        for (chunk, &value) in buf.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&to_bytes(value));
         }
         Ok(())
     })
