@@ -45,6 +45,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
@@ -305,7 +306,8 @@ class TokenTextEdit(QPlainTextEdit):
         self._soft_text: list[int] = []  # their positions in the text (see to_document)
         self._soft_marked = False  # whether a soft break was put in since the text was last set
         self._soft_length = 1  # the document's length when the soft breaks were last kept in step
-        self._soft_frozen = False  # the soft breaks are being set from code (or restored by undo)
+        self._soft_frozen = False  # the soft breaks are being set from code
+        self._undoing = False  # an undo or a redo is under way
         self._soft_format = QTextBlockFormat()
         self._soft_format.setProperty(SOFT_PROPERTY, True)
         self._mark_fixes: list[tuple[int, bool]] = []  # paragraphs whose soft mark an edit left wrong
@@ -358,8 +360,14 @@ class TokenTextEdit(QPlainTextEdit):
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
         """Copy (or drag) the selected text without the soft breaks and the breaks put between labels."""
         cursor = self.textCursor()
-        mime = QMimeData()
+        # Qt's own object (one made here would be freed by Python while the clipboard holds it); reading
+        # its text first makes it fill in its formats, so that the text set next stays.
+        mime = super().createMimeDataFromSelection()
+        mime.text()
         mime.setText(self._text_of(cursor.selectedText(), cursor.selectionStart()))
+        for rich in mime.formats():
+            if rich != "text/plain":  # a rich copy would hold the soft breaks as paragraphs
+                mime.removeFormat(rich)
         return mime
 
     # -- soft breaks ------------------------------------------------------------------------------------
@@ -577,12 +585,30 @@ class TokenTextEdit(QPlainTextEdit):
     def undo(self) -> None:
         """Undo the last edit (soft breaks come back as they were)."""
         self._flush_soft()
-        super().undo()
+        self._undoing = True  # the paragraphs it brings back are not cut again: that would redo it
+        try:
+            super().undo()
+        finally:
+            self._undoing = False
 
     def redo(self) -> None:
         """Redo the last undone edit."""
         self._flush_soft()
-        super().redo()
+        self._undoing = True
+        try:
+            super().redo()
+        finally:
+            self._undoing = False
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        """The standard menu, its Undo and Redo going through :meth:`undo` and :meth:`redo`."""
+        menu = self.createStandardContextMenu(event.pos())
+        for action in menu.actions():
+            if action.objectName() in {"edit-undo", "edit-redo"}:
+                action.triggered.disconnect()
+                action.triggered.connect(self.undo if action.objectName() == "edit-undo" else self.redo)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(event.globalPos())
 
     def _flush_soft(self) -> None:
         if self._soft_timer.isActive():
@@ -593,6 +619,12 @@ class TokenTextEdit(QPlainTextEdit):
         """Type as if the soft breaks were not there: Backspace, Delete and the arrows step over them, Enter
         makes a plain line break, Undo and Redo keep them right."""
         self._flush_soft()
+        if not self.isReadOnly() and event.matches(QKeySequence.StandardKey.Undo):
+            self.undo()
+            return
+        if not self.isReadOnly() and event.matches(QKeySequence.StandardKey.Redo):
+            self.redo()
+            return
         if self.isReadOnly() or not self._soft_marked:
             super().keyPressEvent(event)
             return
@@ -935,7 +967,7 @@ class TokenTextEdit(QPlainTextEdit):
         if self._updating or revision == self._revision:
             return  # set from code, or only formats changed
         self._revision = revision
-        if not self._soft_frozen:
+        if not self._soft_frozen and not self._undoing:
             self._split_due.append(position)
             self._soft_timer.start()
         # The units after the first edit are stale until the next set_units().
