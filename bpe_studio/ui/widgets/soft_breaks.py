@@ -11,6 +11,8 @@ module finds the places (Qt-free but for ``QTextBoundaryFinder``, which is reent
 
 from __future__ import annotations
 
+import unicodedata
+
 from PySide6.QtCore import QTextBoundaryFinder
 
 #: Characters of a paragraph the soft breaks aim for.
@@ -55,12 +57,12 @@ def _break_before(text: str, at: int, lowest: int) -> int:
     (``at`` itself when the window is one grapheme, which never happens in real text)."""
     start = max(lowest, at - _LOOK_BACK)
     window = text[start:at]
+    # After a space or a zero-width space (between two token labels) is where Qt wraps: found without a
+    # boundary finder, which cost ~50 µs a break, 0.2 s for the Tokens view of 400,000 Chinese characters.
+    found = max(window.rfind(" "), window.rfind("\u200b"))
+    if found >= 0 and start + found + 1 > lowest and not unicodedata.combining(text[start + found + 1]):
+        return start + found + 1
     wide = len(window.encode("utf-16-le", "surrogatepass")) != 2 * len(window)
-    if not wide and text[at - 1 : at + 1].isascii():
-        # A place after a space is where Qt wraps; found without a boundary finder on plain ASCII.
-        space = window.rfind(" ")
-        if space >= 0 and start + space + 1 > lowest:
-            return start + space + 1
     for kind in (QTextBoundaryFinder.BoundaryType.Line, QTextBoundaryFinder.BoundaryType.Grapheme):
         finder = QTextBoundaryFinder(kind, window + text[at : at + 2])  # what follows decides the last place
         finder.setPosition(len(window.encode("utf-16-le", "surrogatepass")) // 2)
