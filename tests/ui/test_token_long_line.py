@@ -22,8 +22,12 @@ def _long_line(qtbot) -> TokenTextEdit:
 
 
 def _coloured_units(edit: TokenTextEdit) -> set[int]:
+    found = set()
     block = edit.document().firstBlock()
-    return {r.format.property(UNIT_PROPERTY) for r in block.layout().formats()}
+    while block.isValid():  # the line is held as several paragraphs (soft breaks)
+        found |= {r.format.property(UNIT_PROPERTY) for r in block.layout().formats()}
+        block = block.next()
+    return found
 
 
 def test_only_the_units_near_the_view_of_a_long_line_are_coloured(qtbot) -> None:

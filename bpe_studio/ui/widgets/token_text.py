@@ -10,6 +10,15 @@ whitespace a coloured ``↵`` where a line ends inside a token. Spaces and tabs 
 
 While the user types, the units are stale until the next encoding arrives; the highlighter then keeps
 colouring only the text before the first edit, so colours never land on the wrong characters.
+
+A line longer than a few thousand characters is held as several paragraphs (*soft breaks*, see
+:mod:`~bpe_studio.ui.widgets.soft_breaks`): Qt lays out a whole paragraph at each edit and each colouring,
+and a pasted megabyte on one line froze the window for seconds. The soft breaks are not part of the text:
+:meth:`TokenTextEdit.plain_text`, copies and drags leave them out, and every position this view takes or
+reports (units, :meth:`~TokenTextEdit.range_rects`, :meth:`~TokenTextEdit.unit_at_cursor`…) is a position
+of the text, which :meth:`~TokenTextEdit.to_document` and :meth:`~TokenTextEdit.to_text` map. The paragraph
+after a soft break carries the block property :data:`SOFT_PROPERTY`, so that undo and redo bring soft
+breaks back as soft; the view keeps the document positions of the soft breaks in step with each edit.
 """
 
 from __future__ import annotations
@@ -36,11 +45,14 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QDragEnterEvent,
     QDragMoveEvent,
     QDropEvent,
     QFontDatabase,
     QFontMetricsF,
+    QKeyEvent,
+    QKeySequence,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -48,6 +60,7 @@ from PySide6.QtGui import (
     QPen,
     QSyntaxHighlighter,
     QTextBlock,
+    QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
     QTextFormat,
@@ -60,9 +73,14 @@ from ..app.style import theme_of
 from ..present.token_format import TokenPalette, palette_for
 from ..present.token_layout import SLICE, SPECIAL, SPLIT
 from .file_drop import dropped_paths
+from .soft_breaks import SOFT_LIMIT, SOFT_TARGET, soft_break_points, utf16_length
 
 #: The character-format property holding a unit's index.
 UNIT_PROPERTY = int(QTextFormat.Property.UserProperty) + 1
+#: The block-format property of a paragraph that follows a soft break (see the module).
+SOFT_PROPERTY = int(QTextFormat.Property.UserProperty) + 2
+#: The Unicode paragraph separator: a block break in a document's raw text.
+_PARAGRAPH = "\u2029"
 
 #: Put between two token labels in a view of labels: a zero-width space, where a line may wrap. Without it
 #: the labels form one long "word" that Qt breaks anywhere, e.g. between ``<0x8A`` and ``>``.
@@ -223,7 +241,7 @@ class UnitHighlighter(QSyntaxHighlighter):
             return
         edit.coloured_blocks.add(block.blockNumber())
         starts, ends = edit.unit_starts, edit.unit_ends
-        first = block.position()
+        first = edit.to_text(block.position())  # a block holds no soft break: its text maps one to one
         last = first + block.length() - 1  # the block's text, without its separator
         limit = last if edit.valid_until is None else min(last, edit.valid_until)
         # Only the characters near the view, too: a long text with no line break is one block, whose
@@ -282,6 +300,22 @@ class TokenTextEdit(QPlainTextEdit):
         self._make_formats()
         self._updating = False
         self._revision = self.document().revision()
+        #: Characters of a paragraph the soft breaks aim for, and the longest line held as one paragraph.
+        self.soft_target, self.soft_limit = SOFT_TARGET, SOFT_LIMIT
+        self._soft: list[int] = []  # document positions of the soft breaks' separators, in order
+        self._soft_text: list[int] = []  # their positions in the text (see to_document)
+        self._soft_marked = False  # whether a soft break was put in since the text was last set
+        self._soft_length = 1  # the document's length when the soft breaks were last kept in step
+        self._soft_frozen = False  # the soft breaks are being set from code
+        self._undoing = False  # an undo or a redo is under way
+        self._soft_format = QTextBlockFormat()
+        self._soft_format.setProperty(SOFT_PROPERTY, True)
+        self._mark_fixes: list[tuple[int, bool]] = []  # paragraphs whose soft mark an edit left wrong
+        self._split_due: list[int] = []  # document positions of edited paragraphs to check for length
+        self._soft_timer = QTimer(self)
+        self._soft_timer.setSingleShot(True)
+        self._soft_timer.setInterval(0)
+        self._soft_timer.timeout.connect(self._on_soft_timer_timeout)
         # Connected before the highlighter exists, so that an edit is seen before Qt re-highlights the block.
         self.document().contentsChange.connect(self._on_document_contents_change)
         self.coloured_blocks: set[int] = set()
@@ -292,6 +326,7 @@ class TokenTextEdit(QPlainTextEdit):
         self.updateRequest.connect(self._on_update_request)
         self.feed_in_slices = False
         self._rest = ""  # the part of the text still to be fed in (see _set_text)
+        self._rest_points: list[int] = []  # the soft breaks of the rest (positions in it)
         self._feed_timer = QTimer(self)
         self._feed_timer.setSingleShot(True)
         self._feed_timer.setInterval(0)
@@ -301,17 +336,340 @@ class TokenTextEdit(QPlainTextEdit):
 
     def plain_text(self) -> str:
         """The text with its line breaks as ``\\n`` (no-break spaces kept, unlike ``toPlainText``; the
-        breaks between labels left out, see :meth:`set_labels_and_units`)."""
-        raw = self.document().toRawText()
-        text = raw.replace("\u2029", "\n").replace("\u2028", "\n")
+        breaks between labels and the soft breaks left out, see :meth:`set_labels_and_units` and the
+        module)."""
+        return self._text_of(self.document().toRawText(), 0)
+
+    def _text_of(self, raw: str, offset: int) -> str:
+        """The text of a piece of the document's raw text that starts at document position ``offset``."""
+        soft = self._soft
+        if soft:
+            lo = bisect_left(soft, offset)
+            data = raw.encode("utf-16-le", "surrogatepass")
+            hi = bisect_left(soft, offset + len(data) // 2)
+            if hi > lo:
+                parts, done = [], 0
+                for position in soft[lo:hi]:
+                    parts.append(data[2 * done : 2 * (position - offset)])
+                    done = position - offset + 1
+                parts.append(data[2 * done :])
+                raw = b"".join(parts).decode("utf-16-le", "surrogatepass")
+        text = raw.replace(_PARAGRAPH, "\n").replace("\u2028", "\n")
         return _without_label_marks(text) if self._label_breaks else text
 
     def createMimeDataFromSelection(self) -> QMimeData:  # noqa: N802 - Qt's name
-        """Copy the selected text without the breaks put between labels."""
+        """Copy (or drag) the selected text without the soft breaks and the breaks put between labels."""
+        cursor = self.textCursor()
+        # Qt's own object (one made here would be freed by Python while the clipboard holds it); reading
+        # its text first makes it fill in its formats, so that the text set next stays.
         mime = super().createMimeDataFromSelection()
-        if self._label_breaks:
-            mime.setText(_without_label_marks(mime.text()))
+        mime.text()
+        mime.setText(self._text_of(cursor.selectedText(), cursor.selectionStart()))
+        for rich in mime.formats():
+            if rich != "text/plain":  # a rich copy would hold the soft breaks as paragraphs
+                mime.removeFormat(rich)
         return mime
+
+    # -- soft breaks ------------------------------------------------------------------------------------
+
+    def to_text(self, position: int) -> int:
+        """The position in the text of a document position (a soft break's separator: the place it is at)."""
+        return position - bisect_left(self._soft, position)
+
+    def to_document(self, position: int, *, after: bool = False) -> int:
+        """The document position of a position in the text: before the soft breaks there, or ``after``
+        them (where a unit starting there begins)."""
+        side = bisect_right if after else bisect_left
+        return position + side(self._soft_text, position)
+
+    @property
+    def soft_breaks(self) -> list[int]:
+        """The positions in the text where the document holds a soft break (see the module)."""
+        return list(self._soft_text)
+
+    def setPlainText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """Replace the text (not undoable), with soft breaks in its long lines."""
+        points = self._soft_points(text)
+        if not points:
+            self._set_soft([])
+            self._soft_marked = False
+            super().setPlainText(text)
+            return
+        self._soft_frozen = True
+        try:
+            super().setPlainText(text[: points[0]])
+            self._soft, self._soft_text = [], []
+            self._soft_marked = True
+            self._append_text(text[points[0] :], [p - points[0] for p in points[1:]], soft_first=True)
+        finally:
+            self._soft_frozen = False
+
+    def _append_text(self, text: str, points: Sequence[int], *, soft_first: bool) -> None:
+        """Put ``text`` at the end of the document (not undoably) with soft breaks before ``points`` (and at
+        its start with ``soft_first``); the soft breaks are recorded here."""
+        doc = self.document()
+        undo = doc.isUndoRedoEnabled()
+        doc.setUndoRedoEnabled(False)
+        frozen = self._soft_frozen
+        self._soft_frozen = True
+        try:
+            cursor = QTextCursor(doc)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            soft = list(self._soft)
+            # In one edit block: Qt updates the layout and the highlighter once, not at each piece (10×).
+            cursor.beginEditBlock()
+            try:
+                self._insert_pieces(cursor, text, points, soft_first, soft)
+            finally:
+                cursor.endEditBlock()
+            self._set_soft(soft)
+            self._soft_marked = self._soft_marked or bool(soft)
+        finally:
+            self._soft_frozen = frozen
+            doc.setUndoRedoEnabled(undo)
+
+    def _insert_pieces(
+        self, cursor: QTextCursor, text: str, points: Sequence[int], soft_first: bool, soft: list[int]
+    ) -> None:
+        """Insert ``text`` at the cursor with a soft break before each of ``points`` (and at the start with
+        ``soft_first``), appending the document positions of the soft breaks to ``soft``.
+
+        A line break of the text goes in as a plain paragraph: Qt's own would copy the soft mark of the
+        paragraph it splits, and undo would take it for a soft break.
+        """
+        bounds = [0, *points, len(text)]
+        for i in range(len(bounds) - 1):
+            if i or soft_first:
+                soft.append(cursor.position())
+                cursor.insertBlock(self._soft_format)
+            piece = text[bounds[i] : bounds[i + 1]]
+            line_end = piece.find("\n")
+            if line_end >= 0 and cursor.blockFormat().hasProperty(SOFT_PROPERTY):
+                cursor.insertText(piece[:line_end])
+                cursor.insertBlock(QTextBlockFormat())
+                piece = piece[line_end + 1 :]
+            if piece:
+                cursor.insertText(piece)
+
+    def _soft_points(self, text: str) -> list[int]:
+        return soft_break_points(text, target=self.soft_target, limit=self.soft_limit)
+
+    def _set_soft(self, soft: list[int]) -> None:
+        self._soft = soft
+        self._soft_text = [position - i for i, position in enumerate(soft)]
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 - Qt's name
+        """Paste or drop text as plain text, with soft breaks in its long lines (one undo step)."""
+        if not source.hasText():
+            super().insertFromMimeData(source)
+            return
+        self.insert_text(source.text())
+
+    def insertPlainText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """Insert text at the cursor as typed or pasted (see :meth:`insert_text`)."""
+        self.insert_text(text)
+
+    def insert_text(self, text: str) -> None:
+        """Insert text at the cursor, replacing the selection, as one undo step; soft breaks go in its long
+        lines, and in a paragraph it makes too long."""
+        cursor = self.textCursor()
+        points = self._soft_points(text)
+        self._soft_marked = self._soft_marked or bool(points)
+        cursor.beginEditBlock()
+        try:
+            cursor.removeSelectedText()
+            start = cursor.position()
+            soft: list[int] = []
+            self._insert_pieces(cursor, text, points, False, soft)
+        finally:
+            cursor.endEditBlock()
+        self._check_soft_marks(start, soft)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+
+    def _check_soft_marks(self, start: int, soft: list[int]) -> None:
+        """Record as soft the breaks just put in, and have the edited paragraphs checked for length."""
+        if soft:
+            merged = sorted({*self._soft, *soft})
+            self._set_soft(merged)
+        self._split_due.append(start)
+        self._soft_timer.start()
+
+    def _track_soft(self, position: int, removed: int, added: int) -> None:
+        """Keep the soft breaks' document positions in step with an edit (Qt's ``contentsChange``)."""
+        doc = self.document()
+        length, self._soft_length = self._soft_length, doc.characterCount()
+        if self._soft_frozen or not self._soft_marked:
+            return
+        if removed == added and length != self._soft_length:
+            # Colours set while Qt is still making an edit (its layout asks for a repaint before it tells of
+            # the edit): the edit, told next, moves the soft breaks.
+            self._soft_length = length
+            return
+        soft = self._soft
+        i = bisect_left(soft, position)
+        j = bisect_left(soft, position + removed)
+        block = doc.findBlock(position)
+        if block.isValid() and block.position() <= position:
+            # Qt gives a paragraph merged by a deletion from a paragraph's start the mark of the last one:
+            # its separator, before the edit, says what the mark must be (set right after the edit).
+            before = block.position() - 1
+            k = bisect_left(soft, before)
+            want = before >= 0 and k < len(soft) and soft[k] == before
+            if want != block.blockFormat().hasProperty(SOFT_PROPERTY):
+                self._mark_fixes.append((block.position(), want))
+                self._soft_timer.start()
+        found = []
+        if block.isValid() and block.position() <= position:
+            block = block.next()
+        while block.isValid() and block.position() <= position + added:
+            if block.blockFormat().hasProperty(SOFT_PROPERTY):
+                found.append(block.position() - 1)
+            block = block.next()
+        self._set_soft(soft[:i] + found + [p + added - removed for p in soft[j:]])
+
+    @Slot()
+    def _on_soft_timer_timeout(self) -> None:
+        self._fix_soft_marks()
+        self._split_long_blocks()
+
+    def _fix_soft_marks(self) -> None:
+        """Set the soft marks an edit left wrong (see :meth:`_track_soft`), in that edit's undo step."""
+        fixes, self._mark_fixes = self._mark_fixes, []
+        doc = self.document()
+        for position, want in fixes:
+            block = doc.findBlock(position)
+            if block.position() != position or block.blockFormat().hasProperty(SOFT_PROPERTY) == want:
+                continue
+            cursor = QTextCursor(block)
+            self._updating = True  # not an edit of the text
+            cursor.joinPreviousEditBlock()
+            try:
+                cursor.setBlockFormat(self._soft_format if want else QTextBlockFormat())
+            finally:
+                cursor.endEditBlock()
+                self._updating = False
+
+    def _split_long_blocks(self) -> None:
+        """Put soft breaks in the edited paragraphs that grew longer than :data:`SOFT_LIMIT` (typed into, or
+        joined), as part of the edit's undo step: bounded work, the paragraphs the edit touched."""
+        due, self._split_due = self._split_due, []
+        doc = self.document()
+        for position in sorted(set(due), reverse=True):
+            block = doc.findBlock(position)
+            if not block.isValid() or block.length() <= self.soft_limit:
+                continue
+            text = block.text()
+            points = self._soft_points(text)
+            if not points:
+                continue
+            base = block.position()
+            offsets = [utf16_length(text[:p]) for p in points] if not text.isascii() else points
+            before = [base + offset for offset in offsets]
+            cursor = QTextCursor(doc)
+            # Not an edit of the text: the units stay valid and nothing is encoded again.
+            self._soft_frozen = self._updating = True
+            cursor.joinPreviousEditBlock()
+            try:
+                for position in reversed(before):  # from the end: the earlier positions stay put
+                    cursor.setPosition(position)
+                    cursor.insertBlock(self._soft_format)
+            finally:
+                cursor.endEditBlock()
+                self._soft_frozen = self._updating = False
+            self._soft_marked = True
+            moved = [p + bisect_right(before, p) for p in self._soft]
+            self._set_soft(sorted(moved + [p + i for i, p in enumerate(before)]))
+        self._soft_length = doc.characterCount()
+
+    def undo(self) -> None:
+        """Undo the last edit (soft breaks come back as they were)."""
+        self._flush_soft()
+        self._undoing = True  # the paragraphs it brings back are not cut again: that would redo it
+        try:
+            super().undo()
+        finally:
+            self._undoing = False
+
+    def redo(self) -> None:
+        """Redo the last undone edit."""
+        self._flush_soft()
+        self._undoing = True
+        try:
+            super().redo()
+        finally:
+            self._undoing = False
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802 - Qt's name
+        """The standard menu, its Undo and Redo going through :meth:`undo` and :meth:`redo`."""
+        menu = self.createStandardContextMenu(event.pos())
+        for action in menu.actions():
+            if action.objectName() in {"edit-undo", "edit-redo"}:
+                action.triggered.disconnect()
+                action.triggered.connect(self.undo if action.objectName() == "edit-undo" else self.redo)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(event.globalPos())
+
+    def _flush_soft(self) -> None:
+        if self._soft_timer.isActive():
+            self._soft_timer.stop()
+            self._on_soft_timer_timeout()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt's name
+        """Type as if the soft breaks were not there: Backspace, Delete and the arrows step over them, Enter
+        makes a plain line break, Undo and Redo keep them right."""
+        self._flush_soft()
+        if not self.isReadOnly() and event.matches(QKeySequence.StandardKey.Undo):
+            self.undo()
+            return
+        if not self.isReadOnly() and event.matches(QKeySequence.StandardKey.Redo):
+            self.redo()
+            return
+        if self.isReadOnly() or not self._soft_marked:
+            super().keyPressEvent(event)
+            return
+        cursor = self.textCursor()
+        position = cursor.position()
+        backward = (
+            QKeySequence.StandardKey.MoveToPreviousChar,
+            QKeySequence.StandardKey.SelectPreviousChar,
+            QKeySequence.StandardKey.DeleteStartOfWord,
+            QKeySequence.StandardKey.MoveToPreviousWord,
+            QKeySequence.StandardKey.SelectPreviousWord,
+        )
+        forward = (
+            QKeySequence.StandardKey.MoveToNextChar,
+            QKeySequence.StandardKey.SelectNextChar,
+            QKeySequence.StandardKey.Delete,
+            QKeySequence.StandardKey.DeleteEndOfWord,
+            QKeySequence.StandardKey.MoveToNextWord,
+            QKeySequence.StandardKey.SelectNextWord,
+        )
+        mode = (
+            QTextCursor.MoveMode.KeepAnchor
+            if any(event.matches(k) for k in backward[1::2] + forward[1::2])
+            else QTextCursor.MoveMode.MoveAnchor
+        )
+        if (event.key() == Qt.Key.Key_Backspace and not cursor.hasSelection()) or any(
+            event.matches(k) for k in backward
+        ):
+            if not cursor.hasSelection() or mode == QTextCursor.MoveMode.KeepAnchor:
+                cursor.setPosition(self.to_document(self.to_text(position)), mode)
+        elif any(event.matches(k) for k in forward):
+            if not cursor.hasSelection() or mode == QTextCursor.MoveMode.KeepAnchor:
+                cursor.setPosition(self.to_document(self.to_text(position), after=True), mode)
+        elif event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            self.insert_text("\n")
+            return
+        if cursor.position() != position:
+            blocked = self.blockSignals(True)
+            try:
+                self.setTextCursor(cursor)
+            finally:
+                self.blockSignals(blocked)
+        super().keyPressEvent(event)
 
     # -- formats ----------------------------------------------------------------------------------------
 
@@ -448,20 +806,33 @@ class TokenTextEdit(QPlainTextEdit):
 
     def _set_text(self, text: str) -> None:
         """Replace the text; with :attr:`feed_in_slices`, a long one goes in :data:`FEED_CHARS` at a time, one
-        slice per turn of the event loop (1.5 MB at once kept the window from reacting for 130 ms)."""
+        slice per turn of the event loop (1.5 MB at once kept the window from reacting for 130 ms). A slice
+        ends at a line end or a soft break, so each turn lays out only its own paragraphs (appended to one
+        paragraph, the slices made the work quadratic)."""
         self.unit_starts, self.unit_ends, self.unit_kinds = [], [], []
         self._feed_timer.stop()
         self._rest = ""
-        if self.feed_in_slices and len(text) > FEED_CHARS:
-            cut = text.rfind("\n", 0, FEED_CHARS) + 1 or FEED_CHARS  # at a line end where there is one
-            text, self._rest = text[:cut], text[cut:]
+        self._rest_points = []
         self._updating = True
         try:
-            self.setPlainText(text)
+            if self.feed_in_slices and len(text) > FEED_CHARS:
+                points = self._soft_points(text)
+                cut = self._slice_end(text, points)
+                self.setPlainText(text[:cut])  # its own soft breaks: those before the cut
+                self._rest = text[cut:]
+                self._rest_points = [p - cut for p in points if p >= cut]
+            else:
+                self.setPlainText(text)
         finally:
             self._updating = False
         if self._rest:
             self._feed_timer.start()
+
+    @staticmethod
+    def _slice_end(text: str, points: Sequence[int]) -> int:
+        """Where the slice of :data:`FEED_CHARS` fed first ends: the last line end or soft break in it."""
+        soft = points[bisect_right(points, FEED_CHARS) - 1] if points and points[0] <= FEED_CHARS else 0
+        return max(text.rfind("\n", 0, FEED_CHARS) + 1, soft) or FEED_CHARS
 
     def is_feeding(self) -> bool:
         """Whether part of the text set last is still to come (see :meth:`_set_text`)."""
@@ -469,16 +840,18 @@ class TokenTextEdit(QPlainTextEdit):
 
     @Slot()
     def _on_feed_timer_timeout(self) -> None:
-        rest = self._rest
-        cut = rest.rfind("\n", 0, FEED_CHARS) + 1 or FEED_CHARS
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        rest, points = self._rest, self._rest_points
+        soft_first = bool(points) and points[0] == 0
+        if soft_first:
+            points = points[1:]
+        cut = self._slice_end(rest, points) if len(rest) > FEED_CHARS else len(rest)
         self._updating = True
         try:
-            cursor.insertText(rest[:cut])
+            self._append_text(rest[:cut], [p for p in points if p < cut], soft_first=soft_first)
         finally:
             self._updating = False
         self._rest = rest[cut:]
+        self._rest_points = [p - cut for p in points if p >= cut]
         if self._rest:
             self._feed_timer.start()
         else:
@@ -587,13 +960,18 @@ class TokenTextEdit(QPlainTextEdit):
         self.colour_visible_blocks()
 
     @Slot(int, int, int)
-    def _on_document_contents_change(self, position: int, _removed: int, _added: int) -> None:
+    def _on_document_contents_change(self, position: int, removed: int, added: int) -> None:
         self._renumber_coloured_blocks(position)
+        self._track_soft(position, removed, added)
         revision = self.document().revision()
         if self._updating or revision == self._revision:
             return  # set from code, or only formats changed
         self._revision = revision
+        if not self._soft_frozen and not self._undoing:
+            self._split_due.append(position)
+            self._soft_timer.start()
         # The units after the first edit are stale until the next set_units().
+        position = self.to_text(position)
         self.valid_until = position if self.valid_until is None else min(self.valid_until, position)
         self._current = range(0)
         if not self.isReadOnly():
@@ -638,7 +1016,7 @@ class TokenTextEdit(QPlainTextEdit):
             self.viewport().update()
         if scroll and len(units) and 0 <= units[0] < len(self.unit_starts):
             cursor = QTextCursor(self.document())
-            cursor.setPosition(self.unit_starts[units[0]])
+            cursor.setPosition(self.to_document(self.unit_starts[units[0]], after=True))
             if not self.viewport().rect().contains(self.cursorRect(cursor)):
                 self.centerCursor_at(cursor)
 
@@ -692,8 +1070,8 @@ class TokenTextEdit(QPlainTextEdit):
             return
         selection = QTextEdit.ExtraSelection()
         cursor = QTextCursor(self.document())
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(self.to_document(start, after=True))
+        cursor.setPosition(self.to_document(end), QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         fmt = QTextCharFormat()
         fmt.setBackground(QColor(self._palette.error_background))
@@ -705,6 +1083,10 @@ class TokenTextEdit(QPlainTextEdit):
     # -- geometry ---------------------------------------------------------------------------------------
 
     def range_rects(self, start: int, end: int) -> list[QRectF]:
+        """Viewport rectangles covering positions ``start..end`` of the text (one per line)."""
+        return self._document_rects(self.to_document(start, after=True), self.to_document(end))
+
+    def _document_rects(self, start: int, end: int) -> list[QRectF]:
         """Viewport rectangles covering document positions ``start..end`` (one per line)."""
         rects: list[QRectF] = []
         doc = self.document()
@@ -735,6 +1117,11 @@ class TokenTextEdit(QPlainTextEdit):
         return rects
 
     def _visible_range(self) -> tuple[int, int]:
+        """Positions of the text from the first line in view to the end of the last one."""
+        first, last = self._visible_document_range()
+        return self.to_text(first), self.to_text(last)
+
+    def _visible_document_range(self) -> tuple[int, int]:
         """Document positions from the first line in view to the end of the last one.
 
         Lines, not whole blocks: a paragraph of a pasted megabyte with no line break is one block, and the
@@ -782,15 +1169,16 @@ class TokenTextEdit(QPlainTextEdit):
             painter.end()
 
     def control_positions(self) -> list[int]:
-        """Document positions of the control characters in view (drawn as their code, see the module)."""
-        first, last = self._visible_range()
+        """Positions in the text of the control characters in view (drawn as their code, see the module)."""
+        first, last = self._visible_document_range()
         found = []
         block = self.document().findBlock(first)
         while block.isValid() and block.position() < last:
             base = block.position()
             # Only the part in view: the paragraph of a long text with no line break is the whole text.
             found += [
-                base + m.start() for m in _CONTROL.finditer(block.text(), max(first - base, 0), last - base)
+                self.to_text(base + m.start())
+                for m in _CONTROL.finditer(block.text(), max(first - base, 0), last - base)
             ]
             block = block.next()
         return found
@@ -807,7 +1195,7 @@ class TokenTextEdit(QPlainTextEdit):
         text = QColor(self._palette.text)
         document = self.document()
         for position in positions:
-            code = f"{ord(document.characterAt(position)):02X}"
+            code = f"{ord(document.characterAt(self.to_document(position, after=True))):02X}"
             for rect in self.range_rects(position, position + 1):
                 width = max(rect.width(), QFontMetricsF(font).horizontalAdvance(code) + 2)
                 box = QRectF(rect.left(), rect.top() + 1, width, rect.height() - 2)
@@ -827,12 +1215,13 @@ class TokenTextEdit(QPlainTextEdit):
         lo = bisect_right(self.unit_ends, first)
         hi = min(bisect_left(self.unit_starts, last), limit)
         if self._show_whitespace:
-            block = self.document().findBlock(first)
+            block = self.document().findBlock(self.to_document(first))
+            doc_last = self.to_document(last)
             text_pen = QPen(QColor(palette.text))
-            while block.isValid() and block.position() < last:
+            while block.isValid() and block.position() < doc_last:
                 separator = block.position() + block.length() - 1
-                if block.next().isValid():
-                    unit = self.unit_at_position(separator)
+                if block.next().isValid() and not self._is_soft(separator):
+                    unit = self.unit_at_position(self.to_text(separator))
                     box = self._line_end_box(block)
                     if unit >= 0 and box is not None:
                         painter.fillRect(box, QColor(self.unit_colour(unit)))
@@ -851,9 +1240,14 @@ class TokenTextEdit(QPlainTextEdit):
             if not 0 <= unit < limit:
                 continue
             rects = self.range_rects(self.unit_starts[unit], self.unit_ends[unit])
-            end = self.unit_ends[unit]
+            end = self.to_document(self.unit_ends[unit])  # after its last character: a line end maybe
             block = self.document().findBlock(end - 1)
-            if self._show_whitespace and end == block.position() + block.length() and block.next().isValid():
+            if (
+                self._show_whitespace
+                and end == block.position() + block.length()
+                and block.next().isValid()
+                and not self._is_soft(end - 1)
+            ):
                 box = self._line_end_box(block)
                 if box is not None:
                     rects.append(box)
@@ -862,9 +1256,14 @@ class TokenTextEdit(QPlainTextEdit):
 
     # -- mouse ------------------------------------------------------------------------------------------
 
+    def _is_soft(self, position: int) -> bool:
+        """Whether a document position holds a soft break's separator."""
+        i = bisect_left(self._soft, position)
+        return i < len(self._soft) and self._soft[i] == position
+
     def position_at(self, point: QPoint | QPointF) -> int:
-        """The document position of the character under a viewport point, or -1 (line ends included when
-        whitespace is visible)."""
+        """The position in the text of the character under a viewport point, or -1 (line ends included
+        when whitespace is visible)."""
         p = QPointF(point)
         cursor = self.cursorForPosition(p.toPoint())
         doc = self.document()
@@ -877,14 +1276,14 @@ class TokenTextEdit(QPlainTextEdit):
                 continue
             separator = block.position() + block.length() - 1
             if candidate == separator:
-                if self._show_whitespace and block.next().isValid():
+                if self._show_whitespace and block.next().isValid() and not self._is_soft(candidate):
                     box = self._line_end_box(block)
                     if box is not None and box.contains(p):
-                        return candidate
+                        return self.to_text(candidate)
                 continue
-            for rect in self.range_rects(candidate, candidate + 1):
+            for rect in self._document_rects(candidate, candidate + 1):
                 if rect.left() <= p.x() < rect.right() and rect.top() <= p.y() < rect.bottom():
-                    return candidate
+                    return self.to_text(candidate)
         return -1
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
@@ -930,7 +1329,7 @@ class TokenTextEdit(QPlainTextEdit):
 
     def unit_at_cursor(self) -> int:
         """The unit at the text cursor (the character after it, or before it at a unit's end)."""
-        position = self.textCursor().position()
+        position = self.to_text(self.textCursor().position())
         unit = self.unit_at_position(position)
         if unit < 0 and position > 0:
             unit = self.unit_at_position(position - 1)
