@@ -3,13 +3,11 @@ modules stay out of ``from bpe_studio.engine import train`` (each costs millisec
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import bpe_studio
+from tests.fresh_python import printed_by
 
 # Modules that only a download (formats/named.py) or a Dask cluster (distributed.py) needs.
 NOT_AT_START = ("urllib.request", "http.client", "ssl", "asyncio", "uuid", "multiprocessing", "logging")
@@ -21,14 +19,7 @@ def test_importing_the_engine_leaves_out_download_and_cluster_modules(tmp_path: 
         "from bpe_studio.engine import TrainConfig, train\n"
         f"print(' '.join(m for m in {NOT_AT_START!r} if m in sys.modules))\n"
     )
-    root = Path(bpe_studio.__file__).resolve().parent.parent
-    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
-    command = [sys.executable, "-c", code]
-    done = subprocess.run(
-        command, check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == []
+    assert printed_by(code, cwd=tmp_path) == []
 
 
 def test_a_run_that_writes_no_counts_leaves_out_the_formats_package(tmp_path: Path) -> None:
@@ -42,19 +33,7 @@ def test_a_run_that_writes_no_counts_leaves_out_the_formats_package(tmp_path: Pa
         f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270))\n"
         "print(' '.join(m for m in sys.modules if m.startswith('bpe_studio.engine.formats')))\n"
     )
-    root = Path(bpe_studio.__file__).resolve().parent.parent
-    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == []
+    assert printed_by(code, cwd=tmp_path) == []
 
 
 def test_training_ascii_with_a_preset_leaves_out_regex(tmp_path: Path) -> None:
@@ -72,19 +51,7 @@ def test_training_ascii_with_a_preset_leaves_out_regex(tmp_path: Path) -> None:
         f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270, pattern='cl100k'))\n"
         "print('regex' in sys.modules)\n"
     )
-    root = Path(bpe_studio.__file__).resolve().parent.parent
-    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False"]
+    assert printed_by(code, cwd=tmp_path) == ["False"]
 
 
 def test_every_native_scanners_pattern_passes_the_check_the_config_skips() -> None:
@@ -121,16 +88,4 @@ def test_a_run_from_scratch_leaves_out_hashlib(tmp_path: Path) -> None:
         f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270))\n"
         "print('hashlib' in sys.modules)\n"
     )
-    root = Path(bpe_studio.__file__).resolve().parent.parent
-    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False"]
+    assert printed_by(code, cwd=tmp_path) == ["False"]

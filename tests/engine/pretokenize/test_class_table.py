@@ -4,15 +4,13 @@ beyond ASCII reads it instead of importing ``regex`` and building it (7-10 ms + 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-import bpe_studio
 from bpe_studio.engine import native
 from tests.engine.backends import needs_native
+from tests.fresh_python import printed_by
 
 shipped_release = pytest.mark.skipif(
     not native._installed_regex_is(native.SHIPPED_REGEX),
@@ -55,16 +53,4 @@ def test_training_on_chinese_does_not_import_regex(tmp_path: Path) -> None:
         f"result = train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=300, workers=1))\n"
         "print('regex' in sys.modules, len(result.merges))\n"
     )
-    root = Path(bpe_studio.__file__).resolve().parent.parent
-    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        check=False,
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[0] == "False"
+    assert printed_by(code, cwd=tmp_path)[0] == "False"
