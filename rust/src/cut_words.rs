@@ -324,13 +324,7 @@ mod tests {
     fn a_pair_is_cut_everywhere_or_nowhere_and_never_when_it_counts_below_or_more() {
         // The condition of the module's argument, with sketches of 2 to 16 counters (collisions all
         // over) and the default one, on random words of few distinct ids.
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::testing::xorshift(0x2545_F491_4F6C_DD1Du64);
         let mut cuts = 0;
         for round in 0..200 {
             let words = 1 + next(30) as usize;

@@ -690,13 +690,7 @@ mod tests {
     fn with_a_heap_minimum_the_merges_are_the_same_until_one_would_count_less() {
         // Random words of a few letters: every merge the full loop makes down to the first one counting
         // fewer than n; then `best` answers None or a pair counting fewer than n, never another one.
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15u64);
         for round in 0..100 {
             let words: Vec<(String, i64)> = (0..1 + next(25))
                 .map(|_| {
@@ -790,13 +784,7 @@ mod tests {
     fn merges_gathered_by_pair_are_the_merges_made_one_by_one() {
         // Random words over a small alphabet (repeats, overlaps such as "aaa", shared neighbours), with
         // counts: every merge updated directly, or every merge gathered by pair first (`Changes`).
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::testing::xorshift(0x2545_F491_4F6C_DD1Du64);
         for _ in 0..30 {
             let words: Vec<(String, i64)> = (0..60)
                 .map(|_| {
@@ -818,13 +806,7 @@ mod tests {
     fn pairs_kept_beside_the_heap_are_merged_as_from_the_heap() {
         // Mostly pairs that occur once (the entries `low` keeps), some more often, ties everywhere: the
         // merges are those of a kernel whose every entry is in the heap from the start.
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15u64);
         for round in 0..40 {
             let alphabet: &[u8] = if round % 2 == 0 { b"abcdefghij" } else { b"aab" };
             let words: Vec<(String, i64)> = (0..30)

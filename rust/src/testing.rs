@@ -53,3 +53,15 @@ pub fn encoder(merges: &[(&str, &str)], whole: Option<&[(&str, u32)]>) -> Encode
     let whole = whole.map(|w| w.iter().map(|&(t, i)| (t.as_bytes().to_vec(), i)).collect());
     Encoder::new(std::array::from_fn(|b| b as u32), &table, whole, &decoder, 1000)
 }
+
+/// A small random source for property tests (xorshift64, reproducible from `seed`): each call gives a
+/// number below its argument.
+pub fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut state = seed;
+    move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}
