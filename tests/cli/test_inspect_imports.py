@@ -4,13 +4,11 @@ a name, a download, a message or another command needs (each costs milliseconds 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from bpe_studio.engine import Tokenizer, native
+from bpe_studio.engine import Tokenizer
 from bpe_studio.engine.formats import save
+from tests.fresh_python import printed_by_isolated
 
 # Imported only to resolve a name or download (formats/hub.py, formats/named.py), for an error message
 # (humanize.py and the training events it imports), a mean (statistics) or a mistyped command (difflib).
@@ -37,14 +35,4 @@ def test_inspect_of_a_tokenizer_json_leaves_out_what_it_does_not_need(tmp_path: 
     path = save(
         Tokenizer(base | {256: b"ab"}, [(b"a", b"b")], ["<|endoftext|>"]), tmp_path / "t.json", format="hf"
     )
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", _PROBE, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=Path(__file__).resolve().parents[2],
-        env=os.environ | {native.PURE_ENV: "0"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == []
+    assert printed_by_isolated(_PROBE, str(path)) == []

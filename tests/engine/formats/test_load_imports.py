@@ -16,6 +16,7 @@ from bpe_studio.engine import Tokenizer, native
 from bpe_studio.engine.formats import save
 from tests.engine.backends import needs_native
 from tests.engine.formats.test_sentencepiece_native import _field
+from tests.fresh_python import printed_by_isolated
 
 _PROBE = (
     "import sys; from bpe_studio.engine import load; t = load(sys.argv[1]); "
@@ -25,16 +26,7 @@ _PROBE = (
 
 def _imports_regex(path: Path) -> bool:
     """Whether opening ``path`` and encoding ASCII imports ``regex``, in a fresh ``python -I``."""
-    found = subprocess.run(
-        [sys.executable, "-I", "-c", _PROBE, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        cwd=Path(__file__).resolve().parents[3],
-        env=os.environ | {native.PURE_ENV: "0"},  # (the native kernel's path, whatever the suite runs)
-    )
-    return found.stdout.strip() == "True"
+    return printed_by_isolated(_PROBE, str(path)) == ["True"]
 
 
 def _model(path: Path) -> Path:
@@ -116,13 +108,4 @@ def test_opening_a_file_imports_nothing_for_writing_or_names(kind: str, tmp_path
         "import sys; from bpe_studio.engine import load; load(sys.argv[1]).encode('x y'); "
         f"print(' '.join(m for m in {NOT_FOR_OPENING!r} if m in sys.modules))"
     )
-    found = subprocess.run(
-        [sys.executable, "-I", "-c", probe, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        cwd=Path(__file__).resolve().parents[3],
-        env=os.environ | {native.PURE_ENV: "0"},
-    )
-    assert found.stdout.split() == []
+    assert printed_by_isolated(probe, str(path)) == []
