@@ -131,9 +131,9 @@ def add_tokenizer_options(parser: argparse.ArgumentParser, *, repeat: bool = Fal
             type=text_arg,
             dest="patterns",
             metavar="P",
-            help="pre-tokenization pattern of the -t before it: gpt2, cl100k, o200k or a regex; needed for a "
-            ".tiktoken file without sidecar that is not one of OpenAI's (for other files it replaces the "
-            "stored pattern)",
+            help="pre-tokenization pattern of the -t before it: gpt2, cl100k, o200k, a model's (llama3, "
+            "qwen2, qwen35, nemo) or a regex; needed for a .tiktoken file without sidecar that is not one of "
+            "OpenAI's (for other files it replaces the stored pattern)",
         )
         parser.add_argument(
             "--special-token",
@@ -192,8 +192,9 @@ def add_pattern_option(parser: argparse.ArgumentParser, flag: str = "--pattern",
         type=text_arg,
         default=None,
         metavar="P",
-        help=f"pre-tokenization pattern{of}: gpt2, cl100k, o200k or a regex; needed for a .tiktoken file "
-        "without sidecar that is not one of OpenAI's (for other files it replaces the stored pattern)",
+        help=f"pre-tokenization pattern{of}: gpt2, cl100k, o200k, a model's (llama3, qwen2, qwen35, nemo) "
+        "or a regex; needed for a .tiktoken file without sidecar that is not one of OpenAI's (for other "
+        "files it replaces the stored pattern)",
     )
 
 

@@ -91,7 +91,8 @@ def load_tokenizer(
             except PatternRequiredError as exc:
                 if not decode_only:
                     raise CliError(
-                        f"{exc.path}: {PATTERN_MISSING}; pass {pattern_option} gpt2|cl100k|o200k|REGEX"
+                        f"{exc.path}: {PATTERN_MISSING}; pass {pattern_option} "
+                        "gpt2|cl100k|o200k|llama3|qwen2|qwen35|nemo|REGEX"
                     ) from None
                 tokenizer = load(path, pattern="gpt2")
         try:

@@ -51,7 +51,7 @@ def test_encode_and_inspect_refuse_a_bare_file_until_given_a_pattern(
         code, out, err = _run(capsys, *args)
         assert code == 2 and out == ""
         assert err.startswith("bpe-studio: error: ") and err.count("\n") == 1, err
-        assert str(bare_cl100k) in err and "--pattern gpt2|cl100k|o200k|REGEX" in err
+        assert str(bare_cl100k) in err and "--pattern gpt2|cl100k|o200k|llama3|qwen2|qwen35|nemo|REGEX" in err
     code, out, _ = _run(capsys, "encode", "-t", bare_cl100k, "--pattern", "cl100k", "--json", TEXT)
     assert code == 0 and json.loads(out) == trained_tokenizer(cs336_data, "cl100k").encode(TEXT)
     code, out, _ = _run(capsys, "inspect", bare_cl100k, "--pattern", "cl100k", "--json")

@@ -145,3 +145,27 @@ def test_wrong_arguments_are_one_line_exit_2(
     assert code == 2 and stdout == "" and err.count("\n") == 1, err
     assert expected.format(bare=bare) in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen2", "qwen35", "nemo"])
+def test_a_models_name_is_its_pattern(name: str, bare: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A Llama 3 user gives --pattern llama3, as the native scanner is named: the same ids as its regex
+    # spelled out, and the native scanner (was: "'llama3' matches nothing", read as a regex).
+    from bpe_studio.engine.pretokenize.patterns import MODEL_PATTERNS, scanner_name
+
+    text = "Héllo wörld 12345 it's\n\n  日本語 x.:.:;"
+    by_name = _run(capsys, "encode", "-t", bare, "--pattern", name, "--json", text)
+    by_regex = _run(capsys, "encode", "-t", bare, "--pattern", MODEL_PATTERNS[name], "--json", text)
+    assert by_name[0] == 0, by_name[2]
+    assert by_name == by_regex
+    assert json.loads(by_name[1]) == load(bare, pattern=MODEL_PATTERNS[name]).encode_ordinary(text)
+    assert scanner_name(name) == name
+    assert load(bare, pattern=name).encode_ordinary(text) == json.loads(by_name[1])
+
+
+def test_the_missing_pattern_error_names_the_models_patterns(
+    bare: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(capsys, "encode", "-t", bare, "hello")
+    assert code == 2
+    assert err.count("\n") == 1 and "llama3" in err

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
-from bpe_studio.engine import Tokenizer, save
+from bpe_studio.engine import Tokenizer, load, save
 from bpe_studio.engine.formats.tiktoken_format import sidecar_path
+from bpe_studio.engine.pretokenize.patterns import resolve_pattern
 from bpe_studio.ui.app.main_window import MainWindow
 from bpe_studio.ui.widgets.pattern_dialog import PatternAnswer, PatternDialog
 
@@ -48,15 +49,19 @@ def _answer(
     return asked
 
 
+@pytest.mark.parametrize("chosen", ["cl100k", "llama3"])
 def test_a_bare_tiktoken_file_opens_with_the_pattern_the_user_chose(  # type: ignore[no-untyped-def]
-    qtbot, window: MainWindow, views, bare_file: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot, window: MainWindow, views, bare_file: Path, monkeypatch: pytest.MonkeyPatch, *, chosen: str
 ) -> None:
-    asked = _answer(monkeypatch, "cl100k")
+    asked = _answer(monkeypatch, chosen)
     with qtbot.waitSignal(views.current_changed, timeout=WAIT_MS) as blocker:
         window.open_tokenizer(bare_file, "Hello there")
     wait_playground(qtbot, views.playground)
     assert asked == [bare_file]
-    assert blocker.args[0].tokenizer.pattern_name == "cl100k"
+    tok = blocker.args[0].tokenizer
+    assert tok.pattern == resolve_pattern(chosen)
+    assert views.playground.encoding is not None
+    assert views.playground.encoding.ids == load(bare_file, pattern=chosen).encode("Hello there")
     assert views.error_box is None and views.last_error == ""
     assert window.settings.recent_tokenizers[0] == str(bare_file)
 
@@ -101,9 +106,11 @@ def test_the_dialog_offers_presets_and_checks_a_custom_regex(qtbot, tmp_path: Pa
     qtbot.addWidget(dialog)
     ok = dialog.buttons.button(QDialogButtonBox.StandardButton.Ok)
     names = [dialog.choice.itemData(i) for i in range(dialog.choice.count())]
-    assert names == ["gpt2", "cl100k", "o200k", None]
+    assert names == ["gpt2", "cl100k", "o200k", "llama3", None]
     assert dialog.pattern() == "gpt2" and ok.isEnabled() and not dialog.regex.isEnabled()
     dialog.choice.setCurrentIndex(3)
+    assert dialog.pattern() == "llama3" and ok.isEnabled()  # Llama 3's tokenizer.model is a bare rank file
+    dialog.choice.setCurrentIndex(4)
     assert dialog.regex.isEnabled() and not ok.isEnabled()  # nothing typed yet
     dialog.regex.setText("(")
     assert not ok.isEnabled() and "does not compile" in dialog.problem.text()

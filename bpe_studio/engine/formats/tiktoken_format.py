@@ -114,7 +114,8 @@ class PatternRequiredError(FormatError):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         super().__init__(
-            f"{self.path}: {PATTERN_MISSING}; give it with pattern= (gpt2, cl100k, o200k or a regex)"
+            f"{self.path}: {PATTERN_MISSING}; give it with pattern= (gpt2, cl100k, o200k, a model's name "
+            "such as llama3, or a regex)"
         )
 
 

@@ -171,13 +171,16 @@ _PROBE_TEXT = "Hello, world! It's 2024 -- naïve café  \n\n\t x_y 日本語 �
 
 
 def resolve_pattern(pattern: str) -> str:
-    """Return the regex of a preset name, or ``pattern`` itself when it is not a preset.
+    """Return the regex of a preset name or of a model's name (:data:`MODEL_PATTERNS`: ``llama3``,
+    ``qwen2``…), or ``pattern`` itself when it is neither.
 
     Example:
         >>> resolve_pattern("gpt2").startswith("'(?:[sdmt]")
         True
+        >>> resolve_pattern("llama3") == MODEL_PATTERNS["llama3"]
+        True
     """
-    return PATTERNS.get(pattern, pattern)
+    return PATTERNS.get(pattern) or MODEL_PATTERNS.get(pattern, pattern)
 
 
 def preset_name(pattern: str) -> str | None:
@@ -203,8 +206,10 @@ def scanner_name(pattern: str) -> str | None:
     Example:
         >>> scanner_name("cl100k"), scanner_name(MODEL_PATTERNS["qwen2"]), scanner_name(r"\w+|\s+")
         ('cl100k', 'qwen2', None)
+        >>> scanner_name("llama3")
+        'llama3'
     """
-    name = preset_name(pattern) or NATIVE_SPELLINGS.get(pattern)
+    name = preset_name(pattern) or NATIVE_SPELLINGS.get(resolve_pattern(pattern))
     if name is None and resolve_pattern(pattern) == SUPERWORD_PATTERN:
         return "superbpe"
     return name

@@ -36,7 +36,8 @@ from ...engine.pretokenize.patterns import compile_pattern
 CHOICES: tuple[tuple[str, str | None], ...] = (
     ("GPT-2 (gpt2, also r50k/p50k)", "gpt2"),
     ("GPT-4 (cl100k)", "cl100k"),
-    ("GPT-4o (o200k)", "o200k"),
+    ("GPT-4o, Llama 4 (o200k)", "o200k"),
+    ("Llama 3 (llama3)", "llama3"),
     ("Custom regex…", None),
 )
 
