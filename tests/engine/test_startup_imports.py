@@ -89,3 +89,20 @@ def test_a_run_from_scratch_leaves_out_hashlib(tmp_path: Path) -> None:
         "print('hashlib' in sys.modules)\n"
     )
     assert printed_by(code, cwd=tmp_path) == ["False"]
+
+
+def test_a_plain_text_run_leaves_out_decompression_json_and_worker_processes(tmp_path: Path) -> None:
+    # Issue 22: gzip/bz2/lzma/json (compressed and JSON Lines inputs, counts files), pickle and the launcher
+    # of worker processes (subprocess, ctypes, selectors) were imported by every run, 8-10 ms of
+    # its start-up; a small plain-text run uses none of them.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
+    unneeded = ("gzip", "bz2", "lzma", "json", "pickle", "selectors", "subprocess", "ctypes")
+    unneeded += ("bpe_studio.engine.workers.launch",)
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import TrainConfig, train\n"
+        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270, workers=2))\n"
+        f"print(' '.join(m for m in {unneeded!r} if m in sys.modules))\n"
+    )
+    assert printed_by(code, cwd=tmp_path) == []
