@@ -50,7 +50,7 @@ fn unkey(k: u64) -> (u32, u32) {
 /// of text), and it was the merge loop's largest part.
 struct Pair {
     count: i64,
-    /// Its positions list: `Lists::lists[list]`.
+    /// Its positions list: `Lists::get(list)`.
     list: u32,
     /// The number of the merge that last grew the count: a pair is pushed on the heap once per merge.
     grown_in: u32,
@@ -58,49 +58,145 @@ struct Pair {
 
 /// The pairs' positions lists, each pair's at the index its `Pair::list` names; the indices of removed
 /// pairs are reused.
+///
+/// Every list lives in one arena (`data`), as a block of `cap` slots at `off`: a list that outgrows its
+/// block moves to one twice as large, and freed blocks are reused by size class. The table holds a list
+/// per pair (a million on 2 MB of Chinese): as a million small `Vec`s, freeing them was 10-25 ms at the
+/// end of every run (a background thread that still ran while Python shut down, issue 22); as one arena
+/// it is a single free.
 #[derive(Default)]
 struct Lists {
-    lists: Vec<Vec<u32>>,
+    data: Vec<u32>,
+    spans: Vec<Span>,
     free: Vec<u32>,
-    /// Emptied lists of removed pairs, given to new pairs: a merge removes and makes pairs by the
-    /// thousand, and allocating and freeing their lists was a tenth of the loop's time (issue 22).
-    spare: Vec<Vec<u32>>,
+    /// Free blocks by size class: `blocks[k]` holds offsets of blocks of at least `1 << k` slots.
+    blocks: Vec<Vec<u32>>,
+}
+
+/// Where a list lives in `Lists::data`.
+#[derive(Clone, Copy, Default)]
+struct Span {
+    off: u32,
+    len: u32,
+    cap: u32,
+}
+
+/// The smallest block a list grows into.
+const BLOCK_MIN: u32 = 4;
+
+/// An offset in `Lists::data` as a u32 (the arena holds a few times the positions, which are u32s).
+fn arena_offset(off: usize) -> u32 {
+    u32::try_from(off).expect("positions lists: more than 4 billion slots; train on a smaller corpus")
 }
 
 impl Lists {
-    /// Keeps `list` at a free index: which one.
-    fn add(&mut self, list: Vec<u32>) -> u32 {
+    /// A new list holding `items`: its index.
+    fn add(&mut self, items: &[u32]) -> u32 {
+        let span = if items.is_empty() {
+            Span::default()
+        } else {
+            let off = arena_offset(self.data.len());
+            self.data.extend_from_slice(items);
+            Span { off, len: items.len() as u32, cap: items.len() as u32 }
+        };
         match self.free.pop() {
             Some(i) => {
-                self.lists[i as usize] = list;
+                self.spans[i as usize] = span;
                 i
             }
             None => {
-                self.lists.push(list);
-                (self.lists.len() - 1) as u32
+                self.spans.push(span);
+                (self.spans.len() - 1) as u32
             }
         }
     }
 
-    /// A new, empty list (a spare one if any): its index.
+    /// A new, empty list: its index.
     fn new_list(&mut self) -> u32 {
-        let list = self.spare.pop().unwrap_or_default();
-        self.add(list)
+        self.add(&[])
     }
 
-    /// Frees the list at `i` (kept as a spare if small).
-    fn remove(&mut self, i: u32) {
-        let list = std::mem::take(&mut self.lists[i as usize]);
-        self.keep(list);
-        self.free.push(i);
+    /// The list at `i`.
+    #[inline]
+    fn get(&self, i: u32) -> &[u32] {
+        let s = self.spans[i as usize];
+        &self.data[s.off as usize..(s.off + s.len) as usize]
     }
 
-    /// Keeps an emptied list as a spare, if small and if there are not many.
-    fn keep(&mut self, mut list: Vec<u32>) {
-        if self.spare.len() < SPARE_MAX && list.capacity() <= 1024 {
-            list.clear();
-            self.spare.push(list);
+    /// The number of positions in the list at `i`.
+    #[inline]
+    fn len(&self, i: u32) -> usize {
+        self.spans[i as usize].len as usize
+    }
+
+    /// Gives the block of `span` back, to be reused by its size class (the largest that fits in it).
+    fn release(&mut self, span: Span) {
+        if span.cap == 0 {
+            return;
         }
+        let k = (31 - span.cap.leading_zeros()) as usize;
+        if self.blocks.len() <= k {
+            self.blocks.resize_with(k + 1, Vec::new);
+        }
+        self.blocks[k].push(span.off);
+    }
+
+    /// Moves the list at `i` to a block of at least `need` slots (a power of two).
+    #[cold]
+    fn grow(&mut self, i: u32, need: u32) {
+        let old = self.spans[i as usize];
+        let cap = need.max(BLOCK_MIN).next_power_of_two();
+        let k = cap.trailing_zeros() as usize;
+        let off = match self.blocks.get_mut(k).and_then(Vec::pop) {
+            Some(off) => off,
+            None => {
+                let off = self.data.len();
+                self.data.resize(off + cap as usize, 0);
+                arena_offset(off)
+            }
+        };
+        self.data.copy_within(old.off as usize..(old.off + old.len) as usize, off as usize);
+        self.spans[i as usize] = Span { off, len: old.len, cap };
+        self.release(old);
+    }
+
+    /// Appends `position` to the list at `i`.
+    #[inline]
+    fn push(&mut self, i: u32, position: u32) {
+        let s = self.spans[i as usize];
+        if s.len == s.cap {
+            self.grow(i, s.len + 1);
+        }
+        let s = &mut self.spans[i as usize];
+        self.data[(s.off + s.len) as usize] = position;
+        s.len += 1;
+    }
+
+    /// Appends `positions` to the list at `i`.
+    fn extend(&mut self, i: u32, positions: &[u32]) {
+        let s = self.spans[i as usize];
+        let need = s.len + positions.len() as u32;
+        if need > s.cap {
+            self.grow(i, need);
+        }
+        let s = &mut self.spans[i as usize];
+        let at = (s.off + s.len) as usize;
+        self.data[at..at + positions.len()].copy_from_slice(positions);
+        s.len = need;
+    }
+
+    /// Copies the list at `i` into `out` (cleared first) and empties it.
+    fn take_into(&mut self, i: u32, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend_from_slice(self.get(i));
+        self.spans[i as usize].len = 0;
+    }
+
+    /// Frees the list at `i` (its block is reused).
+    fn remove(&mut self, i: u32) {
+        let span = std::mem::take(&mut self.spans[i as usize]);
+        self.release(span);
+        self.free.push(i);
     }
 }
 
@@ -203,6 +299,8 @@ pub struct Kernel {
     batch_min: usize,
     /// The pairs' positions lists.
     lists: Lists,
+    /// The positions of the pair being merged, copied out of `lists` (kept between merges).
+    scratch: Vec<u32>,
     /// Pairs counting fewer than this are not offered to the heap when their count grows, and leave it
     /// when they reach its top (see `set_heap_min`); 0: every pair is.
     heap_min: i64,
@@ -210,9 +308,6 @@ pub struct Kernel {
 
 /// Pairs listed with at most this count wait beside the heap, in `Kernel::low` (see the module's docs).
 const LOW: i64 = 1;
-
-/// At most this many spare position lists are kept (each is small: most pairs occur a few times).
-const SPARE_MAX: usize = 4096;
 
 impl Kernel {
     /// Builds the index: `symbols` holds every pre-token's token ids one after the other, `lengths` their
@@ -294,6 +389,7 @@ impl Kernel {
             tokens,
             ids,
             lists: Lists::default(),
+            scratch: Vec::new(),
             max_len,
             merges: 0,
             batch_min: BATCH_MIN,
@@ -320,7 +416,7 @@ impl Kernel {
             }
             for (k, list) in positions.into_iter().enumerate() {
                 if !list.is_empty() {
-                    let pair = Pair { count: counts[k], list: self.lists.add(list), grown_in: 0 };
+                    let pair = Pair { count: counts[k], list: self.lists.add(&list), grown_in: 0 };
                     self.pairs.insert(key((k >> 8) as u32, (k & 0xFF) as u32), pair);
                 }
             }
@@ -333,9 +429,9 @@ impl Kernel {
                     let pair = self
                         .pairs
                         .entry(key(at.sym, self.pos[at.next as usize].sym))
-                        .or_insert_with(|| Pair { count: 0, list: lists.add(Vec::new()), grown_in: 0 });
+                        .or_insert_with(|| Pair { count: 0, list: lists.new_list(), grown_in: 0 });
                     pair.count += f;
-                    lists.lists[pair.list as usize].push(p as u32);
+                    lists.push(pair.list, p as u32);
                 }
             }
         }
@@ -452,8 +548,7 @@ impl Kernel {
             if count < min_count {
                 return Some(BatchEnd::Rare);
             }
-            visited +=
-                self.pairs.get(&key(left, right)).map_or(0, |p| self.lists.lists[p.list as usize].len());
+            visited += self.pairs.get(&key(left, right)).map_or(0, |p| self.lists.len(p.list));
             let (id, new) = self.merge_top()?;
             made.push(Made { left, right, id, new, count });
             created += u64::from(new);
@@ -488,7 +583,7 @@ impl Kernel {
         Pair { count: 0, list: lists.new_list(), grown_in: 0 }
     }
 
-    /// Removes a pair, keeping its positions list (emptied) as a spare.
+    /// Removes a pair, freeing its positions list.
     fn remove_pair(&mut self, k: u64) {
         if let Some(pair) = self.pairs.remove(&k) {
             self.lists.remove(pair.list);
@@ -509,7 +604,7 @@ impl Kernel {
         let lists = &mut self.lists;
         let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(lists));
         pair.count += f;
-        lists.lists[pair.list as usize].push(position);
+        lists.push(pair.list, position);
         if pair.grown_in != merges {
             pair.grown_in = merges;
             grown.push(key(a, b));
@@ -526,7 +621,7 @@ impl Kernel {
                 let lists = &mut self.lists;
                 let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(lists));
                 pair.count += change.delta;
-                lists.lists[pair.list as usize].extend_from_slice(&change.positions);
+                lists.extend(pair.list, &change.positions);
                 if pair.count <= 0 {
                     self.remove_pair(k);
                 } else if pair.grown_in != merges {
@@ -544,10 +639,15 @@ impl Kernel {
 
     /// Replaces every occurrence of (a, b), left to right, by c, updating the neighbouring pairs' counts.
     fn apply(&mut self, a: u32, b: u32, c: u32) {
-        let mut positions = match self.pairs.get(&key(a, b)) {
-            Some(pair) => std::mem::take(&mut self.lists.lists[pair.list as usize]),
-            None => return,
-        };
+        // Copied out (into a buffer kept for the next merge): the walk adds to other pairs' lists.
+        let mut positions = std::mem::take(&mut self.scratch);
+        match self.pairs.get(&key(a, b)) {
+            Some(pair) => self.lists.take_into(pair.list, &mut positions),
+            None => {
+                self.scratch = positions;
+                return;
+            }
+        }
         if a == b {
             // Overlapping occurrences (`a a a`) must merge left to right, as in the Python loop: [aa, a].
             positions.sort_unstable();
@@ -640,7 +740,7 @@ impl Kernel {
         }
         // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
         self.remove_pair(key(a, b));
-        self.lists.keep(positions);
+        self.scratch = positions;
         for k in grown {
             let (x, y) = unkey(k);
             if let Some(pair) = self.pairs.get(&k) {
@@ -656,6 +756,59 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The arena's lists hold what a `Vec` per list would, through adds, pushes, extends (growing and
+    /// reusing freed blocks), takes and removes with index reuse.
+    #[test]
+    fn arena_lists_hold_what_separate_vecs_would() {
+        let mut lists = Lists::default();
+        let mut model: Vec<Option<Vec<u32>>> = Vec::new();
+        let mut seed = 22u64;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let mut out = Vec::new();
+        for step in 0..20_000u32 {
+            let live: Vec<usize> = (0..model.len()).filter(|&i| model[i].is_some()).collect();
+            let pick = if live.is_empty() { None } else { Some(live[next(live.len() as u64) as usize]) };
+            match (next(6), pick) {
+                (0, _) | (_, None) => {
+                    let items: Vec<u32> = (0..next(5) as u32).map(|k| step + k).collect();
+                    let i = lists.add(&items) as usize;
+                    if model.len() <= i {
+                        model.resize(i + 1, None);
+                    }
+                    assert!(model[i].is_none());
+                    model[i] = Some(items);
+                }
+                (1 | 2, Some(i)) => {
+                    lists.push(i as u32, step);
+                    model[i].as_mut().unwrap().push(step);
+                }
+                (3, Some(i)) => {
+                    let items: Vec<u32> = (0..next(40) as u32).map(|k| step ^ k).collect();
+                    lists.extend(i as u32, &items);
+                    model[i].as_mut().unwrap().extend_from_slice(&items);
+                }
+                (4, Some(i)) => {
+                    lists.take_into(i as u32, &mut out);
+                    assert_eq!(&out, model[i].as_ref().unwrap());
+                    model[i].as_mut().unwrap().clear();
+                }
+                (_, Some(i)) => {
+                    lists.remove(i as u32);
+                    model[i] = None;
+                }
+            }
+            for (i, list) in model.iter().enumerate() {
+                if let Some(list) = list {
+                    assert_eq!(lists.get(i as u32), &list[..]);
+                    assert_eq!(lists.len(i as u32), list.len());
+                }
+            }
+        }
+    }
 
     /// A kernel over words given as text with their counts: the 256 bytes are ids 0-255, then `extra`.
     fn kernel(words: &[(&str, i64)], extra: &[&str], max_len: Option<usize>) -> Kernel {

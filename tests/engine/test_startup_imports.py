@@ -89,3 +89,37 @@ def test_a_run_from_scratch_leaves_out_hashlib(tmp_path: Path) -> None:
         "print('hashlib' in sys.modules)\n"
     )
     assert printed_by(code, cwd=tmp_path) == ["False"]
+
+
+def test_a_plain_text_run_leaves_out_decompression_json_and_worker_processes(tmp_path: Path) -> None:
+    # Issue 22: gzip/bz2/lzma/json (compressed and JSON Lines inputs, counts files), pickle and the launcher
+    # of worker processes (subprocess, ctypes, selectors) were imported by every run, 8-10 ms of
+    # its start-up; a small plain-text run uses none of them.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
+    unneeded = ("gzip", "bz2", "lzma", "json", "pickle", "selectors", "subprocess", "ctypes")
+    unneeded += ("bpe_studio.engine.workers.launch",)
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import TrainConfig, train\n"
+        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270, workers=2))\n"
+        f"print(' '.join(m for m in {unneeded!r} if m in sys.modules))\n"
+    )
+    assert printed_by(code, cwd=tmp_path) == []
+
+
+def test_a_cli_run_without_a_cluster_leaves_out_dask_support(tmp_path: Path) -> None:
+    # Issue 22: the CLI imported corpus.distributed (and socket) for the one except clause naming
+    # ClusterError: 3 ms of every `bpe-studio train`.
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
+    args = ["train", str(corpus), "--vocab-size", "270", "--out", str(tmp_path / "tok")]
+    unneeded = ("bpe_studio.engine.corpus.distributed", "socket")
+    code = (
+        "import sys\n"
+        "from bpe_studio.cli import main\n"
+        f"code = main({args!r})\n"
+        f"print('IMPORTED', code, ' '.join(m for m in {unneeded!r} if m in sys.modules))\n"
+    )
+    printed = printed_by(code, cwd=tmp_path)  # the run's report, then the marker
+    assert printed[printed.index("IMPORTED") + 1 :] == ["0"]

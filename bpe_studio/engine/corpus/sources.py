@@ -28,22 +28,23 @@ Example:
 
 from __future__ import annotations
 
-import bz2
 import codecs
-import gzip
-import json
-import lzma
 import os
 import re
 import sys
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..config import InvalidUtf8Policy
 from .plan import MAX_UNCUT_BYTES, Chunk, CorpusDecodeError, UncuttableTextError, _BoundaryFinder, decode
+
+if TYPE_CHECKING:
+    # Imported where used: a run on plain text needs none of them (3 ms of every fresh process, issue 22).
+    import bz2
+    import gzip
+    import lzma
 
 #: Compression suffixes and the codec each names.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
@@ -208,6 +209,10 @@ def check_source(path: str | os.PathLike[str]) -> None:
 
 def open_decompressed(raw: BinaryIO, compression: str) -> gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile:
     """The decompressed stream of a file opened for binary reading (gzip, bz2 or xz)."""
+    import bz2
+    import gzip
+    import lzma
+
     if compression == "gzip":
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bz2":
@@ -270,6 +275,9 @@ class _ZstdStream:
 
 
 def _corrupt_errors() -> tuple[type[BaseException], ...]:
+    import lzma
+    import zlib
+
     errors: list[type[BaseException]] = [EOFError, OSError, lzma.LZMAError, zlib.error]
     try:
         import zstandard
@@ -622,6 +630,8 @@ def replace_lone_surrogates(text: str) -> str:
 
 def _json_failure(exc: ValueError | RecursionError) -> str:
     """Why ``json.loads`` refused a line, in a few words."""
+    import json
+
     if isinstance(exc, json.JSONDecodeError):
         return f"not JSON ({exc.msg} at column {exc.colno})"
     if isinstance(exc, RecursionError):
@@ -675,6 +685,8 @@ class RecordReader:
         ``line`` is the number of the first line, or None when unknown (a byte range of a file: it is then
         counted from the file, only if an error needs it).
         """
+        import json  # here: a run on plain text never needs it
+
         field = self.text_field
         position = 0
         for index, raw in enumerate(data.split(b"\n")):
@@ -946,6 +958,8 @@ def record_fields(
         if isinstance(value, dict) and depth < _MAX_FIELD_DEPTH:
             for child, inner in value.items():
                 add_value(f"{key}.{child}", inner, depth + 1)
+
+    import json
 
     seen = 0
     for raw in _head_bytes(name, kind, max_bytes).split(b"\n"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import selectors
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -23,7 +22,6 @@ from ..config import InvalidUtf8Policy
 from ..corpus.plan import Chunk
 from ..corpus.sources import Task
 from ..pretokenize.patterns import scanner_name
-from ..workers.launch import death_message, start_child, stop_process
 from ..workers.protocol import (
     WorkerCrashedError,
     decode_table,
@@ -127,6 +125,8 @@ class _Worker:
         # Isolated (never importing from the working folder), running this process's copy of bpe_studio.
         # The kernel may kill it with the thread that starts it only if that thread outlives it: the main
         # thread does; a thread of the caller's might end while this generator waits to be resumed.
+        from ..workers.launch import start_child  # here: 4 ms (subprocess, ctypes) a small run never needs
+
         self.proc = start_child(
             "bpe_studio.engine.workers.count_worker:main",
             die_with_thread=threading.current_thread() is threading.main_thread(),
@@ -142,6 +142,8 @@ class _Worker:
         try:
             write_message(self.proc.stdin, message)
         except BrokenPipeError:
+            from ..workers.launch import death_message
+
             raise WorkerCrashedError(death_message(self.proc)) from None
 
     def give(self, chunk: Task | None) -> None:
@@ -154,6 +156,8 @@ class _Worker:
 
     def stop(self) -> None:
         """Stop the process (if still running) and close its pipes."""
+        from ..workers.launch import stop_process
+
         stop_process(self.proc)
 
 
@@ -175,6 +179,10 @@ def count_parallel(
     cancellation, or the consumer closing it). ``chunks`` is taken lazily, as workers need work: a
     compressed file is decompressed while the workers count what came before.
     """
+    import selectors
+
+    from ..workers.launch import death_message
+
     workers = pool_size(workers)
     todo = iter(chunks)
     setup = (pattern, list(special_tokens), policy.value, text_field, skip_bad_records)

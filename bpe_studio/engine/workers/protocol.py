@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import itertools
-import pickle
 import struct
 from array import array
 from collections.abc import Sequence
@@ -34,6 +33,8 @@ _HEADER = struct.Struct("<Q")
 
 def write_message(stream: Any, obj: object) -> None:
     """Send one length-prefixed pickle over a binary stream (all of it, even on a raw pipe)."""
+    import pickle  # here: only worker processes talk (1 ms a run counting in-process never needs)
+
     payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     data = memoryview(_HEADER.pack(len(payload)) + payload)
     while data:
@@ -56,6 +57,8 @@ def _read_exact(stream: Any, n: int) -> bytearray:
 
 def read_message(stream: Any) -> Any:
     """Receive one length-prefixed pickle from a binary stream; ``EOFError`` if the stream ended."""
+    import pickle
+
     (size,) = _HEADER.unpack(_read_exact(stream, _HEADER.size))
     return pickle.loads(_read_exact(stream, size))
 

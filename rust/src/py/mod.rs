@@ -10,7 +10,6 @@ mod huge_pages;
 #[global_allocator]
 static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
 
-use std::mem::ManuallyDrop;
 use std::sync::OnceLock;
 
 use pyo3::buffer::PyBuffer;
@@ -73,24 +72,7 @@ pub fn or_code_point<T>(
 ///     max_token_length: pairs whose merged token would be longer are never merged.
 #[pyclass(module = "bpe_studio._native")]
 struct MergeKernel {
-    inner: ManuallyDrop<merge::Kernel>,
-}
-
-/// From this many positions on, a kernel is freed in a thread of its own (see `MergeKernel`'s `drop`).
-const FREE_APART_MIN: usize = 1 << 16;
-
-impl Drop for MergeKernel {
-    /// Frees the kernel in a thread of its own: its pair table holds a list per pair (a million on 2 MB of
-    /// Chinese), and freeing them was 10-20 ms at the end of every training run, which waited for it.
-    fn drop(&mut self) {
-        // SAFETY: `inner` is taken once, here, and never used again (the struct is being dropped).
-        let inner = unsafe { ManuallyDrop::take(&mut self.inner) };
-        if inner.positions() < FREE_APART_MIN {
-            return; // freed here: less work than starting a thread
-        }
-        // If no thread can be started, the closure and the kernel are dropped right here instead.
-        let _ = std::thread::Builder::new().name("bpe-studio-free".into()).spawn(move || drop(inner));
-    }
+    inner: merge::Kernel,
 }
 
 #[pymethods]
@@ -129,7 +111,7 @@ impl MergeKernel {
             }
         })?
         .map_err(PyValueError::new_err)?;
-        Ok(MergeKernel { inner: ManuallyDrop::new(inner) })
+        Ok(MergeKernel { inner })
     }
 
     /// The same kernel over `ids`, any buffer of native 32-bit unsigned integers (an `array("I")`) read
@@ -158,7 +140,7 @@ impl MergeKernel {
         })?
         .map_err(PyValueError::new_err)?;
         drop(ids);
-        Ok(MergeKernel { inner: ManuallyDrop::new(inner) })
+        Ok(MergeKernel { inner })
     }
 
     /// The pair the next merge makes and its count, as (left id, right id, count); None when no pair is

@@ -257,3 +257,32 @@ def test_a_missing_kernel_is_said_once_at_a_terminal(pure: str, hinted: bool) ->
 def test_a_missing_kernel_adds_nothing_to_piped_stderr() -> None:
     # Scripts and tests read the CLI's stderr (one line per error): no note lands there.
     assert _stderr_of_a_child_without_the_kernel("", terminal=False) == ""
+
+
+def test_freeing_a_large_kernel_starts_no_thread() -> None:
+    # Issue 22: the kernel was freed by a thread of its own, which was still freeing a million position
+    # lists when the process exited, racing Python's shutdown for the malloc lock (25 ms of every CLI run).
+    # Its lists now live in one arena: freeing it is a few large frees, done where the kernel is dropped.
+    import sys
+    from pathlib import Path
+
+    from bpe_studio.engine.native import backend, merge_kernel
+
+    if backend() != "native" or not sys.platform.startswith("linux"):
+        pytest.skip("the native kernel's threads are read from Linux's /proc")
+
+    def thread_names() -> list[str]:
+        return [p.read_text().strip() for p in Path("/proc/self/task").glob("*/comm")]
+
+    # Words over 4,000 tokens, about 1.5 million distinct pairs: a list each (the old way freed them apart).
+    import random
+
+    rng = random.Random(22)
+    tokens = [bytes([i]) for i in range(256)] + [f"<{i}>".encode() for i in range(4_000)]
+    counts = {"".join(chr(rng.randrange(256, 4_256)) for _ in range(6)): 1 for _ in range(300_000)}
+    kernel = merge_kernel(counts, tokens, max_token_length=None, backend="native")
+    assert kernel is not None
+    for _ in range(50):
+        kernel.merge_top()
+    del kernel  # freed here, by reference counting (no gc.collect: the old thread could end meanwhile)
+    assert "bpe-studio-free" not in thread_names()
