@@ -7,11 +7,12 @@ ids those of the engine."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QTextCursor
-from PySide6.QtWidgets import QApplication, QPlainTextEdit
+from PySide6.QtGui import QContextMenuEvent, QKeySequence, QTextCursor
+from PySide6.QtWidgets import QApplication, QMenu, QPlainTextEdit
 
 from bpe_studio.engine.formats.named import GPT2_FOLDER
 from bpe_studio.ui.app.main_window import MainWindow
@@ -270,3 +271,42 @@ def test_a_paste_into_the_coloured_playground_keeps_the_text(  # type: ignore[no
     edit._flush_soft()
     wait_playground(qtbot, playground)
     assert playground.encoding is not None and playground.encoding.text == playground.text()
+
+
+def _menu_action(qtbot, edit: TokenTextEdit, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the view's context menu as a right click does and trigger one of its actions."""
+    point = edit.viewport().rect().center()
+    event = QContextMenuEvent(QContextMenuEvent.Reason.Mouse, point, edit.viewport().mapToGlobal(point))
+    QApplication.sendEvent(edit.viewport(), event)
+    menus = [menu for menu in edit.findChildren(QMenu) if menu.isVisible()]
+    assert len(menus) == 1
+    (action,) = [action for action in menus[0].actions() if action.objectName() == name]
+    assert action.isEnabled()
+    action.trigger()
+    menus[0].close()
+    edit._flush_soft()  # as the next key would: an undo that left paragraphs to cut would be redone here
+
+
+# The offscreen platform cannot raise a popup or give it the keyboard: it says so, and the menu still works.
+@pytest.mark.qt_log_ignore("does not support raise", "does not support grabbing the keyboard")
+def test_the_context_menu_undo_and_redo_keep_the_soft_breaks(qtbot) -> None:  # type: ignore[no-untyped-def]
+    edit = _edit(qtbot)
+    line = "word " * 30
+    edit.setPlainText(line)
+    edit.setFocus()
+    at = edit.soft_breaks[1] + 2
+    _place(edit, at)
+    qtbot.keyClicks(edit, "x" * (LIMIT + 5))  # the paragraph grows past the limit: cut, in the typing's step
+    edit._flush_soft()
+    typed = edit.plain_text()
+    assert typed == line[:at] + "x" * (LIMIT + 5) + line[at:]
+    while edit.document().isUndoAvailable():
+        _menu_action(qtbot, edit, "edit-undo")
+        text = edit.plain_text()
+        assert text.replace("x", "") == line  # an earlier text: no break where the soft ones were
+        _check_soft(edit)
+    assert edit.plain_text() == line
+    while edit.document().isRedoAvailable():
+        _menu_action(qtbot, edit, "edit-redo")
+        _check_soft(edit)
+    assert edit.plain_text() == typed
