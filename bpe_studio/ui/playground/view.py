@@ -218,6 +218,9 @@ class PlaygroundView(FileDropWidget):
         self.stats_label = QLabel(text_box)
         self.stats_label.setObjectName("stats")
         self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Wraps: the figures of a pasted megabyte made the line 636 px wide and the window wider than a
+        # 1024 px screen (issue 21.3).
+        self.stats_label.setWordWrap(True)
         text_layout.addWidget(self.stats_label)
         self.error_label = QLabel(text_box)
         self.error_label.setObjectName("error")

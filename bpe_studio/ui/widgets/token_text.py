@@ -501,9 +501,13 @@ class TokenTextEdit(QPlainTextEdit):
         length, self._soft_length = self._soft_length, doc.characterCount()
         if self._soft_frozen or not self._soft_marked:
             return
-        if removed == added and length != self._soft_length:
-            # Colours set while Qt is still making an edit (its layout asks for a repaint before it tells of
-            # the edit): the edit, told next, moves the soft breaks.
+        if length + added - removed != self._soft_length:
+            # Not an edit of the text since the last one kept in step: colours set while Qt is still making
+            # an edit (its layout asks for a repaint before it tells of the edit, which moves the soft breaks
+            # when told next), or an edit told again, merged with the colours its own telling set (the
+            # Playground colours the edited paragraph from the highlighter: Qt then reported a paste at 51
+            # as 37, 14 → 136, and the soft breaks after it moved twice, a character of the text cut out as
+            # if it were one).
             self._soft_length = length
             return
         soft = self._soft

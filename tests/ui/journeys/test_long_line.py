@@ -148,3 +148,31 @@ def _slice16(text: str, start: int, end: int) -> str:
     """``text`` between two UTF-16 positions."""
     data = text.encode("utf-16-le")
     return data[2 * start : 2 * end].decode("utf-16-le")
+
+
+def test_after_pasting_a_megabyte_on_one_line_the_window_fits_a_small_screen(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, views: TokenizerViews, shots: Path
+) -> None:
+    """Issue 21.3 (every view usable at 1024×640): a megabyte pasted on one line must not make the window's
+    minimum wider or taller than that (its figures, in the Playground's one-line stats, made it 1042 px)."""
+    playground = views.playground
+    editor = playground.editor
+    trigger(window, "Tokenizer", "Show Playground")
+    qtbot.waitUntil(lambda: views.current is not None and not views.loader.is_busy(), timeout=WAIT_MS)
+    wait_playground(qtbot, playground)
+    before = window.minimumSizeHint()
+    text = _one_line(MAX_TEXT_BYTES * len(SENTENCE) // len(SENTENCE.encode()) - 100)
+    playground.set_text("")
+    wait_playground(qtbot, playground)
+    editor.setFocus()
+    QApplication.clipboard().setText(text)
+    qtbot.keySequence(editor, QKeySequence.StandardKey.Paste)
+    qtbot.waitUntil(lambda: playground.text() == text, timeout=WAIT_MS)
+    wait_playground(qtbot, playground)
+    after = window.minimumSizeHint()
+    assert after.width() <= 1024 and after.height() <= 640, after
+    assert window.minimumSize().width() <= 1024 and window.minimumSize().height() <= 640
+    assert after.width() <= max(before.width(), 925), (before, after)
+    window.resize(1024, 640)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == (1024, 640))
+    shoot(window, shots, "long-line-small-screen")
