@@ -47,3 +47,21 @@ def printed_by_isolated(code: str, *args: str) -> list[str]:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
+
+
+def modules_after_training(
+    tmp_path: Path, text: str = "low lower lowest newer wider " * 50, **config: object
+) -> set[str]:
+    """The modules a fresh process has imported once it trained on ``text`` (written to a corpus file in
+    ``tmp_path``) with ``TrainConfig(vocab_size=270, **config)``, as ``from bpe_studio.engine import train``
+    users run it."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    options = {"vocab_size": 270, **config}
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import TrainConfig, train\n"
+        f"train(TrainConfig(inputs=[{str(corpus)!r}], **{options!r}))\n"
+        "print(' '.join(sys.modules))\n"
+    )
+    return set(printed_by(code, cwd=tmp_path))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fresh_python import printed_by
+from tests.fresh_python import modules_after_training, printed_by
 
 # Modules that only a download (formats/named.py) or a Dask cluster (distributed.py) needs.
 NOT_AT_START = ("urllib.request", "http.client", "ssl", "asyncio", "uuid", "multiprocessing", "logging")
@@ -25,15 +25,8 @@ def test_importing_the_engine_leaves_out_download_and_cluster_modules(tmp_path: 
 def test_a_run_that_writes_no_counts_leaves_out_the_formats_package(tmp_path: Path) -> None:
     # bpe_studio.engine.formats loads every format on import (a quarter of the engine's import time); a run
     # needs it only to write a counts file or checkpoint (training/checkpoint.py, training/preflight.py).
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
-    code = (
-        "import sys\n"
-        "from bpe_studio.engine import TrainConfig, train\n"
-        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270))\n"
-        "print(' '.join(m for m in sys.modules if m.startswith('bpe_studio.engine.formats')))\n"
-    )
-    assert printed_by(code, cwd=tmp_path) == []
+    found = modules_after_training(tmp_path)
+    assert {m for m in found if m.startswith("bpe_studio.engine.formats")} == set()
 
 
 def test_training_ascii_with_a_preset_leaves_out_regex(tmp_path: Path) -> None:
@@ -43,15 +36,9 @@ def test_training_ascii_with_a_preset_leaves_out_regex(tmp_path: Path) -> None:
 
     if backend() != "native":
         pytest.skip("the pure-Python engine pre-tokenizes with regex")
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("low lower lowest newer wider 12 345 " * 50, encoding="utf-8")
-    code = (
-        "import sys\n"
-        "from bpe_studio.engine import TrainConfig, train\n"
-        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270, pattern='cl100k'))\n"
-        "print('regex' in sys.modules)\n"
+    assert "regex" not in modules_after_training(
+        tmp_path, "low lower lowest newer wider 12 345 " * 50, pattern="cl100k"
     )
-    assert printed_by(code, cwd=tmp_path) == ["False"]
 
 
 def test_every_native_scanners_pattern_passes_the_check_the_config_skips() -> None:
@@ -80,32 +67,16 @@ def test_every_native_scanners_pattern_passes_the_check_the_config_skips() -> No
 def test_a_run_from_scratch_leaves_out_hashlib(tmp_path: Path) -> None:
     # hashlib loads OpenSSL's library (2 ms and more): only a counts file, a checkpoint or a base to extend
     # is hashed (training/checkpoint.py, training/extend.py import it where they hash).
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
-    code = (
-        "import sys\n"
-        "from bpe_studio.engine import TrainConfig, train\n"
-        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270))\n"
-        "print('hashlib' in sys.modules)\n"
-    )
-    assert printed_by(code, cwd=tmp_path) == ["False"]
+    assert "hashlib" not in modules_after_training(tmp_path)
 
 
 def test_a_plain_text_run_leaves_out_decompression_json_and_worker_processes(tmp_path: Path) -> None:
     # Issue 22: gzip/bz2/lzma/json (compressed and JSON Lines inputs, counts files), pickle and the launcher
     # of worker processes (subprocess, ctypes, selectors) were imported by every run, 8-10 ms of
     # its start-up; a small plain-text run uses none of them.
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("low lower lowest newer wider " * 50, encoding="utf-8")
-    unneeded = ("gzip", "bz2", "lzma", "json", "pickle", "selectors", "subprocess", "ctypes")
-    unneeded += ("bpe_studio.engine.workers.launch",)
-    code = (
-        "import sys\n"
-        "from bpe_studio.engine import TrainConfig, train\n"
-        f"train(TrainConfig(inputs=[{str(corpus)!r}], vocab_size=270, workers=2))\n"
-        f"print(' '.join(m for m in {unneeded!r} if m in sys.modules))\n"
-    )
-    assert printed_by(code, cwd=tmp_path) == []
+    unneeded = {"gzip", "bz2", "lzma", "json", "pickle", "selectors", "subprocess", "ctypes"}
+    unneeded.add("bpe_studio.engine.workers.launch")
+    assert unneeded & modules_after_training(tmp_path, workers=2) == set()
 
 
 def test_a_cli_run_without_a_cluster_leaves_out_dask_support(tmp_path: Path) -> None:
