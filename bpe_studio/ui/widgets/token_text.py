@@ -608,9 +608,12 @@ class TokenTextEdit(QPlainTextEdit):
         """The standard menu, its Undo and Redo going through :meth:`undo` and :meth:`redo`."""
         menu = self.createStandardContextMenu(event.pos())
         for action in menu.actions():
-            if action.objectName() in {"edit-undo", "edit-redo"}:
+            if action.objectName() == "edit-undo":
                 action.triggered.disconnect()
-                action.triggered.connect(self.undo if action.objectName() == "edit-undo" else self.redo)
+                action.triggered.connect(self.undo)
+            elif action.objectName() == "edit-redo":
+                action.triggered.disconnect()
+                action.triggered.connect(self.redo)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.popup(event.globalPos())
 
