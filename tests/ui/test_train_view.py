@@ -534,3 +534,17 @@ def test_cluster_address_is_an_advanced_setting(qtbot, window: MainWindow, small
     assert view.form_settings().cluster == "local:2"
     view.cluster_edit.clear()
     assert not view.cluster_error.isVisibleTo(view)
+
+
+def test_a_cancel_that_comes_as_the_run_ends_shows_it_finished(  # type: ignore[no-untyped-def]
+    qtbot, window: MainWindow, small_corpus: Path
+) -> None:
+    # The runner reports "cancelled" when Cancel was pressed, even if the run ended by itself first (CI
+    # once had "Cancelled" shown with a whole result whose stop reason was no_pairs): a whole result is
+    # shown as finished, savable as any other.
+    view = window.train_view
+    result = train(TrainConfig(inputs=[str(small_corpus)], vocab_size=300))
+    assert result.stop_reason is not StopReason.CANCELLED
+    view.runner.cancelled.emit(result)
+    assert view.progress.ended == "finished"
+    assert view.result is result

@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QHBoxLayout, QMessageBox, QSplitter, QVBoxLayout, QWidget
 
-from ...engine import TrainConfig, TrainResult
+from ...engine import StopReason, TrainConfig, TrainResult
 from ...engine.humanize import app_hints, app_message, error_message, human_bytes, human_seconds
 from ...engine.training.preflight import preflight
 from ..app.settings import Settings, TrainSettings
@@ -385,6 +385,10 @@ class TrainView(QWidget):
 
     @Slot(object)
     def _on_runner_cancelled(self, result: TrainResult | None) -> None:
+        if result is not None and result.stop_reason is not StopReason.CANCELLED:
+            # Cancel came as the run ended by itself: the result is whole, and shown as finished.
+            self._on_runner_finished(result)
+            return
         self.progress.show_cancelled(result)
         if result is not None and len(result.merges) > result.base_merges:
             # The merges made until then are a tokenizer like any other (a smaller vocabulary): it can be
