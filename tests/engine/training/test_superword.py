@@ -414,23 +414,41 @@ def test_the_native_cut_reads_the_words_ids_in_place_from_their_array() -> None:
             _native.cut_rare_pairs(wrong, [2], [1], 2)  # type: ignore[arg-type]
 
 
-def test_stage_1s_freed_memory_goes_back_to_the_system_before_stage_2_counts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _phases_and_calls(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    calls: dict[str, str],
+    phases: tuple[str, ...] = ("counting", "merging"),
+    **config: Any,
+) -> list[str]:
+    """What a small superword run does in order: the ``phases`` it starts, and each call of the ``native``
+    functions named in ``calls`` (name -> label), which still run."""
     from bpe_studio.engine import iter_train
-    from bpe_studio.engine.events import Phase, PhaseStarted
+    from bpe_studio.engine.events import PhaseStarted
 
     path = tmp_path / "corpus.txt"
     path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
     seen: list[str] = []
-    real = native.release_free_memory
-    monkeypatch.setattr(native, "release_free_memory", lambda: (seen.append("released"), real())[1])
-    config = TrainConfig(
-        inputs=(path,), vocab_size=300, special_tokens=(SPECIAL,), superword_transition=270, workers=2
-    )
-    for event in iter_train(config):
-        if isinstance(event, PhaseStarted) and event.phase in (Phase.COUNTING, Phase.MERGING):
+    for name, label in calls.items():
+        real = getattr(native, name)
+
+        def noted(*args: Any, _real: Any = real, _label: str = label, **kwargs: Any) -> Any:
+            seen.append(_label)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(native, name, noted)
+    options: dict[str, Any] = {"superword_transition": 270, "workers": 2, **config}
+    run = TrainConfig(inputs=(path,), vocab_size=300, special_tokens=(SPECIAL,), **options)
+    for event in iter_train(run):
+        if isinstance(event, PhaseStarted) and event.phase.value in phases:
             seen.append(event.phase.value)
+    return seen
+
+
+def test_stage_1s_freed_memory_goes_back_to_the_system_before_stage_2_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _phases_and_calls(tmp_path, monkeypatch, {"release_free_memory": "released"})
     assert seen[:5] == ["counting", "merging", "released", "counting", "merging"]
 
 
@@ -440,31 +458,9 @@ def test_stage_2s_tables_and_cut_go_back_to_the_system_before_the_merge_loop_is_
 ) -> None:
     # The counting threads' tables are freed in their own heaps (arenas), and the cut's tables in this
     # thread's: given back before the merge loop's index is built, they are not part of its peak.
-    from bpe_studio.engine import iter_train
-    from bpe_studio.engine.events import Phase, PhaseStarted
-
-    path = tmp_path / "corpus.txt"
-    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
-    seen: list[str] = []
-    real_release, real_kernel = native.release_free_memory, native.merge_kernel
-    monkeypatch.setattr(native, "release_free_memory", lambda: (seen.append("released"), real_release())[1])
-
-    def kernel(*args: Any, **kwargs: Any) -> Any:
-        seen.append("index")
-        return real_kernel(*args, **kwargs)
-
-    monkeypatch.setattr(native, "merge_kernel", kernel)
-    config = TrainConfig(
-        inputs=(path,),
-        vocab_size=300,
-        special_tokens=(SPECIAL,),
-        superword_transition=270,
-        workers=2,
-        chunk_size=200,  # several chunks, so two threads count them into native tables
-    )
-    for event in iter_train(config):
-        if isinstance(event, PhaseStarted) and event.phase is Phase.COUNTING:
-            seen.append("counting")
+    calls = {"release_free_memory": "released", "merge_kernel": "index"}
+    # (chunk_size: several chunks, so two threads count them into native tables)
+    seen = _phases_and_calls(tmp_path, monkeypatch, calls, phases=("counting",), chunk_size=200)
     stage2 = seen[seen.index("counting", 1) :]
     assert stage2[:4] == ["counting", "released", "released", "index"], stage2
 
@@ -503,22 +499,7 @@ def test_stage_2s_large_buffers_are_mapped_apart_before_it_counts(
 ) -> None:
     # Carved out of glibc's heaps, stage 2's freed tables stayed resident (a counting thread's heap is not
     # trimmed at its top): mapped apart, they go back to the system when freed.
-    from bpe_studio.engine import iter_train
-    from bpe_studio.engine.events import Phase, PhaseStarted
-
-    path = tmp_path / "corpus.txt"
-    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
-    seen: list[str] = []
-    real = native.map_large_allocations
-    monkeypatch.setattr(
-        native, "map_large_allocations", lambda **kw: (seen.append("mapped apart"), real(**kw))[1]
-    )
-    config = TrainConfig(
-        inputs=(path,), vocab_size=300, special_tokens=(SPECIAL,), superword_transition=270, workers=2
-    )
-    for event in iter_train(config):
-        if isinstance(event, PhaseStarted) and event.phase in (Phase.COUNTING, Phase.MERGING):
-            seen.append(event.phase.value)
+    seen = _phases_and_calls(tmp_path, monkeypatch, {"map_large_allocations": "mapped apart"})
     assert seen[:5] == ["counting", "merging", "mapped apart", "counting", "merging"]
 
 
