@@ -21,7 +21,6 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
-    QTimer,
     Signal,
     Slot,
 )
@@ -58,6 +57,7 @@ from ..present.chat import DEFAULT_CONTEXT, ROLES, SAMPLE_MESSAGES, context_line
 from ..present.token_format import text_label
 from ..present.token_layout import Encoding, SpecialMode, encode_text
 from ..present.tokenizer_info import LoadedTokenizer
+from ..widgets.common import delay_timer
 from ..widgets.token_text import TokenTextEdit
 
 #: Milliseconds of quiet typing before the chat is rendered and encoded again.
@@ -196,10 +196,7 @@ class ChatView(QWidget):
         self.runner = TaskRunner("bpe-studio-chat", self)
         self.runner.finished.connect(self._on_runner_finished)
         self.runner.errored.connect(self._on_runner_errored)
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(CHAT_DELAY_MS)
-        self.timer.timeout.connect(self._on_timer_timeout)
+        self.timer = delay_timer(self, CHAT_DELAY_MS, self._on_timer_timeout)
         self._build()
         self._show_template()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,6 +31,7 @@ from ...engine.encoding.analysis import compression, cut_difference
 from ..app.tasks import TaskContext, TaskRunner
 from ..present.token_layout import Encoding, SpecialMode, encode_text
 from ..present.tokenizer_info import LoadedTokenizer, listed_names
+from ..widgets.common import delay_timer
 from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_text import TokenTextEdit
 from .view import _SideTextEdit, utf16_ranges
@@ -150,10 +151,7 @@ class SideBySideView(FileDropWidget):
         self.figures: list[RowFigures] = []
         self.runner = TaskRunner("bpe-studio-side-by-side", self)
         self.runner.finished.connect(self._on_runner_finished)
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(SIDE_DELAY_MS)
-        self.timer.timeout.connect(self._on_timer_timeout)
+        self.timer = delay_timer(self, SIDE_DELAY_MS, self._on_timer_timeout)
         self._build()
         self._refresh()
 

@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -41,6 +41,7 @@ from ..app.tasks import TaskContext, TaskRunner
 from ..present.token_format import token_label
 from ..present.token_layout import SPECIAL, Encoding, SpecialMode, encode_text
 from ..present.tokenizer_info import LoadedTokenizer, listed_names
+from ..widgets.common import delay_timer
 from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_text import LABEL_BREAK, LABEL_JOIN, TokenTextEdit, label_break_points
 from .corpus import CorpusCompareView
@@ -255,10 +256,7 @@ class CompareView(FileDropWidget):
         self.comparison: Comparison | None = None
         self.runner = TaskRunner("bpe-studio-compare", self)
         self.runner.finished.connect(self._on_runner_finished)
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(COMPARE_DELAY_MS)
-        self.timer.timeout.connect(self._on_timer_timeout)
+        self.timer = delay_timer(self, COMPARE_DELAY_MS, self._on_timer_timeout)
         self._build()
         self._refresh_combos()
 

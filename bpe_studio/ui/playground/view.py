@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -41,7 +41,7 @@ from ..present.token_layout import (
     word_count,
 )
 from ..present.tokenizer_info import LoadedTokenizer
-from ..widgets.common import VerticalScroll
+from ..widgets.common import VerticalScroll, delay_timer
 from ..widgets.file_drop import FileDropWidget
 from ..widgets.token_details import TokenDetails
 from ..widgets.token_text import TokenTextEdit, with_label_breaks
@@ -127,14 +127,8 @@ class PlaygroundView(FileDropWidget):
         self.curve_runner.errored.connect(self._on_curve_runner_errored)
         self.curve_runner.idle.connect(self._on_runner_idle)
 
-        self.encode_timer = QTimer(self)
-        self.encode_timer.setSingleShot(True)
-        self.encode_timer.setInterval(ENCODE_DELAY_MS)
-        self.encode_timer.timeout.connect(self._on_encode_timer_timeout)
-        self.curve_timer = QTimer(self)
-        self.curve_timer.setSingleShot(True)
-        self.curve_timer.setInterval(CURVE_DELAY_MS)
-        self.curve_timer.timeout.connect(self._on_curve_timer_timeout)
+        self.encode_timer = delay_timer(self, ENCODE_DELAY_MS, self._on_encode_timer_timeout)
+        self.curve_timer = delay_timer(self, CURVE_DELAY_MS, self._on_curve_timer_timeout)
 
         self._build()
         self._show_tokenizer()

@@ -64,7 +64,7 @@ from ...engine.training.preflight import check_text_starts, preflight
 from ..app.settings import TrainSettings
 from ..app.tasks import TaskContext, TaskRunner
 from ..app.tokenizer_views import TOKENIZER_FILTER
-from ..widgets.common import VerticalScroll
+from ..widgets.common import VerticalScroll, delay_timer
 from .preview import CORPUS_FILTER, CorpusPreview, CorpusScanner
 
 _PRESET_LABELS = {
@@ -203,10 +203,7 @@ class TrainForm(QWidget):
         self.base_runner.errored.connect(self._on_base_runner_errored)
         self.scanner = CorpusScanner(self)
         self.scanner.updated.connect(self._on_scanner_updated)
-        self._check_timer = QTimer(self)
-        self._check_timer.setSingleShot(True)
-        self._check_timer.setInterval(CHECK_DELAY_MS)
-        self._check_timer.timeout.connect(self._on_check_timer_timeout)
+        self._check_timer = delay_timer(self, CHECK_DELAY_MS, self._on_check_timer_timeout)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         # The settings scroll when "More options" is open in a small window; Start and Cancel stay in view.
         content = QWidget(self)

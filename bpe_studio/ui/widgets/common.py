@@ -1,9 +1,11 @@
-"""Small Qt helpers shared by the views: a caption label, a non-blocking error box and a scroll area that
-lets a panel be shorter than its contents."""
+"""Small Qt helpers shared by the views: a caption label, a non-blocking error box, a scroll area that
+lets a panel be shorter than its contents and a single-shot timer that puts work off."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QApplication, QFrame, QLabel, QMessageBox, QScrollArea, QStyle, QWidget
 
@@ -14,6 +16,21 @@ class Caption(QLabel):
     def __init__(self, text: str, parent: QWidget | None = None) -> None:
         super().__init__(text, parent)
         self.setObjectName("caption")
+
+
+def delay_timer(parent: QObject, interval_ms: int, on_timeout: Callable[[], None]) -> QTimer:
+    """A single-shot timer of ``interval_ms`` calling ``on_timeout``: ``start()`` (again) puts the call off,
+    so a burst of edits makes one call after the last (0 ms: after the events already queued).
+
+    Example (in a view's ``__init__``)::
+
+        self.timer = delay_timer(self, 150, self._on_timer_timeout)
+    """
+    timer = QTimer(parent)
+    timer.setSingleShot(True)
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(on_timeout)
+    return timer
 
 
 def open_error_box(parent: QWidget, title: str, message: str, *, name: str) -> QMessageBox:

@@ -39,7 +39,6 @@ from PySide6.QtCore import (
     QRectF,
     Qt,
     QTextBoundaryFinder,
-    QTimer,
     Signal,
     Slot,
 )
@@ -72,6 +71,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 from ..app.style import theme_of
 from ..present.token_format import TokenPalette, palette_for
 from ..present.token_layout import SLICE, SPECIAL, SPLIT
+from .common import delay_timer
 from .file_drop import dropped_paths
 from .soft_breaks import SOFT_LIMIT, SOFT_TARGET, soft_break_points, utf16_length
 
@@ -312,10 +312,7 @@ class TokenTextEdit(QPlainTextEdit):
         self._soft_format.setProperty(SOFT_PROPERTY, True)
         self._mark_fixes: list[tuple[int, bool]] = []  # paragraphs whose soft mark an edit left wrong
         self._split_due: list[int] = []  # document positions of edited paragraphs to check for length
-        self._soft_timer = QTimer(self)
-        self._soft_timer.setSingleShot(True)
-        self._soft_timer.setInterval(0)
-        self._soft_timer.timeout.connect(self._on_soft_timer_timeout)
+        self._soft_timer = delay_timer(self, 0, self._on_soft_timer_timeout)
         # Connected before the highlighter exists, so that an edit is seen before Qt re-highlights the block.
         self.document().contentsChange.connect(self._on_document_contents_change)
         self.coloured_blocks: set[int] = set()
@@ -327,10 +324,7 @@ class TokenTextEdit(QPlainTextEdit):
         self.feed_in_slices = False
         self._rest = ""  # the part of the text still to be fed in (see _set_text)
         self._rest_points: list[int] = []  # the soft breaks of the rest (positions in it)
-        self._feed_timer = QTimer(self)
-        self._feed_timer.setSingleShot(True)
-        self._feed_timer.setInterval(0)
-        self._feed_timer.timeout.connect(self._on_feed_timer_timeout)
+        self._feed_timer = delay_timer(self, 0, self._on_feed_timer_timeout)
         if read_only:
             self.document().setUndoRedoEnabled(False)  # nothing to undo, and slices fed in would pile up
 
