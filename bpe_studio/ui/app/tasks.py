@@ -49,8 +49,10 @@ log = logging.getLogger(__name__)
 #: Milliseconds between two checks of the main-thread garbage collector.
 GC_INTERVAL_MS = 1000
 
-#: Seconds the main-thread garbage collector may put off collecting while a ``defer_gc`` task runs.
-GC_MAX_DEFER_S = 10.0
+#: Seconds the main-thread garbage collector may put off collecting while ``defer_gc`` tasks run without a
+#: break. Only a safety valve for a task that never ends: it collects as soon as the last one ends (see
+#: :meth:`MainThreadGarbageCollector.on_deferral_ended`), which while a user types is at every keystroke.
+GC_MAX_DEFER_S = 120.0
 
 # How many ``defer_gc`` tasks run now (changed on the GUI thread only, by their runners).
 _gc_deferring = 0
@@ -93,13 +95,24 @@ class MainThreadGarbageCollector(QObject):
             return
         if _gc_deferring:
             # A task that builds a large result runs (the playground encoding a pasted megabyte): its
-            # objects, alive until it ends, would make this collection take up to a second on the GUI
-            # thread; once it ended they are freed, and collecting is cheap again. Put off for a while only.
+            # temporaries, alive until it ends (400,000 token objects for 400,000 Chinese characters), would
+            # make this collection take 150 ms to a second on the GUI thread; once it ended they are freed,
+            # and collecting is cheap again: `on_deferral_ended` collects then. An earlier 10 s limit here
+            # stalled typing into a large text, where one task follows another for longer than that.
             now = time.monotonic()
             if self.deferred_since is None:
                 self.deferred_since = now
             if now - self.deferred_since < GC_MAX_DEFER_S:
                 return
+        self.collect_due()
+
+    def on_deferral_ended(self) -> None:
+        """The last ``defer_gc`` task ended (called by its runner): collect what is due now, while cheap."""
+        if not _gc_deferring and self.frozen:
+            self.collect_due()
+
+    def collect_due(self) -> None:
+        """Collect the generations whose allocation counts passed their thresholds, now."""
         self.deferred_since = None
         first, second, third = gc.get_count()
         if first > self.thresholds[0]:
@@ -300,8 +313,8 @@ class TaskRunner(QObject):
     Args:
         name: The thread's name (shown by debuggers).
         defer_gc: The tasks build large results (a million small objects): the main-thread garbage
-            collector puts off collecting while one runs (at most :data:`GC_MAX_DEFER_S`), rather than visit
-            all those live objects on the GUI thread.
+            collector puts off collecting while one runs, rather than visit all those live objects on the GUI
+            thread, and collects when it ended (before the next one starts).
 
     Signals:
         progress(object): The latest task's progress (also after it was asked to stop, until it ends).
@@ -385,6 +398,11 @@ class TaskRunner(QObject):
         if deferring != self._deferring:
             self._deferring = deferring
             _gc_deferring += 1 if deferring else -1
+            if not _gc_deferring:
+                app = QCoreApplication.instance()
+                collector = app.findChild(MainThreadGarbageCollector) if app is not None else None
+                if isinstance(collector, MainThreadGarbageCollector):
+                    collector.on_deferral_ended()
 
     def _is_current(self) -> bool:
         # A signal counts only if it comes from the running worker and nothing newer waits.
