@@ -283,6 +283,20 @@ def parse_ranks(data: bytes) -> dict[int, bytes] | None:
     return found
 
 
+def plain_vocab(vocab: dict[Any, Any], limit: int) -> bool | None:
+    """Whether every key of ``vocab`` is an ``int`` in ``0..limit`` and every value ``bytes`` (exact types),
+    checked natively in one pass; None when the kernel is off (the caller checks in Python).
+
+    Example:
+        >>> plain_vocab({0: b"a"}, 10) in (True, None), plain_vocab({0: "a"}, 10) in (False, None)
+        (True, True)
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: bool = _native.plain_vocab(vocab, limit)
+    return found
+
+
 def parse_sentencepiece(
     data: bytes,
 ) -> tuple[list[str], list[float], list[int], list[tuple[int, int]], list[tuple[int, int | bytes]]] | None:

@@ -530,10 +530,13 @@ class Tokenizer:
 
     @staticmethod
     def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
-        """``vocab`` as a new dict, checked (in C when all is well: a rank file has 200k tokens)."""
+        """``vocab`` as a new dict, checked (natively, else in C, when all is well: a rank file has 200k
+        tokens; item by item only to name a fault)."""
         table = dict(vocab)
-        if (
-            set(map(type, table)) <= {int}
+        plain = native.plain_vocab(table, MAX_VOCAB_SIZE)  # one native pass (None: the kernel is off)
+        if plain or (
+            plain is None
+            and set(map(type, table)) <= {int}
             and set(map(type, table.values())) <= {bytes}
             and (not table or (min(table) >= 0 and max(table) < MAX_VOCAB_SIZE))
         ):

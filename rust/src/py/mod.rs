@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyStringData, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyStringData, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{bytelevel, cut_words, guard, hfjson, merge, pretok, rankfile, spmodel};
@@ -326,6 +326,19 @@ fn parse_ranks<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Opt
         dict.set_item(rank, PyBytes::new(py, found.token(i)))?;
     }
     Ok(Some(dict))
+}
+
+/// Whether `vocab` is plain: every key an `int` in `0..limit` and every value a `bytes` (exact types; a
+/// subclass, a bool or anything else gives false, and the caller checks it item by item, naming the first
+/// fault). One pass over the dict without making an object, where Python's `set(map(type, ...))`, `min`
+/// and `max` were four passes (9 ms of a 128k-token rank file's load, issue 20).
+#[pyfunction]
+fn plain_vocab(vocab: &Bound<'_, PyDict>, limit: u64) -> bool {
+    vocab.iter().all(|(key, value)| {
+        key.is_exact_instance_of::<PyInt>()
+            && value.is_exact_instance_of::<PyBytes>()
+            && key.extract::<u64>().is_ok_and(|id| id < limit)
+    })
 }
 
 /// A SentencePiece `.model`'s pieces and specs, read as bpe_studio/engine/formats/sentencepiece.py reads
@@ -1007,6 +1020,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<count_table::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
+    m.add_function(wrap_pyfunction!(plain_vocab, m)?)?;
     m.add_function(wrap_pyfunction!(cut_rare_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
     m.add_function(wrap_pyfunction!(map_large_allocations, m)?)?;
