@@ -362,8 +362,8 @@ impl Tables {
         starts.extend(0..=n);
         pairs.clear();
         pairs.extend((0..n - 1).map(|i| rank(i, i + 2)));
-        // Two parts left: their one pair is the token itself, not below `limit`, so the loop would stop.
-        while starts.len() > 3 {
+        // (n >= 3: at least one merge.) The part a merge makes is the token of the merged pair's rank.
+        loop {
             let mut best = NO_RANK;
             let mut at = 0;
             for (i, &r) in pairs.iter().enumerate() {
@@ -377,6 +377,12 @@ impl Tables {
             }
             starts.remove(at + 1);
             pairs.remove(at);
+            if starts.len() == 3 {
+                // Two parts: their one pair is the token itself, not below `limit`, so BPE stops here. Their
+                // pair is not looked up, and the part just made is `best` (two lookups of the rank table
+                // fewer per token, one of them the whole token's bytes).
+                return Some(if at == 0 { (best, id(starts[1], n)) } else { (id(0, starts[1]), best) });
+            }
             if at > 0 {
                 pairs[at - 1] = rank(starts[at - 1], starts[at + 1]);
             }
@@ -384,7 +390,6 @@ impl Tables {
                 pairs[at] = rank(starts[at], starts[at + 2]);
             }
         }
-        Some((id(starts[0], starts[1]), id(starts[1], starts[2])))
     }
 
     /// `bpe_ranks`'s merges for a long pre-token: a linked list of part starts and a queue of (rank, start).
