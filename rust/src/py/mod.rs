@@ -321,7 +321,16 @@ fn parse_ranks<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<Opt
     let Some(found) = without_gil(py, || rankfile::parse(raw))? else {
         return Ok(None);
     };
-    let dict = PyDict::new(py);
+    // Sized for all the tokens at once: growing a dict to 200k entries rehashes it a dozen times.
+    // SAFETY: _PyDict_NewPresized returns a new reference to an empty dict, or NULL with an exception set
+    // (from_owned_ptr_or_err takes either).
+    let dict = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::_PyDict_NewPresized(found.ranks.len() as pyo3::ffi::Py_ssize_t),
+        )?
+    };
+    let dict = dict.downcast_into::<PyDict>()?;
     for (i, &rank) in found.ranks.iter().enumerate() {
         dict.set_item(rank, PyBytes::new(py, found.token(i)))?;
     }
