@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from itertools import compress
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.encoding.analysis import MergeIndex, compression, merge_summary, token_count_curve
+from ..engine.encoding.analysis import (
+    MergeIndex,
+    compression,
+    length_counts,
+    merge_summary,
+    positions_at_least,
+    token_count_curve,
+)
 from ..engine.notation import control_label, json_text
 from .common import (
     CliError,
@@ -59,13 +65,13 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
     """
     # Every figure in C-speed passes over the 100k-200k tokens: ``inspect`` should open a file about as
     # fast as the reference library loads it (bench/load.py).
-    # The lengths of all the tokens (one pass over the values, no lookup per id: 7 ms of a 200k-token
-    # file's 19), then the few special tokens' taken off the counts and the longest.
+    # The lengths of all the tokens counted in one pass (natively: no lookup per id, no int per token; 15 of
+    # a 200k-token file's 19 ms), then the few special tokens' taken off the counts and the longest.
     special_ids = set(tok.special_tokens.values())
     vocab = tok.vocab
     ids = list(vocab)
-    lengths = list(map(len, vocab.values()))
-    counted = Counter(lengths)
+    tokens = list(vocab.values())
+    counted = length_counts(tokens)
     for i in special_ids:
         counted[len(vocab[i])] -= 1
     counted = +counted  # (the lengths only special tokens have: gone)
@@ -81,9 +87,9 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
         if shortest_shown is None
         else sorted(
             (
-                (i, vocab[i])
-                for i in compress(ids, map(shortest_shown.__le__, lengths))
-                if i not in special_ids
+                (ids[at], tokens[at])
+                for at in positions_at_least(tokens, shortest_shown)
+                if ids[at] not in special_ids
             ),
             key=lambda item: (-len(item[1]), item[0]),
         )[:top]

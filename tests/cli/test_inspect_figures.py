@@ -16,8 +16,15 @@ from hypothesis import strategies as st
 
 from bpe_studio.cli.inspect_cmd import _LENGTH_CAP, _median, _top_length, describe
 from bpe_studio.engine import Tokenizer
-from bpe_studio.engine.encoding.analysis import MergeIndex, MergeSummary, merge_summary
+from bpe_studio.engine.encoding.analysis import (
+    MergeIndex,
+    MergeSummary,
+    length_counts,
+    merge_summary,
+    positions_at_least,
+)
 
+from ..engine.backends import BACKENDS, needs_native, use_backend
 from ..engine.reference_encoder import trained_tokenizer
 
 
@@ -68,18 +75,34 @@ def test_describe_equals_the_plain_computation(tokenizer: Tokenizer, top: int) -
     assert (deepest["id"], deepest["depth"]) == plain["deepest"]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("top", [0, 1, 3])
-def test_a_special_tokens_length_counts_nowhere(top: int) -> None:
+def test_a_special_tokens_length_counts_nowhere(top: int, backend: str) -> None:
     """Inspect counts the lengths of all the tokens and takes the special tokens' off (issue 20): a length
     only a special token has (the longest here) is in no figure."""
     base = {i: bytes([i]) for i in range(256)}
-    tok = Tokenizer(base | {256: b"ab", 257: b"abc"}, [(b"a", b"b"), (b"ab", b"c")], ["<|endoftext|>"])
-    info = describe(tok, top=top)
+    with use_backend(backend):
+        tok = Tokenizer(base | {256: b"ab", 257: b"abc"}, [(b"a", b"b"), (b"ab", b"c")], ["<|endoftext|>"])
+        info = describe(tok, top=top)
     plain = _plain(tok, top)
     assert [t["id"] for t in info["longest_tokens"]] == plain["longest"]
     lengths = info["token_lengths"]
     assert (lengths["mean"], lengths["median"], lengths["max"]) == (plain["mean"], plain["median"], 3)
     assert lengths["histogram"] == {"1": 256, "2": 1, "3": 1}
+
+
+@needs_native
+@settings(deadline=None)
+@given(tokens=st.lists(st.binary(max_size=12), max_size=40), shortest=st.integers(0, 13))
+def test_the_native_length_counts_and_positions_are_the_python_ones(
+    tokens: list[bytes], shortest: int
+) -> None:
+    found = []
+    for backend in ("native", "python"):
+        with use_backend(backend):
+            found.append((length_counts(tokens), positions_at_least(tokens, shortest)))
+    assert found[0] == found[1]
+    assert found[1] == (Counter(map(len, tokens)), [i for i, t in enumerate(tokens) if len(t) >= shortest])
 
 
 def test_merge_ids_are_the_ids_of_the_merges(tokenizer: Tokenizer) -> None:

@@ -350,6 +350,37 @@ fn plain_vocab(vocab: &Bound<'_, PyDict>, limit: u64) -> bool {
     })
 }
 
+/// How many of `tokens` (bytes objects) have each length, as {length: count} in ascending order of length.
+/// A pass over the list without an int object per token (`inspect`'s lengths of 200k tokens, issue 20).
+#[pyfunction]
+fn length_counts<'py>(py: Python<'py>, tokens: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyDict>> {
+    let mut counts: Vec<usize> = Vec::new();
+    for item in tokens.iter() {
+        let n = item.downcast::<PyBytes>()?.as_bytes().len();
+        if n >= counts.len() {
+            counts.resize(n + 1, 0);
+        }
+        counts[n] += 1;
+    }
+    let dict = PyDict::new(py);
+    for (n, &count) in counts.iter().enumerate().filter(|&(_, &c)| c > 0) {
+        dict.set_item(n, count)?;
+    }
+    Ok(dict)
+}
+
+/// The positions in `tokens` (bytes objects) of those at least `shortest` bytes long, in order.
+#[pyfunction]
+fn positions_at_least(tokens: &Bound<'_, PyList>, shortest: usize) -> PyResult<Vec<usize>> {
+    let mut found = Vec::new();
+    for (i, item) in tokens.iter().enumerate() {
+        if item.downcast::<PyBytes>()?.as_bytes().len() >= shortest {
+            found.push(i);
+        }
+    }
+    Ok(found)
+}
+
 /// A SentencePiece `.model`'s pieces and specs, read as bpe_studio/engine/formats/sentencepiece.py reads
 /// them: (texts, scores, types, trainer fields, normalizer fields), the fields as (number, int or bytes) in
 /// file order; None at any fault (the Python reader then names it). See src/spmodel.rs.
@@ -1030,6 +1061,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(plain_vocab, m)?)?;
+    m.add_function(wrap_pyfunction!(length_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(positions_at_least, m)?)?;
     m.add_function(wrap_pyfunction!(cut_rare_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(release_free_memory, m)?)?;
     m.add_function(wrap_pyfunction!(map_large_allocations, m)?)?;
