@@ -78,56 +78,62 @@ const DIGITS: [u8; 256] = {
 /// Not a base64 digit (its top bit is set, which no digit's is).
 const INVALID: u8 = 0xff;
 
-/// Reads a line of the form every real file has, `<base64 token> <decimal rank>` with one space (the
-/// token's last quad padded, with zero spare bits), into `found`: a table per digit and four digits at a
-/// time, where the general loop above splits the line into fields and decodes digit by digit (three
-/// quarters of reading o200k, issue 20). False, with `found` as it was, for any other line (a non-digit, a
-/// tab, `\r`, an empty token ...), which the general loop then reads: the same fields, so the same result.
-fn canonical_line(line: &[u8], found: &mut Ranks) -> bool {
-    let Some(space) = line.iter().position(|&b| b == b' ') else {
-        return false;
-    };
-    let (token, rank) = (&line[..space], &line[space + 1..]);
-    if token.is_empty() || !token.len().is_multiple_of(4) {
-        return false;
-    }
-    let Some(rank) = decode_rank(rank) else {
-        return false;
-    };
-    let value = |quad: &[u8]| -> Option<u32> {
-        let d = quad.iter().map(|&b| DIGITS[b as usize]);
-        let (any, value) = d.fold((0u8, 0u32), |(any, v), d| (any | d, v << 6 | u32::from(d)));
-        (any & 0x80 == 0).then_some(value)
-    };
+/// Reads the line at `at` when it has the form every real file has, `<base64 token> <decimal rank>` with
+/// one space and `\n` or the end after it (the token's last quad padded, with zero spare bits), into
+/// `found`, in one pass over its bytes: a table per digit, four digits at a time. The general loop
+/// splits the line into fields and decodes digit by digit (three quarters of reading o200k, issue 20).
+/// Returns where the next line starts, or None, with `found` as it was, for any other line (a non-digit,
+/// a tab, `\r`, an empty token ...), which the general loop then reads: the same fields, so the same result.
+fn canonical_line(data: &[u8], at: usize, found: &mut Ranks) -> Option<usize> {
     let before = found.bytes.len();
-    let (body, last) = token.split_at(token.len() - 4);
-    for quad in body.chunks_exact(4) {
-        let Some(v) = value(quad) else {
-            found.bytes.truncate(before);
-            return false;
-        };
-        found.bytes.extend_from_slice(&v.to_be_bytes()[1..]);
-    }
-    // The last quad: 4 digits (3 bytes), 3 digits and "=" (2 bytes, 2 spare bits), 2 digits and "==" (1
-    // byte, 4 spare bits).
-    let (used, take) = match (last[2], last[3]) {
-        (b'=', b'=') => (2, 1),
-        (_, b'=') => (3, 2),
-        _ => (4, 3),
+    let read = |found: &mut Ranks| -> Option<usize> {
+        let rest = &data[at..];
+        let mut i = 0;
+        // The token's quads, up to the space.
+        loop {
+            let quad = rest.get(i..i + 4)?;
+            let d = [quad[0], quad[1], quad[2], quad[3]].map(|b| DIGITS[b as usize]);
+            let value = |n: usize| d[..n].iter().fold(0u32, |v, &d| v << 6 | u32::from(d));
+            if (d[0] | d[1] | d[2] | d[3]) & 0x80 == 0 {
+                found.bytes.extend_from_slice(&value(4).to_be_bytes()[1..]);
+                i += 4;
+                if rest.get(i) == Some(&b' ') {
+                    break;
+                }
+                continue;
+            }
+            // The last quad: 3 digits and "=" (2 bytes, 2 spare bits), or 2 digits and "==" (1 byte, 4).
+            let (used, take) = match quad {
+                [_, _, b'=', b'='] => (2, 1),
+                [_, _, _, b'='] => (3, 2),
+                _ => return None,
+            };
+            let spare = 6 * used - 8 * take;
+            if d[..used].iter().any(|&d| d & 0x80 != 0) || value(used) & ((1 << spare) - 1) != 0 {
+                return None;
+            }
+            found.bytes.extend_from_slice(&(value(used) >> spare).to_be_bytes()[4 - take..]);
+            i += 4;
+            if rest.get(i) != Some(&b' ') {
+                return None;
+            }
+            break;
+        }
+        // The rank: 1-10 digits, then the end of the line.
+        let digits = &rest[i + 1..];
+        let n = digits.iter().take(11).take_while(|b| b.is_ascii_digit()).count();
+        if !matches!(digits.get(n), None | Some(&b'\n')) {
+            return None;
+        }
+        found.ranks.push(decode_rank(&digits[..n])?);
+        found.starts.push(found.bytes.len());
+        Some(at + i + 1 + n + 1)
     };
-    match value(&last[..used]) {
-        Some(v) if v & ((1 << (6 * used - 8 * take)) - 1) == 0 => {
-            let v = v >> (6 * used - 8 * take);
-            found.bytes.extend_from_slice(&v.to_be_bytes()[4 - take..]);
-        }
-        _ => {
-            found.bytes.truncate(before);
-            return false;
-        }
+    let next = read(found);
+    if next.is_none() {
+        found.bytes.truncate(before);
     }
-    found.ranks.push(rank);
-    found.starts.push(found.bytes.len());
-    true
+    next
 }
 
 /// A parsed rank file: line i (of those not empty) has rank `ranks[i]` and token
@@ -157,17 +163,26 @@ pub fn parse(data: &[u8]) -> Option<Ranks> {
 
 /// `parse`, with or without the fast path for canonical lines (`canonical_line`; the tests compare the two).
 fn parse_with(data: &[u8], fast: bool) -> Option<Ranks> {
-    let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
+    // (About as many lines as a real file has for its size: 13-17 bytes each. Room is made as needed.)
+    let lines = data.len() / 12 + 1;
     let mut found = Ranks {
         ranks: Vec::with_capacity(lines),
         bytes: Vec::with_capacity(data.len() / 4 * 3),
         starts: Vec::with_capacity(lines + 1),
     };
     found.starts.push(0);
-    for line in data.split(|&b| b == b'\n') {
-        if fast && canonical_line(line, &mut found) {
-            continue;
+    // Each line, as `data.split(|&b| b == b'\n')` gives them (an empty one after a last newline).
+    let mut at = 0;
+    while at <= data.len() {
+        if fast {
+            if let Some(next) = canonical_line(data, at, &mut found) {
+                at = next;
+                continue;
+            }
         }
+        let end = data[at..].iter().position(|&b| b == b'\n').map_or(data.len(), |n| at + n);
+        let line = &data[at..end];
+        at = end + 1;
         let mut fields = line.split(|&b| is_space(b)).filter(|f| !f.is_empty());
         let Some(token) = fields.next() else {
             continue; // an empty line
