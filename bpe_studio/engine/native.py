@@ -283,6 +283,47 @@ def parse_ranks(data: bytes) -> dict[int, bytes] | None:
     return found
 
 
+def plain_vocab(vocab: dict[Any, Any], limit: int) -> bool | None:
+    """Whether every key of ``vocab`` is an ``int`` in ``0..limit`` and every value ``bytes`` (exact types),
+    checked natively in one pass; None when the kernel is off (the caller checks in Python).
+
+    Example:
+        >>> plain_vocab({0: b"a"}, 10) in (True, None), plain_vocab({0: "a"}, 10) in (False, None)
+        (True, True)
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: bool = _native.plain_vocab(vocab, limit)
+    return found
+
+
+def length_counts(tokens: list[bytes]) -> dict[int, int] | None:
+    """How many of ``tokens`` have each length, counted natively; None when the kernel is off.
+
+    Example:
+        >>> length_counts([b"a", b"bc", b"d"]) in ({1: 2, 2: 1}, None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: dict[int, int] = _native.length_counts(tokens)
+    return found
+
+
+def positions_at_least(tokens: list[bytes], shortest: int) -> list[int] | None:
+    """The positions in ``tokens`` of those at least ``shortest`` bytes long, found natively; None when the
+    kernel is off.
+
+    Example:
+        >>> positions_at_least([b"a", b"bc", b"d"], 2) in ([1], None)
+        True
+    """
+    if _native is None or _forced_pure():
+        return None
+    found: list[int] = _native.positions_at_least(tokens, shortest)
+    return found
+
+
 def parse_sentencepiece(
     data: bytes,
 ) -> tuple[list[str], list[float], list[int], list[tuple[int, int]], list[tuple[int, int | bytes]]] | None:

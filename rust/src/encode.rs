@@ -73,21 +73,65 @@ fn short_key(bytes: &[u8]) -> u64 {
 }
 
 impl Ranks {
+    #[cfg(test)]
     fn new(all: FxHashMap<Vec<u8>, u32>) -> Ranks {
         let mut ranks =
             Ranks { two: vec![NO_RANK; 1 << 16], short: FxHashMap::default(), long: FxHashMap::default() };
         for (token, rank) in all {
-            match token.len() {
-                2 => ranks.two[(token[0] as usize) << 8 | token[1] as usize] = rank,
-                n if n <= SHORT => {
-                    ranks.short.insert(short_key(&token), rank);
-                }
-                _ => {
-                    ranks.long.insert(token, rank);
-                }
+            ranks.insert_first(&token, rank);
+        }
+        ranks
+    }
+
+    /// The ordinary tokens of an arena (see `Encoder`: token i is `bytes[starts[i]..starts[i + 1]]`, if
+    /// `present[i]`), each ranked by its id; of repeated bytes the smallest id. Each table is sized once
+    /// (a first pass counts the tokens of each kind), and a token's bytes are copied only for the long
+    /// table: building a map of all tokens' owned bytes and then sorting it into these tables was most of
+    /// a 128k-token rank file's `with_ranks` (issue 20).
+    fn from_arena(bytes: &[u8], starts: &[usize], present: &[bool], special: &[bool]) -> Ranks {
+        let ordinary = |i: usize| present[i] && !special[i];
+        let (mut short, mut long) = (0, 0);
+        for (i, w) in starts.windows(2).enumerate() {
+            match w[1] - w[0] {
+                _ if !ordinary(i) => {}
+                2 => {}
+                n if n <= SHORT => short += 1,
+                _ => long += 1,
+            }
+        }
+        let mut ranks = Ranks {
+            two: vec![NO_RANK; 1 << 16],
+            short: FxHashMap::with_capacity_and_hasher(short, Default::default()),
+            long: FxHashMap::with_capacity_and_hasher(long, Default::default()),
+        };
+        for (i, w) in starts.windows(2).enumerate() {
+            if ordinary(i) {
+                ranks.insert_first(&bytes[w[0]..w[1]], i as u32);
             }
         }
         ranks
+    }
+
+    /// Ranks `token` as `rank` unless it has a smaller rank already.
+    fn insert_first(&mut self, token: &[u8], rank: u32) {
+        match token.len() {
+            2 => {
+                let slot = &mut self.two[(token[0] as usize) << 8 | token[1] as usize];
+                *slot = (*slot).min(rank);
+            }
+            n if n <= SHORT => {
+                let slot = self.short.entry(short_key(token)).or_insert(rank);
+                *slot = (*slot).min(rank);
+            }
+            _ => {
+                // One hash for a new token (repeated bytes are rare): the smaller rank is put back after.
+                if let Some(before) = self.long.insert(token.to_vec(), rank) {
+                    if let Some(slot) = self.long.get_mut(token) {
+                        *slot = before.min(rank);
+                    }
+                }
+            }
+        }
     }
 
     /// The rank of the token `bytes`, if it is one.
@@ -98,17 +142,6 @@ impl Ranks {
             n if n <= SHORT => self.short.get(&short_key(bytes)).copied(),
             _ => self.long.get(bytes).copied(),
         }
-    }
-
-    /// Every token of more than one byte and its rank.
-    fn multi_byte(&self) -> Vec<(u32, Vec<u8>)> {
-        let two = self.two.iter().enumerate().filter(|&(_, &r)| r != NO_RANK);
-        let two = two.map(|(i, &r)| (r, vec![(i >> 8) as u8, i as u8]));
-        let short = self.short.iter().filter(|&(&k, _)| k >> 56 > 1).map(|(&k, &r)| {
-            let len = (k >> 56) as usize;
-            (r, k.to_le_bytes()[..len].to_vec())
-        });
-        two.chain(short).chain(self.long.iter().map(|(t, &r)| (r, t.clone()))).collect()
     }
 }
 
@@ -292,6 +325,71 @@ impl Tables {
             1 => self.byte_ids[piece[w[0]] as usize],
             _ => ranks.get(&piece[w[0]..w[1]]).expect("a merged part is a token"),
         }));
+    }
+
+    /// The merge that makes the token `piece` of rank `limit` (see `Encoder::derive_merges`): the two parts
+    /// `bpe_ranks(ranks, piece, limit, ..)` ends with, as (left id, right id); None when it ends with more.
+    /// The same loop as `bpe_ranks`'s, in buffers kept from one token to the next (three allocations per
+    /// token were a third of deriving a 128k-token file's merges, issue 20).
+    fn last_merge(
+        &self,
+        ranks: &Ranks,
+        piece: &[u8],
+        limit: u32,
+        scratch: &mut Scratch,
+    ) -> Option<(u32, u32)> {
+        let n = piece.len();
+        let id = |start: usize, end: usize| match end - start {
+            1 => self.byte_ids[piece[start] as usize],
+            _ => ranks.get(&piece[start..end]).expect("a merged part is a token"),
+        };
+        if n == 2 {
+            // The one pair is the token itself, which does not rank below its own rank: two bytes.
+            return Some((id(0, 1), id(1, 2)));
+        }
+        if !(3..=LONG_WORD).contains(&n) {
+            let parts = &mut scratch.parts;
+            parts.clear();
+            self.bpe_ranks(ranks, piece, limit, parts);
+            return (parts.len() == 2).then(|| (parts[0], parts[1]));
+        }
+        let rank = |start: usize, end: usize| match ranks.get(&piece[start..end]) {
+            Some(r) if r < limit => r,
+            _ => NO_RANK,
+        };
+        let (starts, pairs) = (&mut scratch.starts, &mut scratch.pairs);
+        starts.clear();
+        starts.extend(0..=n);
+        pairs.clear();
+        pairs.extend((0..n - 1).map(|i| rank(i, i + 2)));
+        // (n >= 3: at least one merge.) The part a merge makes is the token of the merged pair's rank.
+        loop {
+            let mut best = NO_RANK;
+            let mut at = 0;
+            for (i, &r) in pairs.iter().enumerate() {
+                if r < best {
+                    best = r; // strict: the leftmost of the lowest rank
+                    at = i;
+                }
+            }
+            if best == NO_RANK {
+                return None;
+            }
+            starts.remove(at + 1);
+            pairs.remove(at);
+            if starts.len() == 3 {
+                // Two parts: their one pair is the token itself, not below `limit`, so BPE stops here. Their
+                // pair is not looked up, and the part just made is `best` (two lookups of the rank table
+                // fewer per token, one of them the whole token's bytes).
+                return Some(if at == 0 { (best, id(starts[1], n)) } else { (id(0, starts[1]), best) });
+            }
+            if at > 0 {
+                pairs[at - 1] = rank(starts[at - 1], starts[at + 1]);
+            }
+            if at < pairs.len() {
+                pairs[at] = rank(starts[at], starts[at + 2]);
+            }
+        }
     }
 
     /// `bpe_ranks`'s merges for a long pre-token: a linked list of part starts and a queue of (rank, start).
@@ -500,8 +598,42 @@ pub enum BatchStop<E> {
     Taken(E),
 }
 
-/// Below this many multi-byte tokens `derive_merges` runs on one thread (starting threads costs more).
+/// Below this many ids `derive_merges` runs on one thread (starting threads costs more).
 const DERIVE_PARALLEL_MIN: usize = 20_000;
+
+/// The tokens' bytes by id, one after the other: token i is `bytes[starts[i]..starts[i + 1]]` when
+/// `present[i]` (an unused id has no bytes). What `Encoder::with_ranks_arena` is built from.
+pub struct TokenArena {
+    bytes: Vec<u8>,
+    starts: Vec<usize>,
+    present: Vec<bool>,
+}
+
+impl TokenArena {
+    /// An empty arena with room for `tokens` tokens of `bytes` bytes in all.
+    pub fn with_capacity(tokens: usize, bytes: usize) -> TokenArena {
+        let mut starts = Vec::with_capacity(tokens + 1);
+        starts.push(0);
+        TokenArena { bytes: Vec::with_capacity(bytes + PAD), starts, present: Vec::with_capacity(tokens) }
+    }
+
+    /// Adds the next id's bytes (None for an unused id).
+    pub fn push(&mut self, token: Option<&[u8]>) {
+        self.present.push(token.is_some());
+        if let Some(token) = token {
+            self.bytes.extend_from_slice(token);
+        }
+        self.starts.push(self.bytes.len());
+    }
+}
+
+/// The buffers `Tables::last_merge` reuses from one token to the next.
+#[derive(Default)]
+struct Scratch {
+    starts: Vec<usize>,
+    pairs: Vec<u32>,
+    parts: Vec<u32>,
+}
 
 /// Native BPE encoder and decoder of one `Tokenizer`, built once from its tables.
 pub struct Encoder {
@@ -573,35 +705,38 @@ impl Encoder {
         ignore_merges: bool,
         cache_size: usize,
     ) -> Encoder {
-        let mut special = vec![false; decoder.len()];
+        let mut arena =
+            TokenArena::with_capacity(decoder.len(), decoder.iter().flatten().map(Vec::len).sum());
+        for token in &decoder {
+            arena.push(token.as_deref());
+        }
+        Encoder::with_ranks_arena(byte_ids, arena, special_ids, ignore_merges, cache_size)
+    }
+
+    /// [`Encoder::with_ranks`] from the tokens' bytes already in one arena (the bindings copy each bytes
+    /// object of the decoder list straight into it: no buffer per token).
+    pub fn with_ranks_arena(
+        byte_ids: [u32; 256],
+        arena: TokenArena,
+        special_ids: &[u32],
+        ignore_merges: bool,
+        cache_size: usize,
+    ) -> Encoder {
+        let TokenArena { mut bytes, starts, present } = arena;
+        let mut special = vec![false; present.len()];
         for &i in special_ids {
             if let Some(s) = special.get_mut(i as usize) {
                 *s = true;
             }
         }
-        let mut ranks: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-        ranks.reserve(decoder.len());
-        let mut bytes = Vec::with_capacity(decoder.iter().flatten().map(Vec::len).sum());
-        let mut starts = Vec::with_capacity(decoder.len() + 1);
-        starts.push(0);
-        let mut present = Vec::with_capacity(decoder.len());
-        for (i, token) in decoder.into_iter().enumerate() {
-            present.push(token.is_some());
-            if let Some(token) = token {
-                bytes.extend_from_slice(&token);
-                if !special[i] {
-                    ranks.entry(token).or_insert(i as u32);
-                }
-            }
-            starts.push(bytes.len());
-        }
+        let ranks = Ranks::from_arena(&bytes, &starts, &present, &special);
         bytes.extend_from_slice(&[0; PAD]);
         Encoder {
             tables: Tables {
                 byte_ids,
                 merges: FxHashMap::default(),
                 whole: None,
-                ranks: Some(Ranks::new(ranks)),
+                ranks: Some(ranks),
                 // With ignore_merges the whole-token lookup is the rank table itself.
                 whole_by_ranks: ignore_merges,
             },
@@ -621,36 +756,42 @@ impl Encoder {
         let Some(ranks) = &self.tables.ranks else {
             return Vec::new();
         };
-        let mut tokens = ranks.multi_byte();
-        tokens.sort_unstable();
-        let derive = |run: &[(u32, Vec<u8>)]| -> Vec<(u32, u32, u32)> {
-            let mut parts = Vec::new();
-            run.iter()
-                .filter_map(|(rank, token)| {
-                    parts.clear();
-                    self.tables.bpe_ranks(ranks, token, *rank, &mut parts);
-                    (parts.len() == 2).then(|| (parts[0], parts[1], *rank))
-                })
-                .collect()
+        // The tokens by rank are the ids in order whose bytes rank as themselves (not a special token's,
+        // nor the larger id of repeated bytes): read from the arena in place, with no list of the tokens'
+        // bytes to build and sort, and with one pair of buffers per thread for all of its tokens.
+        let derive = |ids: std::ops::Range<u32>| -> Vec<(u32, u32, u32)> {
+            let mut scratch = Scratch::default();
+            ids.filter_map(|id| {
+                let token = self.token_bytes(id)?;
+                if token.len() < 2 || ranks.get(token) != Some(id) {
+                    return None;
+                }
+                self.tables.last_merge(ranks, token, id, &mut scratch).map(|(left, right)| (left, right, id))
+            })
+            .collect()
         };
-        // Each token's merge depends on the ranks alone: contiguous runs of tokens on the cores (a rank
-        // file of 100k-200k tokens, which `bpe-studio inspect` and the app's views open), in rank order.
+        // Each token's merge depends on the ranks alone: contiguous runs of ids on the cores (a rank file
+        // of 100k-200k tokens, which `bpe-studio inspect` and the app's views open), in rank order.
+        let total = self.present.len() as u32;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores < 2 || tokens.len() < DERIVE_PARALLEL_MIN {
-            return derive(&tokens);
+        if cores < 2 || (total as usize) < DERIVE_PARALLEL_MIN {
+            return derive(0..total);
         }
-        let size = tokens.len().div_ceil(cores);
+        let size = total.div_ceil(cores as u32);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = tokens
-                .chunks(size)
-                .map(|run| {
-                    let spawned = std::thread::Builder::new()
-                        .name("bpe-studio-derive".into())
-                        .spawn_scoped(scope, move || derive(run));
+            let handles: Vec<_> = (0..total)
+                .step_by(size as usize)
+                .map(|start| {
+                    let run = start..(start + size).min(total);
+                    let spawned =
+                        std::thread::Builder::new().name("bpe-studio-derive".into()).spawn_scoped(scope, {
+                            let run = run.clone();
+                            move || derive(run)
+                        });
                     (run, spawned) // a thread the system refuses: its run is derived here instead
                 })
                 .collect();
-            let mut all = Vec::with_capacity(tokens.len());
+            let mut all = Vec::with_capacity(total as usize);
             for (run, handle) in handles {
                 match handle {
                     Ok(h) => all.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
@@ -659,6 +800,12 @@ impl Encoder {
             }
             all
         })
+    }
+
+    /// Token `id`'s bytes, or None for an id not in the vocabulary.
+    fn token_bytes(&self, id: u32) -> Option<&[u8]> {
+        let i = id as usize;
+        (*self.present.get(i)?).then(|| &self.bytes[self.starts[i]..self.starts[i + 1]])
     }
 
     /// Under tiktoken's rule, what `bpe-studio inspect` says of the merges `derive_merges` finds, without
@@ -1175,12 +1322,24 @@ mod tests {
         for probe in &probes {
             assert_eq!(ranks.get(probe), all.get(probe).copied(), "{probe:?}");
         }
-        let mut multi = ranks.multi_byte();
-        multi.sort();
-        let mut expected: Vec<(u32, Vec<u8>)> =
-            all.iter().filter(|(t, _)| t.len() > 1).map(|(t, &r)| (r, t.clone())).collect();
-        expected.sort();
-        assert_eq!(multi, expected);
+        // From an arena: the same ranks, with a special token's bytes skipped and, of repeated bytes, the
+        // smallest id kept (short and long ones, and the two-byte table).
+        let mut arena = TokenArena::with_capacity(0, 0);
+        for token in &tokens {
+            arena.push(Some(token));
+        }
+        let n = tokens.len() as u32;
+        for again in [&b"abcdefghijklmnop"[..], b"abc", b"ab", b"special!"] {
+            arena.push(Some(again));
+        }
+        arena.push(None);
+        let mut special = vec![false; arena.present.len()];
+        special[n as usize + 3] = true;
+        let built = Ranks::from_arena(&arena.bytes, &arena.starts, &arena.present, &special);
+        for probe in &probes {
+            assert_eq!(built.get(probe), all.get(probe).copied(), "{probe:?}");
+        }
+        assert_eq!(built.get(b"special!"), None);
     }
 
     /// tiktoken's `byte_pair_merge`, as plainly as it can be written: parts as byte strings.

@@ -14,10 +14,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.cli.inspect_cmd import _median, _top_length, describe
+from bpe_studio.cli.inspect_cmd import _LENGTH_CAP, _median, _top_length, describe
 from bpe_studio.engine import Tokenizer
-from bpe_studio.engine.encoding.analysis import MergeIndex, MergeSummary, merge_summary
+from bpe_studio.engine.encoding.analysis import (
+    MergeIndex,
+    MergeSummary,
+    length_counts,
+    merge_summary,
+    positions_at_least,
+)
 
+from ..engine.backends import BACKENDS, needs_native, use_backend
 from ..engine.reference_encoder import trained_tokenizer
 
 
@@ -35,6 +42,8 @@ def _plain(tok: Tokenizer, top: int) -> dict[str, object]:
         "learned": index.new_before[-1],
         "longest": [i for i, _ in longest],
         "median": statistics.median(lengths),
+        "mean": round(statistics.fmean(lengths), 3),
+        "histogram": Counter(min(n, _LENGTH_CAP) for n in lengths),
         "max": max(lengths),
         "deepest": None if deepest is None else (deepest, depths[deepest]),
     }
@@ -57,9 +66,43 @@ def test_describe_equals_the_plain_computation(tokenizer: Tokenizer, top: int) -
     assert info["merges"] == plain["merges"] and info["learned_tokens"] == plain["learned"]
     assert [t["id"] for t in info["longest_tokens"]] == plain["longest"]
     assert info["token_lengths"]["median"] == plain["median"]
+    assert info["token_lengths"]["mean"] == plain["mean"]
+    assert info["token_lengths"]["histogram"] == {
+        (f"{n}+" if n == _LENGTH_CAP else str(n)): count for n, count in sorted(plain["histogram"].items())
+    }
     assert info["token_lengths"]["max"] == plain["max"]
     deepest = info["deepest_token"]
     assert (deepest["id"], deepest["depth"]) == plain["deepest"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("top", [0, 1, 3])
+def test_a_special_tokens_length_counts_nowhere(top: int, backend: str) -> None:
+    """Inspect counts the lengths of all the tokens and takes the special tokens' off (issue 20): a length
+    only a special token has (the longest here) is in no figure."""
+    base = {i: bytes([i]) for i in range(256)}
+    with use_backend(backend):
+        tok = Tokenizer(base | {256: b"ab", 257: b"abc"}, [(b"a", b"b"), (b"ab", b"c")], ["<|endoftext|>"])
+        info = describe(tok, top=top)
+    plain = _plain(tok, top)
+    assert [t["id"] for t in info["longest_tokens"]] == plain["longest"]
+    lengths = info["token_lengths"]
+    assert (lengths["mean"], lengths["median"], lengths["max"]) == (plain["mean"], plain["median"], 3)
+    assert lengths["histogram"] == {"1": 256, "2": 1, "3": 1}
+
+
+@needs_native
+@settings(deadline=None)
+@given(tokens=st.lists(st.binary(max_size=12), max_size=40), shortest=st.integers(0, 13))
+def test_the_native_length_counts_and_positions_are_the_python_ones(
+    tokens: list[bytes], shortest: int
+) -> None:
+    found = []
+    for backend in ("native", "python"):
+        with use_backend(backend):
+            found.append((length_counts(tokens), positions_at_least(tokens, shortest)))
+    assert found[0] == found[1]
+    assert found[1] == (Counter(map(len, tokens)), [i for i, t in enumerate(tokens) if len(t) >= shortest])
 
 
 def test_merge_ids_are_the_ids_of_the_merges(tokenizer: Tokenizer) -> None:
@@ -72,9 +115,7 @@ def test_merge_ids_are_the_ids_of_the_merges(tokenizer: Tokenizer) -> None:
 def test_duplicate_merges_and_bytes_keep_the_first_rank() -> None:
     base = {i: bytes([i]) for i in range(256)}
     # b"ab" under two ids (the smaller is the one merges name), a merge listed twice, one of a byte.
-    tok = Tokenizer(
-        base | {256: b"ab", 257: b"ab", 258: b"abc"}, [(b"a", b"b"), (b"ab", b"c"), (b"a", b"b")]
-    )
+    tok = Tokenizer(base | {256: b"ab", 257: b"ab", 258: b"abc"}, [(b"a", b"b"), (b"ab", b"c"), (b"a", b"b")])
     index = MergeIndex(tok)
     assert tok.merge_ids() == [(97, 98, 256), (256, 99, 258), (97, 98, 256)]
     assert index.rank_of == {256: 0, 258: 1} and index.creates == [True, True, False]

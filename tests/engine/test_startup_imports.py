@@ -3,6 +3,7 @@ modules stay out of ``from bpe_studio.engine import train`` (each costs millisec
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,22 @@ def test_a_cli_run_without_a_cluster_leaves_out_dask_support(tmp_path: Path) -> 
     )
     printed = printed_by(code, cwd=tmp_path)  # the run's report, then the marker
     assert printed[printed.index("IMPORTED") + 1 :] == ["0"]
+
+
+def test_opening_a_rank_file_with_a_models_pattern_leaves_out_regex(tmp_path: Path) -> None:
+    # A model's pattern (Llama 3's) has a native scanner, so it is known to compile: opening a file with it
+    # and encoding natively compiled it anyway, importing `regex` (8 ms of `inspect --pattern llama3`).
+    from bpe_studio.engine.native import backend
+
+    if backend() != "native":
+        pytest.skip("the pure-Python engine pre-tokenizes with regex")
+    ranks = tmp_path / "ranks.tiktoken"
+    ranks.write_bytes(b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256)))
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import load\n"
+        f"tok = load({str(ranks)!r}, pattern='llama3')\n"
+        "assert tok.encode('Hello 123 world!') == list(b'Hello 123 world!')\n"
+        "print('regex' in sys.modules)\n"
+    )
+    assert printed_by(code, cwd=tmp_path) == ["False"]

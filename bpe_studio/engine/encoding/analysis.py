@@ -27,9 +27,10 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from operator import itemgetter
 
+from .. import native
 from ..pretokenize.split import Pretokenizer
 from .pieces import PieceModel
 from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
@@ -235,6 +236,30 @@ class MergeIndex:
                 b = height[right] if right < size else 0
                 height[made] = 1 + (a if a > b else b)
         return height
+
+
+def length_counts(tokens: list[bytes]) -> Counter[int]:
+    """How many of ``tokens`` have each length (natively when the kernel is on: no int per token).
+
+    Example:
+        >>> length_counts([b"a", b"bc", b"d"])
+        Counter({1: 2, 2: 1})
+    """
+    found = native.length_counts(tokens)
+    return Counter(map(len, tokens)) if found is None else Counter(found)
+
+
+def positions_at_least(tokens: list[bytes], shortest: int) -> list[int]:
+    """The positions in ``tokens`` of those at least ``shortest`` bytes long, in order.
+
+    Example:
+        >>> positions_at_least([b"a", b"bc", b"d"], 2)
+        [1]
+    """
+    found = native.positions_at_least(tokens, shortest)
+    if found is None:
+        return list(compress(range(len(tokens)), map(shortest.__le__, map(len, tokens))))
+    return found
 
 
 @dataclass(frozen=True)

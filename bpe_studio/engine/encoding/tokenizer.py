@@ -386,9 +386,10 @@ class Tokenizer:
         self._piece_model = piece_model
         self._ignore_merges = bool(ignore_merges)
         self._pattern = resolve_pattern(pattern)
-        # Compiled when first needed for a preset (known to compile; the native encoder splits presets
-        # itself), at once for a custom regex (one that does not compile is refused here).
-        self._compiled: Any = None if preset_name(self._pattern) is not None else compile_pattern(pattern)
+        # Compiled when first needed for a pattern with a native scanner (a preset's or a model's, known to
+        # compile: the native encoder splits them itself, and `inspect --pattern llama3` imported `regex`
+        # for nothing, issue 20), at once for any other regex (one that does not compile is refused here).
+        self._compiled: Any = None if scanner_name(self._pattern) is not None else compile_pattern(pattern)
         # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
         self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
 
@@ -530,10 +531,13 @@ class Tokenizer:
 
     @staticmethod
     def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
-        """``vocab`` as a new dict, checked (in C when all is well: a rank file has 200k tokens)."""
+        """``vocab`` as a new dict, checked (natively, else in C, when all is well: a rank file has 200k
+        tokens; item by item only to name a fault)."""
         table = dict(vocab)
-        if (
-            set(map(type, table)) <= {int}
+        plain = native.plain_vocab(table, MAX_VOCAB_SIZE)  # one native pass (None: the kernel is off)
+        if plain or (
+            plain is None
+            and set(map(type, table)) <= {int}
             and set(map(type, table.values())) <= {bytes}
             and (not table or (min(table) >= 0 and max(table) < MAX_VOCAB_SIZE))
         ):

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .boundary import split_at_newline_boundaries
-from .patterns import ASCII_PATTERNS, compile_pattern, preset_name
+from .patterns import ASCII_PATTERNS, compile_pattern, preset_name, scanner_name
 
 
 def pretoken_matches(compiled: Any, text: str) -> Iterator[Any]:
@@ -61,13 +61,17 @@ class Pretokenizer:
         self._pattern = pattern
         self._slow: Callable[[str], list[str]] | None = None
         self._fast: Callable[[str], list[str]] | None = None
-        if self._name is None:  # a custom regex is checked now (one that does not compile is refused)
+        # Any other regex is checked now (one that does not compile is refused).
+        if scanner_name(pattern) is None:
             self._slow = pretoken_splitter(compile_pattern(pattern))
-        # A preset (known to compile) is compiled when first used: a tokenizer encoding natively never
-        # does, and compiling cl100k's takes longer than opening some files.
+        # A pattern with a native scanner (a preset's or a model's, known to compile) is compiled when first
+        # used: a tokenizer encoding natively never does, and compiling cl100k's takes longer than opening
+        # some files.
 
     def _compile(self) -> None:
-        assert self._name is not None
+        if self._name is None:  # a model's pattern: the whole of each non-empty match, as any regex
+            self._slow = pretoken_splitter(compile_pattern(self._pattern))
+            return
         # The presets have no capturing groups and every alternative consumes a character, so findall
         # (faster than finditer) gives exactly the non-empty whole matches;
         # tests/engine/pretokenize/test_patterns.py checks it.

@@ -145,9 +145,17 @@ impl Encoder {
         let byte_ids: [u32; 256] = byte_ids.try_into().map_err(|v: Vec<u32>| {
             PyValueError::new_err(format!("byte_ids: need 256 ids, got {}", v.len()))
         })?;
-        let decoder = decoder_bytes(decoder)?;
+        // Each bytes object straight into one arena (no buffer per token: a rank file has 100k-200k).
+        let mut arena = encode::TokenArena::with_capacity(decoder.len(), 0);
+        for item in decoder.iter() {
+            if item.is_none() {
+                arena.push(None);
+            } else {
+                arena.push(Some(item.downcast::<PyBytes>()?.as_bytes()));
+            }
+        }
         let inner = without_gil(py, || {
-            encode::Encoder::with_ranks(byte_ids, decoder, &special_ids, ignore_merges, cache_size)
+            encode::Encoder::with_ranks_arena(byte_ids, arena, &special_ids, ignore_merges, cache_size)
         })?;
         Ok(Encoder::wrap(inner))
     }

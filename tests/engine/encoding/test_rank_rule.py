@@ -208,3 +208,38 @@ def test_a_rank_tokenizer_says_so() -> None:
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"}
     assert "tiktoken's rule" in repr(Tokenizer(vocab, None))
     assert Tokenizer(vocab, [(b"a", b"b")]).rule == "merges"
+
+
+@st.composite
+def untidy_vocabs(draw: st.DrawFn) -> tuple[dict[int, bytes], dict[str, int]]:
+    """A random rank file as a vocab with unused ids (tokens dropped), bytes under two ids (the smaller one
+    ranks), and special tokens, some spelled as an ordinary token (no merge makes a special token)."""
+    ranks = draw(rank_files())
+    vocab = {r: t for t, r in ranks.items() if len(t) == 1 or draw(st.integers(0, 5))}
+    top = max(vocab) + 1
+    multi = sorted(t for t in vocab.values() if len(t) > 1)
+    again = draw(st.lists(st.sampled_from(multi), max_size=3)) if multi else []
+    vocab |= {top + n: t for n, t in enumerate(again)}
+    top += len(again)
+    spelled = draw(st.lists(st.sampled_from(multi), max_size=2, unique=True)) if multi else []
+    specials = {t.decode("utf-8"): top + n for n, t in enumerate(spelled)} | {"<|end|>": top + len(spelled)}
+    return vocab, specials
+
+
+@needs_native
+@_settings
+@given(untidy=untidy_vocabs())
+def test_native_merges_and_summary_equal_the_pure_ones_on_untidy_vocabs(
+    untidy: tuple[dict[int, bytes], dict[str, int]],
+) -> None:
+    """The kernel reads the tokens by rank from its arena of ids (issue 20); the same merges as the pure
+    engine's derivation, with gaps, repeated bytes and special tokens, and the same inspect figures."""
+    from bpe_studio.engine.encoding.analysis import merge_summary
+
+    vocab, specials = untidy
+    found = {}
+    for backend in ("native", "python"):
+        with use_backend(backend):
+            tok = Tokenizer(vocab, None, specials, pattern=_WORDS)
+            found[backend] = (merge_summary(tok), tok.merge_ids(), tok.merges)
+    assert found["native"] == found["python"]

@@ -18,10 +18,12 @@ from bpe_studio.engine import (
     Tokenizer,
     TokenSpan,
     UnknownTokenIdError,
+    native,
 )
+from bpe_studio.engine.config import MAX_VOCAB_SIZE
 from bpe_studio.engine.encoding import tokenizer as tokenizer_module
 
-from ..backends import BACKENDS, use_backend
+from ..backends import BACKENDS, needs_native, use_backend
 from ..reference_encoder import (
     SAMPLE_TEXTS,
     SPECIAL,
@@ -447,3 +449,45 @@ def test_merge_word_reference_sanity() -> None:
     merges = [(b"a", b"b"), (b"ab", b"ab")]
     assert merge_word(b"abab", merges) == [b"abab"]
     assert merge_word(b"aab", merges) == [b"a", b"ab"]
+
+
+class _Id(int):
+    """An int subclass: not a plain vocab key (checked one by one, and stored as an int)."""
+
+
+class _Token(bytes):
+    """A bytes subclass: not a plain vocab value (stored as bytes)."""
+
+
+_keys = st.one_of(
+    st.integers(0, MAX_VOCAB_SIZE - 1),
+    st.integers(-3, MAX_VOCAB_SIZE + 3),
+    st.booleans(),
+    st.integers(0, 9).map(_Id),
+    st.sampled_from([2**64, -(2**64), "7", 1.0]),
+)
+_values = st.one_of(
+    st.binary(max_size=3), st.binary(max_size=3).map(_Token), st.sampled_from(["a", bytearray(b"a"), 3])
+)
+
+
+@needs_native
+@settings(max_examples=300, deadline=None)
+@given(vocab=st.dictionaries(_keys, _values, max_size=6))
+def test_the_native_vocab_check_takes_what_the_python_one_takes(vocab: dict[Any, Any]) -> None:
+    """The kernel checks a vocab in one pass (issue 20); the same vocabs are plain (returned as they are)
+    as by Python's passes, and any other is checked item by item, with the same table or error either way."""
+    python_plain = (
+        set(map(type, vocab)) <= {int}
+        and set(map(type, vocab.values())) <= {bytes}
+        and (not vocab or (min(vocab) >= 0 and max(vocab) < MAX_VOCAB_SIZE))
+    )
+    assert native.plain_vocab(vocab, MAX_VOCAB_SIZE) in (python_plain, None)
+    found = []
+    for backend in ("native", "python"):
+        with use_backend(backend):
+            try:
+                found.append(Tokenizer._checked_vocab(vocab))
+            except ValueError as exc:
+                found.append(str(exc))
+    assert all(f == found[0] and type(f) is type(found[0]) for f in found)
