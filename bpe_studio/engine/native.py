@@ -23,7 +23,6 @@ import array
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
 from typing import Any, Literal, Protocol, TypeAlias, TypeGuard
@@ -536,15 +535,38 @@ class MergeKernel(Protocol):
 IdBuffer: TypeAlias = "array.array[int] | memoryview"
 
 
-@dataclass
-class EncodedWords:
+class _Record:
+    """A mutable record compared by its fields, as a ``@dataclass`` is: this module is imported by opening
+    any file, and ``dataclasses`` imports ``inspect`` and ``ast`` (5-6 ms of a fresh process)."""
+
+    _FIELDS: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]  # (mutable and compared by value, as a dataclass)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Record)
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+
+class EncodedWords(_Record):
     """Words as flat token ids (:data:`IdBuffer`), each word's length and count: what an extend run's
     encoder gives, handed to the native merge loop without a ``str`` per word (see
     ``MergeLoop(encoded=...)``)."""
 
-    ids: IdBuffer
-    lengths: list[int]
-    freqs: list[int]
+    _FIELDS = ("ids", "lengths", "freqs")
+
+    def __init__(self, ids: IdBuffer, lengths: list[int], freqs: list[int]) -> None:
+        self.ids = ids
+        self.lengths = lengths
+        self.freqs = freqs
 
     def words(self) -> dict[str, int]:
         """The same words as ``str`` of token ids (the Python merge loop's form); equal words add up."""
@@ -569,8 +591,7 @@ class EncodedWords:
         return PackedWords(ids.astype(np.uint16) if narrow else ids, lengths, self.freqs)
 
 
-@dataclass
-class PackedWords:
+class PackedWords(_Record):
     """:class:`EncodedWords` kept aside in less memory: the ids in 16 bits when they all fit (a numpy
     array), the lengths in 32. A superword run's stage 2 keeps its whole words so while its merge loop
     runs over their pieces, in case it has to go back to them (half of its peak memory at 50 MB).
@@ -583,9 +604,12 @@ class PackedWords:
         (2, [1, 2, 300, 7], [3, 1], [2, 5])
     """
 
-    ids: Any  # numpy.ndarray of uint16 or uint32
-    lengths: array.array[int]
-    freqs: list[int]
+    _FIELDS = ("ids", "lengths", "freqs")
+
+    def __init__(self, ids: Any, lengths: array.array[int], freqs: list[int]) -> None:
+        self.ids: Any = ids  # numpy.ndarray of uint16 or uint32
+        self.lengths = lengths
+        self.freqs = freqs
 
     def unpacked(self) -> EncodedWords:
         """The words as :class:`EncodedWords` again (ids in 32 bits)."""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .. import native
 from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
 from ..pretokenize.hf import Pipeline, PipelineError
-from .studio import FormatError
+from .base import FormatError
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer

@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 from typing import Any
@@ -115,7 +114,6 @@ Span = tuple[int, ...]
 ``(start, end, unit)``, where ``unit`` numbers the character whose UTF-8 bytes the byte belongs to."""
 
 
-@dataclass(slots=True)
 class Piece:
     """Text on its way through the pipeline: a normalized string or one of the pieces cut from it.
 
@@ -127,9 +125,23 @@ class Piece:
             "first"`` prepends; so it needs the spans).
     """
 
-    text: str
-    spans: list[Span] | None
-    first: bool
+    # (A plain class: opening a file imports this module, and dataclasses imports inspect and ast, 5-6 ms.)
+    __slots__ = ("first", "spans", "text")
+
+    def __init__(self, text: str, spans: list[Span] | None, first: bool) -> None:
+        self.text = text
+        self.spans = spans
+        self.first = first
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Piece):
+            return NotImplemented
+        return (self.text, self.spans, self.first) == (other.text, other.spans, other.first)
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable and compared by value, as a dataclass)
+
+    def __repr__(self) -> str:
+        return f"Piece(text={self.text!r}, spans={self.spans!r}, first={self.first!r})"
 
     def slice(self, start: int, end: int) -> Piece:
         """The characters ``start:end``."""
