@@ -633,6 +633,15 @@ class Pipeline:
         names = self.normalizer_names()
         return (f"normalizer {'+'.join(names)}; " if names else "") + "pre-tokenizer " + "+".join(self._kinds)
 
+    def pre_tokenizer_names(self) -> list[str]:
+        """The pre-tokenizer's steps, by type (none for a SentencePiece ``.model``'s pipeline).
+
+        Example:
+            >>> Pipeline.from_json(None, {"type": "Metaspace"}, byte_level=False).pre_tokenizer_names()
+            ['Metaspace']
+        """
+        return list(self._kinds)
+
     def normalizer_names(self) -> list[str]:
         """The normalizer's steps, by type."""
 
