@@ -998,6 +998,84 @@ fn sentencepiece_encoder(
     Ok(unpanic(|| spmodel::PieceEncoder::new(&pieces, byte_ids))?.map(|inner| PieceEncoder { inner }))
 }
 
+/// A SentencePiece `.model` read and made ready in one call, for `load_sentencepiece`
+/// (bpe_studio/engine/formats/sentencepiece.py): what `parse_sentencepiece`, `sentencepiece_tables`,
+/// `sentencepiece_pairs(..., with_ranks=False)` and `sentencepiece_encoder` give together, without making
+/// the pieces' texts, scores and types Python lists that each of them reads again (most of a fresh
+/// process's load of Mistral 7B's 32k pieces): (trainer fields, normalizer fields, {id: bytes},
+/// {text: id}, the user-defined texts, the id of each byte, the encoder, (ranks, pairs, `MergeTable`) made
+/// when first asked for). One `str` per piece, shared by the tables and the pairs' source. None wherever
+/// one of those calls gives None (a fault, a byte piece that is not `<0xNN>`, a byte without a piece, a
+/// NaN score of a piece that merges): the Python loader then reads the file as before, naming the fault.
+#[pyfunction]
+fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<PyObject> {
+    let raw = data.as_bytes();
+    let Some(model) = unpanic(|| spmodel::parse(raw))? else {
+        return Ok(py.None());
+    };
+    let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+    if model.pieces.iter().any(|&(_, score, kind)| merging(kind) && score.is_nan()) {
+        return Ok(py.None());
+    }
+    let vocab = PyDict::new(py);
+    let normal = PyDict::new(py);
+    let frozen = PyList::empty(py);
+    let mut texts = Vec::with_capacity(model.pieces.len());
+    let mut byte_ids: [Option<u32>; 256] = [None; 256];
+    let mut spelled = Vec::new();
+    for (i, &(text, _, kind)) in model.pieces.iter().enumerate() {
+        let Ok(id) = u32::try_from(i) else { return Ok(py.None()) };
+        let py_text = PyString::new(py, text);
+        if kind == spmodel::BYTE {
+            let Some(byte) = spmodel::byte_of(text) else { return Ok(py.None()) };
+            vocab.set_item(id, PyBytes::new(py, &[byte]))?;
+            byte_ids[usize::from(byte)] = Some(id);
+        } else {
+            // A piece's bytes: its text with `▁` read as a space (as sentencepiece_tables spells them).
+            spelled.clear();
+            for (n, part) in text.split('\u{2581}').enumerate() {
+                if n > 0 {
+                    spelled.push(b' ');
+                }
+                spelled.extend_from_slice(part.as_bytes());
+            }
+            vocab.set_item(id, PyBytes::new(py, &spelled))?;
+            if merging(kind) {
+                normal.set_item(&py_text, id)?;
+                if kind == spmodel::USER_DEFINED {
+                    frozen.append(&py_text)?;
+                }
+            }
+        }
+        texts.push(py_text);
+    }
+    let Some(byte_ids) = byte_ids.into_iter().collect::<Option<Vec<u32>>>() else { return Ok(py.None()) };
+    let Ok(each_byte) = <[u32; 256]>::try_from(byte_ids.as_slice()) else { return Ok(py.None()) };
+    let Some(encoder) = unpanic(|| spmodel::PieceEncoder::new(&model.pieces, each_byte))? else {
+        return Ok(py.None());
+    };
+    let scores = model.pieces.iter().map(|p| f64::from(p.1)).collect();
+    let kinds = model.pieces.iter().map(|p| p.2).collect();
+    let texts = PyList::new(py, texts)?.unbind();
+    let source = Bound::new(py, PieceSource { texts, scores, kinds, derived: OnceLock::new() })?;
+    let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
+    let derived = (source.getattr("table")?, source.getattr("merges")?, table);
+    let trainer = PyList::new(py, model.trainer.iter().copied())?;
+    let normalizer = PyList::empty(py);
+    for (number, value) in &model.normalizer {
+        let value = match value {
+            spmodel::Value::Int(v) => v.into_pyobject(py)?.into_any(),
+            spmodel::Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        };
+        normalizer.append((number, value))?;
+    }
+    let encoder = Bound::new(py, PieceEncoder { inner: encoder })?;
+    Ok((trainer, normalizer, vocab, normal, frozen, byte_ids, encoder, derived)
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -1018,5 +1096,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_hf_json, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_tables, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_encoder, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_model, m)?)?;
     Ok(())
 }
