@@ -209,8 +209,12 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
         let start = splits.len();
         for (cut, _) in text.char_indices().skip(1) {
             let (left, right) = text.split_at(cut);
-            let (left_at, right_at) = (index.get(left).copied(), index.get(right).copied());
-            if (single(left) || left_at.is_some()) && (single(right) || right_at.is_some()) {
+            let left_at = index.get(left).copied();
+            if !(left_at.is_some() || single(left)) {
+                continue; // (the right part is not looked up: most cuts of a long piece end here)
+            }
+            let right_at = index.get(right).copied();
+            if right_at.is_some() || single(right) {
                 splits.push((left, right, rank, made, left_at, right_at));
             }
         }

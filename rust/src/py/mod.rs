@@ -854,21 +854,30 @@ impl PieceSource {
                 last.insert(text, i as u32);
             }
         }
-        let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-        let mut spelled = Vec::new();
-        for (&piece, &i) in &last {
-            spelled.clear();
-            spell(piece, &mut spelled);
-            let slot = by_bytes.entry(spelled.clone()).or_insert(i);
-            *slot = (*slot).min(i);
-        }
-        let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
-        id_of.reserve(last.len());
-        for &piece in last.keys() {
-            spelled.clear();
-            spell(piece, &mut spelled);
-            id_of.insert(piece, by_bytes[&spelled]);
-        }
+        // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
+        // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own.
+        let built;
+        let id_of: &FxHashMap<&str, u32> = if last.keys().any(|piece| piece.contains(' ')) {
+            let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+            let mut spelled = Vec::new();
+            for (&piece, &i) in &last {
+                spelled.clear();
+                spell(piece, &mut spelled);
+                let slot = by_bytes.entry(spelled.clone()).or_insert(i);
+                *slot = (*slot).min(i);
+            }
+            let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
+            id_of.reserve(last.len());
+            for &piece in last.keys() {
+                spelled.clear();
+                spell(piece, &mut spelled);
+                id_of.insert(piece, by_bytes[&spelled]);
+            }
+            built = id_of;
+            &built
+        } else {
+            &last
+        };
         let mut both = String::new();
         let ids = found
             .merges
