@@ -519,7 +519,8 @@ class Tokenizer:
             triples if merges is not None and isinstance(triples, list) else None
         )
 
-        self._decoder: dict[int, bytes] = dict(table)
+        # (The same dict as _vocab, not a copy of 50k-200k entries: neither changes after this.)
+        self._decoder: dict[int, bytes] = table
         token_of_id = list(map(table.get, range(max(table) + 1)))
         self._cache = _PieceCache(self._bpe, cache_size)
         # The encoder, chosen once: the native one (rust/src/encode.rs) does the same BPE and caching as
