@@ -138,17 +138,19 @@ NOT_FOR_A_MODEL = (
 
 
 @needs_native
-@pytest.mark.parametrize("kind", ["tokenizer.json", ".model"])
+@pytest.mark.parametrize("kind", ["tokenizer.json", ".model", "studio", "gpt2"])
 def test_opening_a_file_imports_no_dataclasses_and_no_other_format(kind: str, tmp_path: Path) -> None:
+    # (A .tiktoken file is left out: tiktoken_format.py still defines a dataclass.)
+    tokenizer = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b" y"}, [(b" ", b"y")], pattern="gpt2")
+    unwanted = NOT_FOR_ANY_FILE
     if kind == ".model":
         path = _model(tmp_path / "tokenizer.model")
         unwanted = NOT_FOR_ANY_FILE + NOT_FOR_A_MODEL
+    elif kind == "gpt2":
+        path = save(tokenizer, tmp_path / "gpt2", format="gpt2")
+        unwanted = tuple(m for m in NOT_FOR_ANY_FILE if m != "bpe_studio.engine.formats.gpt2")
     else:
-        vocab = {i: bytes([i]) for i in range(256)} | {256: b" y"}
-        path = save(
-            Tokenizer(vocab, [(b" ", b"y")], pattern="gpt2"), tmp_path / "tokenizer.json", format="hf"
-        )
-        unwanted = NOT_FOR_ANY_FILE
+        path = save(tokenizer, tmp_path / f"{kind}.json", format="hf" if kind == "tokenizer.json" else kind)
     probe = (
         "import sys; from bpe_studio.engine import load; load(sys.argv[1]).encode('x y'); "
         f"print(' '.join(m for m in {unwanted!r} if m in sys.modules))"
