@@ -521,7 +521,9 @@ class Tokenizer:
 
         # (The same dict as _vocab, not a copy of 50k-200k entries: neither changes after this.)
         self._decoder: dict[int, bytes] = table
-        token_of_id = list(map(table.get, range(max(table) + 1)))
+        # Each id's bytes (None for an unused id), for the native encoder; the Python one (a piece model's)
+        # makes its own from the table when it first decodes.
+        token_of_id = list(map(table.get, range(max(table) + 1))) if piece_model is None else []
         self._cache = _PieceCache(self._bpe, cache_size)
         # The encoder, chosen once: the native one (rust/src/encode.rs) does the same BPE and caching as
         # _bpe and _cache, and with a pattern it has a scanner for (a preset's or a model's: scanner_name)
@@ -554,7 +556,10 @@ class Tokenizer:
         by_id: list[Any] | Callable[[], list[Any]] = (
             []
             if native_encoder is not None
-            else lambda: [None if t is None else t.decode("latin-1") for t in token_of_id]
+            else lambda: [
+                None if t is None else t.decode("latin-1")
+                for t in (token_of_id or map(table.get, range(max(table) + 1)))
+            ]
         )
         # (Compared with None: an encoder has a length, its cache's, and an empty one is falsy.)
         self._encoder: PythonEncoder | native.NativeEncoder = (
