@@ -889,15 +889,27 @@ class NativeEncoder:
             None when the tokenizer's Python split (a pattern without one) gives the pre-tokens.
     """
 
-    __slots__ = ("_encoder", "_split", "preset")
+    __slots__ = ("_made", "_make", "_split", "preset")
 
     #: The engine, as :func:`backend` names it.
     backend: Backend = "native"
 
     def __init__(self, encoder: Any, preset: str | None, split: Callable[[str], list[str]]) -> None:
-        self._encoder = encoder
+        # (``encoder``: the kernel's Encoder, or a function that makes it when first used: a file opened
+        # for ``inspect`` encodes nothing, and building 50k merges into one takes milliseconds.)
+        self._made: Any = None if callable(encoder) else encoder
+        self._make: Callable[[], Any] | None = encoder if callable(encoder) else None
         self.preset = preset
         self._split = split
+
+    @property
+    def _encoder(self) -> Any:
+        made = self._made
+        if made is None:
+            # (_make is kept: two threads that both find none each make one, and either serves.)
+            assert self._make is not None
+            made = self._made = self._make()
+        return made
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """The ids of pre-tokens, one after the other (through the native cache)."""
@@ -999,7 +1011,8 @@ class NativeEncoder:
 
     def clear_cache(self) -> None:
         """Forget the cached pre-token encodings."""
-        self._encoder.clear_cache()
+        if self._made is not None:  # (none before it is made)
+            self._made.clear_cache()
 
     def derive_merges(self) -> list[tuple[int, int, int]]:
         """Under tiktoken's rule, each token's merge as ``(left id, right id, id)`` by rank (see
@@ -1016,7 +1029,7 @@ class NativeEncoder:
 
     def __len__(self) -> int:
         """The number of cached pre-tokens (of the cache that answered last)."""
-        return len(self._encoder)
+        return 0 if self._made is None else len(self._made)
 
 
 def encoder(
@@ -1061,5 +1074,7 @@ def encoder(
             list(byte_ids), decoder, list(special_ids), ignore_merges=ignore_merges, cache_size=cache_size
         )
     else:
-        native_encoder = _native.Encoder(list(byte_ids), merges, whole, decoder, cache_size=cache_size)
+        # (Made when first used: see NativeEncoder. A list of merges is copied: the kernel copied them.)
+        kernel, ids, rules = _native, list(byte_ids), list(merges) if isinstance(merges, list) else merges
+        native_encoder = lambda: kernel.Encoder(ids, rules, whole, decoder, cache_size=cache_size)  # noqa: E731
     return NativeEncoder(native_encoder, preset if preset in NATIVE_SCANNERS else None, split)
