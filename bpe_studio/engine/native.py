@@ -487,18 +487,23 @@ def sentencepiece_encoder(
     return make
 
 
-#: What :func:`sentencepiece_model` gives: (trainer fields, normalizer fields, id -> bytes, text -> id, the
-#: user-defined texts, the id of each byte, a function giving a normalized piece's ids, (ranks, pairs,
-#: MergeTable) as :func:`sentencepiece_pairs` gives them).
+#: What :func:`sentencepiece_model` gives: (trainer fields, normalizer fields, id -> bytes, the user-defined
+#: texts, the id of each byte, a function giving a normalized piece's ids, (ranks, pairs, MergeTable) as
+#: :func:`sentencepiece_pairs` gives them and a function that makes text -> id of the normal and
+#: user-defined pieces).
 SentencepieceModel: TypeAlias = tuple[
     list[tuple[int, int]],
     list[tuple[int, "int | bytes"]],
     dict[int, bytes],
-    dict[str, int],
     list[str],
     list[int],
     Callable[[str], tuple[int, ...]],
-    tuple[Callable[[], dict[tuple[str, str], int]], Callable[[], list[tuple[str, str]]], MergeTable],
+    tuple[
+        Callable[[], dict[tuple[str, str], int]],
+        Callable[[], list[tuple[str, str]]],
+        MergeTable,
+        Callable[[], dict[str, int]],
+    ],
 ]
 
 
@@ -506,14 +511,15 @@ def sentencepiece_model(data: bytes) -> SentencepieceModel | None:
     """A SentencePiece ``.model``'s bytes read and made ready in one native call (``load_sentencepiece``'s
     fast path): what :func:`parse_sentencepiece`, :func:`sentencepiece_tables`, :func:`sentencepiece_pairs`
     and :func:`sentencepiece_encoder` give together, without a Python list of the pieces' texts, scores and
-    types for each to read again; None when the kernel is off or when one of them would give None (the
-    loader then takes that path, which names the fault).
+    types for each to read again, the pieces' table (text -> id) made only when asked for; None when the
+    kernel is off or when one of them would give None (the loader then takes that path, which names the
+    fault).
 
     Example:
         >>> piece = lambda text, kind: bytes([10, len(text) + 4, 10, len(text)]) + text + bytes([24, kind])
         >>> data = b"".join(piece(b"<0x%02X>" % b, 6) for b in range(256)) + piece(b"a", 1)
         >>> found = sentencepiece_model(data)
-        >>> found is None or (found[3], found[5][:2], found[6]("a"), found[6]("b")) == (
+        >>> found is None or (found[6][3](), found[4][:2], found[5]("a"), found[5]("b")) == (
         ...     {"a": 256}, [0, 1], (256,), (98,))
         True
     """
@@ -523,10 +529,10 @@ def sentencepiece_model(data: bytes) -> SentencepieceModel | None:
     found = kernel.sentencepiece_model(data)
     if found is None:
         return None
-    trainer, normalizer, vocab, normal, frozen, byte_ids, encoder, (ranks, merges, table) = found
-    assert callable(ranks) and callable(merges) and is_merge_table(table)
+    trainer, normalizer, vocab, frozen, byte_ids, encoder, (ranks, merges, table, pieces) = found
+    assert callable(ranks) and callable(merges) and is_merge_table(table) and callable(pieces)
     encode: Callable[[str], tuple[int, ...]] = encoder.encode
-    return trainer, normalizer, vocab, normal, frozen, byte_ids, encode, (ranks, merges, table)
+    return trainer, normalizer, vocab, frozen, byte_ids, encode, (ranks, merges, table, pieces)
 
 
 def merge_ids(

@@ -191,13 +191,13 @@ def _ready_tokenizer(source: Path, ready: native.SentencepieceModel) -> Tokenize
     the pairs (for the views and ``inspect``) when first asked for."""
     from ..encoding.tokenizer import Tokenizer
 
-    trainer_fields, normalizer_fields, vocab, normal, frozen_texts, byte_id_list, encode, derived = ready
+    trainer_fields, normalizer_fields, vocab, frozen_texts, byte_id_list, encode, derived = ready
     normalizer: dict[int, Any] = {3: 1, 4: 1, 5: 1}  # (_read_model's defaults)
     normalizer.update(normalizer_fields)
     _check_specs(source, len(vocab), dict(trainer_fields), normalizer)
-    ranks, piece_merges, merge_table = derived
+    ranks, piece_merges, merge_table, normal = derived
     model = PieceModel(
-        normal,
+        normal,  # (text -> id made when first used: encoding natively needs none of the 32k strs)
         byte_ids=byte_id_list,
         ranks=ranks,
         frozen=frozen_texts,

@@ -797,6 +797,9 @@ struct PieceSource {
     texts: Py<PyList>,
     scores: Vec<f64>,
     kinds: Vec<u128>,
+    /// The `.model`'s bytes, when it was read in one call (`sentencepiece_model`): the pieces are parsed
+    /// from them again when first needed (then `texts`, `scores` and `kinds` are empty).
+    data: Option<Py<PyBytes>>,
     derived: OnceLock<(PieceRanks, MergeData)>,
 }
 
@@ -806,10 +809,17 @@ impl PieceSource {
         if let Some(found) = self.derived.get() {
             return Ok(found);
         }
-        let owned = strings(self.texts.bind(py))?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let pieces: Vec<(&str, f32, u128)> =
-            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+        let (owned, strs, data);
+        let pieces: Vec<(&str, f32, u128)> = if let Some(bytes) = &self.data {
+            // (Parsed again, without a Python str per piece: sentencepiece_model parsed them once.)
+            data = bytes.bind(py).clone();
+            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
+            parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?.pieces
+        } else {
+            owned = strings(self.texts.bind(py))?;
+            strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
+            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect()
+        };
         let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
             // (sentencepiece_pairs checked the scores for NaN before making this source.)
             return Err(PyRuntimeError::new_err("a piece's score is NaN"));
@@ -906,6 +916,25 @@ impl PieceSource {
         self.derived(py)?.0.merges(py)
     }
 
+    /// {text: id} of the normal and user-defined pieces (a text listed twice under its last id), as
+    /// `sentencepiece_tables` gives it: made from the `.model`'s bytes when first asked for (`PieceModel`'s
+    /// `pieces`; opening and encoding natively need none of the 32k strs).
+    fn pieces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let normal = PyDict::new(py);
+        if let Some(bytes) = &self.data {
+            let data = bytes.bind(py);
+            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
+            let model =
+                parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?;
+            for (i, &(text, _, kind)) in model.pieces.iter().enumerate() {
+                if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+                    normal.set_item(text, i)?;
+                }
+            }
+        }
+        Ok(normal)
+    }
+
     /// Whether the pairs are derived yet (for the tests that opening and encoding derive none).
     fn derived_yet(&self) -> bool {
         self.derived.get().is_some()
@@ -938,7 +967,8 @@ fn sentencepiece_pairs<'py>(
         }
         // (A copy of the list: the source derives from the texts as they are now.)
         let texts = PyList::new(py, texts.iter())?.unbind();
-        let source = Bound::new(py, PieceSource { texts, scores, kinds, derived: OnceLock::new() })?;
+        let source =
+            Bound::new(py, PieceSource { texts, scores, kinds, data: None, derived: OnceLock::new() })?;
         let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
         return Ok((source.getattr("table")?, source.getattr("merges")?, table)
             .into_pyobject(py)?
@@ -1011,9 +1041,10 @@ fn sentencepiece_encoder(
 /// (bpe_studio/engine/formats/sentencepiece.py): what `parse_sentencepiece`, `sentencepiece_tables`,
 /// `sentencepiece_pairs(..., with_ranks=False)` and `sentencepiece_encoder` give together, without making
 /// the pieces' texts, scores and types Python lists that each of them reads again (most of a fresh
-/// process's load of Mistral 7B's 32k pieces): (trainer fields, normalizer fields, {id: bytes},
-/// {text: id}, the user-defined texts, the id of each byte, the encoder, (ranks, pairs, `MergeTable`) made
-/// when first asked for). One `str` per piece, shared by the tables and the pairs' source. None wherever
+/// process's load of Mistral 7B's 32k pieces): (trainer fields, normalizer fields, {id: bytes}, the
+/// user-defined texts, the id of each byte, the encoder, (ranks, pairs, `MergeTable`, {text: id} of the
+/// normal and user-defined pieces), the last four made when first asked for, from the file's bytes kept
+/// and parsed again: opening and encoding make no `str` per piece). None wherever
 /// one of those calls gives None (a fault, a byte piece that is not `<0xNN>`, a byte without a piece, a
 /// NaN score of a piece that merges): the Python loader then reads the file as before, naming the fault.
 #[pyfunction]
@@ -1027,14 +1058,11 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
         return Ok(py.None());
     }
     let vocab = PyDict::new(py);
-    let normal = PyDict::new(py);
     let frozen = PyList::empty(py);
-    let mut texts = Vec::with_capacity(model.pieces.len());
     let mut byte_ids: [Option<u32>; 256] = [None; 256];
     let mut spelled = Vec::new();
     for (i, &(text, _, kind)) in model.pieces.iter().enumerate() {
         let Ok(id) = u32::try_from(i) else { return Ok(py.None()) };
-        let py_text = PyString::new(py, text);
         if kind == spmodel::BYTE {
             let Some(byte) = spmodel::byte_of(text) else { return Ok(py.None()) };
             vocab.set_item(id, PyBytes::new(py, &[byte]))?;
@@ -1049,26 +1077,21 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
                 spelled.extend_from_slice(part.as_bytes());
             }
             vocab.set_item(id, PyBytes::new(py, &spelled))?;
-            if merging(kind) {
-                normal.set_item(&py_text, id)?;
-                if kind == spmodel::USER_DEFINED {
-                    frozen.append(&py_text)?;
-                }
+            if kind == spmodel::USER_DEFINED {
+                frozen.append(text)?;
             }
         }
-        texts.push(py_text);
     }
     let Some(byte_ids) = byte_ids.into_iter().collect::<Option<Vec<u32>>>() else { return Ok(py.None()) };
     let Ok(each_byte) = <[u32; 256]>::try_from(byte_ids.as_slice()) else { return Ok(py.None()) };
     let Some(encoder) = unpanic(|| spmodel::PieceEncoder::new(&model.pieces, each_byte))? else {
         return Ok(py.None());
     };
-    let scores = model.pieces.iter().map(|p| f64::from(p.1)).collect();
-    let kinds = model.pieces.iter().map(|p| p.2).collect();
-    let texts = PyList::new(py, texts)?.unbind();
-    let source = Bound::new(py, PieceSource { texts, scores, kinds, derived: OnceLock::new() })?;
+    let (texts, scores, kinds) = (PyList::empty(py).unbind(), Vec::new(), Vec::new());
+    let data = Some(data.clone().unbind());
+    let source = Bound::new(py, PieceSource { texts, scores, kinds, data, derived: OnceLock::new() })?;
     let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
-    let derived = (source.getattr("table")?, source.getattr("merges")?, table);
+    let derived = (source.getattr("table")?, source.getattr("merges")?, table, source.getattr("pieces")?);
     let trainer = PyList::new(py, model.trainer.iter().copied())?;
     let normalizer = PyList::empty(py);
     for (number, value) in &model.normalizer {
@@ -1079,7 +1102,7 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
         normalizer.append((number, value))?;
     }
     let encoder = Bound::new(py, PieceEncoder { inner: encoder })?;
-    Ok((trainer, normalizer, vocab, normal, frozen, byte_ids, encoder, derived)
+    Ok((trainer, normalizer, vocab, frozen, byte_ids, encoder, derived)
         .into_pyobject(py)?
         .into_any()
         .unbind())

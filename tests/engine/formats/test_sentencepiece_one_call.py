@@ -117,3 +117,21 @@ def test_one_call_gives_sentencepiece_s_ids_on_mistral_7b() -> None:
         tok = load(path)
     texts = ["Hello world", "  two  spaces", "naïve café 日本語 😀", "x.:.:;\n\tend"]
     assert [tok.encode(t) for t in texts] == [reference.encode(t) for t in texts]
+
+
+def test_opening_and_encoding_make_no_table_of_the_pieces(tmp_path: Path) -> None:
+    # The pieces' text -> id (32k strs of Mistral 7B's) is made from the file's bytes when first used.
+    byte_pieces = [(f"<0x{b:02X}>", 0.0, 6) for b in range(256)]
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(_model_bytes([*byte_pieces, ("a", 0.0, 1), ("b", -1.0, 1), ("ab", -2.0, 1)]))
+    with use_backend("native"):
+        tok = load(path)
+    model = tok.piece_model
+    assert model is not None
+    ids = tok.encode("ab ba")  # (▁ is no piece here: its three bytes)
+    assert model._pieces is None
+    assert model.pieces == {"a": 256, "b": 257, "ab": 258}
+    with use_backend("python"):
+        reference = load(path)
+    assert reference.piece_model is not None and reference.piece_model.pieces == model.pieces
+    assert ids == reference.encode("ab ba") == [226, 150, 129, 258, 226, 150, 129, 257, 256]
