@@ -42,9 +42,18 @@ from .patterns import PATTERNS
 # tokenizers compiles Split regexes with Oniguruma (Ruby syntax), where "X{1,3}+" means "(X{1,3})+", not
 # the possessive "X{1,3}" of the regex module and tiktoken (cl100k has "\p{N}{1,3}+"). An atomic group is
 # possessive in both, so intervals on a single atom are written as "(?>X{1,3})" and read back.
+# (Compiled when first used: opening a .model, or a tokenizer.json without a Split, needs neither.)
 _ATOM = r"(\\[pP]\{[^}]*\}|\\[pP][A-Za-z]|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()\[\]{}|])"
-_POSSESSIVE_INTERVAL = re.compile(_ATOM + r"(\{\d+(?:,\d*)?\})\+")
-_ATOMIC_INTERVAL = re.compile(r"\(\?>" + _ATOM + r"(\{\d+(?:,\d*)?\})\)")
+
+
+@cache
+def _possessive_interval() -> re.Pattern[str]:
+    return re.compile(_ATOM + r"(\{\d+(?:,\d*)?\})\+")
+
+
+@cache
+def _atomic_interval() -> re.Pattern[str]:
+    return re.compile(r"\(\?>" + _ATOM + r"(\{\d+(?:,\d*)?\})\)")
 
 
 def to_oniguruma(pattern: str) -> str:
@@ -54,7 +63,7 @@ def to_oniguruma(pattern: str) -> str:
         >>> print(to_oniguruma(r"\p{N}{1,3}+|\s++$"))
         (?>\p{N}{1,3})|\s++$
     """
-    return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", pattern)
+    return _possessive_interval().sub(r"(?>\1\2)", pattern)
 
 
 def from_oniguruma(pattern: str) -> str:
@@ -64,7 +73,7 @@ def from_oniguruma(pattern: str) -> str:
         >>> print(from_oniguruma(r"(?>\p{N}{1,3})"))
         \p{N}{1,3}+
     """
-    return _ATOMIC_INTERVAL.sub(r"\1\2+", pattern)
+    return _atomic_interval().sub(r"\1\2+", pattern)
 
 
 class PipelineError(ValueError):
