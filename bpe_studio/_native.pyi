@@ -92,6 +92,7 @@ def sentencepiece_tables(
 def sentencepiece_encoder(
     texts: list[str], scores: list[float], kinds: list[int], byte_ids: list[int]
 ) -> Any | None: ...
+def sentencepiece_model(data: bytes) -> tuple[Any, ...] | None: ...
 def sentencepiece_pairs(
     texts: list[str], scores: list[float], kinds: list[int], *, with_ranks: bool
 ) -> (

@@ -32,7 +32,7 @@ from .common import (
     no_writes,
     read_text,
 )
-from .encode import load_tokenizer
+from .loading import load_tokenizer
 from .signals import stoppable
 
 

@@ -16,7 +16,7 @@ from ..engine.formats.hf import not_carried_over
 from ..engine.formats.saving import other_readers
 from ..engine.write_plan import WritePlan
 from .common import EXIT_FAILURE, CliError, add_special_token_option, text_arg
-from .encode import load_tokenizer
+from .loading import load_tokenizer
 from .signals import stoppable
 from .warn import print_format_warnings
 

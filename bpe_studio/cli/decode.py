@@ -9,7 +9,7 @@ from typing import Any
 
 from ..engine import UnknownTokenIdError
 from .common import CliError, add_tokenizer_options, no_writes
-from .encode import load_tokenizer
+from .loading import load_tokenizer
 
 # Ids may be separated by spaces, commas or newlines, and wrapped in brackets (a JSON list).
 _SEPARATORS = re.compile(r"[\s,\[\]]+")

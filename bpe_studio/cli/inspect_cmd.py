@@ -9,14 +9,7 @@ from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.encoding.analysis import (
-    MergeIndex,
-    compression,
-    length_counts,
-    merge_summary,
-    positions_at_least,
-    token_count_curve,
-)
+from ..engine.encoding.summary import length_counts, merge_summary, positions_at_least
 from ..engine.notation import control_label, json_text
 from .common import (
     CliError,
@@ -27,7 +20,7 @@ from .common import (
     no_writes,
     read_text,
 )
-from .encode import load_tokenizer
+from .loading import load_tokenizer
 
 # Token lengths above this are counted together in the length summary.
 _LENGTH_CAP = 16
@@ -108,8 +101,7 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
             "text": tok.token_bytes(deepest[0]).decode("utf-8", errors="backslashreplace"),
         },
         "special_tokens": dict(tok.special_tokens),
-        "pattern": tok.pattern,
-        "pattern_preset": tok.pattern_name,
+        **_pattern(tok),
         "longest_tokens": [
             {"id": i, "bytes": len(b), "text": b.decode("utf-8", errors="backslashreplace")}
             for i, b in longest
@@ -122,6 +114,34 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
             "median": _median(counted) if total else 0,
             "max": max(counted, default=0),
         },
+    }
+
+
+def _pattern(tok: Tokenizer) -> dict[str, Any]:
+    """The description's pattern entries: the regex and its preset name; for a SentencePiece-style BPE,
+    which has no regex (its ``Tokenizer.pattern`` is a placeholder no encode uses), none, and how its text
+    is cut before the merges instead.
+
+    Example:
+        >>> _pattern(tok)["pattern_preset"]
+        'gpt2'
+    """
+    model = tok.piece_model
+    if model is None:
+        return {"pattern": tok.pattern, "pattern_preset": tok.pattern_name}
+    pipeline = model.pipeline
+    normalizer = "+".join(pipeline.normalizer_names()) if pipeline is not None else ""
+    pre_tokenizer = "+".join(pipeline.pre_tokenizer_names()) if pipeline is not None else ""
+    steps = [f"normalizer {normalizer}"] if normalizer else []
+    steps.append(
+        f"pre-tokenizer {pre_tokenizer}"
+        if pre_tokenizer
+        else "no pre-tokenizer: the merges run over the whole normalized text"
+    )
+    return {
+        "pattern": None,
+        "pattern_preset": None,
+        "pre_tokenization": f"SentencePiece-style BPE, no regex ({'; '.join(steps)})",
     }
 
 
@@ -168,6 +188,9 @@ def on_text(tok: Tokenizer, text: str, *, points: int = _CURVE_POINTS) -> dict[s
         >>> on_text(tok, "hello world")["tokens"]
         2
     """
+    # (Imported here: describing a file needs none of them, and analysis imports dataclasses, 5-8 ms.)
+    from ..engine.encoding.analysis import MergeIndex, compression, token_count_curve
+
     index = MergeIndex(tok)
     curve = token_count_curve(tok, text, index=index)
     n = index.merge_count
@@ -212,7 +235,10 @@ def _text(path: str, fmt: str, info: dict[str, Any]) -> str:
     else:
         lines.append("special tokens: none")
     preset = info["pattern_preset"]
-    lines.append(f"pattern:        {preset} (preset)" if preset else f"pattern:        {info['pattern']}")
+    if info["pattern"] is None:
+        lines.append(f"pattern:        none: {info['pre_tokenization']}")
+    else:
+        lines.append(f"pattern:        {preset} (preset)" if preset else f"pattern:        {info['pattern']}")
     if info["longest_tokens"]:
         lines.append("longest tokens:")
         for item in info["longest_tokens"]:

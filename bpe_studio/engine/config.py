@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from .corpus.remote import is_url
+from .limits import MAX_VOCAB_SIZE
 from .pretokenize.patterns import PATTERNS, compile_pattern, resolve_pattern, scanner_name
-
-#: The most code points a token id can use: ids are stored as code points of ``str`` objects.
-MAX_VOCAB_SIZE = 0x110000
 
 
 def env_seconds(name: str, default: float, *, example: int) -> float:

@@ -16,7 +16,7 @@ import os
 
 from .encoding.tokenizer import Tokenizer
 from .formats import load
-from .formats.studio import FormatError
+from .formats.base import FormatError
 from .training.extend import ExtendBase, ExtendError
 
 

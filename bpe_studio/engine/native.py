@@ -23,7 +23,6 @@ import array
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import islice
 from types import ModuleType
 from typing import Any, Literal, Protocol, TypeAlias, TypeGuard
@@ -529,6 +528,54 @@ def sentencepiece_encoder(
     return make
 
 
+#: What :func:`sentencepiece_model` gives: (trainer fields, normalizer fields, id -> bytes, the user-defined
+#: texts, the id of each byte, a function giving a normalized piece's ids, (ranks, pairs, MergeTable) as
+#: :func:`sentencepiece_pairs` gives them and a function that makes text -> id of the normal and
+#: user-defined pieces).
+SentencepieceModel: TypeAlias = tuple[
+    list[tuple[int, int]],
+    list[tuple[int, "int | bytes"]],
+    dict[int, bytes],
+    list[str],
+    list[int],
+    Callable[[str], tuple[int, ...]],
+    tuple[
+        Callable[[], dict[tuple[str, str], int]],
+        Callable[[], list[tuple[str, str]]],
+        MergeTable,
+        Callable[[], dict[str, int]],
+    ],
+]
+
+
+def sentencepiece_model(data: bytes) -> SentencepieceModel | None:
+    """A SentencePiece ``.model``'s bytes read and made ready in one native call (``load_sentencepiece``'s
+    fast path): what :func:`parse_sentencepiece`, :func:`sentencepiece_tables`, :func:`sentencepiece_pairs`
+    and :func:`sentencepiece_encoder` give together, without a Python list of the pieces' texts, scores and
+    types for each to read again, the pieces' table (text -> id) made only when asked for; None when the
+    kernel is off or when one of them would give None (the loader then takes that path, which names the
+    fault).
+
+    Example:
+        >>> piece = lambda text, kind: bytes([10, len(text) + 4, 10, len(text)]) + text + bytes([24, kind])
+        >>> data = b"".join(piece(b"<0x%02X>" % b, 6) for b in range(256)) + piece(b"a", 1)
+        >>> found = sentencepiece_model(data)
+        >>> found is None or (found[6][3](), found[4][:2], found[5]("a"), found[5]("b")) == (
+        ...     {"a": 256}, [0, 1], (256,), (98,))
+        True
+    """
+    kernel = _native
+    if kernel is None or _forced_pure():
+        return None
+    found = kernel.sentencepiece_model(data)
+    if found is None:
+        return None
+    trainer, normalizer, vocab, frozen, byte_ids, encoder, (ranks, merges, table, pieces) = found
+    assert callable(ranks) and callable(merges) and is_merge_table(table) and callable(pieces)
+    encode: Callable[[str], tuple[int, ...]] = encoder.encode
+    return trainer, normalizer, vocab, frozen, byte_ids, encode, (ranks, merges, table, pieces)
+
+
 def merge_ids(
     merges: Sequence[tuple[bytes, bytes]], ids_of: dict[bytes, int]
 ) -> list[tuple[int, int, int]] | None:
@@ -577,15 +624,38 @@ class MergeKernel(Protocol):
 IdBuffer: TypeAlias = "array.array[int] | memoryview"
 
 
-@dataclass
-class EncodedWords:
+class _Record:
+    """A mutable record compared by its fields, as a ``@dataclass`` is: this module is imported by opening
+    any file, and ``dataclasses`` imports ``inspect`` and ``ast`` (5-6 ms of a fresh process)."""
+
+    _FIELDS: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]  # (mutable and compared by value, as a dataclass)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Record)
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+
+class EncodedWords(_Record):
     """Words as flat token ids (:data:`IdBuffer`), each word's length and count: what an extend run's
     encoder gives, handed to the native merge loop without a ``str`` per word (see
     ``MergeLoop(encoded=...)``)."""
 
-    ids: IdBuffer
-    lengths: list[int]
-    freqs: list[int]
+    _FIELDS = ("ids", "lengths", "freqs")
+
+    def __init__(self, ids: IdBuffer, lengths: list[int], freqs: list[int]) -> None:
+        self.ids = ids
+        self.lengths = lengths
+        self.freqs = freqs
 
     def words(self) -> dict[str, int]:
         """The same words as ``str`` of token ids (the Python merge loop's form); equal words add up."""
@@ -610,8 +680,7 @@ class EncodedWords:
         return PackedWords(ids.astype(np.uint16) if narrow else ids, lengths, self.freqs)
 
 
-@dataclass
-class PackedWords:
+class PackedWords(_Record):
     """:class:`EncodedWords` kept aside in less memory: the ids in 16 bits when they all fit (a numpy
     array), the lengths in 32. A superword run's stage 2 keeps its whole words so while its merge loop
     runs over their pieces, in case it has to go back to them (half of its peak memory at 50 MB).
@@ -624,9 +693,12 @@ class PackedWords:
         (2, [1, 2, 300, 7], [3, 1], [2, 5])
     """
 
-    ids: Any  # numpy.ndarray of uint16 or uint32
-    lengths: array.array[int]
-    freqs: list[int]
+    _FIELDS = ("ids", "lengths", "freqs")
+
+    def __init__(self, ids: Any, lengths: array.array[int], freqs: list[int]) -> None:
+        self.ids: Any = ids  # numpy.ndarray of uint16 or uint32
+        self.lengths = lengths
+        self.freqs = freqs
 
     def unpacked(self) -> EncodedWords:
         """The words as :class:`EncodedWords` again (ids in 32 bits)."""
@@ -864,15 +936,27 @@ class NativeEncoder:
             None when the tokenizer's Python split (a pattern without one) gives the pre-tokens.
     """
 
-    __slots__ = ("_encoder", "_split", "preset")
+    __slots__ = ("_made", "_make", "_split", "preset")
 
     #: The engine, as :func:`backend` names it.
     backend: Backend = "native"
 
     def __init__(self, encoder: Any, preset: str | None, split: Callable[[str], list[str]]) -> None:
-        self._encoder = encoder
+        # (``encoder``: the kernel's Encoder, or a function that makes it when first used: a file opened
+        # for ``inspect`` encodes nothing, and building 50k merges into one takes milliseconds.)
+        self._made: Any = None if callable(encoder) else encoder
+        self._make: Callable[[], Any] | None = encoder if callable(encoder) else None
         self.preset = preset
         self._split = split
+
+    @property
+    def _encoder(self) -> Any:
+        made = self._made
+        if made is None:
+            # (_make is kept: two threads that both find none each make one, and either serves.)
+            assert self._make is not None
+            made = self._made = self._make()
+        return made
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """The ids of pre-tokens, one after the other (through the native cache)."""
@@ -974,7 +1058,8 @@ class NativeEncoder:
 
     def clear_cache(self) -> None:
         """Forget the cached pre-token encodings."""
-        self._encoder.clear_cache()
+        if self._made is not None:  # (none before it is made)
+            self._made.clear_cache()
 
     def derive_merges(self) -> list[tuple[int, int, int]]:
         """Under tiktoken's rule, each token's merge as ``(left id, right id, id)`` by rank (see
@@ -991,7 +1076,7 @@ class NativeEncoder:
 
     def __len__(self) -> int:
         """The number of cached pre-tokens (of the cache that answered last)."""
-        return len(self._encoder)
+        return 0 if self._made is None else len(self._made)
 
 
 def encoder(
@@ -1036,5 +1121,7 @@ def encoder(
             list(byte_ids), decoder, list(special_ids), ignore_merges=ignore_merges, cache_size=cache_size
         )
     else:
-        native_encoder = _native.Encoder(list(byte_ids), merges, whole, decoder, cache_size=cache_size)
+        # (Made when first used: see NativeEncoder. A list of merges is copied: the kernel copied them.)
+        kernel, ids, rules = _native, list(byte_ids), list(merges) if isinstance(merges, list) else merges
+        native_encoder = lambda: kernel.Encoder(ids, rules, whole, decoder, cache_size=cache_size)  # noqa: E731
     return NativeEncoder(native_encoder, preset if preset in NATIVE_SCANNERS else None, split)

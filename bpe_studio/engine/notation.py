@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import codecs
-import json
 
 _HEX_ERRORS = "bpe_studio_hex_bytes"
 
@@ -80,6 +79,8 @@ def json_text(value: object, *, indent: int | None = 1) -> str:
         >>> print(json_text(["\x1b", "\u202e", "é"], indent=None))
         ["\u001b", "\u202e", "é"]
     """
+    import json  # (here: inspect and encode print text unless --json; 1 ms of a fresh process)
+
     return json.dumps(value, ensure_ascii=False, indent=indent).translate(_JSON_ESCAPES)
 
 

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpe_studio.cli import encode as encode_cli
+from bpe_studio.cli import loading as cli_loading
 from bpe_studio.cli import main
 from bpe_studio.engine import Tokenizer, load, save
 
@@ -111,7 +112,7 @@ def test_any_block_size_gives_the_ids_of_the_whole_text(
         assert Path(path) == gpt2_folder and pattern is None
         return cli_gpt2
 
-    monkeypatch.setattr(encode_cli, "load", load_once)
+    monkeypatch.setattr(cli_loading, "load", load_once)  # (load_tokenizer's, in cli/loading.py)
     assert main(["encode", "-t", str(gpt2_folder), "--file", str(path)]) == 0
     assert _ids(capsys.readouterr().out) == gpt2.encode(text)
     assert main(["encode", "-t", str(gpt2_folder), "--json", "--file", str(path)]) == 0

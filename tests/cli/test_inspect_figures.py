@@ -155,9 +155,9 @@ def test_inspect_parses_a_tokenizer_json_once(
 
         return count
 
-    # (A tokenizer.json is read by read_tokenizer_json, which itself calls json or the native reader.)
-    for module in (detect, hf):
-        monkeypatch.setattr(module, "read_tokenizer_json", counting(hf.read_tokenizer_json))
+    # (A tokenizer.json is read by read_tokenizer_json, which itself calls json or the native reader;
+    # detect imports it from hf when it meets a JSON file, so hf's is the one to count.)
+    monkeypatch.setattr(hf, "read_tokenizer_json", counting(hf.read_tokenizer_json))
     monkeypatch.setattr(studio, "read_json", counting(studio.read_json))
     assert main(["inspect", str(path), "--json"]) == 0
     assert '"format": "hf"' in capsys.readouterr().out

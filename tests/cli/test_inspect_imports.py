@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bpe_studio.engine import Tokenizer
 from bpe_studio.engine.formats import save
 from tests.fresh_python import printed_by_isolated
@@ -36,3 +38,44 @@ def test_inspect_of_a_tokenizer_json_leaves_out_what_it_does_not_need(tmp_path: 
         Tokenizer(base | {256: b"ab"}, [(b"a", b"b")], ["<|endoftext|>"]), tmp_path / "t.json", format="hf"
     )
     assert printed_by_isolated(_PROBE, str(path)) == []
+
+
+# What describing a file needs none of (issue 20: ``inspect FILE`` within the reference library's load):
+# dataclasses (with inspect and ast, 5-6 ms: the writers' plans, the analysis module's records), the other
+# commands' modules, and for a .model no JSON at all (the text output is not JSON).
+NOT_FOR_DESCRIBING = (
+    "dataclasses",
+    "inspect",
+    "ast",
+    "bpe_studio.engine.write_plan",
+    "bpe_studio.engine.encoding.analysis",
+    "bpe_studio.engine.formats.tiktoken_format",
+    "bpe_studio.cli.encode",
+    "bpe_studio.cli.signals",
+    "shutil",
+)
+
+
+def test_inspect_of_a_file_imports_no_dataclasses_and_no_other_command(tmp_path: Path) -> None:
+    from tests.engine.formats.test_load_imports import _model
+
+    base = {i: bytes([i]) for i in range(256)}
+    hf_file = save(Tokenizer(base | {256: b"ab"}, [(b"a", b"b")]), tmp_path / "t.json", format="hf")
+    model = _model(tmp_path / "tokenizer.model")
+    for path, unwanted in ((hf_file, NOT_FOR_DESCRIBING), (model, (*NOT_FOR_DESCRIBING, "json"))):
+        probe = _PROBE.replace(repr(NOT_FOR_INSPECT), repr(unwanted))
+        assert printed_by_isolated(probe, str(path)) == [], path
+
+
+def test_help_is_as_wide_as_argparse_makes_it_without_shutil(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The parsers take the terminal's width from os, not shutil (imported by argparse's own formatter at
+    # every add_argument, with bz2 and lzma): the same width, whatever $COLUMNS says.
+    import argparse
+
+    from bpe_studio.cli import Parser
+
+    for columns in ("50", "132", "0", "x"):
+        monkeypatch.setenv("COLUMNS", columns)
+        ours = Parser(prog="p")._get_formatter()
+        theirs = argparse.HelpFormatter(prog="p")
+        assert (ours._width, ours._max_help_position) == (theirs._width, theirs._max_help_position)

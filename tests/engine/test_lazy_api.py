@@ -72,3 +72,39 @@ def test_training_does_not_import_the_tokenizer_or_dask_support() -> None:
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_formats_package_names_resolve_lazily_and_match_what_type_checkers_see() -> None:
+    # engine/formats/__init__.py imports its names on first use too (opening a file imports the one format
+    # module that reads it); its __all__ is spelled out for mypy and must be the table's names.
+    from bpe_studio.engine import formats
+
+    assert formats.__all__ == sorted(formats._WHERE)
+    for name in formats.__all__:
+        value = getattr(formats, name)
+        assert value is getattr(sys.modules[f"bpe_studio.engine.formats.{formats._WHERE[name]}"], name)
+    tree = ast.parse(Path(formats.__file__).read_text(encoding="utf-8"))
+    blocks = [
+        node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    assert len(blocks) == 1
+    seen = {
+        alias.name: node.module
+        for node in blocks[0].body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert seen == formats._WHERE
+
+
+def test_the_file_names_every_format_shares_are_the_format_modules_own() -> None:
+    # formats/base.py names the files detect tells apart without importing each format's module.
+    from bpe_studio.engine.formats import base, hf, studio, tekken, tiktoken_format
+
+    assert base.TIKTOKEN_SUFFIX == tiktoken_format.SUFFIX
+    assert (base.HF_FILE, base.TEKKEN_FILE, base.STUDIO_FORMAT) == (
+        hf.FILE_NAME,
+        tekken.FILE_NAME,
+        studio.FORMAT_NAME,
+    )
+    assert studio.FormatError is base.FormatError is tiktoken_format.FormatError

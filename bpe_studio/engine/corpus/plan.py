@@ -262,19 +262,6 @@ class Chunk:
         return self.end - self.start
 
 
-def special_token_regex(special_tokens: Sequence[str]) -> re.Pattern[str] | None:
-    """A regex matching any special token, longest first so overlapping specials match whole.
-
-    Example:
-        >>> special_token_regex(["<a>", "<a><a>"]).split("x<a><a>y")
-        ['x', 'y']
-    """
-    if not special_tokens:
-        return None
-    ordered = sorted(special_tokens, key=lambda s: (-len(s), s))
-    return re.compile("|".join(re.escape(s) for s in ordered))
-
-
 def decode(data: bytes, policy: InvalidUtf8Policy, *, path: str, offset: int) -> str:
     """Decode a chunk's bytes, raising :class:`CorpusDecodeError` with the file offset under ``error``.
 

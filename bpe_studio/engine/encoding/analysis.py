@@ -27,12 +27,17 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress
+from itertools import accumulate
 from operator import itemgetter
 
-from .. import native
 from ..pretokenize.split import Pretokenizer
 from .pieces import PieceModel
+from .summary import (  # (re-exported: their own module, for inspect)
+    MergeSummary,
+    length_counts,
+    merge_summary,
+    positions_at_least,
+)
 from .tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
 
 Check = Callable[[], None]
@@ -236,86 +241,6 @@ class MergeIndex:
                 b = height[right] if right < size else 0
                 height[made] = 1 + (a if a > b else b)
         return height
-
-
-def length_counts(tokens: list[bytes]) -> Counter[int]:
-    """How many of ``tokens`` have each length (natively when the kernel is on: no int per token).
-
-    Example:
-        >>> length_counts([b"a", b"bc", b"d"])
-        Counter({1: 2, 2: 1})
-    """
-    found = native.length_counts(tokens)
-    return Counter(map(len, tokens)) if found is None else Counter(found)
-
-
-def positions_at_least(tokens: list[bytes], shortest: int) -> list[int]:
-    """The positions in ``tokens`` of those at least ``shortest`` bytes long, in order.
-
-    Example:
-        >>> positions_at_least([b"a", b"bc", b"d"], 2)
-        [1]
-    """
-    found = native.positions_at_least(tokens, shortest)
-    if found is None:
-        return list(compress(range(len(tokens)), map(shortest.__le__, map(len, tokens))))
-    return found
-
-
-@dataclass(frozen=True)
-class MergeSummary:
-    """What ``inspect`` says of a tokenizer's merges (:func:`merge_summary`).
-
-    Attributes:
-        merges: How many merges.
-        learned_tokens: How many new tokens they make (``MergeIndex.new_before[-1]``).
-        deepest: ``(id, height)`` of the token with the tallest merge tree (``MergeIndex.deepest()``).
-    """
-
-    merges: int
-    learned_tokens: int
-    deepest: tuple[int, int] | None
-
-
-def merge_summary(tokenizer: Tokenizer) -> MergeSummary:
-    """The figures of :class:`MergeSummary` in one pass over the merges by id, without a
-    :class:`MergeIndex` (whose tables cost more than loading a rank file).
-
-    Example:
-        >>> tok = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")])
-        >>> merge_summary(tok)
-        MergeSummary(merges=1, learned_tokens=1, deepest=(256, 1))
-    """
-    native = tokenizer._native_merge_summary()
-    if native is not None:
-        # A rank file: each merge makes its own token, never a single byte, so every merge learns one.
-        count, deepest, height_of = native
-        return MergeSummary(count, count, (deepest, height_of))
-    table = tokenizer._table_merge_summary()
-    if table is not None:  # merges read natively (a tokenizer.json's): the same loop as below, natively
-        return MergeSummary(*table)
-    triples = tokenizer.merge_ids()
-    size = 1 + max(tokenizer.vocab, default=0)  # every id a merge names is a token's
-    is_byte = bytearray(size)
-    token_id = tokenizer.token_id
-    for b in range(256):
-        i = token_id(bytes([b]))
-        if i is not None and i < size:
-            is_byte[i] = 1
-    height = [0] * size
-    made_before = bytearray(size)
-    learned = 0
-    best, best_id = 0, -1
-    for left, right, made in triples:
-        if made_before[made]:
-            continue  # only the first merge that made a token counts (MergeIndex.rank_of)
-        made_before[made] = 1
-        learned += not is_byte[made]
-        a, b = height[left], height[right]
-        h = height[made] = 1 + (a if a > b else b)
-        if h > best or (h == best and made < best_id):
-            best, best_id = h, made
-    return MergeSummary(len(triples), learned, None if best_id < 0 else (best_id, best))
 
 
 def _required_id(token_id: int | None) -> int:
@@ -1056,6 +981,7 @@ __all__ = [
     "MergeDifference",
     "MergeIndex",
     "MergeNode",
+    "MergeSummary",
     "compare",
     "compare_encoded",
     "compare_merges",
@@ -1063,8 +989,11 @@ __all__ = [
     "cut_difference",
     "cut_difference_of_sizes",
     "cut_to_merges",
+    "length_counts",
+    "merge_summary",
     "merge_tree",
     "plain_token",
+    "positions_at_least",
     "same_tokenizer",
     "shared_tokens",
     "shared_vocab",

@@ -78,7 +78,8 @@ class PieceModel:
     """The pieces and ranked pairs of a SentencePiece-style BPE, and how text becomes its symbols.
 
     Args:
-        pieces: Piece text -> id, for every piece that text can become (normal and user-defined pieces).
+        pieces: Piece text -> id, for every piece that text can become (normal and user-defined pieces), or
+            a function that makes it when first used (a ``.model`` read natively: encoding needs none).
         merges: The pairs that merge, in rank order (a ``tokenizer.json``'s ``merges``); a pair listed
             twice keeps its last rank, as ``tokenizers`` reads it.
         byte_ids: The ids of ``<0x00>`` .. ``<0xFF>``, by byte.
@@ -105,7 +106,7 @@ class PieceModel:
 
     def __init__(
         self,
-        pieces: Mapping[str, int],
+        pieces: Mapping[str, int] | Callable[[], Mapping[str, int]],
         merges: Iterable[tuple[str, str]] = (),
         *,
         byte_ids: Sequence[int],
@@ -119,7 +120,9 @@ class PieceModel:
     ) -> None:
         if len(byte_ids) != 256:
             raise ValueError(f"byte_ids: expected 256 ids, got {len(byte_ids)}")
-        self.pieces = dict(pieces)
+        # (A function: the table is made when first used, see the pieces property.)
+        self._pieces: dict[str, int] | None = None if callable(pieces) else dict(pieces)
+        self._make_pieces: Callable[[], Mapping[str, int]] | None = pieces if callable(pieces) else None
         self.byte_ids = tuple(byte_ids)
         self.pipeline = pipeline
         self.prefix = prefix
@@ -149,6 +152,16 @@ class PieceModel:
         self._byte_of: dict[int, int] | None = None
         self._native_encode: Callable[[str], tuple[int, ...]] | None = None
         self._make_native_encode = native_encode
+
+    @property
+    def pieces(self) -> dict[str, int]:
+        """Text -> id of the normal and user-defined pieces (made on first use when given as a function: a
+        ``.model`` opened natively encodes without them)."""
+        found = self._pieces
+        if found is None:
+            assert self._make_pieces is not None  # (kept: two threads that find none each make it)
+            found = self._pieces = dict(self._make_pieces())
+        return found
 
     def _checked(self, table: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
         for (left, right), rank in table.items():

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..config import MAX_VOCAB_SIZE
+from ..limits import MAX_VOCAB_SIZE
 from .merge_queue import Buckets, Heap, MergeQueue
 
 #: "No such token": larger than any rank.

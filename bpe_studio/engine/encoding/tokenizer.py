@@ -32,7 +32,6 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from itertools import chain, filterfalse, pairwise
 from numbers import Integral
@@ -42,11 +41,10 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import native
 from ..bytes_unicode import bytes_to_text
-from ..config import MAX_VOCAB_SIZE
-from ..corpus.plan import special_token_regex
+from ..limits import MAX_VOCAB_SIZE
 from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern, scanner_name
-from ..pretokenize.split import Pretokenizer, pretoken_matches
+from ..pretokenize.split import Pretokenizer, pretoken_matches, special_token_regex
 from .merge_queue import Buckets, Heap, MergeQueue
 from .pieces import pieces_bytes
 from .rank_rule import derive_merges, merge_parts
@@ -127,8 +125,41 @@ class DisallowedSpecialTokenError(ValueError):
         )
 
 
-@dataclass(frozen=True, slots=True)
-class TokenSpan:
+class _Frozen:
+    """A frozen record compared and hashed by its fields, as a ``@dataclass(frozen=True, slots=True)`` is:
+    this module is imported by opening any file, and ``dataclasses`` imports ``inspect`` and ``ast`` (5-6 ms
+    of a fresh process)."""
+
+    __slots__ = ()
+    _FIELDS: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, name) for name in self._FIELDS])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Frozen)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{type(self).__name__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a {type(self).__name__} is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a {type(self).__name__} is frozen")
+
+    def __reduce__(self) -> tuple[type[_Frozen], tuple[Any, ...]]:
+        return (type(self), self._values())
+
+
+class TokenSpan(_Frozen):
     """One token of :meth:`Tokenizer.encode_with_offsets` and the characters it covers.
 
     Attributes:
@@ -139,14 +170,22 @@ class TokenSpan:
             e.g. each of the three tokens of ``"🙃"`` in GPT-2 spans the same character and is partial.
     """
 
+    __slots__ = ("end", "id", "partial", "start")
+    _FIELDS = ("id", "start", "end", "partial")
     id: int
     start: int
     end: int
-    partial: bool = False
+    partial: bool
+
+    def __init__(self, id: int, start: int, end: int, partial: bool = False) -> None:
+        setter = object.__setattr__
+        setter(self, "id", id)
+        setter(self, "start", start)
+        setter(self, "end", end)
+        setter(self, "partial", partial)
 
 
-@dataclass(frozen=True, slots=True)
-class Template:
+class Template(_Frozen):
     """Token ids that :meth:`Tokenizer.encode` adds around every text, e.g. a BOS and an EOS token.
 
     This is the single-text part of a Hugging Face ``TemplateProcessing`` post-processor (Llama-3 files add
@@ -162,8 +201,14 @@ class Template:
         Template(prefix=(1,), suffix=(2,))
     """
 
-    prefix: tuple[int, ...] = ()
-    suffix: tuple[int, ...] = ()
+    __slots__ = ("prefix", "suffix")
+    _FIELDS = ("prefix", "suffix")
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+
+    def __init__(self, prefix: tuple[int, ...] = (), suffix: tuple[int, ...] = ()) -> None:
+        object.__setattr__(self, "prefix", prefix)
+        object.__setattr__(self, "suffix", suffix)
 
 
 class _PieceCache(dict[str, tuple[int, ...]]):
@@ -475,8 +520,11 @@ class Tokenizer:
             triples if merges is not None and isinstance(triples, list) else None
         )
 
-        self._decoder: dict[int, bytes] = dict(table)
-        token_of_id = list(map(table.get, range(max(table) + 1)))
+        # (The same dict as _vocab, not a copy of 50k-200k entries: neither changes after this.)
+        self._decoder: dict[int, bytes] = table
+        # Each id's bytes (None for an unused id), for the native encoder; the Python one (a piece model's)
+        # makes its own from the table when it first decodes.
+        token_of_id = list(map(table.get, range(max(table) + 1))) if piece_model is None else []
         self._cache = _PieceCache(self._bpe, cache_size)
         # The encoder, chosen once: the native one (rust/src/encode.rs) does the same BPE and caching as
         # _bpe and _cache, and with a pattern it has a scanner for (a preset's or a model's: scanner_name)
@@ -509,7 +557,10 @@ class Tokenizer:
         by_id: list[Any] | Callable[[], list[Any]] = (
             []
             if native_encoder is not None
-            else lambda: [None if t is None else t.decode("latin-1") for t in token_of_id]
+            else lambda: [
+                None if t is None else t.decode("latin-1")
+                for t in (token_of_id or map(table.get, range(max(table) + 1)))
+            ]
         )
         # (Compared with None: an encoder has a length, its cache's, and an empty one is falsy.)
         self._encoder: PythonEncoder | native.NativeEncoder = (

@@ -1,29 +1,45 @@
-"""Tokenizer file formats. Every write is atomic."""
+"""Tokenizer file formats. Every write is atomic.
 
-from .atomic import atomic_plan, atomic_write
-from .detect import (
-    FORMATS,
-    FormatName,
-    TokenizerSource,
-    detect_format,
-    display_name,
-    display_names,
-    load,
-    save,
-    save_targets,
-    source_files,
-)
-from .saving import (
-    SaveReport,
-    VerificationError,
-    sample_texts,
-    save_plan,
-    save_result,
-    save_tokenizer,
-    training_record,
-)
-from .studio import FormatError, FormatWarning, StudioFile, dumps_studio, load_studio, save_studio
+The names below are imported when first used (PEP 562), as :mod:`bpe_studio.engine`'s are: opening a file
+(``load``) imports :mod:`.detect` and the one format module that reads it, not the writers (``saving``,
+``atomic``, which import ``dataclasses``: 5-10 ms of a fresh process).
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the module (under ``bpe_studio.engine.formats``) that defines it.
+_WHERE = {
+    "atomic_plan": "atomic",
+    "atomic_write": "atomic",
+    "FORMATS": "detect",
+    "FormatName": "detect",
+    "TokenizerSource": "detect",
+    "detect_format": "detect",
+    "display_name": "detect",
+    "display_names": "detect",
+    "load": "detect",
+    "save": "detect",
+    "save_targets": "detect",
+    "source_files": "detect",
+    "SaveReport": "saving",
+    "VerificationError": "saving",
+    "sample_texts": "saving",
+    "save_plan": "saving",
+    "save_result": "saving",
+    "save_tokenizer": "saving",
+    "training_record": "saving",
+    "FormatError": "base",
+    "FormatWarning": "base",
+    "StudioFile": "studio",
+    "dumps_studio": "studio",
+    "load_studio": "studio",
+    "save_studio": "studio",
+}
+
+# (Spelled out, not sorted(_WHERE): mypy reads a literal list; test_lazy_api.py holds them equal.)
 __all__ = [
     "FORMATS",
     "FormatError",
@@ -51,3 +67,44 @@ __all__ = [
     "source_files",
     "training_record",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (and keep the name here for the next time)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bpe_studio.engine.formats' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})
+
+
+if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from .atomic import atomic_plan, atomic_write
+    from .base import FormatError, FormatWarning
+    from .detect import (
+        FORMATS,
+        FormatName,
+        TokenizerSource,
+        detect_format,
+        display_name,
+        display_names,
+        load,
+        save,
+        save_targets,
+        source_files,
+    )
+    from .saving import (
+        SaveReport,
+        VerificationError,
+        sample_texts,
+        save_plan,
+        save_result,
+        save_tokenizer,
+        training_record,
+    )
+    from .studio import StudioFile, dumps_studio, load_studio, save_studio

@@ -14,8 +14,10 @@ import errno
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..write_plan import WritePlan
+if TYPE_CHECKING:  # (only named: opening a file imports this module, and write_plan imports dataclasses)
+    from ..write_plan import WritePlan
 
 
 def _umask() -> int:
@@ -155,6 +157,7 @@ def atomic_plan(
     ``plan``: the file, and its temporary files beside it (``.NAME.*.tmp``, ``.NAME.*.tmp.old``).
 
     Example:
+        >>> from bpe_studio.engine.write_plan import WritePlan
         >>> plan = WritePlan()
         >>> atomic_plan(plan, "--out", "out/vocab.json")
         >>> plan.covers("out/.vocab.json.x1y2.tmp")

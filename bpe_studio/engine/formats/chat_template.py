@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .studio import FormatError
+from .base import FormatError
 
 #: The file beside a ``tokenizer.json`` that holds the chat template and the special tokens' names.
 CONFIG_FILE = "tokenizer_config.json"

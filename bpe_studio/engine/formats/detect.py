@@ -16,31 +16,28 @@ import os
 import re
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .gpt2 import (
+# (Each format's module is imported where a file of that format is read or written: opening a .model needs
+# neither JSON nor the writers, 10-15 ms of a fresh process's 35.)
+from .base import (
+    HF_FILE,
     MERGES_FILE,
     SIDECAR_FILE,
     SIDECAR_FORMAT,
+    STUDIO_FORMAT,
+    TEKKEN_FILE,
+    TIKTOKEN_SUFFIX,
     VOCAB_FILE,
-    find_gpt2_files,
-    load_gpt2,
-    save_gpt2,
+    FormatError,
+    FormatWarning,
 )
-from .hf import FILE_NAME as HF_FILE
-from .hf import is_hf_document, load_hf, read_tokenizer_json, save_hf
-from .sentencepiece import OPENS, is_sentencepiece_model, load_sentencepiece
-from .studio import FORMAT_NAME as STUDIO_FORMAT
-from .studio import FormatError, FormatWarning, load_studio, save_studio
-from .tekken import FILE_NAME as TEKKEN_FILE
-from .tekken import is_tekken_document, load_tekken
-from .tiktoken_format import SUFFIX as TIKTOKEN_SUFFIX
-from .tiktoken_format import SpecialTokenSpec, add_special_tokens, load_tiktoken, save_tiktoken, sidecar_path
+from .sentencepiece import OPENS, is_sentencepiece_model
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
+    from .tiktoken_format import SpecialTokenSpec
 
 FormatName = Literal["studio", "gpt2", "tiktoken", "hf", "sentencepiece", "tekken"]
 """A tokenizer file format's name (``sentencepiece``, a ``.model`` file, and ``tekken``, Mistral's JSON, are
@@ -118,6 +115,8 @@ def _detect(target: Path) -> tuple[FormatName, Any]:
     if not target.exists():
         raise FileNotFoundError(f"{target}: no such file or folder")
     if target.is_dir():
+        from .gpt2 import find_gpt2_files
+
         if find_gpt2_files(target) is not None:
             return "gpt2", None
         for name in _FOLDER_FILES:
@@ -129,8 +128,11 @@ def _detect(target: Path) -> tuple[FormatName, Any]:
         )
     if target.name.endswith(TIKTOKEN_SUFFIX):
         return "tiktoken", None
-    if target.name.endswith(VOCAB_FILE) and find_gpt2_files(target) is not None:
-        return "gpt2", None
+    if target.name.endswith(VOCAB_FILE):
+        from .gpt2 import find_gpt2_files
+
+        if find_gpt2_files(target) is not None:
+            return "gpt2", None
     if (
         target.name in (VOCAB_FILE, MERGES_FILE, SIDECAR_FILE)
         and (target.parent / VOCAB_FILE).is_file()
@@ -154,11 +156,15 @@ def _detect_file(target: Path) -> tuple[FormatName, Any]:
     with open(target, "rb") as handle:
         head = handle.read(4096)
     if head.lstrip()[:1] == b"{":
+        from .hf import is_hf_document, read_tokenizer_json
+
         document = read_tokenizer_json(target)
         if isinstance(document, dict) and document.get("format") == STUDIO_FORMAT:
             return "studio", document
         if is_hf_document(document):
             return "hf", document
+        from .tekken import is_tekken_document
+
         if is_tekken_document(document):
             return "tekken", document
         if isinstance(document, dict) and document.get("format") == SIDECAR_FORMAT:
@@ -235,19 +241,30 @@ def load(
         >>> load("out/tokenizer.json").vocab == small.vocab
         True
     """
-    from ..encoding.tokenizer import Template, Tokenizer
-
     kind, target, document = _locate(path)
     if kind == "gpt2":
+        from .gpt2 import load_gpt2
+
         return load_gpt2(target, pattern=pattern)
     if kind == "tiktoken":
+        from .tiktoken_format import load_tiktoken
+
         return load_tiktoken(target, pattern=pattern, special_tokens=special_tokens)
     if kind == "hf":
+        from .hf import load_hf
+
         return load_hf(target, document)  # (parsed once, to tell the format)
     if kind == "sentencepiece":
+        from .sentencepiece import load_sentencepiece
+
         return load_sentencepiece(target)
     if kind == "tekken":
+        from .tekken import load_tekken
+
         return load_tekken(target)
+    from ..encoding.tokenizer import Template, Tokenizer
+    from .studio import load_studio
+
     data = load_studio(target)
     template = Template(*data.template) if data.template is not None else None
     try:
@@ -258,7 +275,6 @@ def load(
         raise FormatError(f"{target}: {exc}") from None
 
 
-@dataclass(frozen=True)
 class TokenizerSource:
     """How to load a tokenizer again, in a worker process say: its file or name, and what completes a bare
     ``.tiktoken`` file (the ``--pattern`` and ``--special-token`` of the command line).
@@ -277,15 +293,57 @@ class TokenizerSource:
         mappingproxy({'<|endoftext|>': 299, '<|begin_of_text|>': 300})
     """
 
+    # (A plain class, not a dataclass: this module is on every file's load path, and dataclasses imports
+    # inspect and ast, 5-6 ms of a fresh process. Frozen, compared and hashed by its three fields as one.)
+    __slots__ = ("path", "pattern", "special_tokens")
+
     path: str
-    pattern: str | None = None
-    special_tokens: tuple[SpecialTokenSpec, ...] = ()
+    pattern: str | None
+    special_tokens: tuple[SpecialTokenSpec, ...]
+
+    def __init__(
+        self, path: str, pattern: str | None = None, special_tokens: tuple[SpecialTokenSpec, ...] = ()
+    ) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "special_tokens", special_tokens)
+
+    def _fields(self) -> tuple[str, str | None, tuple[SpecialTokenSpec, ...]]:
+        return (self.path, self.pattern, self.special_tokens)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, TokenizerSource)
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"TokenizerSource(path={self.path!r}, pattern={self.pattern!r}, "
+            f"special_tokens={self.special_tokens!r})"
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a TokenizerSource is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a TokenizerSource is frozen")
+
+    def __reduce__(self) -> tuple[type[TokenizerSource], tuple[Any, ...]]:
+        return (TokenizerSource, self._fields())
 
     def load(self) -> Tokenizer:
         """The tokenizer (errors as :func:`load`'s, and ``ValueError`` for a special token that cannot be
         added)."""
         tokenizer = load(self.path, pattern=self.pattern)
-        return add_special_tokens(tokenizer, self.special_tokens) if self.special_tokens else tokenizer
+        if not self.special_tokens:
+            return tokenizer
+        from .tiktoken_format import add_special_tokens
+
+        return add_special_tokens(tokenizer, self.special_tokens)
 
     def absolute(self) -> TokenizerSource:
         """The same source with a file named by its absolute path (a worker may not share our folder's
@@ -379,9 +437,13 @@ def source_files(path: str | os.PathLike[str]) -> list[Path]:
     """
     kind, target, _ = _locate(path)
     if kind == "gpt2":
+        from .gpt2 import find_gpt2_files
+
         pair = find_gpt2_files(target)
         files = [*pair, pair[0].parent / SIDECAR_FILE] if pair is not None else [target]
     elif kind == "tiktoken":
+        from .tiktoken_format import sidecar_path
+
         files = [target, sidecar_path(target)]
     else:
         files = [target]
@@ -405,7 +467,11 @@ def save_targets(path: str | os.PathLike[str], *, format: str, folder: bool | No
         return [target / VOCAB_FILE, target / MERGES_FILE, target / SIDECAR_FILE]
     if target.is_dir() if folder is None else folder:
         target = target / DEFAULT_FILE_NAMES[format]
-    return [target, sidecar_path(target)] if format == "tiktoken" else [target]
+    if format != "tiktoken":
+        return [target]
+    from .tiktoken_format import sidecar_path
+
+    return [target, sidecar_path(target)]
 
 
 def save(
@@ -478,12 +544,20 @@ def save(
         )
     target = Path(path)
     if format == "gpt2":
+        from .gpt2 import save_gpt2
+
         return save_gpt2(tokenizer, target)
     target = save_targets(target, format=format)[0]
     if format == "tiktoken":
+        from .tiktoken_format import save_tiktoken
+
         return save_tiktoken(tokenizer, target)
     if format == "hf":
+        from .hf import save_hf
+
         return save_hf(tokenizer, target)
+    from .studio import save_studio
+
     save_studio(
         target,
         vocab=tokenizer.vocab,

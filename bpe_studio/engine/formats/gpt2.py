@@ -23,18 +23,15 @@ from typing import TYPE_CHECKING
 
 from ..bytes_unicode import bytes_to_text
 from .atomic import atomic_write_set
+from .base import MERGES_FILE, SIDECAR_FILE, SIDECAR_FORMAT, VOCAB_FILE, FormatError
 from .gpt2_read import _fail, read_merges_txt, read_vocab_json
-from .studio import FormatError, content_digest, read_json
+from .studio import content_digest, read_json
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
 
-VOCAB_FILE = "vocab.json"
-MERGES_FILE = "merges.txt"
-SIDECAR_FILE = "bpe_studio.json"
 MERGES_HEADER = "#version: 0.2"
 
-SIDECAR_FORMAT = "bpe-studio-sidecar"
 SIDECAR_VERSION = 1
 _SIDECAR_KEYS = {"format", "version", "pattern", "special_tokens", "checksums"}
 

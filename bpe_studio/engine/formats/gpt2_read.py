@@ -11,7 +11,8 @@ import os
 from collections.abc import Collection
 
 from ..bytes_unicode import char_to_byte
-from .studio import FormatError, read_json, utf8
+from .base import FormatError
+from .studio import read_json, utf8
 
 
 def _fail(path: str | os.PathLike[str], where: str, problem: str) -> FormatError:

@@ -45,8 +45,9 @@ from ..bytes_unicode import bytes_to_text, char_to_byte
 from ..pretokenize.hf import Pipeline, PipelineError, from_oniguruma, to_oniguruma
 from ..pretokenize.patterns import PATTERNS, compile_pattern, preset_name, scanner_name
 from .atomic import atomic_write
+from .base import HF_FILE, FormatError, FormatWarning
 from .sentencepiece import OPENS
-from .studio import FormatError, FormatWarning, read_json, utf8
+from .studio import read_json, utf8
 
 if TYPE_CHECKING:
     from ..encoding.hf_decode import Decoder
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = ["from_oniguruma", "load_hf", "save_hf", "to_oniguruma"]
 
-FILE_NAME = "tokenizer.json"
+FILE_NAME = HF_FILE
 
 # ByteLevel(use_regex=False) alone does not split the text: the whole text is one pre-token.
 _NO_SPLIT = r"[\s\S]+"

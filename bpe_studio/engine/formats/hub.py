@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from .atomic import atomic_write, atomic_write_set
+from .base import FormatError
 from .named import (
     DOWNLOAD_LIMIT,
     TIMEOUT_ENV,
@@ -36,7 +37,6 @@ from .named import (
     fetch_by,
     network_reason,
 )
-from .studio import FormatError
 
 #: The files a model's tokenizer is read from, in the order they are looked for.
 TOKENIZER_FILES = ("tokenizer.json", "tekken.json")

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import env_seconds
 from .atomic import atomic_write
-from .studio import FormatError
+from .base import FormatError
 from .tiktoken_format import KNOWN_ENCODINGS, KnownEncoding
 
 if TYPE_CHECKING:  # socket is imported where a download runs: loading a tokenizer or training needs none

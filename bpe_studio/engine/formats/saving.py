@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 from ..pretokenize.patterns import resolve_pattern
 from ..write_plan import WritePlan
 from .atomic import atomic_plan, replace_set
+from .base import FormatError
 from .detect import FORMATS, load, save, save_targets
-from .studio import FormatError, save_studio
+from .studio import save_studio
 
 if TYPE_CHECKING:
     from ..config import TrainConfig

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .. import native
 from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
 from ..pretokenize.hf import Pipeline, PipelineError
-from .studio import FormatError
+from .base import FormatError
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
@@ -125,39 +125,13 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
     from ..encoding.tokenizer import Tokenizer
 
     source = Path(path)
-    texts, piece_scores, kinds, trainer, normalizer = _read_model(source, source.read_bytes())
-    if not texts:
-        raise _fail(source, "pieces", "none; this is not a SentencePiece model")
-    model_type = _MODEL_TYPES.get(trainer.get(3, 1), f"type {trainer.get(3)}")
-    if model_type != "BPE":
-        raise _fail(source, "model_type", f"a {model_type} model (SentencePiece); {OPENS}")
-    if not trainer.get(35):
-        raise _fail(
-            source,
-            "byte_fallback",
-            "false: a SentencePiece BPE without byte fallback writes <unk> for characters it lacks, which "
-            f"this engine does not reproduce; {OPENS} with byte_fallback",
-        )
-    if trainer.get(24):
-        raise _fail(source, "treat_whitespace_as_suffix", "true is not supported ('▁' ends words here)")
-    charsmap = normalizer.get(2, b"")
-    if charsmap:
-        name = normalizer.get(1, b"").decode("utf-8", errors="replace") or "a custom rule"
-        raise _fail(
-            source,
-            "normalizer_spec",
-            f"normalization rule {name!r} (a character map) is not reproduced; only 'identity' models "
-            "(as Llama 2's) are read -- train with normalization_rule_name='identity'",
-        )
-
-    if normalizer.get(4):
-        # sentencepiece also drops spaces beside newlines and tabs then, in a way not reproduced here.
-        raise _fail(
-            source,
-            "normalizer_spec.remove_extra_whitespaces",
-            "true is not reproduced; only models that keep spaces as they are (as Llama 2's, Mistral's and "
-            "Gemma's) are read -- train with remove_extra_whitespaces=False",
-        )
+    data = source.read_bytes()
+    ready = native.sentencepiece_model(data)
+    if ready is not None:
+        return _ready_tokenizer(source, ready)
+    # The reference (BPE_STUDIO_PURE=1), and the path that names a fault: each step natively when it can.
+    texts, piece_scores, kinds, trainer, normalizer = _read_model(source, data)
+    _check_specs(source, len(texts), trainer, normalizer)
     # The tables natively (the loop of _piece_tables in one pass: 32k-256k pieces), unless a byte piece is
     # at fault (then _piece_tables names it).
     found = native.sentencepiece_tables(texts, kinds)
@@ -193,18 +167,12 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
                 if (len(left) == 1 or left in normal) and (len(right) == 1 or right in normal):
                     ranks[(left, right)] = order[scores[text]]
 
-    steps: list[dict[str, Any]] = []
-    if normalizer.get(3):
-        steps.append({"type": "Prepend", "prepend": "▁"})
-    if normalizer.get(5):
-        steps.append({"type": "Replace", "pattern": {"String": " "}, "content": "▁"})
-    pipeline = Pipeline.from_json({"type": "Sequence", "normalizers": steps}, None, byte_level=False)
     model = PieceModel(
         normal,
         byte_ids=byte_id_list,
         ranks=ranks,
         frozen=frozen,
-        pipeline=pipeline,
+        pipeline=_pipeline(normalizer),
         prefix=bool(normalizer.get(3)),
         piece_merges=piece_merges,
         # (Natively, no ranks needed: the ranks above are made only if a view or a cut model asks.)
@@ -215,6 +183,87 @@ def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
         return Tokenizer(vocab, merges, pattern="gpt2", piece_model=model)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
+
+
+def _ready_tokenizer(source: Path, ready: native.SentencepieceModel) -> Tokenizer:
+    """The Tokenizer of a model read natively in one call (:func:`native.sentencepiece_model`): the same
+    checks, tables and model as the steps of :func:`load_sentencepiece` make, the encoder made already and
+    the pairs (for the views and ``inspect``) when first asked for."""
+    from ..encoding.tokenizer import Tokenizer
+
+    trainer_fields, normalizer_fields, vocab, frozen_texts, byte_id_list, encode, derived = ready
+    normalizer: dict[int, Any] = {3: 1, 4: 1, 5: 1}  # (_read_model's defaults)
+    normalizer.update(normalizer_fields)
+    _check_specs(source, len(vocab), dict(trainer_fields), normalizer)
+    ranks, piece_merges, merge_table, normal = derived
+    model = PieceModel(
+        normal,  # (text -> id made when first used: encoding natively needs none of the 32k strs)
+        byte_ids=byte_id_list,
+        ranks=ranks,
+        frozen=frozen_texts,
+        pipeline=_pipeline(normalizer),
+        prefix=bool(normalizer.get(3)),
+        piece_merges=piece_merges,
+        native_encode=lambda: encode,
+    )
+    try:
+        return Tokenizer(vocab, merge_table, pattern="gpt2", piece_model=model)
+    except ValueError as exc:
+        raise FormatError(f"{source}: {exc}") from None
+
+
+def _check_specs(
+    source: Path, pieces: int, trainer: Mapping[int, int], normalizer: Mapping[int, Any]
+) -> None:
+    """Refuse a model this engine does not reproduce, saying why (its pieces' count and specs).
+
+    Raises:
+        FormatError: No pieces, not BPE, no byte fallback, '▁' as a suffix, a character map, or extra
+            whitespace removed.
+    """
+    if not pieces:
+        raise _fail(source, "pieces", "none; this is not a SentencePiece model")
+    model_type = _MODEL_TYPES.get(trainer.get(3, 1), f"type {trainer.get(3)}")
+    if model_type != "BPE":
+        raise _fail(source, "model_type", f"a {model_type} model (SentencePiece); {OPENS}")
+    if not trainer.get(35):
+        raise _fail(
+            source,
+            "byte_fallback",
+            "false: a SentencePiece BPE without byte fallback writes <unk> for characters it lacks, which "
+            f"this engine does not reproduce; {OPENS} with byte_fallback",
+        )
+    if trainer.get(24):
+        raise _fail(source, "treat_whitespace_as_suffix", "true is not supported ('▁' ends words here)")
+    charsmap = normalizer.get(2, b"")
+    if charsmap:
+        name = normalizer.get(1, b"").decode("utf-8", errors="replace") or "a custom rule"
+        raise _fail(
+            source,
+            "normalizer_spec",
+            f"normalization rule {name!r} (a character map) is not reproduced; only 'identity' models "
+            "(as Llama 2's) are read -- train with normalization_rule_name='identity'",
+        )
+
+    if normalizer.get(4):
+        # sentencepiece also drops spaces beside newlines and tabs then, in a way not reproduced here.
+        raise _fail(
+            source,
+            "normalizer_spec.remove_extra_whitespaces",
+            "true is not reproduced; only models that keep spaces as they are (as Llama 2's, Mistral's and "
+            "Gemma's) are read -- train with remove_extra_whitespaces=False",
+        )
+
+
+def _pipeline(normalizer: Mapping[int, Any]) -> Pipeline:
+    """The normalizer of a model's specs: ``add_dummy_prefix`` puts one ``▁`` before the text,
+    ``escape_whitespaces`` writes its spaces ``▁``."""
+    steps: list[dict[str, Any]] = []
+    if normalizer.get(3):
+        steps.append({"type": "Prepend", "prepend": "▁"})
+    if normalizer.get(5):
+        steps.append({"type": "Replace", "pattern": {"String": " "}, "content": "▁"})
+    return Pipeline.from_json({"type": "Sequence", "normalizers": steps}, None, byte_level=False)
 
 
 def _piece_tables(

@@ -29,23 +29,15 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..bytes_unicode import bytes_to_text, text_to_bytes
 from .atomic import atomic_write
+from .base import STUDIO_FORMAT as FORMAT_NAME
+from .base import FormatError as FormatError  # noqa: PLC0414  (re-exported: tiktoken_format imports it)
 
-FORMAT_NAME = "bpe-studio-tokenizer"
 FORMAT_VERSION = 1
 TEMPLATE_VERSION = 2  # a file with a template: older readers must refuse it, not drop the template
-
-
-class FormatError(ValueError):
-    """A tokenizer file is malformed; the message names the file and the line or key."""
-
-
-class FormatWarning(UserWarning):
-    """A tokenizer file holds something that is not applied or not carried over; the message says what."""
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
@@ -106,18 +98,61 @@ def utf8(path: str | os.PathLike[str], where: str, text: str) -> bytes:
         raise _fail(path, where, f"{text!r} is not valid Unicode ({exc.reason})") from None
 
 
-@dataclass(frozen=True)
 class StudioFile:
-    """The contents of a studio tokenizer file."""
+    """The contents of a studio tokenizer file.
+
+    Attributes:
+        vocab: Id -> the token's bytes.
+        merges: The merges, in rank order.
+        special_tokens: Text -> id.
+        pattern: The pattern preset or regex.
+        training: How the tokenizer was trained (free-form).
+        template: ``(prefix, suffix)``: see ``Tokenizer.template``.
+    """
+
+    # (A plain class, not a dataclass: the Hugging Face reader imports this module, and dataclasses imports
+    # inspect and ast, 5-6 ms of a fresh process.)
+    __slots__ = ("merges", "pattern", "special_tokens", "template", "training", "vocab")
+
+    def __init__(  # noqa: PLR0917  (positional, as the dataclass took them)
+        self,
+        vocab: dict[int, bytes],
+        merges: list[tuple[bytes, bytes]],
+        special_tokens: dict[str, int],
+        pattern: str,
+        training: dict[str, Any] | None = None,
+        template: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
+    ) -> None:
+        setter = object.__setattr__  # (frozen, as the dataclass was)
+        setter(self, "vocab", vocab)
+        setter(self, "merges", merges)
+        setter(self, "special_tokens", special_tokens)
+        setter(self, "pattern", pattern)
+        setter(self, "training", {} if training is None else training)
+        setter(self, "template", template)
 
     vocab: dict[int, bytes]
     merges: list[tuple[bytes, bytes]]
     special_tokens: dict[str, int]
     pattern: str
-    training: dict[str, Any] = field(default_factory=dict)
-    template: tuple[tuple[int, ...], tuple[int, ...]] | None = (
-        None  # (prefix, suffix): see Tokenizer.template
-    )
+    training: dict[str, Any]
+    template: tuple[tuple[int, ...], tuple[int, ...]] | None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a StudioFile is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StudioFile):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # (holds dicts, as the dataclass did)
+
+    def __repr__(self) -> str:
+        return (
+            f"StudioFile(vocab=<{len(self.vocab)} tokens>, merges=<{len(self.merges)}>, "
+            f"pattern={self.pattern!r})"
+        )
 
 
 def dumps_studio(

@@ -31,13 +31,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .studio import FormatError, read_json
+from .base import TEKKEN_FILE, FormatError
+from .studio import read_json
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
 
 #: The name Mistral's model repositories give the file.
-FILE_NAME = "tekken.json"
+FILE_NAME = TEKKEN_FILE
 
 #: mistral-common's special tokens for files that list none (versions up to v7), ``Tekkenizer``'s
 #: ``DEPRECATED_SPECIAL_TOKENS``, by id.

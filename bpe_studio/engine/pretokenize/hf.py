@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 from typing import Any
@@ -43,9 +42,18 @@ from .patterns import PATTERNS
 # tokenizers compiles Split regexes with Oniguruma (Ruby syntax), where "X{1,3}+" means "(X{1,3})+", not
 # the possessive "X{1,3}" of the regex module and tiktoken (cl100k has "\p{N}{1,3}+"). An atomic group is
 # possessive in both, so intervals on a single atom are written as "(?>X{1,3})" and read back.
+# (Compiled when first used: opening a .model, or a tokenizer.json without a Split, needs neither.)
 _ATOM = r"(\\[pP]\{[^}]*\}|\\[pP][A-Za-z]|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()\[\]{}|])"
-_POSSESSIVE_INTERVAL = re.compile(_ATOM + r"(\{\d+(?:,\d*)?\})\+")
-_ATOMIC_INTERVAL = re.compile(r"\(\?>" + _ATOM + r"(\{\d+(?:,\d*)?\})\)")
+
+
+@cache
+def _possessive_interval() -> re.Pattern[str]:
+    return re.compile(_ATOM + r"(\{\d+(?:,\d*)?\})\+")
+
+
+@cache
+def _atomic_interval() -> re.Pattern[str]:
+    return re.compile(r"\(\?>" + _ATOM + r"(\{\d+(?:,\d*)?\})\)")
 
 
 def to_oniguruma(pattern: str) -> str:
@@ -55,7 +63,7 @@ def to_oniguruma(pattern: str) -> str:
         >>> print(to_oniguruma(r"\p{N}{1,3}+|\s++$"))
         (?>\p{N}{1,3})|\s++$
     """
-    return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", pattern)
+    return _possessive_interval().sub(r"(?>\1\2)", pattern)
 
 
 def from_oniguruma(pattern: str) -> str:
@@ -65,7 +73,7 @@ def from_oniguruma(pattern: str) -> str:
         >>> print(from_oniguruma(r"(?>\p{N}{1,3})"))
         \p{N}{1,3}+
     """
-    return _ATOMIC_INTERVAL.sub(r"\1\2+", pattern)
+    return _atomic_interval().sub(r"\1\2+", pattern)
 
 
 class PipelineError(ValueError):
@@ -115,7 +123,6 @@ Span = tuple[int, ...]
 ``(start, end, unit)``, where ``unit`` numbers the character whose UTF-8 bytes the byte belongs to."""
 
 
-@dataclass(slots=True)
 class Piece:
     """Text on its way through the pipeline: a normalized string or one of the pieces cut from it.
 
@@ -127,9 +134,23 @@ class Piece:
             "first"`` prepends; so it needs the spans).
     """
 
-    text: str
-    spans: list[Span] | None
-    first: bool
+    # (A plain class: opening a file imports this module, and dataclasses imports inspect and ast, 5-6 ms.)
+    __slots__ = ("first", "spans", "text")
+
+    def __init__(self, text: str, spans: list[Span] | None, first: bool) -> None:
+        self.text = text
+        self.spans = spans
+        self.first = first
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Piece):
+            return NotImplemented
+        return (self.text, self.spans, self.first) == (other.text, other.spans, other.first)
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable and compared by value, as a dataclass)
+
+    def __repr__(self) -> str:
+        return f"Piece(text={self.text!r}, spans={self.spans!r}, first={self.first!r})"
 
     def slice(self, start: int, end: int) -> Piece:
         """The characters ``start:end``."""
@@ -620,6 +641,15 @@ class Pipeline:
         """The steps in one line, for people."""
         names = self.normalizer_names()
         return (f"normalizer {'+'.join(names)}; " if names else "") + "pre-tokenizer " + "+".join(self._kinds)
+
+    def pre_tokenizer_names(self) -> list[str]:
+        """The pre-tokenizer's steps, by type (none for a SentencePiece ``.model``'s pipeline).
+
+        Example:
+            >>> Pipeline.from_json(None, {"type": "Metaspace"}, byte_level=False).pre_tokenizer_names()
+            ['Metaspace']
+        """
+        return list(self._kinds)
 
     def normalizer_names(self) -> list[str]:
         """The normalizer's steps, by type."""

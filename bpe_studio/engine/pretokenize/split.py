@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .boundary import split_at_newline_boundaries
@@ -93,3 +93,19 @@ class Pretokenizer:
         for piece in split_at_newline_boundaries(text):
             tokens += fast(piece) if piece.isascii() else slow(piece)
         return tokens
+
+
+def special_token_regex(special_tokens: Sequence[str]) -> re.Pattern[str] | None:
+    """A regex matching any special token, longest first so overlapping specials match whole.
+
+    (Here, not in ``corpus.plan``, which re-exports it: the tokenizer needs it, and opening a file must not
+    import the corpus planner's ``dataclasses``.)
+
+    Example:
+        >>> special_token_regex(["<a>", "<a><a>"]).split("x<a><a>y")
+        ['x', 'y']
+    """
+    if not special_tokens:
+        return None
+    ordered = sorted(special_tokens, key=lambda s: (-len(s), s))
+    return re.compile("|".join(re.escape(s) for s in ordered))

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from .. import native
 from ..config import InvalidUtf8Policy
-from ..corpus.plan import Chunk, check_read, decode, read_chunk, special_token_regex
+from ..corpus.plan import Chunk, check_read, decode, read_chunk
 from ..corpus.sources import Documents, LineRange, RecordReader, RowGroup, Task
 from ..pretokenize.patterns import scanner_name
-from ..pretokenize.split import Pretokenizer
+from ..pretokenize.split import Pretokenizer, special_token_regex
 from ..workers.protocol import decode_table, encode_table
 
 

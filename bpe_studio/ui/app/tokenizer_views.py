@@ -18,9 +18,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ...engine import TrainConfig, TrainResult
+from ...engine.formats.base import FormatError
 from ...engine.formats.hub import download_model, find_model, resolve_model
 from ...engine.formats.named import GPT2_FOLDER, download_encoding, find_cached, tiktoken_cache_dir
-from ...engine.formats.studio import FormatError
 from ...engine.formats.tiktoken_format import (
     KNOWN_ENCODINGS,
     KnownEncoding,

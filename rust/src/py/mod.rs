@@ -850,6 +850,9 @@ struct PieceSource {
     texts: Py<PyList>,
     scores: Vec<f64>,
     kinds: Vec<u128>,
+    /// The `.model`'s bytes, when it was read in one call (`sentencepiece_model`): the pieces are parsed
+    /// from them again when first needed (then `texts`, `scores` and `kinds` are empty).
+    data: Option<Py<PyBytes>>,
     derived: OnceLock<(PieceRanks, MergeData)>,
 }
 
@@ -859,10 +862,17 @@ impl PieceSource {
         if let Some(found) = self.derived.get() {
             return Ok(found);
         }
-        let owned = strings(self.texts.bind(py))?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        let pieces: Vec<(&str, f32, u128)> =
-            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+        let (owned, strs, data);
+        let pieces: Vec<(&str, f32, u128)> = if let Some(bytes) = &self.data {
+            // (Parsed again, without a Python str per piece: sentencepiece_model parsed them once.)
+            data = bytes.bind(py).clone();
+            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
+            parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?.pieces
+        } else {
+            owned = strings(self.texts.bind(py))?;
+            strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
+            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect()
+        };
         let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
             // (sentencepiece_pairs checked the scores for NaN before making this source.)
             return Err(PyRuntimeError::new_err("a piece's score is NaN"));
@@ -907,21 +917,30 @@ impl PieceSource {
                 last.insert(text, i as u32);
             }
         }
-        let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-        let mut spelled = Vec::new();
-        for (&piece, &i) in &last {
-            spelled.clear();
-            spell(piece, &mut spelled);
-            let slot = by_bytes.entry(spelled.clone()).or_insert(i);
-            *slot = (*slot).min(i);
-        }
-        let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
-        id_of.reserve(last.len());
-        for &piece in last.keys() {
-            spelled.clear();
-            spell(piece, &mut spelled);
-            id_of.insert(piece, by_bytes[&spelled]);
-        }
+        // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
+        // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own.
+        let built;
+        let id_of: &FxHashMap<&str, u32> = if last.keys().any(|piece| piece.contains(' ')) {
+            let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+            let mut spelled = Vec::new();
+            for (&piece, &i) in &last {
+                spelled.clear();
+                spell(piece, &mut spelled);
+                let slot = by_bytes.entry(spelled.clone()).or_insert(i);
+                *slot = (*slot).min(i);
+            }
+            let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
+            id_of.reserve(last.len());
+            for &piece in last.keys() {
+                spelled.clear();
+                spell(piece, &mut spelled);
+                id_of.insert(piece, by_bytes[&spelled]);
+            }
+            built = id_of;
+            &built
+        } else {
+            &last
+        };
         let mut both = String::new();
         let ids = found
             .merges
@@ -948,6 +967,25 @@ impl PieceSource {
     /// [(left, right)]: the pairs the views show, as `sentencepiece_pairs(..., with_ranks=True)` gives them.
     fn merges<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         self.derived(py)?.0.merges(py)
+    }
+
+    /// {text: id} of the normal and user-defined pieces (a text listed twice under its last id), as
+    /// `sentencepiece_tables` gives it: made from the `.model`'s bytes when first asked for (`PieceModel`'s
+    /// `pieces`; opening and encoding natively need none of the 32k strs).
+    fn pieces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let normal = PyDict::new(py);
+        if let Some(bytes) = &self.data {
+            let data = bytes.bind(py);
+            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
+            let model =
+                parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?;
+            for (i, &(text, _, kind)) in model.pieces.iter().enumerate() {
+                if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+                    normal.set_item(text, i)?;
+                }
+            }
+        }
+        Ok(normal)
     }
 
     /// Whether the pairs are derived yet (for the tests that opening and encoding derive none).
@@ -982,7 +1020,8 @@ fn sentencepiece_pairs<'py>(
         }
         // (A copy of the list: the source derives from the texts as they are now.)
         let texts = PyList::new(py, texts.iter())?.unbind();
-        let source = Bound::new(py, PieceSource { texts, scores, kinds, derived: OnceLock::new() })?;
+        let source =
+            Bound::new(py, PieceSource { texts, scores, kinds, data: None, derived: OnceLock::new() })?;
         let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
         return Ok((source.getattr("table")?, source.getattr("merges")?, table)
             .into_pyobject(py)?
@@ -1051,6 +1090,77 @@ fn sentencepiece_encoder(
     Ok(unpanic(|| spmodel::PieceEncoder::new(&pieces, byte_ids))?.map(|inner| PieceEncoder { inner }))
 }
 
+/// A SentencePiece `.model` read and made ready in one call, for `load_sentencepiece`
+/// (bpe_studio/engine/formats/sentencepiece.py): what `parse_sentencepiece`, `sentencepiece_tables`,
+/// `sentencepiece_pairs(..., with_ranks=False)` and `sentencepiece_encoder` give together, without making
+/// the pieces' texts, scores and types Python lists that each of them reads again (most of a fresh
+/// process's load of Mistral 7B's 32k pieces): (trainer fields, normalizer fields, {id: bytes}, the
+/// user-defined texts, the id of each byte, the encoder, (ranks, pairs, `MergeTable`, {text: id} of the
+/// normal and user-defined pieces), the last four made when first asked for, from the file's bytes kept
+/// and parsed again: opening and encoding make no `str` per piece). None wherever
+/// one of those calls gives None (a fault, a byte piece that is not `<0xNN>`, a byte without a piece, a
+/// NaN score of a piece that merges): the Python loader then reads the file as before, naming the fault.
+#[pyfunction]
+fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyResult<PyObject> {
+    let raw = data.as_bytes();
+    let Some(model) = unpanic(|| spmodel::parse(raw))? else {
+        return Ok(py.None());
+    };
+    let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+    if model.pieces.iter().any(|&(_, score, kind)| merging(kind) && score.is_nan()) {
+        return Ok(py.None());
+    }
+    let vocab = PyDict::new(py);
+    let frozen = PyList::empty(py);
+    let mut byte_ids: [Option<u32>; 256] = [None; 256];
+    let mut spelled = Vec::new();
+    for (i, &(text, _, kind)) in model.pieces.iter().enumerate() {
+        let Ok(id) = u32::try_from(i) else { return Ok(py.None()) };
+        if kind == spmodel::BYTE {
+            let Some(byte) = spmodel::byte_of(text) else { return Ok(py.None()) };
+            vocab.set_item(id, PyBytes::new(py, &[byte]))?;
+            byte_ids[usize::from(byte)] = Some(id);
+        } else {
+            // A piece's bytes: its text with `▁` read as a space (as sentencepiece_tables spells them).
+            spelled.clear();
+            for (n, part) in text.split('\u{2581}').enumerate() {
+                if n > 0 {
+                    spelled.push(b' ');
+                }
+                spelled.extend_from_slice(part.as_bytes());
+            }
+            vocab.set_item(id, PyBytes::new(py, &spelled))?;
+            if kind == spmodel::USER_DEFINED {
+                frozen.append(text)?;
+            }
+        }
+    }
+    let Some(byte_ids) = byte_ids.into_iter().collect::<Option<Vec<u32>>>() else { return Ok(py.None()) };
+    let Ok(each_byte) = <[u32; 256]>::try_from(byte_ids.as_slice()) else { return Ok(py.None()) };
+    let Some(encoder) = unpanic(|| spmodel::PieceEncoder::new(&model.pieces, each_byte))? else {
+        return Ok(py.None());
+    };
+    let (texts, scores, kinds) = (PyList::empty(py).unbind(), Vec::new(), Vec::new());
+    let data = Some(data.clone().unbind());
+    let source = Bound::new(py, PieceSource { texts, scores, kinds, data, derived: OnceLock::new() })?;
+    let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
+    let derived = (source.getattr("table")?, source.getattr("merges")?, table, source.getattr("pieces")?);
+    let trainer = PyList::new(py, model.trainer.iter().copied())?;
+    let normalizer = PyList::empty(py);
+    for (number, value) in &model.normalizer {
+        let value = match value {
+            spmodel::Value::Int(v) => v.into_pyobject(py)?.into_any(),
+            spmodel::Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        };
+        normalizer.append((number, value))?;
+    }
+    let encoder = Bound::new(py, PieceEncoder { inner: encoder })?;
+    Ok((trainer, normalizer, vocab, frozen, byte_ids, encoder, derived)
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The panic's place for `unpanic`, instead of a backtrace on stderr (a panic is a RuntimeError).
@@ -1074,5 +1184,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_hf_json, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_tables, m)?)?;
     m.add_function(wrap_pyfunction!(sentencepiece_encoder, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_model, m)?)?;
     Ok(())
 }

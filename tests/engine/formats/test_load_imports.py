@@ -109,3 +109,50 @@ def test_opening_a_file_imports_nothing_for_writing_or_names(kind: str, tmp_path
         f"print(' '.join(m for m in {NOT_FOR_OPENING!r} if m in sys.modules))"
     )
     assert printed_by_isolated(probe, str(path)) == []
+
+
+# What opening any file must leave out (issue 20: a fresh process's load within the reference library's
+# time): ``dataclasses`` imports ``inspect``, ``ast``, ``dis`` and ``tokenize`` (5-6 ms), the writers and the
+# training config import ``dataclasses``, and the other formats' modules are read only for their files.
+NOT_FOR_ANY_FILE = (
+    "dataclasses",
+    "inspect",
+    "ast",
+    "argparse",
+    "regex",
+    "bpe_studio.engine.write_plan",
+    "bpe_studio.engine.config",
+    "bpe_studio.engine.corpus.plan",
+    "bpe_studio.engine.formats.saving",
+    "bpe_studio.engine.formats.gpt2",
+    "bpe_studio.engine.formats.tekken",
+    "bpe_studio.engine.formats.tiktoken_format",
+)
+# A ``.model`` is protobuf: no JSON parser, and no JSON format's module.
+NOT_FOR_A_MODEL = (
+    "json",
+    "bpe_studio.engine.formats.atomic",
+    "bpe_studio.engine.formats.hf",
+    "bpe_studio.engine.formats.studio",
+)
+
+
+@needs_native
+@pytest.mark.parametrize("kind", ["tokenizer.json", ".model", "studio", "gpt2"])
+def test_opening_a_file_imports_no_dataclasses_and_no_other_format(kind: str, tmp_path: Path) -> None:
+    # (A .tiktoken file is left out: tiktoken_format.py still defines a dataclass.)
+    tokenizer = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b" y"}, [(b" ", b"y")], pattern="gpt2")
+    unwanted = NOT_FOR_ANY_FILE
+    if kind == ".model":
+        path = _model(tmp_path / "tokenizer.model")
+        unwanted = NOT_FOR_ANY_FILE + NOT_FOR_A_MODEL
+    elif kind == "gpt2":
+        path = save(tokenizer, tmp_path / "gpt2", format="gpt2")
+        unwanted = tuple(m for m in NOT_FOR_ANY_FILE if m != "bpe_studio.engine.formats.gpt2")
+    else:
+        path = save(tokenizer, tmp_path / f"{kind}.json", format="hf" if kind == "tokenizer.json" else kind)
+    probe = (
+        "import sys; from bpe_studio.engine import load; load(sys.argv[1]).encode('x y'); "
+        f"print(' '.join(m for m in {unwanted!r} if m in sys.modules))"
+    )
+    assert printed_by_isolated(probe, str(path)) == []
