@@ -212,35 +212,75 @@ pub(crate) fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
-/// From this many listed positions on, a merge gathers its count changes by pair before it touches the
-/// pair table. The first merges of a corpus touch a large part of it (on CJK text, the pairs of bytes
+/// From this many listed positions on, a merge gathers its count changes by neighbour before it touches
+/// the pair table. The first merges of a corpus touch a large part of it (on CJK text, the pairs of bytes
 /// inside each character: 1.5 of 2 million positions in the first 1,000 merges), but only a few hundred
-/// distinct neighbouring pairs: one look-up each in the large pair table (after one per occurrence in a
-/// small, cache-resident map) instead of four per occurrence. Below it, the direct updates are cheaper.
+/// distinct neighbours: two look-ups each in the large pair table (after one per occurrence in a small
+/// array) instead of four per occurrence. Below it, the direct updates are cheaper.
 const BATCH_MIN: usize = 256;
 
-/// A merge's count changes gathered by pair (see `BATCH_MIN` and `Kernel::commit`).
+/// A merge's count changes on one side of its pair, gathered by the neighbour's token (see `BATCH_MIN` and
+/// `Kernel::commit`): merging (a, b) into c at an occurrence whose left neighbour holds x takes `f` from
+/// pair (x, a) and gives it to (x, c), which now starts at the neighbour; on the right, from (b, y) to
+/// (c, y), which starts at the occurrence. One entry per neighbour token, found through a dense array by
+/// id: no hashing per occurrence (a map by pair was a tenth of a CJK run's first 1,000 merges).
 #[derive(Default)]
-struct Changes {
-    by_pair: FxHashMap<u64, Change>,
+struct Side {
+    /// Token id -> its index in `entries`, or NONE; only the used ones are set, and reset by `clear`.
+    index: Vec<u32>,
+    /// The neighbours met, `used` of them (the others keep their buffers for the next merge).
+    entries: Vec<Neighbour>,
+    used: usize,
 }
 
 #[derive(Default)]
-struct Change {
-    delta: i64,
+struct Neighbour {
+    token: u32,
+    /// The counts moved, added up.
+    f: i64,
+    /// Where the pairs with the merged token start.
     positions: Vec<u32>,
-    increased: bool,
 }
 
-impl Changes {
-    /// Adds `delta` to the pair's count; an increase also lists where the pair now starts.
-    fn add(&mut self, k: u64, delta: i64, position: Option<u32>) {
-        let change = self.by_pair.entry(k).or_default();
-        change.delta += delta;
-        if let Some(p) = position {
-            change.positions.push(p);
-            change.increased = true;
+impl Side {
+    /// Ready for a merge over `vocab` token ids.
+    fn start(&mut self, vocab: usize) {
+        if self.index.len() < vocab {
+            self.index.resize(vocab, NONE);
         }
+    }
+
+    /// Notes that `f` moves to the pair with `token` that starts at `position`.
+    #[inline]
+    fn add(&mut self, token: u32, f: i64, position: u32) {
+        let mut i = self.index[token as usize];
+        if i == NONE {
+            i = self.used as u32;
+            if self.used == self.entries.len() {
+                self.entries.push(Neighbour::default());
+            }
+            let entry = &mut self.entries[self.used];
+            entry.token = token;
+            entry.f = 0;
+            entry.positions.clear();
+            self.index[token as usize] = i;
+            self.used += 1;
+        }
+        let entry = &mut self.entries[i as usize];
+        entry.f += f;
+        entry.positions.push(position);
+    }
+
+    /// The neighbours met since `clear`.
+    fn met(&self) -> &[Neighbour] {
+        &self.entries[..self.used]
+    }
+
+    fn clear(&mut self) {
+        for entry in &self.entries[..self.used] {
+            self.index[entry.token as usize] = NONE;
+        }
+        self.used = 0;
     }
 }
 
@@ -298,6 +338,9 @@ pub struct Kernel {
     scratch: Vec<u32>,
     /// The pairs whose count a merge grew (kept between merges, empty).
     grown: Vec<u64>,
+    /// A large merge's count changes by neighbour, left and right (kept between merges, cleared).
+    left: Side,
+    right: Side,
     /// Pairs counting fewer than this are not offered to the heap when their count grows, and leave it
     /// when they reach its top (see `set_heap_min`); 0: every pair is.
     heap_min: i64,
@@ -388,6 +431,8 @@ impl Kernel {
             lists: Lists::default(),
             scratch: Vec::new(),
             grown: Vec::new(),
+            left: Side::default(),
+            right: Side::default(),
             max_len,
             merges: 0,
             batch_min: BATCH_MIN,
@@ -630,30 +675,57 @@ impl Kernel {
         }
     }
 
-    /// Applies a merge's gathered count changes to the pair table: the same counts, positions and grown
-    /// pairs as the one-by-one `decrease`/`increase` calls (a pair whose count reaches 0 is removed; one
-    /// that was increased is offered to the heap), in one table look-up per pair.
-    fn commit(&mut self, changes: Changes, grown: &mut Vec<u64>) {
+    /// Applies a merge's count changes gathered by neighbour (`left`: pairs (x, a) -> (x, c); `right`:
+    /// (b, y) -> (c, y)) to the pair table: the same counts, positions and grown pairs as the one-by-one
+    /// `decrease`/`increase` calls, in two look-ups per neighbour. Every increase is made before any
+    /// decrease: a pair can be on both lists (after `a b a b`, (c, a) was made and unmade) and its count
+    /// must not reach 0, which removes it, before what it gains is added.
+    fn commit(&mut self, (a, b, c): (u32, u32, u32), left: &Side, right: &Side, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        for (k, change) in changes.by_pair {
-            let i = match self.pairs.slot(k) {
-                Ok(i) => i,
-                Err(i) if change.increased && change.delta > 0 => self.pairs.insert_at(i, k, Pair::default()),
-                // A decrease of a pair no longer counted, or a new pair that does not occur after all.
-                Err(_) => continue,
-            };
-            let pair = self.pairs.at(i);
-            pair.count += change.delta;
-            if pair.count <= 0 {
-                let pair = self.pairs.remove_at(i);
-                self.lists.release(pair.list);
-            } else if change.increased {
-                self.lists.extend(&mut pair.list, &change.positions);
-                if pair.grown_in != merges {
-                    pair.grown_in = merges;
-                    grown.push(k);
+        let made = left
+            .met()
+            .iter()
+            .map(|n| (key(n.token, c), n))
+            .chain(right.met().iter().map(|n| (key(c, n.token), n)));
+        self.for_each_ahead(made, |kernel, k, n| {
+            let pair = kernel.pairs.get_or_insert_with(k, Pair::default);
+            pair.count += n.f;
+            kernel.lists.extend(&mut pair.list, &n.positions);
+            if pair.grown_in != merges {
+                pair.grown_in = merges;
+                grown.push(k);
+            }
+        });
+        let unmade = left
+            .met()
+            .iter()
+            .map(|n| (key(n.token, a), n))
+            .chain(right.met().iter().map(|n| (key(b, n.token), n)));
+        self.for_each_ahead(unmade, |kernel, k, n| {
+            if let Ok(i) = kernel.pairs.slot(k) {
+                let pair = kernel.pairs.at(i);
+                pair.count -= n.f;
+                if pair.count <= 0 {
+                    let pair = kernel.pairs.remove_at(i);
+                    kernel.lists.release(pair.list);
                 }
             }
+        });
+    }
+
+    /// Calls `f` on each (pair key, neighbour), the pair table's slot of the key a few ahead asked for
+    /// first: a merge may have thousands of neighbours, each a random read of the table.
+    fn for_each_ahead<'a>(
+        &mut self,
+        items: impl Iterator<Item = (u64, &'a Neighbour)> + Clone,
+        mut f: impl FnMut(&mut Kernel, u64, &'a Neighbour),
+    ) {
+        let mut ahead = items.clone().skip(AHEAD);
+        for (k, n) in items {
+            if let Some((k, _)) = ahead.next() {
+                self.pairs.prefetch(k);
+            }
+            f(self, k, n);
         }
     }
 
@@ -674,8 +746,13 @@ impl Kernel {
             positions.sort_unstable();
         }
         let mut grown = std::mem::take(&mut self.grown);
-        // A merge with many occurrences gathers its count changes by pair first (see `Changes`).
-        let mut changes = (positions.len() >= self.batch_min).then(Changes::default);
+        // A merge with many occurrences gathers its count changes by neighbour first (see `Side`).
+        let batched = positions.len() >= self.batch_min;
+        let (mut left, mut right) = (std::mem::take(&mut self.left), std::mem::take(&mut self.right));
+        if batched {
+            left.start(self.tokens.len());
+            right.start(self.tokens.len());
+        }
         for (i, &p) in positions.iter().enumerate() {
             // The listed positions lie all over the array: fetch the ones a few steps ahead, and their
             // pre-tokens' counts, so that their cache misses overlap this step's work.
@@ -712,13 +789,13 @@ impl Kernel {
                 // Updated one by one, the pair table's slots of the left neighbour's pairs, before and
                 // after the merge: four random look-ups per occurrence were most of a late CJK merge.
                 let x = self.pos[ahead as usize].prev;
-                if changes.is_none() && x != NONE {
+                if !batched && x != NONE {
                     let sx = self.pos[x as usize].sym;
                     self.pairs.prefetch(key(sx, a));
                     self.pairs.prefetch(key(sx, c));
                 }
             }
-            if let Some(&ahead) = positions.get(i + AHEAD / 4).filter(|_| changes.is_none()) {
+            if let Some(&ahead) = positions.get(i + AHEAD / 4).filter(|_| !batched) {
                 // And the right neighbour's, whose record came in by now.
                 let q = self.pos[ahead as usize].next;
                 if q != NONE {
@@ -744,29 +821,21 @@ impl Kernel {
             let x = at.prev;
             if x != NONE {
                 let sx = self.pos[x as usize].sym;
-                match changes.as_mut() {
-                    Some(changes) => {
-                        changes.add(key(sx, a), -f, None);
-                        changes.add(key(sx, c), f, Some(x));
-                    }
-                    None => {
-                        self.decrease(sx, a, f);
-                        self.increase(sx, c, f, x, &mut grown);
-                    }
+                if batched {
+                    left.add(sx, f, x);
+                } else {
+                    self.decrease(sx, a, f);
+                    self.increase(sx, c, f, x, &mut grown);
                 }
             }
             let y = self.pos[q as usize].next;
             if y != NONE {
                 let sy = self.pos[y as usize].sym;
-                match changes.as_mut() {
-                    Some(changes) => {
-                        changes.add(key(b, sy), -f, None);
-                        changes.add(key(c, sy), f, Some(p));
-                    }
-                    None => {
-                        self.decrease(b, sy, f);
-                        self.increase(c, sy, f, p, &mut grown);
-                    }
+                if batched {
+                    right.add(sy, f, p);
+                } else {
+                    self.decrease(b, sy, f);
+                    self.increase(c, sy, f, p, &mut grown);
                 }
             }
             self.pos[pu].sym = c;
@@ -776,9 +845,12 @@ impl Kernel {
                 self.pos[y as usize].prev = p;
             }
         }
-        if let Some(changes) = changes {
-            self.commit(changes, &mut grown);
+        if batched {
+            self.commit((a, b, c), &left, &right, &mut grown);
+            left.clear();
+            right.clear();
         }
+        (self.left, self.right) = (left, right);
         // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
         self.remove_pair(key(a, b));
         self.scratch = positions;
@@ -961,7 +1033,7 @@ mod tests {
     #[test]
     fn merges_gathered_by_pair_are_the_merges_made_one_by_one() {
         // Random words over a small alphabet (repeats, overlaps such as "aaa", shared neighbours), with
-        // counts: every merge updated directly, or every merge gathered by pair first (`Changes`).
+        // counts: every merge updated directly, or every merge gathered by neighbour first (`Side`).
         let mut next = crate::testing::xorshift(0x2545_F491_4F6C_DD1Du64);
         for _ in 0..30 {
             let words: Vec<(String, i64)> = (0..60)
