@@ -233,6 +233,9 @@ struct Side {
     used: usize,
 }
 
+/// A neighbour's buffer of positions larger than this is freed after the merge (see `Side::clear`).
+const KEEP: usize = 1 << 12;
+
 #[derive(Default)]
 struct Neighbour {
     token: u32,
@@ -277,8 +280,13 @@ impl Side {
     }
 
     fn clear(&mut self) {
-        for entry in &self.entries[..self.used] {
+        for entry in &mut self.entries[..self.used] {
             self.index[entry.token as usize] = NONE;
+            if entry.positions.capacity() > KEEP {
+                // Not kept for the next merge: the first merges of 100 MB of English have millions of
+                // occurrences, and the buffers would stay that large for the rest of the run.
+                entry.positions = Vec::new();
+            }
         }
         self.used = 0;
     }
@@ -451,13 +459,16 @@ impl Kernel {
             // it, they were twice the memory, which a fresh process pays in page faults (issue 22).
             let mut counts = vec![0i64; 1 << 16];
             let mut starts = vec![0u32; (1 << 16) + 1];
-            let mut keys = vec![0u16; n]; // each position's pair, or 0 with no right neighbour (see below)
-            for (at, key) in self.pos.iter().zip(&mut keys) {
-                if at.next != NONE {
-                    let k = ((at.sym as usize) << 8) | self.pos[at.next as usize].sym as usize;
-                    counts[k] += self.freq[at.word as usize];
+            // Each position's pair is read twice, not kept in between: a table of them would be 2 bytes a
+            // position more at the merge loop's peak memory.
+            let pair_at = |pos: &[Position], p: usize| {
+                let at = pos[p];
+                (at.next != NONE).then(|| ((at.sym as usize) << 8) | pos[at.next as usize].sym as usize)
+            };
+            for p in 0..n {
+                if let Some(k) = pair_at(&self.pos, p) {
+                    counts[k] += self.freq[self.pos[p].word as usize];
                     starts[k + 1] += 1;
-                    *key = k as u16;
                 }
             }
             for k in 0..1 << 16 {
@@ -465,14 +476,12 @@ impl Kernel {
             }
             let mut data = vec![0u32; starts[1 << 16] as usize];
             let mut fill = starts.clone();
-            for (p, &k) in keys.iter().enumerate() {
-                // Key 0 is also pair (0, 0): a position without a right neighbour is told apart by its link.
-                if self.pos[p].next != NONE {
-                    data[fill[k as usize] as usize] = p as u32;
-                    fill[k as usize] += 1;
+            for p in 0..n {
+                if let Some(k) = pair_at(&self.pos, p) {
+                    data[fill[k] as usize] = p as u32;
+                    fill[k] += 1;
                 }
             }
-            drop(keys);
             let used: Vec<usize> = (0..1 << 16).filter(|&k| starts[k + 1] > starts[k]).collect();
             let spans = self.lists.lay_out(data, used.iter().map(|&k| starts[k + 1] - starts[k]));
             self.pairs = PairTable::with_capacity(used.len());
