@@ -348,6 +348,27 @@ impl Table {
         (ids, lengths, counts)
     }
 
+    /// The number of bytes of all keys: how many ids `byte_words` gives.
+    pub fn key_bytes(&self) -> usize {
+        self.iter().map(|(key, _)| key.len()).sum()
+    }
+
+    /// `byte_words` with the ids written into `out` as u32s in native byte order (`out` is 4 x `key_bytes`
+    /// bytes long): for a caller that has the buffer the ids go to, not a Vec of them to copy (issue 22).
+    pub fn byte_words_into(&self, out: &mut [u8]) -> (Vec<u32>, Vec<i64>) {
+        assert_eq!(out.len(), 4 * self.key_bytes(), "a buffer of 4 bytes per key byte");
+        let (mut lengths, mut counts) = (Vec::with_capacity(self.len()), Vec::with_capacity(self.len()));
+        let mut slots = out.chunks_exact_mut(4);
+        for (key, n) in self.iter() {
+            for (&b, slot) in key.iter().zip(slots.by_ref()) {
+                slot.copy_from_slice(&u32::from(b).to_ne_bytes());
+            }
+            lengths.push(key.len() as u32);
+            counts.push(n);
+        }
+        (lengths, counts)
+    }
+
     /// The entries (key, count) in order of first appearance.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], i64)> + '_ {
         self.positions.iter().map(|&p| {
@@ -501,6 +522,11 @@ mod tests {
         assert_eq!(counts, [1, 1, 1]);
         assert_eq!(ids, [97, 98, 32, 0xc3, 0xa9, 32, 97, 98]);
         assert_eq!(Table::default().byte_words(), (vec![], vec![], vec![]));
+        let mut out = vec![0u8; 4 * table.key_bytes()];
+        assert_eq!(table.byte_words_into(&mut out), (lengths, counts));
+        let written: Vec<u32> =
+            out.chunks_exact(4).map(|b| u32::from_ne_bytes(b.try_into().unwrap())).collect();
+        assert_eq!(written, ids);
     }
 
     #[test]

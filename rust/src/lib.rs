@@ -5,7 +5,7 @@
 //! The crate is two layers, as tiktoken's is:
 //!
 //! * the core, plain Rust with no Python in it, each module with its unit tests (`cargo test`):
-//!   [`merge`] (the training merge loop) with [`merge_heap`] (its priority queue), [`count`] (the table of pre-token counts), [`encode`] (the BPE
+//!   [`merge`] (the training merge loop) with [`merge_heap`] (its priority queue) and [`pair_table`] (its pair counts), [`count`] (the table of pre-token counts), [`encode`] (the BPE
 //!   of an encoder's rank table and the safe cut of long texts), [`pretok`] with [`pretok_cl100k`] and
 //!   [`pretok_o200k`] (the presets' scanners, and with other parameters those of Llama 3, Qwen and Mistral
 //!   Nemo's patterns), [`pretok_superbpe`] (the superword split), [`rankfile`] (reading tiktoken rank files),
@@ -23,6 +23,7 @@ pub mod guard;
 pub mod hfjson;
 pub mod merge;
 pub mod merge_heap;
+pub mod pair_table;
 pub mod pretok;
 pub mod pretok_cl100k;
 pub mod pretok_o200k;

@@ -10,9 +10,11 @@
 //!   and two links. The four fields of a position share one 16-byte record: a merge visits positions
 //!   all over the array, waiting on memory more than computing (the load of a listed position was 40% of
 //!   a CJK merge loop), so `apply` prefetches the records a few positions ahead, one cache line each;
-//! * `pairs`: pair -> its exact count in the corpus (frequency-weighted) and the positions where it was
-//!   seen starting. Entries may be stale (the position lost the pair to another merge); each is checked
-//!   against `sym`/`next` when used, which is cheaper than keeping the lists exact;
+//! * `pairs` (rust/src/pair_table.rs, the key in its slot, looked up ahead with a prefetch): pair -> its
+//!   exact count in the corpus (frequency-weighted) and the positions where it was seen starting, a list
+//!   in one arena whose place (or, for one position, the position) is in the pair's slot. Entries may be
+//!   stale (the position lost the pair to another merge); each is checked against `sym`/`next` when used,
+//!   which is cheaper than keeping the lists exact;
 //! * a lazy max-heap of (count, left bytes, right bytes), rust/src/merge_heap.rs: a count that drops
 //!   leaves a stale entry that is corrected when it reaches the top; only pairs whose count grew are
 //!   pushed again;
@@ -29,6 +31,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::merge_heap::{prefix_of, Entry, PairHeap};
+use crate::pair_table::PairTable;
 
 /// Marks a link to no position (the start or end of a pre-token) and a position merged into its left.
 const NONE: u32 = u32::MAX;
@@ -45,35 +48,34 @@ fn unkey(k: u64) -> (u32, u32) {
 
 /// One pair's count and the positions where it was seen (left element of the pair).
 ///
-/// Sixteen bytes: the positions list lives apart (`Lists`), so that a slot of the pair table is 24 bytes,
-/// not 48. The table holds every pair the merges make (a million after 8,000 superword merges on 50 MB
-/// of text), and it was the merge loop's largest part.
+/// Twenty-four bytes, its positions list's place in the arena (`Lists`) inside it: a merge late in a CJK
+/// run updates four pairs per occurrence, each a random read of the pair table, and a list kept apart (an
+/// index into a table of spans) was another random read each (issue 22).
+#[derive(Clone, Copy, Default)]
 struct Pair {
     count: i64,
-    /// Its positions list: `Lists::get(list)`.
-    list: u32,
+    /// Its positions list: `Lists::get(&list)`.
+    list: Span,
     /// The number of the merge that last grew the count: a pair is pushed on the heap once per merge.
     grown_in: u32,
 }
 
-/// The pairs' positions lists, each pair's at the index its `Pair::list` names; the indices of removed
-/// pairs are reused.
+/// The pairs' positions lists, in one arena.
 ///
-/// Every list lives in one arena (`data`), as a block of `cap` slots at `off`: a list that outgrows its
-/// block moves to one twice as large, and freed blocks are reused by size class. The table holds a list
-/// per pair (a million on 2 MB of Chinese): as a million small `Vec`s, freeing them was 10-25 ms at the
-/// end of every run (a background thread that still ran while Python shut down, issue 22); as one arena
-/// it is a single free.
+/// Every list longer than one position lives in the arena (`data`), as a block of `cap` slots at `off`: a
+/// list that outgrows its block moves to one twice as large, and freed blocks are reused by size class. A
+/// list of one position holds it in its `Span` itself (`cap` 0): most pairs on CJK text (two characters
+/// side by side) occur once, and need no block. The table holds a list per pair (a million on 2 MB of
+/// Chinese): as a million small `Vec`s, freeing them was 10-25 ms at the end of every run (a background
+/// thread that still ran while Python shut down, issue 22); as one arena it is a single free.
 #[derive(Default)]
 struct Lists {
     data: Vec<u32>,
-    spans: Vec<Span>,
-    free: Vec<u32>,
     /// Free blocks by size class: `blocks[k]` holds offsets of blocks of at least `1 << k` slots.
     blocks: Vec<Vec<u32>>,
 }
 
-/// Where a list lives in `Lists::data`.
+/// A list: where it lives in `Lists::data`, or with `cap` 0, its one position (`off`) or none.
 #[derive(Clone, Copy, Default)]
 struct Span {
     off: u32,
@@ -90,61 +92,50 @@ fn arena_offset(off: usize) -> u32 {
 }
 
 impl Lists {
-    /// A new list holding `items`: its index.
-    fn add(&mut self, items: &[u32]) -> u32 {
-        let span = if items.is_empty() {
-            Span::default()
+    /// Lists laid out in one go: `data` becomes the arena (which must be empty), and the spans of runs of
+    /// `lengths` (in order, each at least 2) over it are returned.
+    fn lay_out(&mut self, data: Vec<u32>, lengths: impl Iterator<Item = u32>) -> Vec<Span> {
+        debug_assert!(self.data.is_empty());
+        let mut off = 0u32;
+        let spans = lengths
+            .map(|len| {
+                let span = Span { off, len, cap: len };
+                off += len;
+                span
+            })
+            .collect();
+        debug_assert_eq!(off as usize, data.len());
+        self.data = data;
+        spans
+    }
+
+    /// The positions of `list`.
+    #[inline]
+    fn get<'a>(&'a self, list: &'a Span) -> &'a [u32] {
+        if list.cap == 0 {
+            &std::slice::from_ref(&list.off)[..list.len as usize]
         } else {
-            let off = arena_offset(self.data.len());
-            self.data.extend_from_slice(items);
-            Span { off, len: items.len() as u32, cap: items.len() as u32 }
-        };
-        match self.free.pop() {
-            Some(i) => {
-                self.spans[i as usize] = span;
-                i
-            }
-            None => {
-                self.spans.push(span);
-                (self.spans.len() - 1) as u32
-            }
+            &self.data[list.off as usize..(list.off + list.len) as usize]
         }
     }
 
-    /// A new, empty list: its index.
-    fn new_list(&mut self) -> u32 {
-        self.add(&[])
-    }
-
-    /// The list at `i`.
+    /// Gives the block of `list` back, to be reused by its size class (the largest that fits in it).
     #[inline]
-    fn get(&self, i: u32) -> &[u32] {
-        let s = self.spans[i as usize];
-        &self.data[s.off as usize..(s.off + s.len) as usize]
-    }
-
-    /// The number of positions in the list at `i`.
-    #[inline]
-    fn len(&self, i: u32) -> usize {
-        self.spans[i as usize].len as usize
-    }
-
-    /// Gives the block of `span` back, to be reused by its size class (the largest that fits in it).
-    fn release(&mut self, span: Span) {
-        if span.cap == 0 {
+    fn release(&mut self, list: Span) {
+        if list.cap == 0 {
             return;
         }
-        let k = (31 - span.cap.leading_zeros()) as usize;
+        let k = (31 - list.cap.leading_zeros()) as usize;
         if self.blocks.len() <= k {
             self.blocks.resize_with(k + 1, Vec::new);
         }
-        self.blocks[k].push(span.off);
+        self.blocks[k].push(list.off);
     }
 
-    /// Moves the list at `i` to a block of at least `need` slots (a power of two).
+    /// Moves `list` to a block of at least `need` slots (a power of two).
     #[cold]
-    fn grow(&mut self, i: u32, need: u32) {
-        let old = self.spans[i as usize];
+    fn grow(&mut self, list: &mut Span, need: u32) {
+        let old = *list;
         let cap = need.max(BLOCK_MIN).next_power_of_two();
         let k = cap.trailing_zeros() as usize;
         let off = match self.blocks.get_mut(k).and_then(Vec::pop) {
@@ -155,53 +146,63 @@ impl Lists {
                 arena_offset(off)
             }
         };
-        self.data.copy_within(old.off as usize..(old.off + old.len) as usize, off as usize);
-        self.spans[i as usize] = Span { off, len: old.len, cap };
+        if old.cap == 0 {
+            if old.len == 1 {
+                self.data[off as usize] = old.off;
+            }
+        } else {
+            self.data.copy_within(old.off as usize..(old.off + old.len) as usize, off as usize);
+        }
+        *list = Span { off, len: old.len, cap };
         self.release(old);
     }
 
-    /// Appends `position` to the list at `i`.
+    /// Appends `position` to `list`.
     #[inline]
-    fn push(&mut self, i: u32, position: u32) {
-        let s = self.spans[i as usize];
-        if s.len == s.cap {
-            self.grow(i, s.len + 1);
+    fn push(&mut self, list: &mut Span, position: u32) {
+        if list.cap == 0 && list.len == 0 {
+            *list = Span { off: position, len: 1, cap: 0 };
+            return;
         }
-        let s = &mut self.spans[i as usize];
-        self.data[(s.off + s.len) as usize] = position;
-        s.len += 1;
+        if list.len >= list.cap {
+            self.grow(list, list.len + 1); // also a second position after one held in the span
+        }
+        self.data[(list.off + list.len) as usize] = position;
+        list.len += 1;
     }
 
-    /// Appends `positions` to the list at `i`.
-    fn extend(&mut self, i: u32, positions: &[u32]) {
-        let s = self.spans[i as usize];
-        let need = s.len + positions.len() as u32;
-        if need > s.cap {
-            self.grow(i, need);
+    /// Appends `positions` to `list`.
+    fn extend(&mut self, list: &mut Span, positions: &[u32]) {
+        match positions {
+            [] => return,
+            [position] => return self.push(list, *position),
+            _ => {}
         }
-        let s = &mut self.spans[i as usize];
-        let at = (s.off + s.len) as usize;
+        let need = list.len + positions.len() as u32;
+        if need > list.cap {
+            self.grow(list, need);
+        }
+        let at = (list.off + list.len) as usize;
         self.data[at..at + positions.len()].copy_from_slice(positions);
-        s.len = need;
+        list.len = need;
     }
 
-    /// Copies the list at `i` into `out` (cleared first) and empties it.
-    fn take_into(&mut self, i: u32, out: &mut Vec<u32>) {
+    /// Copies `list` into `out` (cleared first) and empties it.
+    fn take_into(&mut self, list: &mut Span, out: &mut Vec<u32>) {
         out.clear();
-        out.extend_from_slice(self.get(i));
-        self.spans[i as usize].len = 0;
-    }
-
-    /// Frees the list at `i` (its block is reused).
-    fn remove(&mut self, i: u32) {
-        let span = std::mem::take(&mut self.spans[i as usize]);
-        self.release(span);
-        self.free.push(i);
+        out.extend_from_slice(self.get(list));
+        list.len = 0;
     }
 }
 
-/// How many listed positions ahead `apply` fetches a position's record (twice as many) and its count.
+/// How many listed positions ahead `apply` fetches a position's record (twice as many) and its count, and
+/// `commit` a pair's slot.
 const AHEAD: usize = 8;
+
+/// `AHEAD` for a merge that gathers its changes (`BATCH_MIN`): each step is less work, so the fetches go
+/// further ahead to overlap as many misses (~10% less time in a CJK run's first 1,000 merges; a merge
+/// updated one by one was slower so).
+const AHEAD_GATHERED: usize = 16;
 
 /// Asks the CPU to bring `value`'s cache line in, without waiting for it (nothing elsewhere than x86-64).
 #[inline(always)]
@@ -217,35 +218,83 @@ pub(crate) fn prefetch<T>(value: &T) {
     let _ = value;
 }
 
-/// From this many listed positions on, a merge gathers its count changes by pair before it touches the
-/// pair table. The first merges of a corpus touch a large part of it (on CJK text, the pairs of bytes
+/// From this many listed positions on, a merge gathers its count changes by neighbour before it touches
+/// the pair table. The first merges of a corpus touch a large part of it (on CJK text, the pairs of bytes
 /// inside each character: 1.5 of 2 million positions in the first 1,000 merges), but only a few hundred
-/// distinct neighbouring pairs: one look-up each in the large pair table (after one per occurrence in a
-/// small, cache-resident map) instead of four per occurrence. Below it, the direct updates are cheaper.
+/// distinct neighbours: two look-ups each in the large pair table (after one per occurrence in a small
+/// array) instead of four per occurrence. Below it, the direct updates are cheaper.
 const BATCH_MIN: usize = 256;
 
-/// A merge's count changes gathered by pair (see `BATCH_MIN` and `Kernel::commit`).
+/// A merge's count changes on one side of its pair, gathered by the neighbour's token (see `BATCH_MIN` and
+/// `Kernel::commit`): merging (a, b) into c at an occurrence whose left neighbour holds x takes `f` from
+/// pair (x, a) and gives it to (x, c), which now starts at the neighbour; on the right, from (b, y) to
+/// (c, y), which starts at the occurrence. One entry per neighbour token, found through a dense array by
+/// id: no hashing per occurrence (a map by pair was a tenth of a CJK run's first 1,000 merges).
 #[derive(Default)]
-struct Changes {
-    by_pair: FxHashMap<u64, Change>,
+struct Side {
+    /// Token id -> its index in `entries`, or NONE; only the used ones are set, and reset by `clear`.
+    index: Vec<u32>,
+    /// The neighbours met, `used` of them (the others keep their buffers for the next merge).
+    entries: Vec<Neighbour>,
+    used: usize,
 }
 
+/// A neighbour's buffer of positions larger than this is freed after the merge (see `Side::clear`).
+const KEEP: usize = 1 << 12;
+
 #[derive(Default)]
-struct Change {
-    delta: i64,
+struct Neighbour {
+    token: u32,
+    /// The counts moved, added up.
+    f: i64,
+    /// Where the pairs with the merged token start.
     positions: Vec<u32>,
-    increased: bool,
 }
 
-impl Changes {
-    /// Adds `delta` to the pair's count; an increase also lists where the pair now starts.
-    fn add(&mut self, k: u64, delta: i64, position: Option<u32>) {
-        let change = self.by_pair.entry(k).or_default();
-        change.delta += delta;
-        if let Some(p) = position {
-            change.positions.push(p);
-            change.increased = true;
+impl Side {
+    /// Ready for a merge over `vocab` token ids.
+    fn start(&mut self, vocab: usize) {
+        if self.index.len() < vocab {
+            self.index.resize(vocab, NONE);
         }
+    }
+
+    /// Notes that `f` moves to the pair with `token` that starts at `position`.
+    #[inline]
+    fn add(&mut self, token: u32, f: i64, position: u32) {
+        let mut i = self.index[token as usize];
+        if i == NONE {
+            i = self.used as u32;
+            if self.used == self.entries.len() {
+                self.entries.push(Neighbour::default());
+            }
+            let entry = &mut self.entries[self.used];
+            entry.token = token;
+            entry.f = 0;
+            entry.positions.clear();
+            self.index[token as usize] = i;
+            self.used += 1;
+        }
+        let entry = &mut self.entries[i as usize];
+        entry.f += f;
+        entry.positions.push(position);
+    }
+
+    /// The neighbours met since `clear`.
+    fn met(&self) -> &[Neighbour] {
+        &self.entries[..self.used]
+    }
+
+    fn clear(&mut self) {
+        for entry in &mut self.entries[..self.used] {
+            self.index[entry.token as usize] = NONE;
+            if entry.positions.capacity() > KEEP {
+                // Not kept for the next merge: the first merges of 100 MB of English have millions of
+                // occurrences, and the buffers would stay that large for the rest of the run.
+                entry.positions = Vec::new();
+            }
+        }
+        self.used = 0;
     }
 }
 
@@ -283,7 +332,7 @@ struct Position {
 pub struct Kernel {
     pos: Vec<Position>,
     freq: Vec<i64>,
-    pairs: FxHashMap<u64, Pair>,
+    pairs: PairTable<Pair>,
     heap: PairHeap,
     /// Entries listed with a count of at most `low_max`, kept out of the heap (see the module's docs).
     low: Vec<Entry>,
@@ -301,6 +350,11 @@ pub struct Kernel {
     lists: Lists,
     /// The positions of the pair being merged, copied out of `lists` (kept between merges).
     scratch: Vec<u32>,
+    /// The pairs whose count a merge grew (kept between merges, empty).
+    grown: Vec<u64>,
+    /// A large merge's count changes by neighbour, left and right (kept between merges, cleared).
+    left: Side,
+    right: Side,
     /// Pairs counting fewer than this are not offered to the heap when their count grows, and leave it
     /// when they reach its top (see `set_heap_min`); 0: every pair is.
     heap_min: i64,
@@ -381,7 +435,7 @@ impl Kernel {
         let mut kernel = Kernel {
             pos,
             freq: freqs.to_vec(),
-            pairs: FxHashMap::default(),
+            pairs: PairTable::default(),
             heap: PairHeap::default(),
             low: Vec::new(),
             low_max: LOW,
@@ -390,6 +444,9 @@ impl Kernel {
             ids,
             lists: Lists::default(),
             scratch: Vec::new(),
+            grown: Vec::new(),
+            left: Side::default(),
+            right: Side::default(),
             max_len,
             merges: 0,
             batch_min: BATCH_MIN,
@@ -403,22 +460,40 @@ impl Kernel {
     fn index(&mut self) {
         let n = self.pos.len();
         if self.tokens.len() <= 256 {
-            // Byte pairs: a dense table of 65 536 slots is faster than hashing every position.
+            // Byte pairs: a dense table of 65 536 slots is faster than hashing every position. The lists
+            // are laid out by a counting sort, straight into the arena: as 65 536 growing Vecs copied into
+            // it, they were twice the memory, which a fresh process pays in page faults (issue 22).
             let mut counts = vec![0i64; 1 << 16];
-            let mut positions: Vec<Vec<u32>> = (0..1 << 16).map(|_| Vec::new()).collect();
+            let mut starts = vec![0u32; (1 << 16) + 1];
+            // Each position's pair is read twice, not kept in between: a table of them would be 2 bytes a
+            // position more at the merge loop's peak memory.
+            let pair_at = |pos: &[Position], p: usize| {
+                let at = pos[p];
+                (at.next != NONE).then(|| ((at.sym as usize) << 8) | pos[at.next as usize].sym as usize)
+            };
             for p in 0..n {
-                let at = self.pos[p];
-                if at.next != NONE {
-                    let k = ((at.sym as usize) << 8) | self.pos[at.next as usize].sym as usize;
-                    counts[k] += self.freq[at.word as usize];
-                    positions[k].push(p as u32);
+                if let Some(k) = pair_at(&self.pos, p) {
+                    counts[k] += self.freq[self.pos[p].word as usize];
+                    starts[k + 1] += 1;
                 }
             }
-            for (k, list) in positions.into_iter().enumerate() {
-                if !list.is_empty() {
-                    let pair = Pair { count: counts[k], list: self.lists.add(&list), grown_in: 0 };
-                    self.pairs.insert(key((k >> 8) as u32, (k & 0xFF) as u32), pair);
+            for k in 0..1 << 16 {
+                starts[k + 1] += starts[k];
+            }
+            let mut data = vec![0u32; starts[1 << 16] as usize];
+            let mut fill = starts.clone();
+            for p in 0..n {
+                if let Some(k) = pair_at(&self.pos, p) {
+                    data[fill[k] as usize] = p as u32;
+                    fill[k] += 1;
                 }
+            }
+            let used: Vec<usize> = (0..1 << 16).filter(|&k| starts[k + 1] > starts[k]).collect();
+            let spans = self.lists.lay_out(data, used.iter().map(|&k| starts[k + 1] - starts[k]));
+            self.pairs = PairTable::with_capacity(used.len());
+            for (&k, list) in used.iter().zip(spans) {
+                let pair = Pair { count: counts[k], list, grown_in: 0 };
+                self.pairs.insert(key((k >> 8) as u32, (k & 0xFF) as u32), pair);
             }
         } else {
             for p in 0..n {
@@ -428,16 +503,15 @@ impl Kernel {
                     let lists = &mut self.lists;
                     let pair = self
                         .pairs
-                        .entry(key(at.sym, self.pos[at.next as usize].sym))
-                        .or_insert_with(|| Pair { count: 0, list: lists.new_list(), grown_in: 0 });
+                        .get_or_insert_with(key(at.sym, self.pos[at.next as usize].sym), Pair::default);
                     pair.count += f;
-                    lists.push(pair.list, p as u32);
+                    lists.push(&mut pair.list, p as u32);
                 }
             }
         }
         let mut entries = Vec::with_capacity(self.pairs.len());
         let mut low = Vec::new();
-        for (&k, pair) in &self.pairs {
+        for (k, pair) in self.pairs.iter() {
             let (a, b) = unkey(k);
             if pair.count > 0 && self.allowed(a, b) {
                 let entry = self.entry(a, b, pair.count);
@@ -513,7 +587,7 @@ impl Kernel {
                 continue;
             };
             let (a, b, listed) = (top.a, top.b, top.count);
-            let current = self.pairs.get(&key(a, b)).map_or(0, |p| p.count);
+            let current = self.pairs.get(key(a, b)).map_or(0, |p| p.count);
             if current == listed {
                 return Some((a, b, current));
             }
@@ -548,8 +622,8 @@ impl Kernel {
             if count < min_count {
                 return Some(BatchEnd::Rare);
             }
-            visited += self.pairs.get(&key(left, right)).map_or(0, |p| self.lists.len(p.list));
-            let (id, new) = self.merge_top()?;
+            let (id, new, listed) = self.merge_best(left, right);
+            visited += listed;
             made.push(Made { left, right, id, new, count });
             created += u64::from(new);
             merges += 1;
@@ -561,6 +635,13 @@ impl Kernel {
     /// is new (false when the merged bytes were already a token).
     pub fn merge_top(&mut self) -> Option<(u32, bool)> {
         let (a, b, _) = self.best()?;
+        let (id, new, _) = self.merge_best(a, b);
+        Some((id, new))
+    }
+
+    /// Merges (`a`, `b`), which `best` just answered (its entry on top of the heap): the merged token's id,
+    /// whether it is new, and how many positions were listed for the pair.
+    fn merge_best(&mut self, a: u32, b: u32) -> (u32, bool, usize) {
         self.heap.pop(&self.tokens);
         self.merges += 1;
         let merged: Arc<[u8]> = [&self.tokens[a as usize][..], &self.tokens[b as usize][..]].concat().into();
@@ -574,98 +655,131 @@ impl Kernel {
                 (id, true)
             }
         };
-        self.apply(a, b, c);
-        Some((c, new))
-    }
-
-    /// A new pair's entry, with a new positions list.
-    fn new_pair(lists: &mut Lists) -> Pair {
-        Pair { count: 0, list: lists.new_list(), grown_in: 0 }
+        let listed = self.apply(a, b, c);
+        (c, new, listed)
     }
 
     /// Removes a pair, freeing its positions list.
     fn remove_pair(&mut self, k: u64) {
-        if let Some(pair) = self.pairs.remove(&k) {
-            self.lists.remove(pair.list);
+        if let Some(pair) = self.pairs.remove(k) {
+            self.lists.release(pair.list);
         }
     }
 
     fn decrease(&mut self, a: u32, b: u32, f: i64) {
-        if let Some(pair) = self.pairs.get_mut(&key(a, b)) {
+        // One probe of the table: most pairs a late CJK merge decreases occurred once and go.
+        if let Ok(i) = self.pairs.slot(key(a, b)) {
+            let pair = self.pairs.at(i);
             pair.count -= f;
             if pair.count <= 0 {
-                self.remove_pair(key(a, b)); // no occurrence left: its positions are all stale
+                // No occurrence left: its positions are all stale.
+                let pair = self.pairs.remove_at(i);
+                self.lists.release(pair.list);
             }
         }
     }
 
     fn increase(&mut self, a: u32, b: u32, f: i64, position: u32, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        let lists = &mut self.lists;
-        let pair = self.pairs.entry(key(a, b)).or_insert_with(|| Self::new_pair(lists));
+        let pair = self.pairs.get_or_insert_with(key(a, b), Pair::default);
         pair.count += f;
-        lists.push(pair.list, position);
+        self.lists.push(&mut pair.list, position);
         if pair.grown_in != merges {
             pair.grown_in = merges;
             grown.push(key(a, b));
         }
     }
 
-    /// Applies a merge's gathered count changes to the pair table: the same counts, positions and grown
-    /// pairs as the one-by-one `decrease`/`increase` calls (a pair whose count reaches 0 is removed; one
-    /// that was increased is offered to the heap), in one table look-up per pair.
-    fn commit(&mut self, changes: Changes, grown: &mut Vec<u64>) {
+    /// Applies a merge's count changes gathered by neighbour (`left`: pairs (x, a) -> (x, c); `right`:
+    /// (b, y) -> (c, y)) to the pair table: the same counts, positions and grown pairs as the one-by-one
+    /// `decrease`/`increase` calls, in two look-ups per neighbour. Every increase is made before any
+    /// decrease: a pair can be on both lists (after `a b a b`, (c, a) was made and unmade) and its count
+    /// must not reach 0, which removes it, before what it gains is added.
+    fn commit(&mut self, (a, b, c): (u32, u32, u32), left: &Side, right: &Side, grown: &mut Vec<u64>) {
         let merges = self.merges;
-        for (k, change) in changes.by_pair {
-            if change.increased {
-                let lists = &mut self.lists;
-                let pair = self.pairs.entry(k).or_insert_with(|| Self::new_pair(lists));
-                pair.count += change.delta;
-                lists.extend(pair.list, &change.positions);
+        let made = left
+            .met()
+            .iter()
+            .map(|n| (key(n.token, c), n))
+            .chain(right.met().iter().map(|n| (key(c, n.token), n)));
+        self.for_each_ahead(made, |kernel, k, n| {
+            let pair = kernel.pairs.get_or_insert_with(k, Pair::default);
+            pair.count += n.f;
+            kernel.lists.extend(&mut pair.list, &n.positions);
+            if pair.grown_in != merges {
+                pair.grown_in = merges;
+                grown.push(k);
+            }
+        });
+        let unmade = left
+            .met()
+            .iter()
+            .map(|n| (key(n.token, a), n))
+            .chain(right.met().iter().map(|n| (key(b, n.token), n)));
+        self.for_each_ahead(unmade, |kernel, k, n| {
+            if let Ok(i) = kernel.pairs.slot(k) {
+                let pair = kernel.pairs.at(i);
+                pair.count -= n.f;
                 if pair.count <= 0 {
-                    self.remove_pair(k);
-                } else if pair.grown_in != merges {
-                    pair.grown_in = merges;
-                    grown.push(k);
-                }
-            } else if let Some(pair) = self.pairs.get_mut(&k) {
-                pair.count += change.delta;
-                if pair.count <= 0 {
-                    self.remove_pair(k);
+                    let pair = kernel.pairs.remove_at(i);
+                    kernel.lists.release(pair.list);
                 }
             }
+        });
+    }
+
+    /// Calls `f` on each (pair key, neighbour), the pair table's slot of the key a few ahead asked for
+    /// first: a merge may have thousands of neighbours, each a random read of the table.
+    fn for_each_ahead<'a>(
+        &mut self,
+        items: impl Iterator<Item = (u64, &'a Neighbour)> + Clone,
+        mut f: impl FnMut(&mut Kernel, u64, &'a Neighbour),
+    ) {
+        let mut ahead = items.clone().skip(AHEAD);
+        for (k, n) in items {
+            if let Some((k, _)) = ahead.next() {
+                self.pairs.prefetch(k);
+            }
+            f(self, k, n);
         }
     }
 
     /// Replaces every occurrence of (a, b), left to right, by c, updating the neighbouring pairs' counts.
-    fn apply(&mut self, a: u32, b: u32, c: u32) {
+    fn apply(&mut self, a: u32, b: u32, c: u32) -> usize {
         // Copied out (into a buffer kept for the next merge): the walk adds to other pairs' lists.
         let mut positions = std::mem::take(&mut self.scratch);
-        match self.pairs.get(&key(a, b)) {
-            Some(pair) => self.lists.take_into(pair.list, &mut positions),
+        match self.pairs.get_mut(key(a, b)) {
+            Some(pair) => self.lists.take_into(&mut pair.list, &mut positions),
             None => {
                 self.scratch = positions;
-                return;
+                return 0;
             }
         }
+        let listed = positions.len();
         if a == b {
             // Overlapping occurrences (`a a a`) must merge left to right, as in the Python loop: [aa, a].
             positions.sort_unstable();
         }
-        let mut grown = Vec::new();
-        // A merge with many occurrences gathers its count changes by pair first (see `Changes`).
-        let mut changes = (positions.len() >= self.batch_min).then(Changes::default);
+        let mut grown = std::mem::take(&mut self.grown);
+        // A merge with many occurrences gathers its count changes by neighbour first (see `Side`).
+        let batched = positions.len() >= self.batch_min;
+        let (mut left, mut right) = (std::mem::take(&mut self.left), std::mem::take(&mut self.right));
+        if batched {
+            left.start(self.tokens.len());
+            right.start(self.tokens.len());
+        }
+        let far = if batched { AHEAD_GATHERED } else { AHEAD };
         for (i, &p) in positions.iter().enumerate() {
             // The listed positions lie all over the array: fetch the ones a few steps ahead, and their
             // pre-tokens' counts, so that their cache misses overlap this step's work.
-            if let Some(&ahead) = positions.get(i + 2 * AHEAD) {
+            if let Some(&ahead) = positions.get(i + 2 * far) {
                 // With its neighbours, which often lie across a cache line's edge (records are 16 bytes).
                 let ahead = ahead as usize;
                 prefetch(&self.pos[ahead.saturating_sub(1)]);
                 prefetch(&self.pos[ahead]);
                 prefetch(&self.pos[(ahead + 2).min(self.pos.len() - 1)]);
             }
-            if let Some(&ahead) = positions.get(i + AHEAD) {
+            if let Some(&ahead) = positions.get(i + far) {
                 // Its record is in by now: fetch its pre-token's count and its neighbours, wherever merges
                 // left them (once bytes are merged into characters, they are records apart; 10% of a CJK
                 // merge loop's time, issue 22).
@@ -678,7 +792,7 @@ impl Kernel {
                     prefetch(&self.pos[at.next as usize]);
                 }
             }
-            if let Some(&ahead) = positions.get(i + AHEAD / 2) {
+            if let Some(&ahead) = positions.get(i + far / 2) {
                 // The right neighbour's right neighbour (the pair after the merged one), its record being
                 // in by now too.
                 let q = self.pos[ahead as usize].next;
@@ -686,6 +800,26 @@ impl Kernel {
                     let y = self.pos[q as usize].next;
                     if y != NONE {
                         prefetch(&self.pos[y as usize]);
+                    }
+                }
+                // Updated one by one, the pair table's slots of the left neighbour's pairs, before and
+                // after the merge: four random look-ups per occurrence were most of a late CJK merge.
+                let x = self.pos[ahead as usize].prev;
+                if !batched && x != NONE {
+                    let sx = self.pos[x as usize].sym;
+                    self.pairs.prefetch(key(sx, a));
+                    self.pairs.prefetch(key(sx, c));
+                }
+            }
+            if let Some(&ahead) = positions.get(i + far / 4).filter(|_| !batched) {
+                // And the right neighbour's, whose record came in by now.
+                let q = self.pos[ahead as usize].next;
+                if q != NONE {
+                    let y = self.pos[q as usize].next;
+                    if y != NONE {
+                        let sy = self.pos[y as usize].sym;
+                        self.pairs.prefetch(key(b, sy));
+                        self.pairs.prefetch(key(c, sy));
                     }
                 }
             }
@@ -703,29 +837,21 @@ impl Kernel {
             let x = at.prev;
             if x != NONE {
                 let sx = self.pos[x as usize].sym;
-                match changes.as_mut() {
-                    Some(changes) => {
-                        changes.add(key(sx, a), -f, None);
-                        changes.add(key(sx, c), f, Some(x));
-                    }
-                    None => {
-                        self.decrease(sx, a, f);
-                        self.increase(sx, c, f, x, &mut grown);
-                    }
+                if batched {
+                    left.add(sx, f, x);
+                } else {
+                    self.decrease(sx, a, f);
+                    self.increase(sx, c, f, x, &mut grown);
                 }
             }
             let y = self.pos[q as usize].next;
             if y != NONE {
                 let sy = self.pos[y as usize].sym;
-                match changes.as_mut() {
-                    Some(changes) => {
-                        changes.add(key(b, sy), -f, None);
-                        changes.add(key(c, sy), f, Some(p));
-                    }
-                    None => {
-                        self.decrease(b, sy, f);
-                        self.increase(c, sy, f, p, &mut grown);
-                    }
+                if batched {
+                    right.add(sy, f, p);
+                } else {
+                    self.decrease(b, sy, f);
+                    self.increase(c, sy, f, p, &mut grown);
                 }
             }
             self.pos[pu].sym = c;
@@ -735,21 +861,27 @@ impl Kernel {
                 self.pos[y as usize].prev = p;
             }
         }
-        if let Some(changes) = changes {
-            self.commit(changes, &mut grown);
+        if batched {
+            self.commit((a, b, c), &left, &right, &mut grown);
+            left.clear();
+            right.clear();
         }
+        (self.left, self.right) = (left, right);
         // str.replace in the Python loop leaves no occurrence of the pair, nor does this walk.
         self.remove_pair(key(a, b));
         self.scratch = positions;
-        for k in grown {
+        for &k in &grown {
             let (x, y) = unkey(k);
-            if let Some(pair) = self.pairs.get(&k) {
+            if let Some(pair) = self.pairs.get(k) {
                 if pair.count > 0 && pair.count >= self.heap_min && self.allowed(x, y) {
                     let entry = self.entry(x, y, pair.count);
                     self.offer(entry);
                 }
             }
         }
+        grown.clear();
+        self.grown = grown;
+        listed
     }
 }
 
@@ -757,55 +889,36 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// The arena's lists hold what a `Vec` per list would, through adds, pushes, extends (growing and
-    /// reusing freed blocks), takes and removes with index reuse.
+    /// The arena's lists hold what a `Vec` per list would, through pushes, extends (growing and reusing
+    /// freed blocks, from one position held in the span too), takes and releases.
     #[test]
     fn arena_lists_hold_what_separate_vecs_would() {
         let mut lists = Lists::default();
-        let mut model: Vec<Option<Vec<u32>>> = Vec::new();
-        let mut seed = 22u64;
-        let mut next = move |n: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut model: Vec<(Span, Vec<u32>)> = Vec::new();
+        let mut next = crate::testing::xorshift(22);
         let mut out = Vec::new();
         for step in 0..20_000u32 {
-            let live: Vec<usize> = (0..model.len()).filter(|&i| model[i].is_some()).collect();
-            let pick = if live.is_empty() { None } else { Some(live[next(live.len() as u64) as usize]) };
+            let pick = if model.is_empty() { None } else { Some(next(model.len() as u64) as usize) };
             match (next(6), pick) {
-                (0, _) | (_, None) => {
-                    let items: Vec<u32> = (0..next(5) as u32).map(|k| step + k).collect();
-                    let i = lists.add(&items) as usize;
-                    if model.len() <= i {
-                        model.resize(i + 1, None);
-                    }
-                    assert!(model[i].is_none());
-                    model[i] = Some(items);
-                }
+                (0, _) | (_, None) => model.push((Span::default(), Vec::new())),
                 (1 | 2, Some(i)) => {
-                    lists.push(i as u32, step);
-                    model[i].as_mut().unwrap().push(step);
+                    lists.push(&mut model[i].0, step);
+                    model[i].1.push(step);
                 }
                 (3, Some(i)) => {
                     let items: Vec<u32> = (0..next(40) as u32).map(|k| step ^ k).collect();
-                    lists.extend(i as u32, &items);
-                    model[i].as_mut().unwrap().extend_from_slice(&items);
+                    lists.extend(&mut model[i].0, &items);
+                    model[i].1.extend_from_slice(&items);
                 }
                 (4, Some(i)) => {
-                    lists.take_into(i as u32, &mut out);
-                    assert_eq!(&out, model[i].as_ref().unwrap());
-                    model[i].as_mut().unwrap().clear();
+                    lists.take_into(&mut model[i].0, &mut out);
+                    assert_eq!(out, model[i].1);
+                    model[i].1.clear();
                 }
-                (_, Some(i)) => {
-                    lists.remove(i as u32);
-                    model[i] = None;
-                }
+                (_, Some(i)) => lists.release(model.swap_remove(i).0),
             }
-            for (i, list) in model.iter().enumerate() {
-                if let Some(list) = list {
-                    assert_eq!(lists.get(i as u32), &list[..]);
-                    assert_eq!(lists.len(i as u32), list.len());
-                }
+            for (span, list) in &model {
+                assert_eq!(lists.get(span), &list[..]);
             }
         }
     }
@@ -936,7 +1049,7 @@ mod tests {
     #[test]
     fn merges_gathered_by_pair_are_the_merges_made_one_by_one() {
         // Random words over a small alphabet (repeats, overlaps such as "aaa", shared neighbours), with
-        // counts: every merge updated directly, or every merge gathered by pair first (`Changes`).
+        // counts: every merge updated directly, or every merge gathered by neighbour first (`Side`).
         let mut next = crate::testing::xorshift(0x2545_F491_4F6C_DD1Du64);
         for _ in 0..30 {
             let words: Vec<(String, i64)> = (0..60)

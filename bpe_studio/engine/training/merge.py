@@ -262,6 +262,49 @@ class MergeLoop:
                 return
         self.stop_reason = StopReason.VOCAB_SIZE
 
+    def run_recorded(
+        self,
+        pairs: list[tuple[bytes, bytes]],
+        counts: list[int],
+        *,
+        new_tokens: int,
+        min_frequency: int = 1,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
+        """``run(batched=True)`` for a caller that only records each merge: appends its pair of token bytes
+        to ``pairs`` and its count to ``counts``, with the same merges, ``cancelled``'s calls (before each
+        merge) and ``stop_reason``. No :class:`Merge` and no generator step per merge: those were ~1 µs of
+        each, 30 ms of a 32k run on 2 MB of Chinese (issue 22)."""
+        if not isinstance(self._engine, NativeMerges):
+            tb = self.token_bytes
+            for m in self.run(new_tokens=new_tokens, min_frequency=min_frequency, cancelled=cancelled):
+                pairs.append((tb[m.left], tb[m.right]))
+                counts.append(m.count)
+            return
+        if self.stop_reason is StopReason.CANCELLED:
+            return  # cancelled while the index was built
+        engine, tb = self._engine, self.token_bytes
+        add_pair, add_count = pairs.append, counts.append
+        created = 0
+        while created < new_tokens:
+            batch, end = engine.merge_batch(new_tokens - created, min_frequency)
+            for left, right, _token_id, new, count in batch:
+                if cancelled is not None and cancelled():
+                    self.stop_reason = StopReason.CANCELLED
+                    return
+                if new:
+                    tb.append(tb[left] + tb[right])
+                created += new
+                add_pair((tb[left], tb[right]))
+                add_count(count)
+            if end is not None:
+                if cancelled is not None and cancelled():
+                    self.stop_reason = StopReason.CANCELLED
+                else:
+                    self.stop_reason = end
+                return
+        self.stop_reason = StopReason.VOCAB_SIZE
+
     def _merge_top(self, pair: str, n: int) -> tuple[Merge, bool]:
         """Make the merge of ``pair`` (the engine's best, occurring ``n`` times); True if its token is new."""
         token_id, new = self._engine.merge_top(pair)

@@ -603,6 +603,16 @@ def _merge_phase(
             every = config.checkpoint_every
             created = len(tb) - len(start_tokens)
             exact = True
+            if quiet and whole is None and checkpoint_header is None:
+                # Every merge only recorded: the loop appends them itself (see MergeLoop.run_recorded).
+                loop.run_recorded(
+                    merges,
+                    merge_counts,
+                    new_tokens=wanted - created,
+                    min_frequency=config.min_frequency,
+                    cancelled=cancelled,
+                )
+                break
             # Batched: this loop either takes every merge or drops the loop (a cut-words run's fallback
             # below makes a new one; a cancelled or closed run ends).
             for m in loop.run(

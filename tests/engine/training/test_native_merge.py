@@ -110,6 +110,52 @@ def test_batched_run_yields_what_the_merge_by_merge_run_yields(
     assert outcomes[0] == outcomes[1]
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tables(),
+    st.integers(0, 40),
+    st.integers(1, 4),
+    st.tuples(st.sampled_from([1, 3, 512]), st.integers(0, 50)),
+    st.sampled_from(["python", "native"] if backend() == "native" else ["python"]),
+)
+def test_recorded_run_records_what_the_run_yields(
+    table: tuple[dict[str, int], list[bytes]],
+    new_tokens: int,
+    min_frequency: int,
+    batch_and_cancel: tuple[int, int],
+    name: str,
+) -> None:
+    # run_recorded (a training run that reports no merge) appends each merge's pair of bytes and count
+    # itself: the same pairs, counts, token bytes, stop reason and calls to cancelled as run() yields,
+    # whatever the batches and wherever a cancel comes; on either engine.
+    counts, token_bytes = table
+    max_merges, cancel_at = batch_and_cancel
+    outcomes = []
+    for recorded in (False, True):
+        calls = 0
+
+        def cancelled() -> bool:
+            nonlocal calls
+            calls += 1
+            return calls > cancel_at
+
+        loop = MergeLoop(dict(counts), token_bytes, backend=name)  # type: ignore[arg-type]
+        pairs: list[tuple[bytes, bytes]] = []
+        found: list[int] = []
+        with mock.patch.object(merge_module, "BATCH_MERGES", max_merges):
+            if recorded:
+                loop.run_recorded(
+                    pairs, found, new_tokens=new_tokens, min_frequency=min_frequency, cancelled=cancelled
+                )
+            else:
+                tb = loop.token_bytes
+                for m in loop.run(new_tokens=new_tokens, min_frequency=min_frequency, cancelled=cancelled):
+                    pairs.append((tb[m.left], tb[m.right]))
+                    found.append(m.count)
+        outcomes.append((pairs, found, loop.token_bytes, loop.stop_reason, calls))
+    assert outcomes[0] == outcomes[1]
+
+
 @pytest.mark.parametrize("name", BACKENDS)
 def test_a_merge_of_existing_bytes_reuses_their_id(name: str) -> None:
     # b"ab" is already token 256: merging (a, b) makes no new id, so the vocabulary does not grow and the
