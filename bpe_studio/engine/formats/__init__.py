@@ -7,8 +7,9 @@ The names below are imported when first used (PEP 562), as :mod:`bpe_studio.engi
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 #: Public name -> the module (under ``bpe_studio.engine.formats``) that defines it.
 _WHERE = {
@@ -69,18 +70,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use (and keep the name here for the next time)."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'bpe_studio.engine.formats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
