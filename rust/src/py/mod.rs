@@ -381,6 +381,24 @@ fn positions_at_least(tokens: &Bound<'_, PyList>, shortest: usize) -> PyResult<V
     Ok(found)
 }
 
+/// A parsed `.model`'s trainer settings and normalizer fields, as Python lists: `(field number, int or
+/// bytes)` for the normalizer.
+fn trainer_and_normalizer<'py>(
+    py: Python<'py>,
+    model: &spmodel::Model<'_>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+    let trainer = PyList::new(py, model.trainer.iter().copied())?;
+    let normalizer = PyList::empty(py);
+    for (number, value) in &model.normalizer {
+        let value = match value {
+            spmodel::Value::Int(v) => v.into_pyobject(py)?.into_any(),
+            spmodel::Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        };
+        normalizer.append((number, value))?;
+    }
+    Ok((trainer, normalizer))
+}
+
 /// A SentencePiece `.model`'s pieces and specs, read as bpe_studio/engine/formats/sentencepiece.py reads
 /// them: (texts, scores, types, trainer fields, normalizer fields), the fields as (number, int or bytes) in
 /// file order; None at any fault (the Python reader then names it). See src/spmodel.rs.
@@ -393,15 +411,7 @@ fn parse_sentencepiece<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
     let texts = PyList::new(py, model.pieces.iter().map(|p| PyString::new(py, p.0)))?;
     let scores = PyList::new(py, model.pieces.iter().map(|p| f64::from(p.1)))?;
     let kinds = PyList::new(py, model.pieces.iter().map(|p| p.2))?;
-    let trainer = PyList::new(py, model.trainer.iter().copied())?;
-    let normalizer = PyList::empty(py);
-    for (number, value) in &model.normalizer {
-        let value = match value {
-            spmodel::Value::Int(v) => v.into_pyobject(py)?.into_any(),
-            spmodel::Value::Bytes(b) => PyBytes::new(py, b).into_any(),
-        };
-        normalizer.append((number, value))?;
-    }
+    let (trainer, normalizer) = trainer_and_normalizer(py, &model)?;
     Ok((texts, scores, kinds, trainer, normalizer).into_pyobject(py)?.into_any().unbind())
 }
 
@@ -1145,15 +1155,7 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
     let source = Bound::new(py, PieceSource { texts, scores, kinds, data, derived: OnceLock::new() })?;
     let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
     let derived = (source.getattr("table")?, source.getattr("merges")?, table, source.getattr("pieces")?);
-    let trainer = PyList::new(py, model.trainer.iter().copied())?;
-    let normalizer = PyList::empty(py);
-    for (number, value) in &model.normalizer {
-        let value = match value {
-            spmodel::Value::Int(v) => v.into_pyobject(py)?.into_any(),
-            spmodel::Value::Bytes(b) => PyBytes::new(py, b).into_any(),
-        };
-        normalizer.append((number, value))?;
-    }
+    let (trainer, normalizer) = trainer_and_normalizer(py, &model)?;
     let encoder = Bound::new(py, PieceEncoder { inner: encoder })?;
     Ok((trainer, normalizer, vocab, frozen, byte_ids, encoder, derived)
         .into_pyobject(py)?
