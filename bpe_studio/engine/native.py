@@ -748,6 +748,25 @@ class NativeCountTable:
         )
         return found
 
+    def add_bytes_with_superwords(
+        self, superwords: NativeCountTable, preset: str, data: bytes, specials: list[bytes]
+    ) -> tuple[int, int] | None:
+        """:meth:`add_bytes`, and in the same pass the superword split's pieces (``SUPERWORD_PATTERN``) of the
+        same text into ``superwords``: a superword run counts its stage-2 chunks as stage 1 counts, reading,
+        checking, splitting and classifying the corpus once. None as :meth:`add_bytes` (neither table counted
+        anything)."""
+        table, words = self._table, superwords._table
+        found: tuple[int, int] | None = _with_classes(
+            lambda classes: table.add_bytes_with_superwords(words, preset, data, specials, classes)
+        )
+        return found
+
+    def compact(self) -> None:
+        """Lay the entries out flat, without the hash table: the same keys, counts and order in less than half
+        the memory, for a table only read from now on (a superword run's stage-2 tables while stage 1
+        merges); counting into it again first rebuilds the hash table."""
+        self._table.compact()
+
     def merge(self, other: NativeCountTable) -> None:
         """Add every count of ``other`` to this table."""
         self._table.merge(other._table)
