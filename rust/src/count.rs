@@ -459,6 +459,9 @@ impl Table {
     /// distinct keys of all of them, without merging them (a superword run's stage 2 keeps its threads'
     /// tables apart: merging them made a third table as large as both, the run's peak memory).
     pub fn count_new(&self, earlier: &[&Table]) -> usize {
+        if earlier.iter().all(|t| t.is_empty()) {
+            return self.len(); // (the first table: no key to look up)
+        }
         if self.flat.is_some() || earlier.iter().any(|t| t.flat.is_some()) {
             let seen: rustc_hash::FxHashSet<&[u8]> =
                 earlier.iter().flat_map(|t| t.iter().map(|(key, _)| key)).collect();

@@ -426,9 +426,8 @@ def _superword_outcome(counters: list[ChunkCounter]) -> CountOutcome | None:
         counter.superword_table = None
     unique = _unique(kept)
     # They wait while stage 1 merges: flat, in less than half the memory (before stage 1's tables are merged,
-    # which is counting's peak).
-    for table in kept:
-        table.compact()
+    # which is counting's peak), each on a thread of its own.
+    native.compact_tables(kept)
     return CountOutcome({}, totals, kept, unique)
 
 

@@ -776,15 +776,20 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
 
 
 def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, None, Finished]:
-    """Stage 1: ordinary BPE to ``superword_transition``; stage 2: count the corpus again with
-    :data:`~.extend.SUPERWORD_PATTERN`, encode each chunk with the stage-1 merges and merge on to
-    ``vocab_size``. The special tokens take the last ids, as in every run from scratch."""
+    """Stage 1: ordinary BPE to ``superword_transition``; stage 2: the corpus's chunks under
+    :data:`~.extend.SUPERWORD_PATTERN`, each encoded with the stage-1 merges, merged on to ``vocab_size``.
+    The special tokens take the last ids, as in every run from scratch.
+
+    Stage 2's chunks are counted with stage 1's pre-tokens, in the same pass over the corpus, when it can
+    (:func:`_one_pass_superwords`: local plain text, the native kernel, no checkpoint; not from a counts file
+    nor documents in memory); otherwise stage 2 counts the corpus again, after stage 1."""
     config = run.config
     transition = config.superword_transition
     assert transition is not None
     specials = len(config.special_tokens)
     one_pass = count is None and config.resume is None and config.counts_in is None
-    if one_pass and _one_pass_superwords(config):
+    one_pass = one_pass and _one_pass_superwords(config)
+    if one_pass:
         # Stage 2's tables are counted with stage 1's, in the counting threads' heaps: mapped apart (see
         # below), they go back to the system once encoded, instead of staying resident in those heaps.
         native.map_large_allocations()

@@ -100,13 +100,6 @@ impl CountTable {
         }
     }
 
-    /// Lays the entries out flat and drops the hash table (see `Table::compact`): the same keys, counts and
-    /// order in less memory, for a table that is only read from now on (GIL released).
-    fn compact(&mut self, py: Python<'_>) -> PyResult<()> {
-        let inner = &mut self.inner;
-        without_gil(py, || inner.compact())
-    }
-
     /// Adds every count of `other` into this table (GIL released); `other` is left as it was.
     fn merge(&mut self, py: Python<'_>, other: PyRef<'_, CountTable>) -> PyResult<()> {
         let inner = &mut self.inner;
@@ -161,4 +154,18 @@ impl CountTable {
     fn __len__(&self) -> usize {
         self.inner.len()
     }
+}
+
+/// Compacts each table (see `Table::compact`) on a thread of its own, with the GIL released: a superword
+/// run's counting threads' stage-2 tables, at the end of counting.
+#[pyfunction]
+pub fn compact_tables(py: Python<'_>, mut tables: Vec<PyRefMut<'_, CountTable>>) -> PyResult<()> {
+    let mut inners: Vec<&mut Table> = tables.iter_mut().map(|t| &mut t.inner).collect();
+    without_gil(py, move || {
+        std::thread::scope(|scope| {
+            for table in inners.iter_mut() {
+                scope.spawn(move || table.compact());
+            }
+        })
+    })
 }

@@ -1005,6 +1005,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MergeKernel>()?;
     m.add_class::<encoder::Encoder>()?;
     m.add_class::<count_table::CountTable>()?;
+    m.add_function(wrap_pyfunction!(count_table::compact_tables, m)?)?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(cut_rare_pairs, m)?)?;
