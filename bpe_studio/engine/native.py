@@ -811,7 +811,7 @@ class NativeCountTable:
 
 
 def compact_tables(tables: Sequence[NativeCountTable]) -> None:
-    """Lay each table's entries out flat, without its hash table, on a thread of its own (the GIL released):
+    """Lay each table's entries out flat, without its hash table, one after the other (the GIL released):
     the same keys, counts and order in less than half the memory, for tables only read from now on (a
     superword run's stage-2 tables while stage 1 merges); counting into one again rebuilds its hash table."""
     if tables:

@@ -426,7 +426,7 @@ def _superword_outcome(counters: list[ChunkCounter]) -> CountOutcome | None:
         counter.superword_table = None
     unique = _unique(kept)
     # They wait while stage 1 merges: flat, in less than half the memory (before stage 1's tables are merged,
-    # which is counting's peak), each on a thread of its own.
+    # which is counting's peak).
     native.compact_tables(kept)
     return CountOutcome({}, totals, kept, unique)
 
