@@ -559,14 +559,20 @@ class EncodedWords:
 
     def packed(self) -> PackedWords:
         """The same words in less memory, to keep aside (see :class:`PackedWords`)."""
+        lengths = array.array("I", self.lengths)
+        # Every id below 2**16 (a tokenizer of at most 65,536 tokens, as a superword run's stage 1 mostly
+        # is): two bytes each instead of four. Natively, not with numpy: a run imports numpy for nothing
+        # else (its import and its threads, 0.1-0.2 s of CPU).
+        if _native is not None and not _forced_pure():
+            narrow = _native.narrow_ids(self.ids) if len(self.ids) else None  # (an empty buffer: no pointer)
+            return PackedWords(
+                self.ids if narrow is None else memoryview(narrow).cast("H"), lengths, self.freqs
+            )
         import numpy as np  # a dependency; imported here, as this module is imported at start-up
 
         ids = np.frombuffer(self.ids, dtype=np.uint32)
-        # Every id below 2**16 (a tokenizer of at most 65,536 tokens, as a superword run's stage 1 mostly
-        # is): two bytes each instead of four.
-        narrow = len(ids) > 0 and int(ids.max()) < 1 << 16
-        lengths = array.array("I", self.lengths)
-        return PackedWords(ids.astype(np.uint16) if narrow else ids, lengths, self.freqs)
+        fits = len(ids) > 0 and int(ids.max()) < 1 << 16
+        return PackedWords(ids.astype(np.uint16) if fits else ids, lengths, self.freqs)
 
 
 @dataclass
@@ -583,16 +589,23 @@ class PackedWords:
         (2, [1, 2, 300, 7], [3, 1], [2, 5])
     """
 
-    ids: Any  # numpy.ndarray of uint16 or uint32
+    ids: Any  # 16-bit ids (a memoryview of format "H", or a numpy array of uint16), or the 32-bit ones
     lengths: array.array[int]
     freqs: list[int]
 
     def unpacked(self) -> EncodedWords:
         """The words as :class:`EncodedWords` again (ids in 32 bits)."""
-        import numpy as np
-
         ids: array.array[int] = array.array("I")
-        ids.frombytes(self.ids.astype(np.uint32, copy=False).tobytes())
+        if self.ids.itemsize == 4:
+            ids.frombytes(memoryview(self.ids).cast("B"))
+        elif _native is not None:
+            # (the bytes under narrow_ids' view, not a copy of them)
+            raw = self.ids.obj if isinstance(self.ids, memoryview) else None
+            ids.frombytes(_native.widen_ids(raw if isinstance(raw, bytes) else bytes(self.ids)))
+        else:
+            import numpy as np
+
+            ids.frombytes(np.asarray(self.ids).astype(np.uint32).tobytes())
         return EncodedWords(ids, self.lengths.tolist(), self.freqs)
 
 

@@ -480,6 +480,32 @@ def test_the_whole_words_kept_aside_take_16_bits_an_id_when_all_fit() -> None:
 
 
 @needs_native
+def test_a_superword_run_packs_its_whole_words_without_numpy(tmp_path: Path) -> None:
+    # numpy packed them: its import and its threads were 0.1-0.2 s of CPU of a run that needs it for nothing
+    # else. Run alone, in a fresh interpreter (another test may have imported it here).
+    import subprocess
+    import sys
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 30), "utf-8")
+    code = (
+        "import sys\n"
+        "from bpe_studio.engine import TrainConfig, native, train\n"
+        "packed = []\n"
+        "real = native.EncodedWords.packed\n"
+        "native.EncodedWords.packed = lambda self: packed.append(1) or real(self)\n"
+        f"config = TrainConfig(inputs=[{str(path)!r}], vocab_size=300, special_tokens=({SPECIAL!r},),"
+        " superword_transition=270, workers=2, chunk_size=200)\n"
+        "train(config)\n"
+        "print(bool(packed), 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["True", "False"]  # the words were packed, and numpy never imported
+
+
+@needs_native
 def test_the_merge_kernel_reads_encoded_words_in_place_from_their_array() -> None:
     class NoCopy(array.array):  # type: ignore[type-arg]
         def tobytes(self) -> bytes:
