@@ -249,6 +249,7 @@ impl Table {
 
     /// Makes room for `more` new keys without growing again.
     fn reserve(&mut self, more: usize) {
+        // (A flat table is thawed here, for `merge` and `add_frame`; `add` thaws it before it counts.)
         self.thaw();
         // At most 3/4 full: probes stay short (two slots share a cache line), and a table of 500,000
         // pre-tokens fits 2**20 slots (32 MB) instead of 2**21.
@@ -277,14 +278,15 @@ impl Table {
         self.bump_hashed(key, head, hash_of(key, &head), n);
     }
 
-    /// `bump` with the key's head and hash already made (see `add`).
+    /// `bump` with the key's head and hash already made (see `add`). The table is not flat: its callers
+    /// thaw it first (not here, on counting's hottest path).
     #[inline]
     fn bump_hashed(&mut self, key: &[u8], head: [u8; INLINE], hash: usize, n: i64) {
-        self.thaw();
+        debug_assert!(self.flat.is_none());
         // Wrapping: a frame from elsewhere may declare any counts; never a panic for that.
         self.total = self.total.wrapping_add(n);
-        if (self.len() + 1) * 4 > self.slots.len() * 3 {
-            self.reserve(self.len().max(32));
+        if (self.positions.len() + 1) * 4 > self.slots.len() * 3 {
+            self.reserve(self.positions.len().max(32));
         }
         let (i, found) = self.find_hashed(key, &head, hash);
         if found {
@@ -312,6 +314,7 @@ impl Table {
                 return Err(cp);
             }
         }
+        self.thaw();
         for text in texts {
             self.count_pieces(|emit| {
                 let missing = scan(text, classes, emit);
@@ -400,6 +403,8 @@ impl Table {
                 return Err(cp);
             }
         }
+        self.thaw();
+        superwords.thaw();
         for part in &parts {
             let chars = scan.classify(part, classes)?;
             self.count_pieces(|emit| (scan.scan)(&chars, emit));
