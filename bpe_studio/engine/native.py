@@ -670,14 +670,20 @@ class EncodedWords(_Record):
 
     def packed(self) -> PackedWords:
         """The same words in less memory, to keep aside (see :class:`PackedWords`)."""
+        lengths = array.array("I", self.lengths)
+        # Every id below 2**16 (a tokenizer of at most 65,536 tokens, as a superword run's stage 1 mostly
+        # is): two bytes each instead of four. Natively, not with numpy: a run imports numpy for nothing
+        # else (its import and its threads, 0.1-0.2 s of CPU).
+        if _native is not None and not _forced_pure():
+            narrow = _native.narrow_ids(self.ids) if len(self.ids) else None  # (an empty buffer: no pointer)
+            return PackedWords(
+                self.ids if narrow is None else memoryview(narrow).cast("H"), lengths, self.freqs
+            )
         import numpy as np  # a dependency; imported here, as this module is imported at start-up
 
         ids = np.frombuffer(self.ids, dtype=np.uint32)
-        # Every id below 2**16 (a tokenizer of at most 65,536 tokens, as a superword run's stage 1 mostly
-        # is): two bytes each instead of four.
-        narrow = len(ids) > 0 and int(ids.max()) < 1 << 16
-        lengths = array.array("I", self.lengths)
-        return PackedWords(ids.astype(np.uint16) if narrow else ids, lengths, self.freqs)
+        fits = len(ids) > 0 and int(ids.max()) < 1 << 16
+        return PackedWords(ids.astype(np.uint16) if fits else ids, lengths, self.freqs)
 
 
 class PackedWords(_Record):
@@ -696,16 +702,24 @@ class PackedWords(_Record):
     _FIELDS = ("ids", "lengths", "freqs")
 
     def __init__(self, ids: Any, lengths: array.array[int], freqs: list[int]) -> None:
-        self.ids: Any = ids  # numpy.ndarray of uint16 or uint32
+        # 16-bit ids (a memoryview of format "H", or a numpy array of uint16), or the 32-bit ones
+        self.ids: Any = ids
         self.lengths = lengths
         self.freqs = freqs
 
     def unpacked(self) -> EncodedWords:
         """The words as :class:`EncodedWords` again (ids in 32 bits)."""
-        import numpy as np
-
         ids: array.array[int] = array.array("I")
-        ids.frombytes(self.ids.astype(np.uint32, copy=False).tobytes())
+        if self.ids.itemsize == 4:
+            ids.frombytes(memoryview(self.ids).cast("B"))
+        elif _native is not None:
+            # (the bytes under narrow_ids' view, not a copy of them)
+            raw = self.ids.obj if isinstance(self.ids, memoryview) else None
+            ids.frombytes(_native.widen_ids(raw if isinstance(raw, bytes) else bytes(self.ids)))
+        else:
+            import numpy as np
+
+            ids.frombytes(np.asarray(self.ids).astype(np.uint32).tobytes())
         return EncodedWords(ids, self.lengths.tolist(), self.freqs)
 
 
@@ -861,6 +875,19 @@ class NativeCountTable:
         )
         return found
 
+    def add_bytes_with_superwords(
+        self, superwords: NativeCountTable, preset: str, data: bytes, specials: list[bytes]
+    ) -> tuple[int, int] | None:
+        """:meth:`add_bytes`, and in the same pass the superword split's pieces (``SUPERWORD_PATTERN``) of the
+        same text into ``superwords``: a superword run counts its stage-2 chunks as stage 1 counts, reading,
+        checking, splitting and classifying the corpus once. None as :meth:`add_bytes` (neither table counted
+        anything)."""
+        table, words = self._table, superwords._table
+        found: tuple[int, int] | None = _with_classes(
+            lambda classes: table.add_bytes_with_superwords(words, preset, data, specials, classes)
+        )
+        return found
+
     def merge(self, other: NativeCountTable) -> None:
         """Add every count of ``other`` to this table."""
         self._table.merge(other._table)
@@ -907,6 +934,15 @@ class NativeCountTable:
 
     def __len__(self) -> int:
         return len(self._table)
+
+
+def compact_tables(tables: Sequence[NativeCountTable]) -> None:
+    """Lay each table's entries out flat, without its hash table, one after the other (the GIL released):
+    the same keys, counts and order in less than half the memory, for tables only read from now on (a
+    superword run's stage-2 tables while stage 1 merges); counting into one again rebuilds its hash table."""
+    if tables:
+        assert _native is not None
+        _native.compact_tables([table._table for table in tables])
 
 
 def count_table() -> NativeCountTable | None:

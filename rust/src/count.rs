@@ -51,6 +51,18 @@ pub struct Table {
     long: Vec<u8>,
     /// Sum of all counts: the number of pre-tokens counted.
     total: i64,
+    /// The entries laid out flat (`compact`), the hash table above emptied; a change thaws them back.
+    flat: Option<Flat>,
+}
+
+/// A table's entries in order of first appearance with no hash table: every key's bytes one after the
+/// other, where each ends, and its count. A superword run's stage-2 tables wait in this form while stage 1
+/// merges: 40-45 bytes a key instead of 100-110 (slots at most 3/4 full, positions, long keys apart).
+#[derive(Default)]
+struct Flat {
+    keys: Vec<u8>,
+    ends: Vec<u64>,
+    counts: Vec<i64>,
 }
 
 /// `text` cut at the special tokens as Python's `re.split` with their alternation cuts it: the leftmost
@@ -115,12 +127,83 @@ fn hash_of(key: &[u8], head: &[u8; INLINE]) -> usize {
 impl Table {
     /// Number of distinct keys.
     pub fn len(&self) -> usize {
-        self.positions.len()
+        match &self.flat {
+            Some(flat) => flat.counts.len(),
+            None => self.positions.len(),
+        }
     }
 
     /// True when no key was counted.
     pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
+        self.len() == 0
+    }
+
+    /// Lays the entries out flat and drops the hash table (see `Flat`): the same `len`, `total`, entries
+    /// and order, in less memory, for a table that is read (`iter`, `to_frame`) and no longer counted
+    /// into. Counting into it again, or looking a key up in it, first builds the hash table again.
+    pub fn compact(&mut self) {
+        if self.flat.is_some() {
+            return;
+        }
+        let n = self.len();
+        let mut flat = Flat {
+            // (the slots read in their order, not the keys': one sweep, no cache miss per key)
+            keys: Vec::with_capacity(
+                self.slots.iter().filter(|slot| slot.len != u32::MAX).map(|slot| slot.len as usize).sum(),
+            ),
+            ends: Vec::with_capacity(n),
+            counts: Vec::with_capacity(n),
+        };
+        for i in 0..n {
+            // The slots are read in order of first appearance, at random: fetched ahead.
+            if let Some(&ahead) = self.positions.get(i + 16) {
+                prefetch(&self.slots[ahead as usize]);
+            }
+            let (key, count) = self.entry(i);
+            flat.keys.extend_from_slice(key);
+            flat.ends.push(flat.keys.len() as u64);
+            flat.counts.push(count);
+        }
+        let total = self.total;
+        *self = Table { total, flat: Some(flat), ..Table::default() };
+    }
+
+    /// The hash table built again from the flat entries (`compact`'s undoing), if they are flat.
+    #[inline]
+    fn thaw(&mut self) {
+        if self.flat.is_some() {
+            self.thaw_flat();
+        }
+    }
+
+    #[cold]
+    fn thaw_flat(&mut self) {
+        let Some(flat) = self.flat.take() else {
+            return;
+        };
+        let total = self.total;
+        self.reserve(flat.counts.len());
+        let mut start = 0;
+        for (&end, &count) in flat.ends.iter().zip(&flat.counts) {
+            self.bump(&flat.keys[start..end as usize], count);
+            start = end as usize;
+        }
+        self.total = total;
+    }
+
+    /// The `i`-th entry in order of first appearance.
+    #[inline]
+    fn entry(&self, i: usize) -> (&[u8], i64) {
+        match &self.flat {
+            Some(flat) => {
+                let start = if i == 0 { 0 } else { flat.ends[i - 1] as usize };
+                (&flat.keys[start..flat.ends[i] as usize], flat.counts[i])
+            }
+            None => {
+                let slot = &self.slots[self.positions[i] as usize];
+                (self.key(slot), slot.count)
+            }
+        }
     }
 
     /// Sum of all counts: the number of pre-tokens counted.
@@ -166,6 +249,8 @@ impl Table {
 
     /// Makes room for `more` new keys without growing again.
     fn reserve(&mut self, more: usize) {
+        // (A flat table is thawed here, for `merge` and `add_frame`; `add` thaws it before it counts.)
+        self.thaw();
         // At most 3/4 full: probes stay short (two slots share a cache line), and a table of 500,000
         // pre-tokens fits 2**20 slots (32 MB) instead of 2**21.
         // Rounded up, not plus one: at a power of two times 3/4, "+ 1" asked for the next power and the
@@ -193,13 +278,15 @@ impl Table {
         self.bump_hashed(key, head, hash_of(key, &head), n);
     }
 
-    /// `bump` with the key's head and hash already made (see `add`).
+    /// `bump` with the key's head and hash already made (see `add`). The table is not flat: its callers
+    /// thaw it first (not here, on counting's hottest path).
     #[inline]
     fn bump_hashed(&mut self, key: &[u8], head: [u8; INLINE], hash: usize, n: i64) {
+        debug_assert!(self.flat.is_none());
         // Wrapping: a frame from elsewhere may declare any counts; never a panic for that.
         self.total = self.total.wrapping_add(n);
-        if (self.len() + 1) * 4 > self.slots.len() * 3 {
-            self.reserve(self.len().max(32));
+        if (self.positions.len() + 1) * 4 > self.slots.len() * 3 {
+            self.reserve(self.positions.len().max(32));
         }
         let (i, found) = self.find_hashed(key, &head, hash);
         if found {
@@ -219,7 +306,7 @@ impl Table {
 
     /// Counts the pre-tokens of every text; Err with the first code point the class table does not
     /// cover, in which case nothing was counted.
-    pub fn add<'t>(&mut self, texts: &[&'t str], classes: &[u8], scan: pretok::Scanner) -> Result<(), u32> {
+    pub fn add(&mut self, texts: &[&str], classes: &[u8], scan: pretok::Scanner) -> Result<(), u32> {
         // Checked before counting anything, so that the caller can extend the class table and call
         // again without counting a text twice.
         for text in texts {
@@ -227,35 +314,44 @@ impl Table {
                 return Err(cp);
             }
         }
+        self.thaw();
+        for text in texts {
+            self.count_pieces(|emit| {
+                let missing = scan(text, classes, emit);
+                debug_assert!(missing.is_none());
+            });
+        }
+        Ok(())
+    }
+
+    /// Counts the pieces that `produce` hands its `emit`, in order.
+    #[inline]
+    fn count_pieces<'t>(&mut self, produce: impl FnOnce(&mut dyn FnMut(&'t str))) {
         // Each pre-token's slot is a cache miss in a table of megabytes (most of counting's time): it is
         // hashed and its slot fetched when the scanner finds it, and counted LAG pre-tokens later, so that
         // several misses are under way at once. The pre-tokens are counted in the order found.
         const LAG: usize = 8;
         let mut ring: [(&'t [u8], [u8; INLINE], usize); LAG] = [(&[], [0; INLINE], 0); LAG];
-        for text in texts {
-            let mut found = 0usize;
-            let missing = scan(text, classes, &mut |token: &'t str| {
-                let key = token.as_bytes();
-                let head = head_of(key);
-                let hash = hash_of(key, &head);
-                if !self.slots.is_empty() {
-                    prefetch(&self.slots[hash & (self.slots.len() - 1)]);
-                }
-                let at = found % LAG;
-                if found >= LAG {
-                    let (key, head, hash) = ring[at];
-                    self.bump_hashed(key, head, hash, 1);
-                }
-                ring[at] = (key, head, hash);
-                found += 1;
-            });
-            debug_assert!(missing.is_none());
-            for i in found.saturating_sub(LAG)..found {
-                let (key, head, hash) = ring[i % LAG];
+        let mut found = 0usize;
+        produce(&mut |token: &'t str| {
+            let key = token.as_bytes();
+            let head = head_of(key);
+            let hash = hash_of(key, &head);
+            if !self.slots.is_empty() {
+                prefetch(&self.slots[hash & (self.slots.len() - 1)]);
+            }
+            let at = found % LAG;
+            if found >= LAG {
+                let (key, head, hash) = ring[at];
                 self.bump_hashed(key, head, hash, 1);
             }
+            ring[at] = (key, head, hash);
+            found += 1;
+        });
+        for i in found.saturating_sub(LAG)..found {
+            let (key, head, hash) = ring[i % LAG];
+            self.bump_hashed(key, head, hash, 1);
         }
-        Ok(())
     }
 
     /// Counts a chunk given as bytes: checks they are UTF-8, splits them on the special tokens and counts
@@ -282,9 +378,50 @@ impl Table {
         Ok(Some((parts.len(), found)))
     }
 
+    /// `add_bytes` with `scan` (a `pretok::chars_scanner`) into this table, and in the same pass the
+    /// superword split's pieces (pretok_superbpe.rs) of the same parts into `superwords`: a superword run
+    /// counts its stage-2 chunks while stage 1 counts its pre-tokens, so the corpus is read, checked,
+    /// split on the special tokens and classified once, not twice. Each part is classified once, for
+    /// `scan`; the superword scan reads that classification (see `CharsScanner`). The same results as
+    /// `add_bytes` into each table with its own scanner; nothing is counted into either table on Ok(None)
+    /// or Err.
+    pub fn add_bytes_with_superwords(
+        &mut self,
+        superwords: &mut Table,
+        data: &[u8],
+        specials: &[&[u8]],
+        classes: &[u8],
+        scan: pretok::CharsScanner,
+    ) -> Result<Option<(usize, usize)>, u32> {
+        let Ok(text) = std::str::from_utf8(data) else {
+            return Ok(None);
+        };
+        let (parts, found) = split_specials(text, specials);
+        let parts: Vec<&str> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+        for part in &parts {
+            if let Some(cp) = beyond(part, classes.len()) {
+                return Err(cp);
+            }
+        }
+        self.thaw();
+        superwords.thaw();
+        for part in &parts {
+            let chars = scan.classify(part, classes)?;
+            self.count_pieces(|emit| (scan.scan)(&chars, emit));
+            superwords.count_pieces(|emit| crate::pretok_superbpe::superbpe_scan(&chars, emit));
+        }
+        Ok(Some((parts.len(), found)))
+    }
+
     /// Adds every count of `other` (keys new to this table follow in `other`'s order).
     pub fn merge(&mut self, other: &Table) {
         self.reserve(other.len().saturating_sub(self.len() / 2));
+        if other.flat.is_some() {
+            for (key, count) in other.iter() {
+                self.bump(key, count);
+            }
+            return;
+        }
         // As in `add`: each of `other`'s keys is a cache miss twice, its slot in `other` (read in order of
         // first appearance, so at random) and its slot here. Both are fetched ahead (other's slot 2 * LAG
         // keys ahead, ours LAG keys ahead, once the key is hashed) so that several misses are under way at
@@ -317,6 +454,9 @@ impl Table {
 
     /// True when `key` was counted.
     pub fn contains(&self, key: &[u8]) -> bool {
+        if self.flat.is_some() {
+            return self.iter().any(|(k, _)| k == key); // (no hash table: read through; see count_new)
+        }
         !self.slots.is_empty() && self.find(key, &head_of(key)).1
     }
 
@@ -324,13 +464,44 @@ impl Table {
     /// distinct keys of all of them, without merging them (a superword run's stage 2 keeps its threads'
     /// tables apart: merging them made a third table as large as both, the run's peak memory).
     pub fn count_new(&self, earlier: &[&Table]) -> usize {
-        self.positions
-            .iter()
-            .filter(|&&p| {
-                let key = self.key(&self.slots[p as usize]);
-                !earlier.iter().any(|t| t.contains(key))
-            })
-            .count()
+        if earlier.iter().all(|t| t.is_empty()) {
+            return self.len(); // (the first table: no key to look up)
+        }
+        if self.flat.is_some() || earlier.iter().any(|t| t.flat.is_some()) {
+            let seen: rustc_hash::FxHashSet<&[u8]> =
+                earlier.iter().flat_map(|t| t.iter().map(|(key, _)| key)).collect();
+            return self.iter().filter(|(key, _)| !seen.contains(key)).count();
+        }
+        // As in `add` and `merge`: this table's slots (in order of first appearance, so at random) and the
+        // earlier tables' slots are cache misses; both are fetched ahead so that several are under way.
+        const LAG: usize = 8;
+        let positions = &self.positions;
+        let mut ring: [(&[u8], [u8; INLINE], usize); LAG] = [(&[], [0; INLINE], 0); LAG];
+        let mut new = 0;
+        for j in 0..positions.len() + LAG {
+            if let Some(&ahead) = positions.get(j + 2 * LAG) {
+                prefetch(&self.slots[ahead as usize]);
+            }
+            let at = j % LAG;
+            if j >= LAG {
+                let (key, head, hash) = ring[at];
+                if !earlier.iter().any(|t| !t.slots.is_empty() && t.find_hashed(key, &head, hash).1) {
+                    new += 1;
+                }
+            }
+            if let Some(&position) = positions.get(j) {
+                let key = self.key(&self.slots[position as usize]);
+                let head = head_of(key);
+                let hash = hash_of(key, &head);
+                for t in earlier {
+                    if !t.slots.is_empty() {
+                        prefetch(&t.slots[hash & (t.slots.len() - 1)]);
+                    }
+                }
+                ring[at] = (key, head, hash);
+            }
+        }
+        new
     }
 
     /// The keys as the words of a merge loop over the 256 byte tokens (token id = byte value): every key's
@@ -371,29 +542,18 @@ impl Table {
 
     /// The entries (key, count) in order of first appearance.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], i64)> + '_ {
-        self.positions.iter().map(|&p| {
-            let slot = &self.slots[p as usize];
-            (self.key(slot), slot.count)
-        })
+        (0..self.len()).map(|i| self.entry(i))
     }
 
     /// The entries from the `start`-th to before the `end`-th in order of first appearance (`iter`'s).
     pub fn iter_range(&self, start: usize, end: usize) -> impl ExactSizeIterator<Item = (&[u8], i64)> + '_ {
-        self.positions[start..end].iter().map(|&p| {
-            let slot = &self.slots[p as usize];
-            (self.key(slot), slot.count)
-        })
+        assert!(start <= end && end <= self.len(), "entries {start}..{end} of {}", self.len());
+        (start..end).map(|i| self.entry(i))
     }
 
     /// The entries in order of first appearance.
     fn entries(&self) -> Vec<(&[u8], i64)> {
-        self.positions
-            .iter()
-            .map(|&p| {
-                let slot = &self.slots[p as usize];
-                (self.key(slot), slot.count)
-            })
-            .collect()
+        self.iter().collect()
     }
 
     /// The table as a frame (the layout of `encode_table` in bpe_studio/engine/training/counting.py).
@@ -506,7 +666,7 @@ pub(crate) fn parse_frame(frame: &[u8]) -> Result<Vec<(&[u8], i64)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::classes;
+    use crate::testing::{self, classes};
 
     fn counted(texts: &[&str]) -> Table {
         let mut table = Table::default();
@@ -762,5 +922,84 @@ mod tests {
         assert_eq!(beyond("abc", 128), None);
         assert_eq!(beyond("ab日", 0x10000), None);
         assert_eq!(beyond("ab日", 128), Some(0x65e5));
+    }
+
+    /// Random text of letters, digits, spaces, newlines, punctuation, a mark, non-ASCII letters and the
+    /// special token, `len` characters.
+    fn random_text(next: &mut impl FnMut(u64) -> u64, len: usize) -> String {
+        const PARTS: [&str; 16] =
+            ["a", "b", "Z", " ", " ", "  ", "\n", "1", "23", ".", ",", "!?", "é", "\u{301}", "\t", "<|e|>"];
+        (0..len).map(|_| PARTS[next(PARTS.len() as u64) as usize]).collect()
+    }
+
+    #[test]
+    fn counting_both_splits_in_one_pass_equals_counting_each_alone() {
+        let mut next = testing::xorshift(23);
+        let specials: [&[u8]; 1] = [b"<|e|>"];
+        for preset in pretok::SCANNERS {
+            for _ in 0..40 {
+                let len = next(200) as usize;
+                let text = random_text(&mut next, len);
+                let (mut first, mut words) = (Table::default(), Table::default());
+                let scan = pretok::chars_scanner(preset).unwrap();
+                let found =
+                    first.add_bytes_with_superwords(&mut words, text.as_bytes(), &specials, classes(), scan);
+                let (mut alone, mut words_alone) = (Table::default(), Table::default());
+                let expected =
+                    alone.add_bytes(text.as_bytes(), &specials, classes(), pretok::scanner(preset).unwrap());
+                let superbpe = pretok::scanner("superbpe").unwrap();
+                words_alone.add_bytes(text.as_bytes(), &specials, classes(), superbpe).unwrap();
+                assert_eq!(found, expected, "{preset} {text:?}");
+                assert_eq!(entries(&first), entries(&alone), "{preset} {text:?}");
+                assert_eq!(entries(&words), entries(&words_alone), "{preset} {text:?}");
+                assert_eq!((first.total(), words.total()), (alone.total(), words_alone.total()));
+            }
+        }
+        // Bytes that are not UTF-8, and a code point beyond the class table: nothing counted in either.
+        let (mut first, mut words) = (Table::default(), Table::default());
+        let scan = pretok::chars_scanner("gpt2").unwrap();
+        assert_eq!(first.add_bytes_with_superwords(&mut words, b"ab \xff", &[], classes(), scan), Ok(None));
+        let beyond = "ab \u{10400}".as_bytes();
+        assert_eq!(
+            first.add_bytes_with_superwords(&mut words, beyond, &[], &classes()[..256], scan),
+            Err(0x10400)
+        );
+        assert!(first.is_empty() && words.is_empty());
+    }
+
+    #[test]
+    fn a_compact_table_keeps_its_entries_order_and_total_and_counts_on_as_before() {
+        let mut next = testing::xorshift(7);
+        let texts: Vec<String> = (0..300).map(|_| random_text(&mut next, 40)).collect();
+        let texts: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+        let full = counted(&texts);
+        let mut flat = counted(&texts);
+        flat.compact();
+        flat.compact(); // a second time: nothing to do
+        assert_eq!((entries(&flat), flat.total(), flat.len()), (entries(&full), full.total(), full.len()));
+        assert_eq!(flat.to_frame(), full.to_frame());
+        assert_eq!(flat.byte_words(), full.byte_words());
+        let middle: Vec<_> = flat.iter_range(3, 9).collect();
+        assert_eq!(middle, full.iter_range(3, 9).collect::<Vec<_>>());
+        // Looked up and counted into again: the hash table is built again first.
+        let other = counted(&["zz ab", "a"]);
+        assert_eq!(other.count_new(&[&flat]), other.count_new(&[&full]));
+        assert_eq!(flat.count_new(&[&other]), full.count_new(&[&other]));
+        let key = full.iter().next().unwrap().0.to_vec();
+        assert!(flat.contains(&key) && !flat.contains(b"not a key"));
+        let (mut again, mut full_again) = (flat, counted(&texts));
+        again.add(&["zz ab"], classes(), pretok::scanner("gpt2").unwrap()).unwrap();
+        full_again.add(&["zz ab"], classes(), pretok::scanner("gpt2").unwrap()).unwrap();
+        assert_eq!((entries(&again), again.total()), (entries(&full_again), full_again.total()));
+        let mut merged = counted(&["q"]);
+        let mut flat_other = counted(&texts);
+        flat_other.compact();
+        merged.merge(&flat_other);
+        let mut expected = counted(&["q"]);
+        expected.merge(&full);
+        assert_eq!(entries(&merged), entries(&expected));
+        let mut empty = Table::default();
+        empty.compact();
+        assert!(empty.is_empty() && empty.iter().next().is_none());
     }
 }

@@ -278,24 +278,54 @@ pub fn pretokens_with_work<'a>(
     text: &'a str,
     classes: &[u8],
 ) -> Result<(Vec<&'a str>, u64), u32> {
-    use crate::pretok_cl100k::family_scan as cl100k;
-    use crate::pretok_o200k::family_scan as o200k;
-    let chars = if preset == "gpt2" { gpt2_chars(text, classes)? } else { Chars::new(text, classes)? };
+    let Some(scan) = chars_scanner(preset) else {
+        panic!("no native pre-tokenizer for {preset:?}");
+    };
+    let chars = scan.classify(text, classes)?;
     let mut pieces = Vec::new();
-    let mut emit = |piece: &'a str| pieces.push(piece);
-    match preset {
-        "gpt2" => gpt2_scan(&chars, &mut emit),
-        "cl100k" => cl100k::<3, true, false>(&chars, &mut emit),
-        "o200k" => o200k::<3, true>(&chars, &mut emit),
-        "llama3" => cl100k::<3, false, false>(&chars, &mut emit),
-        "qwen2" => cl100k::<1, false, false>(&chars, &mut emit),
-        "qwen35" => cl100k::<1, false, true>(&chars, &mut emit),
-        "nemo" => o200k::<1, false>(&chars, &mut emit),
-        "superbpe" => crate::pretok_superbpe::superbpe_scan(&chars, &mut emit),
-        _ => panic!("no native pre-tokenizer for {preset:?}"),
-    }
+    (scan.scan)(&chars, &mut |piece: &'a str| pieces.push(piece));
     let steps = chars.steps();
     Ok((pieces, steps))
+}
+
+/// A scanner over a classified text: how it classifies (gpt2 folds its letters into one class and its
+/// marks into the rest, `gpt2_chars`) and the scan itself. Counting a superword run's two splits in one
+/// pass classifies each text once, for the stage-1 scanner, and runs both scans on it: the superword split
+/// (pretok_superbpe.rs) reads only numbers, spaces and `is_other`, which gpt2's folding keeps as they are.
+#[derive(Clone, Copy)]
+pub struct CharsScanner {
+    gpt2_classes: bool,
+    /// The scan: calls `emit` with each pre-token of the classified text in order.
+    pub scan: for<'a> fn(&Chars<'a>, &mut dyn FnMut(&'a str)),
+}
+
+impl CharsScanner {
+    /// `text` classified as this scanner reads it; Err with the first code point the table does not cover.
+    pub fn classify<'a>(&self, text: &'a str, classes: &[u8]) -> Result<Chars<'a>, u32> {
+        if self.gpt2_classes {
+            gpt2_chars(text, classes)
+        } else {
+            Chars::new(text, classes)
+        }
+    }
+}
+
+/// The scanner of a name in `SCANNERS` over classified texts, None for any other name.
+pub fn chars_scanner(preset: &str) -> Option<CharsScanner> {
+    use crate::pretok_cl100k::family_scan as cl100k;
+    use crate::pretok_o200k::family_scan as o200k;
+    let scan: for<'a> fn(&Chars<'a>, &mut dyn FnMut(&'a str)) = match preset {
+        "gpt2" => gpt2_scan,
+        "cl100k" => cl100k::<3, true, false>,
+        "o200k" => o200k::<3, true>,
+        "llama3" => cl100k::<3, false, false>,
+        "qwen2" => cl100k::<1, false, false>,
+        "qwen35" => cl100k::<1, false, true>,
+        "nemo" => o200k::<1, false>,
+        "superbpe" => crate::pretok_superbpe::superbpe_scan,
+        _ => return None,
+    };
+    Some(CharsScanner { gpt2_classes: preset == "gpt2", scan })
 }
 
 /// The scanner of a name in `SCANNERS` (`gpt2`, `cl100k`, `llama3`, ..., and `superbpe`: the superword

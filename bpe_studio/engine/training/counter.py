@@ -56,6 +56,7 @@ class ChunkCounter:
         policy: InvalidUtf8Policy,
         text_field: str = "text",
         skip_bad_records: bool = False,
+        superwords: bool = False,
     ) -> None:
         self._findall = Pretokenizer(pattern).findall
         # The presets and the models' patterns with a native scanner are pre-tokenized and counted by the
@@ -80,6 +81,15 @@ class ChunkCounter:
         )
         self._counts: Counter[str] = Counter()
         self.totals = CountTotals()
+        #: With ``superwords`` (a superword run, the native kernel on, a pattern with a native scanner and
+        #: no empty special token): the stage-2 chunks (``SUPERWORD_PATTERN``'s pieces) of the same texts,
+        #: counted in the same pass (``add_bytes_with_superwords``), and their totals. Set to None as soon as
+        #: a text cannot be counted that way (not UTF-8, records, a lone surrogate): stage 2 then counts the
+        #: corpus again itself, as a run without this table does.
+        self.superword_table: native.NativeCountTable | None = None
+        self.superword_totals = CountTotals()
+        if superwords and self.table is not None and self._special_bytes is not None:
+            self.superword_table = native.count_table()
 
     @property
     def counts(self) -> dict[str, int]:
@@ -111,7 +121,9 @@ class ChunkCounter:
         return encode_table(self.counts)
 
     def count_text(self, text: str, *, continues_document: bool) -> None:
-        """Count the pre-tokens of ``text``, a piece of the corpus that starts at a certain boundary."""
+        """Count the pre-tokens of ``text``, a piece of the corpus that starts at a certain boundary (not
+        into :attr:`superword_table`, which is dropped)."""
+        self.superword_table = None
         parts = self._special_re.split(text) if self._special_re is not None else [text]
         self.totals.special_tokens += len(parts) - 1
         findall, update = self._findall, self._counts.update
@@ -152,6 +164,23 @@ class ChunkCounter:
         has a native scanner (checking, splitting on the special tokens and counting with the GIL
         released: done in Python they held it, one counting thread at a time, issue 22); otherwise
         decoded under the policy and counted by :meth:`count_text`, which gives the same counts."""
+        if self.superword_table is not None:
+            assert self.table is not None and self._preset is not None and self._special_bytes is not None
+            before, words_before = self.table.total, self.superword_table.total
+            found = self.table.add_bytes_with_superwords(
+                self.superword_table, self._preset, raw, self._special_bytes
+            )
+            if found is not None:
+                documents, specials = found
+                for totals, added in (
+                    (self.totals, self.table.total - before),
+                    (self.superword_totals, self.superword_table.total - words_before),
+                ):
+                    totals.special_tokens += specials
+                    totals.pretokens += added
+                    totals.documents += documents - (1 if continues_document else 0)
+                return
+            self.superword_table = None  # not UTF-8: counted below under the policy, stage 1's split only
         if self.table is not None and self._preset is not None and self._special_bytes is not None:
             before = self.table.total
             found = self.table.add_bytes(self._preset, raw, self._special_bytes)

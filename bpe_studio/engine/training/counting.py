@@ -61,6 +61,10 @@ class CountOutcome:
     tables: tuple[native.NativeCountTable, ...] = ()
     #: The number of distinct keys of ``tables`` together.
     tables_unique: int = 0
+    #: A superword run's stage-2 counts made in the same pass (``count_threads(superwords=True)``): the
+    #: threads' native tables of ``SUPERWORD_PATTERN``'s pieces, as ``keep_table`` keeps them; None when
+    #: not asked for, or when a text could not be counted that way (stage 2 then counts the corpus again).
+    superwords: CountOutcome | None = None
 
     @property
     def unique(self) -> int:
@@ -82,8 +86,10 @@ def count_serial(
     open_file: Callable[[str], AbstractContextManager[BinaryIO]] = _open_local,
     text_field: str = "text",
     skip_bad_records: bool = False,
+    superwords: bool = False,
 ) -> Generator[CountUpdate | CountOutcome, None, None]:
-    """Count chunks in this process, yielding progress after each; the last item is the outcome.
+    """Count chunks in this process, yielding progress after each; the last item is the outcome (with
+    ``superwords``, the stage-2 chunks counted in the same pass too: see :func:`count_threads`).
 
     ``open_file`` opens a chunk's path for binary reading (``remote.open_binary`` also takes fsspec URLs);
     a file stays open while its chunks are read. Stops early (without an outcome) when ``cancelled()``
@@ -95,6 +101,7 @@ def count_serial(
         policy=policy,
         text_field=text_field,
         skip_bad_records=skip_bad_records,
+        superwords=superwords,
     )
     done = 0
     with contextlib.ExitStack() as stack:
@@ -115,7 +122,8 @@ def count_serial(
             counter.count_chunk(chunk, handle.read(chunk.size))
             done += chunk.size
             yield CountUpdate(done, counter.unique)
-    yield CountOutcome(counter.byte_counts(), counter.totals)
+    words = _superword_outcome([counter]) if superwords else None
+    yield CountOutcome(counter.byte_counts(), counter.totals, superwords=words)
 
 
 class _Worker:
@@ -298,12 +306,18 @@ def count_threads(
     skip_bad_records: bool = False,
     keep_table: bool = False,
     merged_table: bool = False,
+    superwords: bool = False,
 ) -> Generator[CountUpdate | CountOutcome, None, None]:
     """Count chunks in ``workers`` threads of this process; yields progress, then the outcome (with
     ``keep_table``, the threads' native tables themselves when every thread kept one, not merged: merging
     them made a third table about as large as both, a superword run's peak memory; with ``merged_table``,
     those tables merged natively into one, the outcome's one table: turning it into a dict of a ``str``
     per key took a fifth of the counting phase on 100 MB, on one thread; otherwise a dict).
+
+    With ``superwords`` (a superword run's stage 1, the chunks planned at certain boundaries of both splits:
+    no newline cuts), each thread also counts the chunks' ``SUPERWORD_PATTERN`` pieces in the same pass,
+    given as the outcome's ``superwords`` (the threads' tables, as ``keep_table`` gives them), or None when
+    some text could not be counted that way.
 
     Each thread takes the next chunk, reads and decodes it and splits it on the special tokens (Python,
     holding the GIL), then counts it into its own native table with the GIL released; the tables are
@@ -325,6 +339,7 @@ def count_threads(
             policy=policy,
             text_field=text_field,
             skip_bad_records=skip_bad_records,
+            superwords=superwords,
         )
         for _ in range(workers)
     ]
@@ -377,20 +392,43 @@ def count_threads(
         totals = CountTotals()
         for counter in counters:
             totals.add(counter.totals)
+        words = _superword_outcome(counters) if superwords else None
         tables = _native_tables(counters) if keep_table or merged_table else None
         if tables and merged_table and not keep_table:
             merged = merged_tables(tables)
-            yield CountOutcome({}, totals, (merged,), len(merged))
+            yield CountOutcome({}, totals, (merged,), len(merged), superwords=words)
         elif tables:
-            unique = sum(table.count_new(tables[:i]) for i, table in enumerate(tables))
-            yield CountOutcome({}, totals, tuple(tables), unique)
+            yield CountOutcome({}, totals, tuple(tables), _unique(tables), superwords=words)
         else:
-            yield CountOutcome(_merge_counters(counters), totals)
+            yield CountOutcome(_merge_counters(counters), totals, superwords=words)
     finally:
         stop.set()
         for thread in threads:
             if thread.ident is not None:
                 thread.join(timeout=_JOIN_SECONDS)
+
+
+def _unique(tables: Sequence[native.NativeCountTable]) -> int:
+    """The number of distinct keys of native tables together, without merging them."""
+    return sum(table.count_new(tables[:i]) for i, table in enumerate(tables))
+
+
+def _superword_outcome(counters: list[ChunkCounter]) -> CountOutcome | None:
+    """The counters' superword tables (taken from them) as an outcome that keeps them, or None unless every
+    counter still has one (a text it could not count that way: stage 2 counts again)."""
+    tables = [counter.superword_table for counter in counters]
+    if any(table is None for table in tables):
+        return None
+    kept = tuple(table for table in tables if table is not None)
+    totals = CountTotals()
+    for counter in counters:
+        totals.add(counter.superword_totals)
+        counter.superword_table = None
+    unique = _unique(kept)
+    # They wait while stage 1 merges: flat, in less than half the memory (before stage 1's tables are merged,
+    # which is counting's peak).
+    native.compact_tables(kept)
+    return CountOutcome({}, totals, kept, unique)
 
 
 def _merge_counters(counters: list[ChunkCounter]) -> dict[str, int]:

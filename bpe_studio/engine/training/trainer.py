@@ -42,7 +42,7 @@ from ..events import (
     TrainEvent,
     TrainResult,
 )
-from ..pretokenize.patterns import newline_cuts_certain
+from ..pretokenize.patterns import newline_cuts_certain, scanner_name
 from ..workers.protocol import decode_table
 from .checkpoint import (
     CorpusFile,
@@ -242,12 +242,20 @@ def _count_corpus(
     *,
     keep_table: bool = False,
     merged_table: bool = False,
+    superwords: bool = False,
 ) -> Generator[TrainEvent, None, tuple[CountOutcome | None, int]]:
     """Plan and count the corpus (in this process, worker processes or a cluster); returns the outcome
     (None when cancelled) and the corpus size. With ``keep_table`` (or ``merged_table``: merged into one),
-    counting in threads gives its native tables, not a dict (see :class:`~.counting.CountOutcome`)."""
+    counting in threads gives its native tables, not a dict (see :class:`~.counting.CountOutcome`).
+
+    With ``superwords`` (a superword run's stage 1), when the corpus is local plain text and the pattern has
+    a native scanner (the kernel on), the stage-2 chunks are counted in the same pass (the outcome's
+    ``superwords``, see :func:`~.counting.count_threads`): the corpus is then planned at the boundaries
+    certain for both splits, the special tokens (the superword split runs on across newlines), which gives
+    stage 1 the same counts."""
     yield PhaseStarted(Phase.PLANNING, now())
-    newline_cuts = newline_cuts_certain(config.pattern)
+    one_pass = superwords and _one_pass_superwords(config)
+    newline_cuts = newline_cuts_certain(config.pattern) and not one_pass
     options: dict[str, Any] = {
         "pattern": config.pattern_regex,
         "special_tokens": config.special_tokens,
@@ -318,10 +326,15 @@ def _count_corpus(
                 plain_text_files=all(source_kind(path).format == "text" for path in config.inputs),
             )
             counting = (
-                count_serial(tasks, **options)
+                count_serial(tasks, superwords=one_pass, **options)
                 if how == "serial"
                 else count_threads(
-                    tasks, workers=workers, keep_table=keep_table, merged_table=merged_table, **options
+                    tasks,
+                    workers=workers,
+                    keep_table=keep_table,
+                    merged_table=merged_table,
+                    superwords=one_pass,
+                    **options,
                 )
                 if how == "threads"
                 else count_parallel(tasks, workers=workers, **options)
@@ -342,6 +355,20 @@ def _count_corpus(
             check_unchanged(states, state=state)
     timings[Phase.COUNTING.value] = now() - timings[Phase.PLANNING.value]
     return outcome, total_bytes
+
+
+def _one_pass_superwords(config: TrainConfig) -> bool:
+    """Whether a superword run's stage 1 counts the stage-2 chunks in the same pass: local plain-text files
+    (a cluster, URLs and records count the corpus again in stage 2), the native kernel on, a pattern with a
+    native scanner, and no checkpoint (which needs stage 2's counts as a dict)."""
+    return (
+        config.cluster is None
+        and not config.urls
+        and config.checkpoint is None
+        and native.backend() == "native"
+        and scanner_name(config.pattern_regex) in native.NATIVE_SCANNERS
+        and all(source_kind(path).format == "text" for path in config.inputs)
+    )
 
 
 def _load_counts(config: TrainConfig, source: Path) -> CountsData:
@@ -370,12 +397,17 @@ CountStep = Callable[
 
 
 def _count_phase(
-    run: _Run, count: CountStep | None = None, *, keep_table: bool = False, merged_table: bool = False
+    run: _Run,
+    count: CountStep | None = None,
+    *,
+    keep_table: bool = False,
+    merged_table: bool = False,
+    superwords: bool = False,
 ) -> Generator[TrainEvent, None, _Counts]:
     """Counting: load the counts from a file (``counts_in`` or ``resume``), or plan and count the corpus
     (with ``count``: documents in memory, see from_iterator.py); then report the totals and write the
-    counts file if asked. ``keep_table``, ``merged_table``: see :func:`_count_corpus` (not with a counts
-    file or checkpoint to write)."""
+    counts file if asked. ``keep_table``, ``merged_table``, ``superwords``: see :func:`_count_corpus` (not
+    with a counts file or checkpoint to write)."""
     config, now = run.config, run.now
     source = config.resume if config.resume is not None else config.counts_in
     if source is not None:
@@ -398,7 +430,13 @@ def _count_phase(
         corpus = corpus_identity(config.sources) if wanted_identity else ()
         if count is None:
             step = _count_corpus(
-                config, run.cancelled, now, run.timings, keep_table=keep_table, merged_table=merged_table
+                config,
+                run.cancelled,
+                now,
+                run.timings,
+                keep_table=keep_table,
+                merged_table=merged_table,
+                superwords=superwords,
             )
         else:
             step = count(config, run.cancelled, now, run.timings)
@@ -748,17 +786,36 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
 
 
 def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, None, Finished]:
-    """Stage 1: ordinary BPE to ``superword_transition``; stage 2: count the corpus again with
-    :data:`~.extend.SUPERWORD_PATTERN`, encode each chunk with the stage-1 merges and merge on to
-    ``vocab_size``. The special tokens take the last ids, as in every run from scratch."""
+    """Stage 1: ordinary BPE to ``superword_transition``; stage 2: the corpus's chunks under
+    :data:`~.extend.SUPERWORD_PATTERN`, each encoded with the stage-1 merges, merged on to ``vocab_size``.
+    The special tokens take the last ids, as in every run from scratch.
+
+    Stage 2's chunks are counted with stage 1's pre-tokens, in the same pass over the corpus, when it can
+    (:func:`_one_pass_superwords`: local plain text, the native kernel, no checkpoint; not from a counts file
+    nor documents in memory); otherwise stage 2 counts the corpus again, after stage 1."""
     config = run.config
     transition = config.superword_transition
     assert transition is not None
     specials = len(config.special_tokens)
-    counts = yield from _count_phase(run, count)
+    one_pass = count is None and config.resume is None and config.counts_in is None
+    one_pass = one_pass and _one_pass_superwords(config)
+    if one_pass:
+        # Stage 2's tables are counted with stage 1's, in the counting threads' heaps: mapped apart (see
+        # below), they go back to the system once encoded, instead of staying resident in those heaps.
+        native.map_large_allocations()
+    # As a plain run from scratch: with nothing to write from the counts, the counting threads' native table
+    # goes straight to stage 1's merge loop (no dict of a str per pre-token: a fifth of counting's time, and
+    # most of stage 1's peak memory, which stage 2's tables now add to).
+    direct = config.counts_out is None and config.checkpoint is None
+    counts = yield from _count_phase(run, count, merged_table=direct, superwords=one_pass)
+    # The stage-2 chunks counted in the same pass, if they were: held apart while stage 1 merges.
+    counted2 = counts.outcome.superwords if counts.outcome is not None else None
+    if counts.outcome is not None and counted2 is not None:
+        counts.outcome = dataclasses.replace(counts.outcome, superwords=None)
     stats = _corpus_stats(counts)
     total = config.vocab_size - 256 - specials
     stage1 = yield from _merge_phase(run, counts, wanted=transition - 256 - specials, total=total)
+    total_bytes, files = counts.total_bytes, counts.files
     del counts
     if stage1.stop_reason is StopReason.CANCELLED or run.cancelled():
         return _finish(run, stats, stage1)
@@ -776,7 +833,17 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
     stage2_run = dataclasses.replace(run, config=stage2_config, timings={}, start=time.perf_counter())
     # Stage 2's chunks stay in the native count table until they are encoded from it (no dict of a million
     # long str: that was most of the run's peak memory), unless a checkpoint needs them as counts.
-    counts2 = yield from _count_phase(stage2_run, count, keep_table=config.checkpoint is None)
+    if counted2 is None:
+        counts2 = yield from _count_phase(stage2_run, count, keep_table=config.checkpoint is None)
+    else:
+        # Counted with stage 1: the phase reports its totals at once, as when counts come from a file.
+        yield PhaseStarted(Phase.COUNTING, stage2_run.now())
+        counts2 = _Counts(counted2, (), total_bytes, files)
+        del counted2
+        yield CountProgress(
+            total_bytes, total_bytes, counts2.outcome.unique if counts2.outcome else 0, stage2_run.now()
+        )
+        stage2_run.timings[Phase.COUNTING.value] = stage2_run.now()
     stage2 = yield from _merge_phase(
         stage2_run,
         counts2,

@@ -71,6 +71,35 @@ impl CountTable {
         }
     }
 
+    /// `add_bytes`, and in the same pass the superword split's pieces of the same text into `superwords`
+    /// (see `Table::add_bytes_with_superwords`): a superword run counts both stages' pieces in one read of
+    /// the corpus. The same returns as `add_bytes`; on None or a code point, neither table counted anything.
+    fn add_bytes_with_superwords(
+        &mut self,
+        py: Python<'_>,
+        mut superwords: PyRefMut<'_, CountTable>,
+        preset: &str,
+        data: &Bound<'_, PyBytes>,
+        specials: Vec<Vec<u8>>,
+        classes: &Bound<'_, PyBytes>,
+    ) -> PyResult<PyObject> {
+        let scan = crate::pretok::chars_scanner(preset).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "no native pre-tokenizer for {preset:?}; use one of {}",
+                crate::pretok::SCANNERS.join(", ")
+            ))
+        })?;
+        let data = data.as_bytes();
+        let table = classes.as_bytes();
+        let specials: Vec<&[u8]> = specials.iter().map(|s| s.as_slice()).collect();
+        let (inner, words) = (&mut self.inner, &mut superwords.inner);
+        match without_gil(py, || inner.add_bytes_with_superwords(words, data, &specials, table, scan))? {
+            Ok(Some(found)) => Ok(found.into_pyobject(py)?.into_any().unbind()),
+            Ok(None) => Ok(py.None()),
+            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
+        }
+    }
+
     /// Adds every count of `other` into this table (GIL released); `other` is left as it was.
     fn merge(&mut self, py: Python<'_>, other: PyRef<'_, CountTable>) -> PyResult<()> {
         let inner = &mut self.inner;
@@ -126,4 +155,14 @@ impl CountTable {
     fn __len__(&self) -> usize {
         self.inner.len()
     }
+}
+
+/// Compacts each table (see `Table::compact`), one after the other, with the GIL released: a superword
+/// run's counting threads' stage-2 tables, at the end of counting. One at a time, not a thread each: each
+/// table's hash table is freed before the next one's flat entries are made (together they raised the run's
+/// peak by 25-30 MB on 100 MB of text, for 0.08 s).
+#[pyfunction]
+pub fn compact_tables(py: Python<'_>, mut tables: Vec<PyRefMut<'_, CountTable>>) -> PyResult<()> {
+    let mut inners: Vec<&mut Table> = tables.iter_mut().map(|t| &mut t.inner).collect();
+    without_gil(py, move || inners.iter_mut().for_each(|table| table.compact()))
 }

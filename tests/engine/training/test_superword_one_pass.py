@@ -1,0 +1,141 @@
+"""A superword run counts its stage-2 chunks in the same pass over the corpus as stage 1's pre-tokens
+(``count_threads(superwords=True)``, ``CountTable.add_bytes_with_superwords``): the corpus is read, checked,
+split on the special tokens and classified once. The tables are those of counting each split alone, and a text
+that cannot be counted that way (bytes that are not UTF-8) sends stage 2 back to a pass of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bpe_studio.engine import TrainConfig, train
+from bpe_studio.engine.config import InvalidUtf8Policy
+from bpe_studio.engine.corpus.plan import plan_chunks
+from bpe_studio.engine.training import counter as counter_module
+from bpe_studio.engine.training.counting import CountOutcome, count_serial, count_threads
+from bpe_studio.engine.training.extend import SUPERWORD_PATTERN
+from bpe_studio.engine.workers.protocol import decode_table
+
+from ..backends import BACKENDS, needs_native, use_backend
+
+SPECIAL = "<|endoftext|>"
+_doc = st.text(st.sampled_from("ab Z.,!?1 \n\té\u0301\u4e2d"), min_size=0, max_size=40)
+
+
+def _outcome(path: Path, pattern: str, *, chunk_size: int, workers: int, superwords: bool) -> CountOutcome:
+    chunks = plan_chunks([path], chunk_size=chunk_size, special_tokens=[SPECIAL], newline_cuts=False)
+    options: dict[str, Any] = {
+        "pattern": pattern,
+        "special_tokens": [SPECIAL],
+        "policy": InvalidUtf8Policy.ERROR,
+        "cancelled": lambda: False,
+        "superwords": superwords,
+    }
+    counting = (
+        count_threads(chunks, workers=workers, **options) if workers > 1 else count_serial(chunks, **options)
+    )
+    *_, outcome = counting
+    assert isinstance(outcome, CountOutcome)
+    return outcome
+
+
+def _counts(outcome: CountOutcome) -> dict[str, int]:
+    if not outcome.tables:
+        return outcome.counts
+    total: dict[str, int] = {}
+    for table in outcome.tables:
+        for key, n in decode_table(table.to_frame()).items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+@needs_native
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    docs=st.lists(_doc, min_size=1, max_size=8),
+    pattern=st.sampled_from(["gpt2", "cl100k", "o200k"]),
+    chunk_size=st.integers(8, 64),
+    workers=st.integers(1, 2),
+)
+def test_both_stages_counted_in_one_pass_equal_each_split_counted_alone(
+    tmp_path_factory: pytest.TempPathFactory, docs: list[str], pattern: str, chunk_size: int, workers: int
+) -> None:
+    path = tmp_path_factory.mktemp("corpus") / "c.txt"
+    path.write_text(SPECIAL.join(docs), encoding="utf-8")
+    both = _outcome(path, pattern, chunk_size=chunk_size, workers=workers, superwords=True)
+    alone = _outcome(path, pattern, chunk_size=chunk_size, workers=workers, superwords=False)
+    words = _outcome(path, SUPERWORD_PATTERN, chunk_size=chunk_size, workers=workers, superwords=False)
+    assert both.superwords is not None and alone.superwords is None
+    assert _counts(both) == _counts(alone) and both.totals == alone.totals
+    assert _counts(both.superwords) == _counts(words)
+    assert both.superwords.unique == len(_counts(words))
+    assert (both.superwords.totals.pretokens, both.superwords.totals.documents) == (
+        words.totals.pretokens,
+        words.totals.documents,
+    )
+
+
+@needs_native
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_superword_run_reads_and_counts_the_corpus_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 40), "utf-8")
+    counted: list[int] = []
+    real = counter_module.ChunkCounter._count_raw
+
+    def spy(self: Any, raw: bytes, **kwargs: Any) -> None:
+        counted.append(len(raw))
+        real(self, raw, **kwargs)
+
+    monkeypatch.setattr(counter_module.ChunkCounter, "_count_raw", spy)
+    config = TrainConfig(
+        inputs=(path,),
+        vocab_size=300,
+        special_tokens=(SPECIAL,),
+        superword_transition=270,
+        workers=workers,
+        chunk_size=200,
+    )
+    result = train(config)
+    assert sum(counted) == path.stat().st_size  # every byte once, not once a stage
+    assert result.superword_transition == 270 - 257
+    with use_backend("python"):
+        reference = train(config)
+    assert (result.merges, result.vocab, result.merge_counts) == (
+        reference.merges,
+        reference.vocab,
+        reference.merge_counts,
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bytes_that_are_not_utf8_send_stage_2_to_a_pass_of_its_own_with_the_same_result(
+    tmp_path: Path, backend: str
+) -> None:
+    path = tmp_path / "corpus.txt"
+    docs = [b"the cat sat on the mat, the end.\n"] * 20 + [b"bad \xff\xfe bytes, the cat\n"] * 5
+    path.write_bytes(SPECIAL.encode().join(docs))
+    config = TrainConfig(
+        inputs=(path,),
+        vocab_size=300,
+        special_tokens=(SPECIAL,),
+        superword_transition=270,
+        workers=2,
+        chunk_size=200,
+        invalid_utf8=InvalidUtf8Policy.REPLACE,
+    )
+    with use_backend(backend):
+        result = train(config)
+    with use_backend("python"):
+        reference = train(config.replace(workers=1))
+    assert (result.merges, result.vocab, result.merge_counts) == (
+        reference.merges,
+        reference.vocab,
+        reference.merge_counts,
+    )
