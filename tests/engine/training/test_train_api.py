@@ -168,16 +168,22 @@ def test_garbage_collection_is_restored_after_merging(tmp_path: Path) -> None:
     import gc
 
     cfg = TrainConfig(inputs=[_corpus(tmp_path)], vocab_size=300)
-    assert gc.isenabled()
-    train(cfg)
-    assert gc.isenabled()
-    events = iter_train(cfg)
-    for event in events:
-        if isinstance(event, MergeMade):
-            assert gc.isenabled()  # paused only while the loop runs, never in the consumer's code
-            break
-    events.close()
-    assert gc.isenabled()
+    # On, as in a script (the UI tests' session keeps it off, as the app does, when they ran first).
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        train(cfg)
+        assert gc.isenabled()
+        events = iter_train(cfg)
+        for event in events:
+            if isinstance(event, MergeMade):
+                assert gc.isenabled()  # paused only while the loop runs, never in the consumer's code
+                break
+        events.close()
+        assert gc.isenabled()
+    finally:
+        if not was_enabled:
+            gc.disable()
 
 
 def test_train_without_on_progress_makes_no_merge_events_and_the_same_result(
