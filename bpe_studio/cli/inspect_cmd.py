@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.encoding.summary import length_counts, merge_summary, positions_at_least
+from ..engine.encoding.summary import SENTENCEPIECE_STYLE, length_counts, merge_summary, positions_at_least
 from ..engine.notation import control_label, json_text
 from .common import (
     CliError,
@@ -141,7 +141,7 @@ def _pattern(tok: Tokenizer) -> dict[str, Any]:
     return {
         "pattern": None,
         "pattern_preset": None,
-        "pre_tokenization": f"SentencePiece-style BPE, no regex ({'; '.join(steps)})",
+        "pre_tokenization": f"{SENTENCEPIECE_STYLE} ({'; '.join(steps)})",
     }
 
 

@@ -14,7 +14,11 @@ from .. import native as kernel
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
 
-__all__ = ["MergeSummary", "length_counts", "merge_summary", "positions_at_least"]
+__all__ = ["SENTENCEPIECE_STYLE", "MergeSummary", "length_counts", "merge_summary", "positions_at_least"]
+
+#: How ``inspect`` and the app name the pre-tokenization of a SentencePiece-style BPE (a tokenizer with a
+#: ``piece_model``): it has no regex (its ``Tokenizer.pattern`` is a placeholder no encode uses).
+SENTENCEPIECE_STYLE = "SentencePiece-style BPE, no regex"
 
 
 class MergeSummary(NamedTuple):
