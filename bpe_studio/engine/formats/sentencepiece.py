@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from .. import native
 from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
-from ..pretokenize.hf import Pipeline, PipelineError
 from .base import FormatError
 
 if TYPE_CHECKING:
+    from ..pretokenize.hf import Pipeline
     from ..encoding.tokenizer import Tokenizer
 
 __all__ = ["is_sentencepiece_model", "load_piece_hf", "load_sentencepiece"]
@@ -258,6 +258,9 @@ def _check_specs(
 def _pipeline(normalizer: Mapping[int, Any]) -> Pipeline:
     """The normalizer of a model's specs: ``add_dummy_prefix`` puts one ``▁`` before the text,
     ``escape_whitespaces`` writes its spaces ``▁``."""
+    # (Imported here: detect.py imports this module to tell a .model, and a rank file needs no pipeline.)
+    from ..pretokenize.hf import Pipeline
+
     steps: list[dict[str, Any]] = []
     if normalizer.get(3):
         steps.append({"type": "Prepend", "prepend": "▁"})
@@ -372,6 +375,7 @@ def load_piece_hf(
         FormatError: Something this engine does not reproduce, naming the key.
     """
     from ..encoding.tokenizer import Tokenizer
+    from ..pretokenize.hf import Pipeline, PipelineError
 
     model = document["model"]
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
