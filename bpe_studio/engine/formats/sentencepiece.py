@@ -30,8 +30,8 @@ from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
 from .base import FormatError
 
 if TYPE_CHECKING:
-    from ..pretokenize.hf import Pipeline
     from ..encoding.tokenizer import Tokenizer
+    from ..pretokenize.hf import Pipeline
 
 __all__ = ["is_sentencepiece_model", "load_piece_hf", "load_sentencepiece"]
 
