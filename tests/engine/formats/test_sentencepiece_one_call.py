@@ -135,3 +135,25 @@ def test_opening_and_encoding_make_no_table_of_the_pieces(tmp_path: Path) -> Non
         reference = load(path)
     assert reference.piece_model is not None and reference.piece_model.pieces == model.pieces
     assert ids == reference.encode("ab ba") == [226, 150, 129, 258, 226, 150, 129, 257, 256]
+
+
+def test_opening_and_encoding_make_no_bytes_to_id_table(tmp_path: Path) -> None:
+    # Every byte has its <0xNN> piece, so none lacks a token: bytes -> id (32k entries of Mistral 7B's) is
+    # made when first used, the same as made at once (the smallest id of equal bytes: "a" beside <0x61>).
+    byte_pieces = [(f"<0x{b:02X}>", 0.0, 6) for b in range(256)]
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(
+        _model_bytes([("a", 0.0, 1), *byte_pieces, ("b", -1.0, 1), ("ab", -2.0, 1), ("a", 1.0, 1)])
+    )
+    for backend in ("native", "python"):
+        with use_backend(backend):
+            tok = load(path)
+            ids = tok.encode("ab ba")
+        # (The reference's merges by id look the pieces' bytes up at once.)
+        assert (tok._ids_of_made is None) == (backend == "native") and tok._missing_bytes == ()
+        expected: dict[bytes, int] = {}
+        for i in sorted(tok.vocab):
+            expected.setdefault(tok.vocab[i], i)
+        assert tok.token_id(b"a") == 0 and tok.token_id(b"b") == 98 + 1 and tok._ids_of == expected
+        assert tok._byte_chars == {b: chr(expected[bytes([b])]) for b in range(256)}
+        assert tok.encode("ab ba") == ids
