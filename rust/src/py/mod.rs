@@ -1110,7 +1110,16 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
     if model.pieces.iter().any(|&(_, score, kind)| merging(kind) && score.is_nan()) {
         return Ok(py.None());
     }
-    let vocab = PyDict::new(py);
+    // Sized for every piece at once (growing a dict to 32k-256k entries rehashes it a dozen times).
+    // SAFETY: _PyDict_NewPresized returns a new reference to an empty dict, or NULL with an exception set
+    // (from_owned_ptr_or_err takes either).
+    let vocab = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::_PyDict_NewPresized(model.pieces.len() as pyo3::ffi::Py_ssize_t),
+        )?
+    };
+    let vocab = vocab.downcast_into::<PyDict>()?;
     let frozen = PyList::empty(py);
     let mut byte_ids: [Option<u32>; 256] = [None; 256];
     let mut spelled = Vec::new();
@@ -1121,13 +1130,19 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
             vocab.set_item(id, PyBytes::new(py, &[byte]))?;
             byte_ids[usize::from(byte)] = Some(id);
         } else {
-            // A piece's bytes: its text with `▁` read as a space (as sentencepiece_tables spells them).
+            // A piece's bytes: its text with `▁` read as a space (as sentencepiece_tables spells them), in
+            // one pass over its bytes: in UTF-8, E2 96 81 is that character wherever it occurs.
+            let raw = text.as_bytes();
             spelled.clear();
-            for (n, part) in text.split('\u{2581}').enumerate() {
-                if n > 0 {
+            let mut at = 0;
+            while at < raw.len() {
+                if raw[at] == 0xE2 && raw.get(at + 1..at + 3) == Some(&[0x96, 0x81]) {
                     spelled.push(b' ');
+                    at += 3;
+                } else {
+                    spelled.push(raw[at]);
+                    at += 1;
                 }
-                spelled.extend_from_slice(part.as_bytes());
             }
             vocab.set_item(id, PyBytes::new(py, &spelled))?;
             if kind == spmodel::USER_DEFINED {
