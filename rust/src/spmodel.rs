@@ -157,6 +157,10 @@ pub struct Pairs<'a> {
     /// For each piece made, in rank order (stable), the pair of two pieces the views show: the first of
     /// its rank whose two parts are made by then (or single characters or user-defined), else the first.
     pub merges: Vec<(&'a str, &'a str)>,
+    /// For each of `merges`, the index in `pieces` of its left text, right text and the text they make,
+    /// each the last piece with that text (as the loader's text -> id dict keeps it): a merge's ids
+    /// without a lookup by text.
+    pub merge_ids: Vec<(u32, u32, u32)>,
 }
 
 /// True for a text of one character.
@@ -172,10 +176,12 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
     // and whether it is user-defined (frozen). A text is hashed once here and once per split below; what
     // follows works on the indices (a third of the time went to looking the same texts up again).
     let mut index: FxHashMap<&str, usize> = FxHashMap::default();
+    index.reserve(pieces.len());
     let mut order: Vec<&str> = Vec::new();
     let mut score_of: Vec<f32> = Vec::new();
     let mut frozen: Vec<bool> = Vec::new();
-    for &(text, score, kind) in pieces {
+    let mut last_id: Vec<u32> = Vec::new();
+    for (id, &(text, score, kind)) in pieces.iter().enumerate() {
         if kind != NORMAL && kind != USER_DEFINED {
             continue;
         }
@@ -183,10 +189,12 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
             order.push(text);
             score_of.push(score);
             frozen.push(false);
+            last_id.push(0);
             order.len() - 1
         });
         score_of[i] = score;
         frozen[i] |= kind == USER_DEFINED;
+        last_id[i] = u32::try_from(id).ok()?;
     }
     if score_of.iter().any(|s| s.is_nan()) {
         return None;
@@ -229,6 +237,7 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
     ranges.sort_by_key(|&(rank, ..)| rank);
     let mut made_yet: Vec<bool> = vec![false; order.len()];
     let mut merges = Vec::with_capacity(ranges.len());
+    let mut merge_ids = Vec::with_capacity(ranges.len());
     for &(_, start, end) in &ranges {
         let pairs = || splits[start..end].iter().filter_map(|&(l, r, _, _, li, ri)| Some((l, r, li?, ri?)));
         let Some(first) = pairs().next() else { continue }; // (no split of two pieces: no group)
@@ -236,10 +245,11 @@ pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
         let ready = |part: &str, at: usize| made_yet[at] || single(part) || frozen[at];
         let chosen = pairs().find(|&(l, r, li, ri)| ready(l, li) && ready(r, ri)).unwrap_or(first);
         merges.push((chosen.0, chosen.1));
+        merge_ids.push((last_id[chosen.2], last_id[chosen.3], last_id[made]));
         made_yet[made] = true;
     }
     let ranks = splits.into_iter().map(|(left, right, rank, ..)| (left, right, rank)).collect();
-    Some(Pairs { ranks, merges })
+    Some(Pairs { ranks, merges, merge_ids })
 }
 
 /// A `.model`'s BPE over characters, as `PieceModel.encode` runs it (bpe_studio/engine/encoding/pieces.py,

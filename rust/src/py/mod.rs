@@ -911,14 +911,21 @@ impl PieceSource {
         // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
         // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
         // the loader's dict keeps it). Each text's id found once, then the pairs' texts looked up.
+        // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
+        // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own,
+        // the last piece's with it, which `pairs` gives with each merge.
+        let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+        if !pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
+            let ids = Some(found.merge_ids.clone());
+            let made = (PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids });
+            return Ok(self.derived.get_or_init(|| made));
+        }
         let mut last: FxHashMap<&str, u32> = FxHashMap::default();
         for (i, &(text, _, kind)) in pieces.iter().enumerate() {
-            if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+            if merging(kind) {
                 last.insert(text, i as u32);
             }
         }
-        // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
-        // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own.
         let built;
         let id_of: &FxHashMap<&str, u32> = if last.keys().any(|piece| piece.contains(' ')) {
             let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
