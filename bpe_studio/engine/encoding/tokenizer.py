@@ -824,6 +824,10 @@ class Tokenizer:
         (see ``analysis.merge_summary``); None otherwise."""
         if self._merge_table is None or self._merge_ids is not None:
             return None
+        if self._piece_model is not None and self._ids_of_made is None:
+            # A piece model's merges make pieces of two characters or more, whose bytes are never a single
+            # byte's token: no merge makes a byte id, so none is needed (and bytes -> id stays unmade).
+            return self._merge_table.summary([])
         byte_ids = [i for b in range(256) if (i := self._ids_of.get(bytes([b]))) is not None]
         return self._merge_table.summary(byte_ids)
 

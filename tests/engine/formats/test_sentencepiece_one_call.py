@@ -149,8 +149,10 @@ def test_opening_and_encoding_make_no_bytes_to_id_table(tmp_path: Path) -> None:
         with use_backend(backend):
             tok = load(path)
             ids = tok.encode("ab ba")
-        # (The reference's merges by id look the pieces' bytes up at once.)
+        # (The reference's merges by id look the pieces' bytes up at once.) inspect's figures need none.
+        described = describe(tok)
         assert (tok._ids_of_made is None) == (backend == "native") and tok._missing_bytes == ()
+        assert described["learned_tokens"] == described["merges"] == 1
         expected: dict[bytes, int] = {}
         for i in sorted(tok.vocab):
             expected.setdefault(tok.vocab[i], i)
