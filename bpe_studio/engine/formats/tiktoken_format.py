@@ -26,7 +26,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .. import native
 from .atomic import atomic_write_set
@@ -42,11 +42,11 @@ _ENDOFTEXT = "<|endoftext|>"
 _FIM = {"<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260}
 
 
-class KnownEncoding(NamedTuple):
+class KnownEncoding:
     """One of OpenAI's published encodings, as ``tiktoken_ext/openai_public.py`` defines it.
 
-    (A NamedTuple, not a dataclass: every rank file's load imports this module, and ``dataclasses`` imports
-    ``inspect`` and ``ast``, 5 ms of a fresh process.)
+    (A plain class: every rank file's load imports this module; a dataclass imports ``dataclasses``, with
+    ``inspect`` and ``ast``, 5 ms of a fresh process, and a NamedTuple compiles each field's annotation.)
 
     Attributes:
         name: tiktoken's name for it (``cl100k_base``).
@@ -56,10 +56,32 @@ class KnownEncoding(NamedTuple):
         url: Where tiktoken downloads the file from (its cache names the file after this address).
     """
 
-    name: str
-    sha256: str
-    pattern: str
-    special_tokens: Mapping[str, int]
+    __slots__ = ("name", "pattern", "sha256", "special_tokens")
+
+    def __init__(self, name: str, sha256: str, pattern: str, special_tokens: Mapping[str, int]) -> None:
+        self.name = name
+        self.sha256 = sha256
+        self.pattern = pattern
+        self.special_tokens = special_tokens
+
+    def _fields(self) -> tuple[str, str, str, dict[str, int]]:
+        return (self.name, self.sha256, self.pattern, dict(self.special_tokens))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KnownEncoding) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.sha256, self.pattern))
+
+    def __repr__(self) -> str:
+        return (
+            f"KnownEncoding(name={self.name!r}, sha256={self.sha256!r}, pattern={self.pattern!r}, "
+            f"special_tokens={self.special_tokens!r})"
+        )
+
+    def replaced(self, *, sha256: str) -> KnownEncoding:
+        """The same encoding with another digest (for tests that stand a file in for one of OpenAI's)."""
+        return KnownEncoding(self.name, sha256, self.pattern, self.special_tokens)
 
     @property
     def url(self) -> str:

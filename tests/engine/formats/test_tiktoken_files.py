@@ -64,7 +64,7 @@ def test_each_known_encoding_gets_its_pattern_and_special_tokens(
     # (Its first line stands in for theirs too: a file that begins otherwise is not hashed.)
     monkeypatch.setattr(tiktoken_format, "_OPENAI_HEAD", path.read_bytes().split(b"\n")[0] + b"\n")
     for name, encoding in KNOWN_ENCODINGS.items():
-        monkeypatch.setitem(KNOWN_ENCODINGS, name, encoding._replace(sha256=digest))
+        monkeypatch.setitem(KNOWN_ENCODINGS, name, encoding.replaced(sha256=digest))
         tok = load(path)
         assert tok.pattern == PATTERNS[encoding.pattern], name
         assert dict(tok.special_tokens) == dict(encoding.special_tokens), name
