@@ -705,7 +705,22 @@ impl MergeTable {
         py: Python<'_>,
         byte_ids: Vec<u32>,
     ) -> PyResult<Option<(usize, usize, Option<Deepest>)>> {
-        let Some(ids) = self.data(py)?.ids.as_ref() else { return Ok(None) };
+        // A .model's merges not derived yet: their ids alone (inspect asks for nothing else).
+        let only;
+        let ids = match (&self.source, self.data.get()) {
+            (Some(source), None) if source.get().derived.get().is_none() => {
+                only = source.get().merge_ids_only(py)?;
+                only.as_ref()
+            }
+            _ => None,
+        };
+        let ids = match ids {
+            Some(ids) => ids,
+            None => {
+                let Some(ids) = self.data(py)?.ids.as_ref() else { return Ok(None) };
+                ids
+            }
+        };
         let size = ids.iter().map(|&(l, r, m)| l.max(r).max(m) as usize + 1).max().unwrap_or(0);
         let mut is_byte = vec![false; size];
         for b in byte_ids {
@@ -857,6 +872,30 @@ struct PieceSource {
 }
 
 impl PieceSource {
+    /// The merges' ids alone, for `inspect`'s figures (`MergeTable.summary`) before anything else is
+    /// derived: the same ids as `derived` gives, without the tables of every split's and merge's text and
+    /// bytes; None when a piece's text holds a space (then `derived` looks the texts' bytes up).
+    fn merge_ids_only(&self, py: Python<'_>) -> PyResult<Option<Vec<Triple>>> {
+        let (owned, strs, data);
+        let pieces: Vec<(&str, f32, u128)> = if let Some(bytes) = &self.data {
+            data = bytes.bind(py).clone();
+            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
+            parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?.pieces
+        } else {
+            owned = strings(self.texts.bind(py))?;
+            strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
+            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect()
+        };
+        let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+        if pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
+            return Ok(None);
+        }
+        let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
+            return Err(PyRuntimeError::new_err("a piece's score is NaN"));
+        };
+        Ok(Some(found.merge_ids))
+    }
+
     /// The ranks and pairs, and the pairs' bytes and ids, derived on the first call.
     fn derived(&self, py: Python<'_>) -> PyResult<&(PieceRanks, MergeData)> {
         if let Some(found) = self.derived.get() {

@@ -53,8 +53,11 @@ def _opened(path: Path, how: str) -> Any:
         return str(exc)
     model = tok.piece_model
     assert model is not None
+    # (First, as inspect does: its merge figures from the merges' ids alone, before anything is derived.)
+    described_first = describe(tok)
     texts = ["", "a b", " ab  ba\n", "abc▁é😀 a\tb", "b" * 40, "é a é"]
     return (
+        described_first,
         dict(tok.vocab),
         model.pieces,
         model.frozen,
