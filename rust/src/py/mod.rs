@@ -890,10 +890,10 @@ impl PieceSource {
         if pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
             return Ok(None);
         }
-        let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
+        let Some(found) = unpanic(|| spmodel::merge_ids(&pieces))? else {
             return Err(PyRuntimeError::new_err("a piece's score is NaN"));
         };
-        Ok(Some(found.merge_ids))
+        Ok(Some(found))
     }
 
     /// The ranks and pairs, and the pairs' bytes and ids, derived on the first call.
