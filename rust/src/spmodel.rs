@@ -163,6 +163,24 @@ pub struct Pairs<'a> {
     pub merge_ids: Vec<(u32, u32, u32)>,
 }
 
+/// The rank of each of `scores` (none NaN): how many distinct values are higher (the order of the scores,
+/// highest first, equal scores sharing a rank, -0.0 and 0.0 one value as in a Python set). One sort of the
+/// scores with their places, then a walk: no binary search per score (32k of them in Mistral 7B's).
+fn score_ranks(scores: impl ExactSizeIterator<Item = f32>) -> Vec<u32> {
+    let mut by_score: Vec<(f32, u32)> = scores.zip(0u32..).collect();
+    // (Descending; `total_cmp` puts 0.0 right before -0.0, which `!=` below keeps in one rank.)
+    by_score.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    let mut ranks = vec![0u32; by_score.len()];
+    let mut rank = 0u32;
+    for (k, &(score, at)) in by_score.iter().enumerate() {
+        if k > 0 && score != by_score[k - 1].0 {
+            rank += 1;
+        }
+        ranks[at as usize] = rank;
+    }
+    ranks
+}
+
 /// True for a text of one character.
 fn single(text: &str) -> bool {
     let mut chars = text.chars();
@@ -210,10 +228,7 @@ fn derive<'a>(pieces: &[(&'a str, f32, u128)], texts: bool) -> Option<Pairs<'a>>
     if score_of.iter().any(|s| s.is_nan()) {
         return None;
     }
-    let mut distinct: Vec<f32> = score_of.clone();
-    distinct.sort_by(|a, b| b.total_cmp(a));
-    distinct.dedup(); // (-0.0 == 0.0, one value as in a Python set)
-    let rank_of = |score: f32| distinct.partition_point(|&s| s > score) as u32;
+    let rank_of = score_ranks(score_of.iter().copied());
 
     // (where the piece is cut, rank, the piece they make, left's and right's indices when they are pieces,
     // else NONE), in the order the Python loop writes its dict; each piece's splits one after the other
@@ -227,7 +242,7 @@ fn derive<'a>(pieces: &[(&'a str, f32, u128)], texts: bool) -> Option<Pairs<'a>>
         if frozen[made] {
             continue;
         }
-        let rank = rank_of(score_of[made]);
+        let rank = rank_of[made];
         let start = splits.len();
         for (cut, _) in text.char_indices().skip(1) {
             let (left, right) = text.split_at(cut);
@@ -401,19 +416,16 @@ impl PieceEncoder {
         if scores.iter().any(|v| v.0.is_nan()) {
             return None;
         }
-        let mut distinct: Vec<f32> = scores.iter().map(|v| v.0).collect();
-        distinct.sort_by(|a, b| b.total_cmp(a));
-        distinct.dedup(); // (-0.0 == 0.0, one value as in a Python set)
-        let rank_of = |score: f32| distinct.partition_point(|&s| s > score) as u32;
+        let rank_of = score_ranks(scores.iter().map(|v| v.0));
         let mut longest_frozen = 0;
         let PieceTable { arena, entries, .. } = &mut found;
         for (start, end, slot) in entries.iter_mut() {
-            let (score, frozen) = scores[slot.1? as usize];
-            slot.1 = if frozen {
+            let at = slot.1? as usize;
+            slot.1 = if scores[at].1 {
                 longest_frozen = longest_frozen.max(arena[*start as usize..*end as usize].chars().count());
                 None
             } else {
-                Some(rank_of(score))
+                Some(rank_of[at])
             };
         }
         Some(PieceEncoder { pieces: found, longest_frozen, byte_ids })
@@ -606,6 +618,18 @@ mod tests {
     #[test]
     fn an_empty_file_has_no_pieces() {
         assert_eq!(parse(b"").unwrap(), Model::default());
+    }
+
+    #[test]
+    fn score_ranks_count_the_distinct_higher_scores() {
+        let scores = [-1.0, 0.0, -0.0, 2.5, -1.0, -7.0, 0.0];
+        let mut distinct: Vec<f32> = scores.to_vec();
+        distinct.sort_by(|a, b| b.total_cmp(a));
+        distinct.dedup();
+        let plain: Vec<u32> = scores.iter().map(|&s| distinct.partition_point(|&d| d > s) as u32).collect();
+        assert_eq!(score_ranks(scores.iter().copied()), plain);
+        assert_eq!(plain, vec![2, 1, 1, 0, 2, 3, 1]);
+        assert!(score_ranks(std::iter::empty()).is_empty());
     }
 
     #[test]
