@@ -419,6 +419,7 @@ class Tokenizer:
         pipeline: Pipeline | None = None,
         decoder: Decoder | None = None,
         piece_model: PieceModel | None = None,
+        _kernel_vocab: bool = False,
     ) -> None:
         if not isinstance(cache_size, int) or cache_size < 1:
             raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
@@ -437,7 +438,11 @@ class Tokenizer:
         # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
         self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
 
-        table = self._checked_vocab(vocab)
+        # A loader's vocab that the kernel made, and checked as it made it (``_kernel_vocab``, private: a new
+        # dict of exact ints 0..n-1 and bytes that no one else holds) is taken as it is: no copy and no
+        # second pass over its 32k-256k entries (0.6 ms of a .model's load); only its size is checked.
+        kernel_made = _kernel_vocab and type(vocab) is dict and len(vocab) <= MAX_VOCAB_SIZE
+        table = cast("dict[int, bytes]", vocab) if kernel_made else self._checked_vocab(vocab)
         specials = self._place_specials(table, special_tokens)
         self._vocab = table
         self._specials = specials

@@ -207,7 +207,8 @@ def _ready_tokenizer(source: Path, ready: native.SentencepieceModel) -> Tokenize
         native_encode=lambda: encode,
     )
     try:
-        return Tokenizer(vocab, merge_table, pattern="gpt2", piece_model=model)
+        # (The kernel made the vocab, ids 0..n-1 and bytes, and hands it over: Tokenizer need not check it.)
+        return Tokenizer(vocab, merge_table, pattern="gpt2", piece_model=model, _kernel_vocab=True)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
 

@@ -162,3 +162,23 @@ def test_opening_and_encoding_make_no_bytes_to_id_table(tmp_path: Path) -> None:
         assert tok.token_id(b"a") == 0 and tok.token_id(b"b") == 98 + 1 and tok._ids_of == expected
         assert tok._byte_chars == {b: chr(expected[bytes([b])]) for b in range(256)}
         assert tok.encode("ab ba") == ids
+
+
+def test_the_kernel_s_vocab_is_taken_as_it_is(tmp_path: Path) -> None:
+    # The one native call's {id: bytes} (new, exact ints 0..n-1 and bytes) is the tokenizer's own: no copy
+    # and no second check of its entries; the same vocab as the steps' and the pure engine's.
+    byte_pieces = [(f"<0x{b:02X}>", 0.0, 6) for b in range(256)]
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(_model_bytes([*byte_pieces, ("a", 0.0, 1), ("b", -1.0, 1), ("ab", -2.0, 1)]))
+    made: list[Any] = []
+    real = native.sentencepiece_model
+
+    def kept(data: bytes) -> Any:
+        made.append(real(data))
+        return made[-1]
+
+    with use_backend("native"), mock.patch.object(native, "sentencepiece_model", kept):
+        tok = load(path)
+    assert tok._vocab is made[0][2]
+    with use_backend("python"):
+        assert dict(tok.vocab) == dict(load(path).vocab)
