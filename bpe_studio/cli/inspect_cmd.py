@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
-from ..engine.encoding.summary import length_counts, merge_summary, positions_at_least
+from ..engine.encoding.summary import SENTENCEPIECE_STYLE, length_counts, merge_summary, positions_at_least
 from ..engine.notation import control_label, json_text
 from .common import (
     CliError,
@@ -72,21 +72,23 @@ def describe(tok: Tokenizer, *, top: int = 10) -> dict[str, Any]:
     histogram = Counter[int]()
     for n, count in counted.items():
         histogram[min(n, _LENGTH_CAP)] += count
-    # The longest few: the length of the top-th (from the counts of each length), then only the tokens at
-    # least that long are sorted (picked in C: no Python loop over the 200k tokens).
+    # The longest few: the length of the top-th (from the counts of each length), then only the tokens
+    # longer than that (fewer than ``top``) are sorted by length, and those of that length follow by id,
+    # their ids sorted in C (picked in C: no Python loop over the 200k tokens, nor over the thousands of a
+    # length that random or padded tokens share).
     shortest_shown = _top_length(counted, top) if top > 0 else None
-    longest = (
-        []
-        if shortest_shown is None
-        else sorted(
-            (
-                (ids[at], tokens[at])
-                for at in positions_at_least(tokens, shortest_shown)
-                if ids[at] not in special_ids
-            ),
+    longest: list[tuple[int, bytes]] = []
+    if shortest_shown is not None:
+        at_least = positions_at_least(tokens, shortest_shown)
+        longer_at = positions_at_least(tokens, shortest_shown + 1)
+        longest = sorted(
+            ((ids[at], tokens[at]) for at in longer_at if ids[at] not in special_ids),
             key=lambda item: (-len(item[1]), item[0]),
-        )[:top]
-    )
+        )
+        shortest_ids = set(map(ids.__getitem__, at_least)).difference(map(ids.__getitem__, longer_at))
+        shortest_ids.difference_update(special_ids)
+        longest += [(i, vocab[i]) for i in sorted(shortest_ids)[: max(top - len(longest), 0)]]
+        longest = longest[:top]
     summary = merge_summary(tok)
     deepest = summary.deepest
     return {
@@ -141,7 +143,7 @@ def _pattern(tok: Tokenizer) -> dict[str, Any]:
     return {
         "pattern": None,
         "pattern_preset": None,
-        "pre_tokenization": f"SentencePiece-style BPE, no regex ({'; '.join(steps)})",
+        "pre_tokenization": f"{SENTENCEPIECE_STYLE} ({'; '.join(steps)})",
     }
 
 

@@ -9,6 +9,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -195,3 +196,26 @@ def test_the_native_merge_summary_equals_the_python_one(cs336_data: Path) -> Non
         assert merge_summary(tok) == first
         index = MergeIndex(tok)
         assert first == MergeSummary(index.merge_count, index.new_before[-1], index.deepest())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lengths=st.lists(st.sampled_from([2, 3, 3, 4, 4, 4, 7]), min_size=0, max_size=40),
+    specials=st.lists(st.sampled_from(["<|a|>", "<|bb|>", "<|long special token|>"]), unique=True),
+    top=st.integers(0, 12),
+    seed=st.randoms(use_true_random=False),
+)
+def test_the_longest_tokens_are_sorted_as_plainly(
+    lengths: list[int], specials: list[str], top: int, seed: Any
+) -> None:
+    # Many tokens of each length (ties broken by id), ids not in the dict's order, special tokens among
+    # the longest: the same list as sorting every token by (-length, id).
+    extra = [(300 + 7 * k, bytes([97 + k % 26]) * n + k.to_bytes(2, "big")) for k, n in enumerate(lengths)]
+    seed.shuffle(extra)
+    vocab = {i: bytes([i]) for i in range(256)} | dict(extra)
+    tok = Tokenizer(vocab, None, {s: 1000 + k for k, s in enumerate(specials)}, pattern="gpt2")
+    special_ids = set(tok.special_tokens.values())
+    plain = sorted(
+        ((i, t) for i, t in tok.vocab.items() if i not in special_ids), key=lambda it: (-len(it[1]), it[0])
+    )[:top]
+    assert [t["id"] for t in describe(tok, top=top)["longest_tokens"]] == [i for i, _ in plain]

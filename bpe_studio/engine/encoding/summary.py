@@ -7,18 +7,25 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import compress
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from .. import native as kernel
 
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
 
-__all__ = ["MergeSummary", "length_counts", "merge_summary", "positions_at_least"]
+__all__ = ["SENTENCEPIECE_STYLE", "MergeSummary", "length_counts", "merge_summary", "positions_at_least"]
+
+#: How ``inspect`` and the app name the pre-tokenization of a SentencePiece-style BPE (a tokenizer with a
+#: ``piece_model``): it has no regex (its ``Tokenizer.pattern`` is a placeholder no encode uses).
+SENTENCEPIECE_STYLE = "SentencePiece-style BPE, no regex"
 
 
-class MergeSummary(NamedTuple):
+class MergeSummary:
     """What ``inspect`` says of a tokenizer's merges (:func:`merge_summary`).
+
+    (A plain class, not a NamedTuple: under ``from __future__ import annotations`` a NamedTuple compiles
+    each field's annotation when it is defined, 1 ms of ``inspect``'s fresh process.)
 
     Attributes:
         merges: How many merges.
@@ -26,9 +33,27 @@ class MergeSummary(NamedTuple):
         deepest: ``(id, height)`` of the token with the tallest merge tree (``MergeIndex.deepest()``).
     """
 
-    merges: int
-    learned_tokens: int
-    deepest: tuple[int, int] | None
+    __slots__ = ("deepest", "learned_tokens", "merges")
+
+    def __init__(self, merges: int, learned_tokens: int, deepest: tuple[int, int] | None) -> None:
+        self.merges = merges
+        self.learned_tokens = learned_tokens
+        self.deepest = deepest
+
+    def _fields(self) -> tuple[int, int, tuple[int, int] | None]:
+        return (self.merges, self.learned_tokens, self.deepest)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MergeSummary) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"MergeSummary(merges={self.merges!r}, learned_tokens={self.learned_tokens!r}, "
+            f"deepest={self.deepest!r})"
+        )
 
 
 def merge_summary(tokenizer: Tokenizer) -> MergeSummary:

@@ -34,7 +34,6 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from itertools import chain, filterfalse, pairwise
-from numbers import Integral
 from operator import itemgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -420,6 +419,7 @@ class Tokenizer:
         pipeline: Pipeline | None = None,
         decoder: Decoder | None = None,
         piece_model: PieceModel | None = None,
+        _kernel_vocab: bool = False,
     ) -> None:
         if not isinstance(cache_size, int) or cache_size < 1:
             raise ValueError(f"cache_size: {cache_size!r} must be a positive integer")
@@ -438,36 +438,29 @@ class Tokenizer:
         # The pre-tokens as training counted them: whole non-empty matches (also with capturing groups).
         self._split: Callable[[str], list[str]] = Pretokenizer(pattern).findall
 
-        table = self._checked_vocab(vocab)
+        # A loader's vocab that the kernel made, and checked as it made it (``_kernel_vocab``, private: a new
+        # dict of exact ints 0..n-1 and bytes that no one else holds) is taken as it is: no copy and no
+        # second pass over its 32k-256k entries (0.6 ms of a .model's load); only its size is checked.
+        kernel_made = _kernel_vocab and type(vocab) is dict and len(vocab) <= MAX_VOCAB_SIZE
+        table = cast("dict[int, bytes]", vocab) if kernel_made else self._checked_vocab(vocab)
         specials = self._place_specials(table, special_tokens)
         self._vocab = table
         self._specials = specials
         special_ids = set(specials.values())
 
-        # bytes -> id over the ordinary tokens; with duplicate bytes the smallest id wins (the dict is built
-        # from the largest id down, so the smallest is written last). Built in C: a rank file has 200k.
-        ordinary = sorted(table)
-        if special_ids:
-            ordinary = list(filterfalse(special_ids.__contains__, ordinary))  # (in C: 50k-200k ids)
-        ordinary.reverse()
-        ids_of: dict[bytes, int] = dict(zip(map(table.__getitem__, ordinary), ordinary, strict=True))
-        del ordinary
-        for special, i in specials.items():
-            ids_of.setdefault(special.encode("utf-8"), i)
-        self._ids_of = ids_of
-        missing = [b for b in range(256) if bytes([b]) not in ids_of]
-        if any(b not in UTF8_UNUSED_BYTES for b in missing):
-            first = next(b for b in missing if b not in UTF8_UNUSED_BYTES)
-            raise ValueError(
-                f"vocab: {len(missing)} single byte(s) have no token (first: 0x{first:02x}); a "
-                "byte-level BPE vocabulary needs all 256 single bytes (only 0xc0, 0xc1 and 0xf5-0xff, which "
-                "UTF-8 never uses, may be missing)"
-            )
-        self._missing_bytes = tuple(missing)
-        # latin-1 decoding turns bytes into code points 0-255; translate() then maps them to token ids. A
-        # missing byte (never in a text's UTF-8) has no entry.
-        self._byte_chars = {b: chr(ids_of[bytes([b])]) for b in range(256) if b not in missing}
-        byte_ids = [ids_of[bytes([b])] if b not in missing else _NO_BYTE_ID for b in range(256)]
+        # bytes -> id (_set_byte_tables): a piece model's is made when first used (token_id, merge ids, the
+        # Python byte-level encoder), when its byte pieces show that no byte lacks a token: opening and
+        # encoding a .model need none of it (2 ms of Mistral 7B's 32k pieces, issue 20).
+        self._ids_of_made: dict[bytes, int] | None = None
+        self._byte_chars_made: dict[int, str] | None = None
+        if piece_model is not None and all(
+            table.get(i) == bytes([b]) and i not in special_ids for b, i in enumerate(piece_model.byte_ids)
+        ):
+            self._missing_bytes: tuple[int, ...] = ()
+            byte_ids: list[int] = []  # (the native byte-level encoder's: a piece model has its own)
+        else:
+            self._set_byte_tables(table, specials)
+            byte_ids = [self._ids_of.get(bytes([b]), _NO_BYTE_ID) for b in range(256)]
         # The Python encoder's pair -> rank table and merged tokens, built from the triples when it first
         # merges (_rank_tables): the native encoder needs neither, and they cost more than reading a file.
         self._rank_table: tuple[dict[str, int], list[str]] | None = None
@@ -494,12 +487,12 @@ class Tokenizer:
             # A piece model's merges by id are looked up once, not twice (also by _rank_merges: 8-15 ms of
             # Mistral 7B's 60k), when its pieces' bytes add no key to ids_of: the same keys then fail or
             # succeed alike, so a merge without a token fails below in _rank_merges, naming it, as before.
-            lookup = _piece_lookup(piece_model, ids_of)
-            if len(lookup) == len(ids_of):
+            lookup = _piece_lookup(piece_model, self._ids_of)
+            if len(lookup) == len(self._ids_of):
                 piece_ids = native.merge_ids(self._merges, lookup)
             if piece_ids is None:
-                self._rank_merges(self._merges, ids_of)
-                piece_ids = _piece_merge_ids(piece_model, self._merges, ids_of, lookup=lookup)
+                self._rank_merges(self._merges, self._ids_of)
+                piece_ids = _piece_merge_ids(piece_model, self._merges, self._ids_of, lookup=lookup)
             # (Its own encoder merges pieces: the byte-level tables below, _rank_tables, are never built.)
             triples = piece_ids
         elif piece_model is not None and self._merge_table is not None:
@@ -509,10 +502,10 @@ class Tokenizer:
             triples = self._merge_table
         elif self._merge_table is not None:
             if not self._merge_table.has_ids():  # a merge without a token: named by _rank_merges
-                self._rank_merges(self.merges, ids_of)
+                self._rank_merges(self.merges, self._ids_of)
             triples = self._merge_table
         elif self._merges is not None:
-            triples = self._rank_merges(self._merges, ids_of)
+            triples = self._rank_merges(self._merges, self._ids_of)
         self._rank_triples = triples
         # The merges by id (merge_ids); under tiktoken's rule derived with the merges, when asked; a merge
         # table's made when asked.
@@ -532,20 +525,24 @@ class Tokenizer:
         # ids in one call. The Python one when the kernel is not
         # built or BPE_STUDIO_PURE=1.
         # (A SentencePiece-style model merges characters, not bytes: the Python encoder, with its own BPE.)
-        native_encoder = None if piece_model is not None else native.encoder(
-            byte_ids,
-            triples if merges is not None else None,
-            (
-                {token: i for token, i in ids_of.items() if i not in special_ids}
-                if self._ignore_merges and merges is not None
-                else None
-            ),
-            token_of_id,
-            cache_size=cache_size,
-            preset=scanner_name(self._pattern),
-            split=self._split,
-            special_ids=sorted(special_ids),
-            ignore_merges=self._ignore_merges,
+        native_encoder = (
+            None
+            if piece_model is not None
+            else native.encoder(
+                byte_ids,
+                triples if merges is not None else None,
+                (
+                    {token: i for token, i in self._ids_of.items() if i not in special_ids}
+                    if self._ignore_merges and merges is not None
+                    else None
+                ),
+                token_of_id,
+                cache_size=cache_size,
+                preset=scanner_name(self._pattern),
+                split=self._split,
+                special_ids=sorted(special_ids),
+                ignore_merges=self._ignore_merges,
+            )
         )
         # The Python encoder's tables (built only when it encodes): a pre-token (a latin-1 str of its bytes)
         # that is an ordinary token -> its id, for ignore_merges and tiktoken's rule; for decoding, each id's
@@ -553,7 +550,9 @@ class Tokenizer:
         # unused id makes the join raise TypeError).
         self._whole: dict[str, int] = {}
         if native_encoder is None and (self._ignore_merges or merges is None):
-            self._whole = {token.decode("latin-1"): i for token, i in ids_of.items() if i not in special_ids}
+            self._whole = {
+                token.decode("latin-1"): i for token, i in self._ids_of.items() if i not in special_ids
+            }
         by_id: list[Any] | Callable[[], list[Any]] = (
             []
             if native_encoder is not None
@@ -579,6 +578,56 @@ class Tokenizer:
         self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
 
     # ------------------------------------------------------------------ construction helpers
+
+    @property
+    def _ids_of(self) -> dict[bytes, int]:
+        """bytes -> id over the ordinary tokens, then the special tokens' UTF-8 (an ordinary token's id wins);
+        made when first used for a piece model (see ``__init__``)."""
+        ids_of = self._ids_of_made
+        if ids_of is None:
+            self._set_byte_tables(self._vocab, self._specials)
+            ids_of = cast("dict[bytes, int]", self._ids_of_made)
+        return ids_of
+
+    @property
+    def _byte_chars(self) -> dict[int, str]:
+        """Each byte -> its token's id as a char, for ``str.translate`` (made with :attr:`_ids_of`)."""
+        chars = self._byte_chars_made
+        if chars is None:
+            self._set_byte_tables(self._vocab, self._specials)
+            chars = cast("dict[int, str]", self._byte_chars_made)
+        return chars
+
+    def _set_byte_tables(self, table: dict[int, bytes], specials: dict[str, int]) -> None:
+        """Make :attr:`_ids_of`, :attr:`_byte_chars` and ``_missing_bytes``.
+
+        Raises:
+            ValueError: A single byte that UTF-8 uses has no token.
+        """
+        # With duplicate bytes the smallest id wins (the dict is built from the largest id down, so the
+        # smallest is written last). Built in C: a rank file has 200k.
+        special_ids = set(specials.values())
+        ordinary = sorted(table)
+        if special_ids:
+            ordinary = list(filterfalse(special_ids.__contains__, ordinary))  # (in C: 50k-200k ids)
+        ordinary.reverse()
+        ids_of: dict[bytes, int] = dict(zip(map(table.__getitem__, ordinary), ordinary, strict=True))
+        del ordinary
+        for special, i in specials.items():
+            ids_of.setdefault(special.encode("utf-8"), i)
+        missing = [b for b in range(256) if bytes([b]) not in ids_of]
+        if any(b not in UTF8_UNUSED_BYTES for b in missing):
+            first = next(b for b in missing if b not in UTF8_UNUSED_BYTES)
+            raise ValueError(
+                f"vocab: {len(missing)} single byte(s) have no token (first: 0x{first:02x}); a "
+                "byte-level BPE vocabulary needs all 256 single bytes (only 0xc0, 0xc1 and 0xf5-0xff, which "
+                "UTF-8 never uses, may be missing)"
+            )
+        self._missing_bytes = tuple(missing)
+        # latin-1 decoding turns bytes into code points 0-255; translate() then maps them to token ids. A
+        # missing byte (never in a text's UTF-8) has no entry.
+        self._byte_chars_made = {b: chr(ids_of[bytes([b])]) for b in range(256) if b not in missing}
+        self._ids_of_made = ids_of
 
     @staticmethod
     def _checked_vocab(vocab: Mapping[int, bytes]) -> dict[int, bytes]:
@@ -779,6 +828,10 @@ class Tokenizer:
         (see ``analysis.merge_summary``); None otherwise."""
         if self._merge_table is None or self._merge_ids is not None:
             return None
+        if self._piece_model is not None and self._ids_of_made is None:
+            # A piece model's merges make pieces of two characters or more, whose bytes are never a single
+            # byte's token: no merge makes a byte id, so none is needed (and bytes -> id stays unmade).
+            return self._merge_table.summary([])
         byte_ids = [i for b in range(256) if (i := self._ids_of.get(bytes([b]))) is not None]
         return self._merge_table.summary(byte_ids)
 
@@ -1649,6 +1702,8 @@ class Tokenizer:
             return found
         # The first id that is not in the vocabulary (as the native kernel finds it): numpy's integer scalars
         # (in a list) count as the ints they hold, and are named as such.
+        from numbers import Integral  # (here: a fault's path; opening a file needs no numbers, 0.2 ms)
+
         items: Sequence[object] = ids  # typed as ints, but a caller may pass anything
         bad = next((i for i in items if not isinstance(i, Integral) or int(i) not in self._decoder), None)
         raise UnknownTokenIdError(self._unknown_id_message(int(bad) if isinstance(bad, Integral) else bad))

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import native
 from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
-from ..pretokenize.hf import Pipeline, PipelineError
 from .base import FormatError
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
+    from ..pretokenize.hf import Pipeline
 
 __all__ = ["is_sentencepiece_model", "load_piece_hf", "load_sentencepiece"]
 
@@ -207,7 +207,8 @@ def _ready_tokenizer(source: Path, ready: native.SentencepieceModel) -> Tokenize
         native_encode=lambda: encode,
     )
     try:
-        return Tokenizer(vocab, merge_table, pattern="gpt2", piece_model=model)
+        # (The kernel made the vocab, ids 0..n-1 and bytes, and hands it over: Tokenizer need not check it.)
+        return Tokenizer(vocab, merge_table, pattern="gpt2", piece_model=model, _kernel_vocab=True)
     except ValueError as exc:
         raise FormatError(f"{source}: {exc}") from None
 
@@ -258,6 +259,9 @@ def _check_specs(
 def _pipeline(normalizer: Mapping[int, Any]) -> Pipeline:
     """The normalizer of a model's specs: ``add_dummy_prefix`` puts one ``▁`` before the text,
     ``escape_whitespaces`` writes its spaces ``▁``."""
+    # (Imported here: detect.py imports this module to tell a .model, and a rank file needs no pipeline.)
+    from ..pretokenize.hf import Pipeline
+
     steps: list[dict[str, Any]] = []
     if normalizer.get(3):
         steps.append({"type": "Prepend", "prepend": "▁"})
@@ -372,6 +376,7 @@ def load_piece_hf(
         FormatError: Something this engine does not reproduce, naming the key.
     """
     from ..encoding.tokenizer import Tokenizer
+    from ..pretokenize.hf import Pipeline, PipelineError
 
     model = document["model"]
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):

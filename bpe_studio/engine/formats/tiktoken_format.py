@@ -25,14 +25,11 @@ import binascii
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import native
-from .atomic import atomic_write_set
-from .gpt2 import check_sidecar_files, dumps_sidecar, read_sidecar
-from .studio import FormatError
+from .base import FormatError
 
 if TYPE_CHECKING:
     from ..encoding.tokenizer import Tokenizer
@@ -43,9 +40,11 @@ _ENDOFTEXT = "<|endoftext|>"
 _FIM = {"<|fim_prefix|>": 100258, "<|fim_middle|>": 100259, "<|fim_suffix|>": 100260}
 
 
-@dataclass(frozen=True)
 class KnownEncoding:
     """One of OpenAI's published encodings, as ``tiktoken_ext/openai_public.py`` defines it.
+
+    (A plain class: every rank file's load imports this module; a dataclass imports ``dataclasses``, with
+    ``inspect`` and ``ast``, 5 ms of a fresh process, and a NamedTuple compiles each field's annotation.)
 
     Attributes:
         name: tiktoken's name for it (``cl100k_base``).
@@ -55,10 +54,32 @@ class KnownEncoding:
         url: Where tiktoken downloads the file from (its cache names the file after this address).
     """
 
-    name: str
-    sha256: str
-    pattern: str
-    special_tokens: Mapping[str, int] = field(default_factory=dict)
+    __slots__ = ("name", "pattern", "sha256", "special_tokens")
+
+    def __init__(self, name: str, sha256: str, pattern: str, special_tokens: Mapping[str, int]) -> None:
+        self.name = name
+        self.sha256 = sha256
+        self.pattern = pattern
+        self.special_tokens = special_tokens
+
+    def _fields(self) -> tuple[str, str, str, dict[str, int]]:
+        return (self.name, self.sha256, self.pattern, dict(self.special_tokens))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KnownEncoding) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.sha256, self.pattern))
+
+    def __repr__(self) -> str:
+        return (
+            f"KnownEncoding(name={self.name!r}, sha256={self.sha256!r}, pattern={self.pattern!r}, "
+            f"special_tokens={self.special_tokens!r})"
+        )
+
+    def replaced(self, *, sha256: str) -> KnownEncoding:
+        """The same encoding with another digest (for tests that stand a file in for one of OpenAI's)."""
+        return KnownEncoding(self.name, sha256, self.pattern, self.special_tokens)
 
     @property
     def url(self) -> str:
@@ -119,6 +140,12 @@ class PatternRequiredError(FormatError):
         )
 
 
+#: How each of OpenAI's four files begins: their tokens are GPT-2's bytes first, in GPT-2's order, and rank 0
+#: is ``!`` (r50k's, p50k's, its extension, cl100k's and o200k's). A file that begins otherwise has another
+#: SHA-256, so it is not hashed.
+_OPENAI_HEAD = b"IQ== 0\n"
+
+
 def known_encoding(data: bytes) -> KnownEncoding | None:
     """The OpenAI encoding whose file has exactly these bytes, or None.
 
@@ -126,6 +153,8 @@ def known_encoding(data: bytes) -> KnownEncoding | None:
         >>> known_encoding(b"YQ== 0\\n") is None
         True
     """
+    if not data.startswith(_OPENAI_HEAD):
+        return None  # (no file of theirs: neither hashlib, 2-3 ms to import, nor 1-2 ms of hashing)
     import hashlib  # (here: only a rank file's load needs it; importing it loads OpenSSL, 2 ms)
 
     digest = hashlib.sha256(data).hexdigest()
@@ -251,6 +280,9 @@ def load_tiktoken(
     stored_specials: dict[str, int] = {}
     sidecar = sidecar_path(path)
     if sidecar.is_file():
+        # (Imported here: a bare rank file needs neither gpt2.py nor its json, 1.3 ms of a fresh process.)
+        from .gpt2 import check_sidecar_files, read_sidecar
+
         stored_pattern, stored_specials = read_sidecar(sidecar)
         check_sidecar_files(sidecar, {"ranks": path})
     elif (known := known_encoding(data)) is not None:
@@ -333,6 +365,9 @@ def save_tiktoken(tokenizer: Tokenizer, path: str | os.PathLike[str]) -> Path:
         >>> save_tiktoken(small, "out/small.tiktoken")
         PosixPath('out/small.tiktoken')
     """
+    from .atomic import atomic_write_set
+    from .gpt2 import dumps_sidecar
+
     check_tiktoken_compatible(tokenizer)
     target = Path(path)
     specials = set(tokenizer.special_tokens.values())

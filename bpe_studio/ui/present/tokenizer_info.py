@@ -22,12 +22,19 @@ from typing import Any
 from ...engine import FormatError, Tokenizer, TrainConfig, TrainResult, detect_format, load
 from ...engine.encoding import analysis
 from ...engine.encoding.analysis import MergeIndex
+from ...engine.encoding.summary import SENTENCEPIECE_STYLE
 from ...engine.formats import display_name, display_names, training_record
 from ...engine.formats.tiktoken_format import SpecialTokenSpec, add_special_tokens
 from ...engine.pretokenize.patterns import SUPERWORD_PATTERN
 
 #: How the views name the engine's file formats.
-FORMAT_NAMES = {"studio": "BPE Studio", "gpt2": "GPT-2", "tiktoken": "tiktoken", "hf": "Hugging Face"}
+FORMAT_NAMES = {
+    "studio": "BPE Studio",
+    "gpt2": "GPT-2",
+    "tiktoken": "tiktoken",
+    "hf": "Hugging Face",
+    "sentencepiece": "SentencePiece",
+}
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -111,13 +118,17 @@ class LoadedTokenizer:
         return "trained in this session" if self.result is not None else "built in memory"
 
     def summary(self) -> str:
-        """One line: tokens, merges, special tokens and pattern."""
+        """One line: tokens, merges, special tokens and pattern (for a SentencePiece-style BPE, that it has
+        none, as ``inspect`` says: its ``Tokenizer.pattern`` is a placeholder no encode uses)."""
         tok = self.tokenizer
-        pattern = tok.pattern_name or "custom"
+        if tok.piece_model is not None:
+            pattern = SENTENCEPIECE_STYLE
+        else:
+            pattern = f"{tok.pattern_name or 'custom'} pattern"
         specials = len(tok.special_tokens)
         text = (
             f"{tok.vocab_size:,} tokens · {len(tok.merges):,} merges · {specials} special "
-            f"token{'s' if specials != 1 else ''} · {pattern} pattern"
+            f"token{'s' if specials != 1 else ''} · {pattern}"
         )
         if self.format is not None:
             text += f" · {FORMAT_NAMES.get(self.format, self.format)} file"

@@ -752,7 +752,22 @@ impl MergeTable {
         py: Python<'_>,
         byte_ids: Vec<u32>,
     ) -> PyResult<Option<(usize, usize, Option<Deepest>)>> {
-        let Some(ids) = self.data(py)?.ids.as_ref() else { return Ok(None) };
+        // A .model's merges not derived yet: their ids alone (inspect asks for nothing else).
+        let only;
+        let ids = match (&self.source, self.data.get()) {
+            (Some(source), None) if source.get().derived.get().is_none() => {
+                only = source.get().merge_ids_only(py)?;
+                only.as_ref()
+            }
+            _ => None,
+        };
+        let ids = match ids {
+            Some(ids) => ids,
+            None => {
+                let Some(ids) = self.data(py)?.ids.as_ref() else { return Ok(None) };
+                ids
+            }
+        };
         let size = ids.iter().map(|&(l, r, m)| l.max(r).max(m) as usize + 1).max().unwrap_or(0);
         let mut is_byte = vec![false; size];
         for b in byte_ids {
@@ -904,6 +919,30 @@ struct PieceSource {
 }
 
 impl PieceSource {
+    /// The merges' ids alone, for `inspect`'s figures (`MergeTable.summary`) before anything else is
+    /// derived: the same ids as `derived` gives, without the tables of every split's and merge's text and
+    /// bytes; None when a piece's text holds a space (then `derived` looks the texts' bytes up).
+    fn merge_ids_only(&self, py: Python<'_>) -> PyResult<Option<Vec<Triple>>> {
+        let (owned, strs, data);
+        let pieces: Vec<(&str, f32, u128)> = if let Some(bytes) = &self.data {
+            data = bytes.bind(py).clone();
+            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
+            parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?.pieces
+        } else {
+            owned = strings(self.texts.bind(py))?;
+            strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
+            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect()
+        };
+        let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+        if pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
+            return Ok(None);
+        }
+        let Some(found) = unpanic(|| spmodel::merge_ids(&pieces))? else {
+            return Err(PyRuntimeError::new_err("a piece's score is NaN"));
+        };
+        Ok(Some(found))
+    }
+
     /// The ranks and pairs, and the pairs' bytes and ids, derived on the first call.
     fn derived(&self, py: Python<'_>) -> PyResult<&(PieceRanks, MergeData)> {
         if let Some(found) = self.derived.get() {
@@ -958,14 +997,21 @@ impl PieceSource {
         // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
         // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
         // the loader's dict keeps it). Each text's id found once, then the pairs' texts looked up.
+        // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
+        // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own,
+        // the last piece's with it, which `pairs` gives with each merge.
+        let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+        if !pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
+            let ids = Some(found.merge_ids.clone());
+            let made = (PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids });
+            return Ok(self.derived.get_or_init(|| made));
+        }
         let mut last: FxHashMap<&str, u32> = FxHashMap::default();
         for (i, &(text, _, kind)) in pieces.iter().enumerate() {
-            if kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED {
+            if merging(kind) {
                 last.insert(text, i as u32);
             }
         }
-        // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
-        // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own.
         let built;
         let id_of: &FxHashMap<&str, u32> = if last.keys().any(|piece| piece.contains(' ')) {
             let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
@@ -1157,7 +1203,16 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
     if model.pieces.iter().any(|&(_, score, kind)| merging(kind) && score.is_nan()) {
         return Ok(py.None());
     }
-    let vocab = PyDict::new(py);
+    // Sized for every piece at once (growing a dict to 32k-256k entries rehashes it a dozen times).
+    // SAFETY: _PyDict_NewPresized returns a new reference to an empty dict, or NULL with an exception set
+    // (from_owned_ptr_or_err takes either).
+    let vocab = unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::_PyDict_NewPresized(model.pieces.len() as pyo3::ffi::Py_ssize_t),
+        )?
+    };
+    let vocab = vocab.downcast_into::<PyDict>()?;
     let frozen = PyList::empty(py);
     let mut byte_ids: [Option<u32>; 256] = [None; 256];
     let mut spelled = Vec::new();
@@ -1168,13 +1223,19 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
             vocab.set_item(id, PyBytes::new(py, &[byte]))?;
             byte_ids[usize::from(byte)] = Some(id);
         } else {
-            // A piece's bytes: its text with `▁` read as a space (as sentencepiece_tables spells them).
+            // A piece's bytes: its text with `▁` read as a space (as sentencepiece_tables spells them), in
+            // one pass over its bytes: in UTF-8, E2 96 81 is that character wherever it occurs.
+            let raw = text.as_bytes();
             spelled.clear();
-            for (n, part) in text.split('\u{2581}').enumerate() {
-                if n > 0 {
+            let mut at = 0;
+            while at < raw.len() {
+                if raw[at] == 0xE2 && raw.get(at + 1..at + 3) == Some(&[0x96, 0x81]) {
                     spelled.push(b' ');
+                    at += 3;
+                } else {
+                    spelled.push(raw[at]);
+                    at += 1;
                 }
-                spelled.extend_from_slice(part.as_bytes());
             }
             vocab.set_item(id, PyBytes::new(py, &spelled))?;
             if kind == spmodel::USER_DEFINED {

@@ -116,6 +116,7 @@ def test_opening_a_file_imports_nothing_for_writing_or_names(kind: str, tmp_path
 # training config import ``dataclasses``, and the other formats' modules are read only for their files.
 NOT_FOR_ANY_FILE = (
     "dataclasses",
+    "numbers",  # (only a fault's message in decode needs it)
     "inspect",
     "ast",
     "argparse",
@@ -153,6 +154,24 @@ def test_opening_a_file_imports_no_dataclasses_and_no_other_format(kind: str, tm
         path = save(tokenizer, tmp_path / f"{kind}.json", format="hf" if kind == "tokenizer.json" else kind)
     probe = (
         "import sys; from bpe_studio.engine import load; load(sys.argv[1]).encode('x y'); "
+        f"print(' '.join(m for m in {unwanted!r} if m in sys.modules))"
+    )
+    assert printed_by_isolated(probe, str(path)) == []
+
+
+@needs_native
+def test_opening_a_rank_file_imports_no_dataclasses_and_does_not_hash_it(tmp_path: Path) -> None:
+    # A bare .tiktoken file that is not one of OpenAI's (theirs begin with rank 0, '!'): no hashlib for a
+    # digest, and tiktoken_format.py's KnownEncoding is no dataclass; no normalizer pipeline either.
+    tokenizer = Tokenizer({i: bytes([i]) for i in range(256)} | {256: b" y"}, [(b" ", b"y")], pattern="gpt2")
+    path = save(tokenizer, tmp_path / "t.tiktoken", format="tiktoken")
+    for sidecar in tmp_path.glob("*.json"):
+        sidecar.unlink()
+    leaner = ("bpe_studio.engine.formats.tiktoken_format",)
+    unwanted = tuple(m for m in NOT_FOR_ANY_FILE if m not in leaner) + NOT_FOR_OPENING
+    unwanted += ("bpe_studio.engine.pretokenize.hf", "json")  # (a pipeline; gpt2.py's sidecar reader)
+    probe = (
+        "import sys; from bpe_studio.engine import load; load(sys.argv[1], pattern='gpt2').encode('x y'); "
         f"print(' '.join(m for m in {unwanted!r} if m in sys.modules))"
     )
     assert printed_by_isolated(probe, str(path)) == []

@@ -53,8 +53,11 @@ def _opened(path: Path, how: str) -> Any:
         return str(exc)
     model = tok.piece_model
     assert model is not None
+    # (First, as inspect does: its merge figures from the merges' ids alone, before anything is derived.)
+    described_first = describe(tok)
     texts = ["", "a b", " ab  ba\n", "abc▁é😀 a\tb", "b" * 40, "é a é"]
     return (
+        described_first,
         dict(tok.vocab),
         model.pieces,
         model.frozen,
@@ -135,3 +138,47 @@ def test_opening_and_encoding_make_no_table_of_the_pieces(tmp_path: Path) -> Non
         reference = load(path)
     assert reference.piece_model is not None and reference.piece_model.pieces == model.pieces
     assert ids == reference.encode("ab ba") == [226, 150, 129, 258, 226, 150, 129, 257, 256]
+
+
+def test_opening_and_encoding_make_no_bytes_to_id_table(tmp_path: Path) -> None:
+    # Every byte has its <0xNN> piece, so none lacks a token: bytes -> id (32k entries of Mistral 7B's) is
+    # made when first used, the same as made at once (the smallest id of equal bytes: "a" beside <0x61>).
+    byte_pieces = [(f"<0x{b:02X}>", 0.0, 6) for b in range(256)]
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(
+        _model_bytes([("a", 0.0, 1), *byte_pieces, ("b", -1.0, 1), ("ab", -2.0, 1), ("a", 1.0, 1)])
+    )
+    for backend in ("native", "python"):
+        with use_backend(backend):
+            tok = load(path)
+            ids = tok.encode("ab ba")
+        # (The reference's merges by id look the pieces' bytes up at once.) inspect's figures need none.
+        described = describe(tok)
+        assert (tok._ids_of_made is None) == (backend == "native") and tok._missing_bytes == ()
+        assert described["learned_tokens"] == described["merges"] == 1
+        expected: dict[bytes, int] = {}
+        for i in sorted(tok.vocab):
+            expected.setdefault(tok.vocab[i], i)
+        assert tok.token_id(b"a") == 0 and tok.token_id(b"b") == 98 + 1 and tok._ids_of == expected
+        assert tok._byte_chars == {b: chr(expected[bytes([b])]) for b in range(256)}
+        assert tok.encode("ab ba") == ids
+
+
+def test_the_kernel_s_vocab_is_taken_as_it_is(tmp_path: Path) -> None:
+    # The one native call's {id: bytes} (new, exact ints 0..n-1 and bytes) is the tokenizer's own: no copy
+    # and no second check of its entries; the same vocab as the steps' and the pure engine's.
+    byte_pieces = [(f"<0x{b:02X}>", 0.0, 6) for b in range(256)]
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(_model_bytes([*byte_pieces, ("a", 0.0, 1), ("b", -1.0, 1), ("ab", -2.0, 1)]))
+    made: list[Any] = []
+    real = native.sentencepiece_model
+
+    def kept(data: bytes) -> Any:
+        made.append(real(data))
+        return made[-1]
+
+    with use_backend("native"), mock.patch.object(native, "sentencepiece_model", kept):
+        tok = load(path)
+    assert tok._vocab is made[0][2]
+    with use_backend("python"):
+        assert dict(tok.vocab) == dict(load(path).vocab)

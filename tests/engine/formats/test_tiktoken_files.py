@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +61,10 @@ def test_each_known_encoding_gets_its_pattern_and_special_tokens(
     """Stand a trained tokenizer's file in for each OpenAI file (its hash registered under that name)."""
     path = _bare(trained_tokenizer(cs336_data, "gpt2"), tmp_path / "t.tiktoken")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    # (Its first line stands in for theirs too: a file that begins otherwise is not hashed.)
+    monkeypatch.setattr(tiktoken_format, "_OPENAI_HEAD", path.read_bytes().split(b"\n")[0] + b"\n")
     for name, encoding in KNOWN_ENCODINGS.items():
-        monkeypatch.setitem(KNOWN_ENCODINGS, name, replace(encoding, sha256=digest))
+        monkeypatch.setitem(KNOWN_ENCODINGS, name, encoding.replaced(sha256=digest))
         tok = load(path)
         assert tok.pattern == PATTERNS[encoding.pattern], name
         assert dict(tok.special_tokens) == dict(encoding.special_tokens), name
@@ -120,3 +121,18 @@ def _both(path: Path) -> tuple[Any, Any]:
 def test_a_loaded_rank_file_encodes_as_tiktoken(gpt2_ranks: Path, text: str) -> None:
     ours, theirs = _both(gpt2_ranks)
     assert ours.encode(text) == theirs.encode(text, allowed_special="all")
+
+
+def test_only_a_file_that_begins_as_openai_s_is_hashed(
+    gpt2_ranks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OpenAI's four files begin with rank 0, '!' (GPT-2's byte order); any other file is not one of theirs.
+    data = gpt2_ranks.read_bytes()
+    assert data.startswith(tiktoken_format._OPENAI_HEAD)
+    hashed: list[bytes] = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda d: hashed.append(d) or real(d))
+    assert known_encoding(data) == KNOWN_ENCODINGS["r50k_base"] and hashed == [data]
+    lines = data.split(b"\n")
+    other = b"\n".join([lines[1].split()[0] + b" 0", lines[0].split()[0] + b" 1", *lines[2:]])
+    assert known_encoding(other) is None and hashed == [data]
