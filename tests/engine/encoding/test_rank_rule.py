@@ -121,7 +121,10 @@ def test_llama3_encodes_as_tiktoken_where_one_merge_per_token_did_not(backend: s
 
 @needs_llama3
 @_settings
-@given(text=st.text(max_size=80))
+# Characters Unicode 14 (Python's tables) leaves unassigned are left out: the `regex` module's newer tables
+# call some of them letters where tiktoken's older ones do not (U+3D000 in '\U0003d000:A', which hypothesis
+# found): a difference between the two libraries' Unicode versions, not of encoding (see the README).
+@given(text=st.text(st.characters(blacklist_categories=("Cs", "Cn")), max_size=80))
 def test_llama3_encodes_random_text_as_tiktoken(text: str) -> None:
     assert _LLAMA3 is not None
     ours, theirs = _llama3_pair()
