@@ -157,17 +157,24 @@ class UncuttableTextError(ValueError):
 
     def __init__(self, path: str, offset: int, limit: int, preset: bool) -> None:
         self.path, self.offset, self.limit, self.preset = path, offset, limit, preset
+        # ``preset``: whether the cuts of a preset pattern were allowed. They are not with a custom pattern,
+        # nor in a superword run, whose stage-2 chunks run across spaces and newlines.
         where = (
             "a space, a newline before a letter, a letter next to a digit or punctuation, a special token"
             if preset
-            else "with a custom pattern, only at a special token"
+            else "only at a special token, with a custom pattern or in a superword run"
         )
         amount = f"{limit >> 20:,} MiB" if limit >= 1 << 20 else f"{limit:,} bytes"
         super().__init__(
             f"{path}: the {amount} after byte offset {offset:,} hold no place where the "
             f"text can be cut without changing its pre-tokens ({where}), and a chunk may not grow past that, "
-            "to bound memory; put newlines or a special token (CLI: --special-token '<|endoftext|>') between "
-            "documents" + ("" if preset else ", or use a preset pattern")
+            "to bound memory; "
+            + (
+                "put newlines or a special token (CLI: --special-token '<|endoftext|>') between documents"
+                if preset
+                else "put a special token (CLI: --special-token '<|endoftext|>') between documents, or "
+                "use a preset pattern (for a custom one)"
+            )
         )
 
     def __reduce__(self) -> tuple[type[UncuttableTextError], tuple[str, int, int, bool]]:

@@ -174,7 +174,7 @@ def test_a_stretch_without_a_cut_is_bounded(tmp_path: Path) -> None:
     grown = plan_chunks([path], chunk_size=4, special_tokens=[], newline_cuts=True, max_uncut=5000)
     assert [c.size for c in grown] == [5, 4001, 5]
     assert len(plan_chunks([path], chunk_size=4, special_tokens=[], newline_cuts=False, max_uncut=None)) == 1
-    with pytest.raises(UncuttableTextError, match="or use a preset pattern"):
+    with pytest.raises(UncuttableTextError, match=r"put a special token .* or use a preset pattern"):
         plan_chunks([path], chunk_size=4, special_tokens=[], newline_cuts=False, max_uncut=1000)
 
 
@@ -190,6 +190,25 @@ def test_the_cli_says_how_to_fix_an_uncuttable_corpus(
     assert code == 2
     assert err.startswith(f"bpe-studio: error: {path}: the 1,000 bytes after byte offset 0 hold no place")
     assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_cli_says_how_to_fix_an_uncuttable_superword_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A superword run cuts its corpus only at special tokens, whatever the pattern: the message said
+    "with a custom pattern" and advised newlines or a preset pattern, which do not help there."""
+    path = tmp_path / "lines.txt"
+    path.write_text("the cat sat on the mat\n" * 100, "utf-8")
+    assert plan_chunks.__kwdefaults__ is not None
+    monkeypatch.setitem(plan_chunks.__kwdefaults__, "max_uncut", 1000 - TrainConfig.chunk_size)
+    args = ["train", str(path), "--vocab-size", "300", "--superword-transition", "280", "--quiet"]
+    code = main([*args, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "only at a special token, with a custom pattern or in a superword run" in err
+    assert "put a special token (CLI: --special-token '<|endoftext|>') between documents" in err
+    assert "put newlines" not in err
     assert not (tmp_path / "out").exists()
 
 
