@@ -335,28 +335,16 @@ impl Encoder {
         if threads == 0 {
             return Err(PyValueError::new_err("threads must be at least 1"));
         }
-        let mut ids: Vec<u32> = Vec::new();
-        let mut offsets: Vec<i64> = Vec::with_capacity(strs.len() + 1);
-        offsets.push(0);
-        let found = without_gil(py, || {
-            self.inner.encode_batch_with(scan, &strs, classes, threads, &mut |chunk| {
-                for text_ids in chunk {
-                    ids.extend_from_slice(&text_ids);
-                    offsets.push(ids.len() as i64);
-                }
-                Ok::<(), std::convert::Infallible>(())
-            })
-        })?;
+        let found = without_gil(py, || self.inner.encode_batch_flat(scan, &strs, classes, threads))?;
         match found {
-            Ok(()) => {
+            Ok((ids, ends)) => {
+                let offsets: Vec<i64> =
+                    std::iter::once(0).chain(ends.iter().map(|&end| end as i64)).collect();
                 let ids = ne_bytearray(py, &ids, u32::to_ne_bytes)?;
                 let offsets = ne_bytearray(py, &offsets, i64::to_ne_bytes)?;
                 Ok((ids, offsets).into_pyobject(py)?.into_any().unbind())
             }
-            Err(encode::BatchStop::CodePoint(code_point)) => {
-                Ok(code_point.into_pyobject(py)?.into_any().unbind())
-            }
-            Err(encode::BatchStop::Taken(never)) => match never {},
+            Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
         }
     }
 
