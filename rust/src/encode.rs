@@ -835,6 +835,12 @@ impl Encoder {
         self.caches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// `n` caches of the pool for a batch's threads (new ones when it holds fewer), to be put back after.
+    fn take_caches(&self, n: usize) -> Vec<Cache> {
+        let mut pool = self.pool();
+        (0..n).map(|_| pool.pop().unwrap_or_else(|| Cache::new(self.cache_size))).collect()
+    }
+
     /// Runs `f` with a cache of the pool to itself, then puts the cache back.
     fn with_cache<R>(&self, f: impl FnOnce(&mut Cache) -> R) -> R {
         let taken = self.pool().pop();
@@ -944,10 +950,7 @@ impl Encoder {
     ) -> Result<(), BatchStop<E>> {
         // No more threads than cores (the work is all CPU) or chunks: num_threads=20000 started 20,000 OS
         // threads, and the one that could not start panicked.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let workers = threads.min(cores).max(1);
-        let total: usize = texts.iter().map(|t| t.len()).sum();
-        let chunks = split_runs(texts, (workers * CHUNKS_PER_THREAD).min(total / MIN_CHUNK + 1));
+        let (chunks, workers) = batch_chunks(texts, threads);
         let encode_chunk = |cache: &mut Cache, chunk: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
             chunk
                 .iter()
@@ -975,10 +978,7 @@ impl Encoder {
         // the texts, and a text with nearly as many distinct pre-tokens as a cache holds overflowed both).
         // The calling thread takes the chunks in order, so from each worker in turn.
         let n = workers.min(chunks.len());
-        let caches: Vec<Cache> = {
-            let mut pool = self.pool();
-            (0..n).map(|_| pool.pop().unwrap_or_else(|| Cache::new(self.cache_size))).collect()
-        };
+        let caches = self.take_caches(n);
         let stop = AtomicBool::new(false);
         let (sender, receiver) = mpsc::channel::<(usize, Result<Vec<Vec<u32>>, u32>)>();
         let work = |w: usize, cache: &mut Cache, sender: mpsc::Sender<_>| {
@@ -1065,10 +1065,7 @@ impl Encoder {
         classes: &[u8],
         threads: usize,
     ) -> Result<(Vec<u32>, Vec<usize>), u32> {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let workers = threads.min(cores).max(1);
-        let total: usize = texts.iter().map(|t| t.len()).sum();
-        let chunks = split_runs(texts, (workers * CHUNKS_PER_THREAD).min(total / MIN_CHUNK + 1));
+        let (chunks, workers) = batch_chunks(texts, threads);
         let n = workers.min(chunks.len()).max(1);
         // A chunk's ids, one text after the other, and where each text's end.
         type Found = Result<(Vec<u32>, Vec<usize>), u32>;
@@ -1101,10 +1098,7 @@ impl Encoder {
                 found.push((i, chunk));
             }
         };
-        let mut caches: Vec<Cache> = {
-            let mut pool = self.pool();
-            (0..n).map(|_| pool.pop().unwrap_or_else(|| Cache::new(self.cache_size))).collect()
-        };
+        let mut caches = self.take_caches(n);
         let mut mine = caches.remove(0);
         let (mut all, back) = std::thread::scope(|scope| {
             let mut handles = Vec::with_capacity(n - 1);
@@ -1266,6 +1260,15 @@ pub fn safe_cut(text: &[u8], at: usize) -> usize {
             (0x21..=0x7e).contains(&text[i - 2]) && text[i - 1] == b'\n' && text[i].is_ascii_alphabetic()
         })
         .unwrap_or(text.len())
+}
+
+/// A batch's chunks (`split_runs`: `CHUNKS_PER_THREAD` per thread, fewer when they would hold under
+/// `MIN_CHUNK` bytes) and how many threads may encode them: no more than `threads` or the cores.
+fn batch_chunks<'s, 'a>(texts: &'s [&'a str], threads: usize) -> (Vec<&'s [&'a str]>, usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = threads.min(cores).max(1);
+    let total: usize = texts.iter().map(|t| t.len()).sum();
+    (split_runs(texts, (workers * CHUNKS_PER_THREAD).min(total / MIN_CHUNK + 1)), workers)
 }
 
 /// Cuts `texts` into at most `parts` contiguous runs of about equal byte size (no empty run).

@@ -45,6 +45,16 @@ fn decoder_bytes(decoder: &Bound<'_, PyList>) -> PyResult<Vec<Option<Vec<u8>>>> 
         .collect()
 }
 
+/// A batch's texts as `&str` for the native threads (a lone surrogate raises UnicodeEncodeError), after
+/// checking that `threads` is at least 1.
+fn batch_strs<'a>(owned: &'a [Bound<'_, PyString>], threads: usize) -> PyResult<Vec<&'a str>> {
+    let strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
+    if threads == 0 {
+        return Err(PyValueError::new_err("threads must be at least 1"));
+    }
+    Ok(strs)
+}
+
 impl Encoder {
     fn wrap(inner: encode::Encoder) -> Encoder {
         Encoder { inner, ints: OnceLock::new() }
@@ -287,12 +297,8 @@ impl Encoder {
         classes: &[u8],
         threads: usize,
     ) -> PyResult<PyObject> {
-        let scan = scanner(preset)?;
-        let owned = strings(texts)?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        if threads == 0 {
-            return Err(PyValueError::new_err("threads must be at least 1"));
-        }
+        let (scan, owned) = (scanner(preset)?, strings(texts)?);
+        let strs = batch_strs(&owned, threads)?;
         let mut lists: Vec<Py<PyList>> = Vec::with_capacity(strs.len());
         let _paused = GcPause::new(py);
         let found = without_gil(py, || {
@@ -329,12 +335,8 @@ impl Encoder {
         classes: &[u8],
         threads: usize,
     ) -> PyResult<PyObject> {
-        let scan = scanner(preset)?;
-        let owned = strings(texts)?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
-        if threads == 0 {
-            return Err(PyValueError::new_err("threads must be at least 1"));
-        }
+        let (scan, owned) = (scanner(preset)?, strings(texts)?);
+        let strs = batch_strs(&owned, threads)?;
         let found = without_gil(py, || self.inner.encode_batch_flat(scan, &strs, classes, threads))?;
         match found {
             Ok((ids, ends)) => {
@@ -367,7 +369,7 @@ impl Encoder {
             return Err(PyValueError::new_err(format!("width must be 2 or 4 bytes, not {width}")));
         }
         let owned = strings(texts)?;
-        let strs: Vec<&str> = owned.iter().map(|s| s.to_str()).collect::<PyResult<_>>()?;
+        let strs = batch_strs(&owned, 1)?;
         let found = without_gil(py, || self.inner.encode_join(scan, &strs, classes, separator, width))?;
         or_code_point(py, found, |raw| Ok(PyBytes::new(py, &raw).into_any().unbind()))
     }

@@ -919,28 +919,42 @@ struct PieceSource {
 }
 
 impl PieceSource {
+    /// Runs `f` with the pieces as (text, score, kind): parsed again from the `.model`'s bytes when it was
+    /// read in one call (without a Python str per piece: sentencepiece_model parsed them once), else from
+    /// the lists the source was made with.
+    fn with_pieces<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&[(&str, f32, u128)]) -> PyResult<R>,
+    ) -> PyResult<R> {
+        if let Some(bytes) = &self.data {
+            let data = bytes.bind(py).clone();
+            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
+            let model =
+                parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?;
+            return f(&model.pieces);
+        }
+        let owned = strings(self.texts.bind(py))?;
+        let strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
+        let pieces: Vec<(&str, f32, u128)> =
+            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
+        f(&pieces)
+    }
+
     /// The merges' ids alone, for `inspect`'s figures (`MergeTable.summary`) before anything else is
     /// derived: the same ids as `derived` gives, without the tables of every split's and merge's text and
     /// bytes; None when a piece's text holds a space (then `derived` looks the texts' bytes up).
     fn merge_ids_only(&self, py: Python<'_>) -> PyResult<Option<Vec<Triple>>> {
-        let (owned, strs, data);
-        let pieces: Vec<(&str, f32, u128)> = if let Some(bytes) = &self.data {
-            data = bytes.bind(py).clone();
-            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
-            parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?.pieces
-        } else {
-            owned = strings(self.texts.bind(py))?;
-            strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
-            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect()
-        };
-        let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
-        if pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
-            return Ok(None);
-        }
-        let Some(found) = unpanic(|| spmodel::merge_ids(&pieces))? else {
-            return Err(PyRuntimeError::new_err("a piece's score is NaN"));
-        };
-        Ok(Some(found))
+        self.with_pieces(py, |pieces| {
+            let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+            if pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
+                return Ok(None);
+            }
+            let Some(found) = unpanic(|| spmodel::merge_ids(pieces))? else {
+                return Err(PyRuntimeError::new_err("a piece's score is NaN"));
+            };
+            Ok(Some(found))
+        })
     }
 
     /// The ranks and pairs, and the pairs' bytes and ids, derived on the first call.
@@ -948,104 +962,95 @@ impl PieceSource {
         if let Some(found) = self.derived.get() {
             return Ok(found);
         }
-        let (owned, strs, data);
-        let pieces: Vec<(&str, f32, u128)> = if let Some(bytes) = &self.data {
-            // (Parsed again, without a Python str per piece: sentencepiece_model parsed them once.)
-            data = bytes.bind(py).clone();
-            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
-            parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?.pieces
-        } else {
-            owned = strings(self.texts.bind(py))?;
-            strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
-            strs.iter().zip(&self.scores).zip(&self.kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect()
-        };
-        let Some(found) = unpanic(|| spmodel::pairs(&pieces))? else {
-            // (sentencepiece_pairs checked the scores for NaN before making this source.)
-            return Err(PyRuntimeError::new_err("a piece's score is NaN"));
-        };
-        let mut text = String::new();
-        let mut splits = Vec::with_capacity(found.ranks.len());
-        for &(left, right, rank) in &found.ranks {
-            let start = text.len();
-            text.push_str(left);
-            let cut = text.len();
-            text.push_str(right);
-            splits.push((start, cut, text.len(), rank));
-        }
-        // A piece's bytes: its text with `▁` read as a space (most pieces of a Llama-style model have one).
-        fn spell(text: &str, out: &mut Vec<u8>) {
-            for (n, part) in text.split('\u{2581}').enumerate() {
-                if n > 0 {
-                    out.push(b' ');
+        let made = self.with_pieces(py, |pieces| {
+            let Some(found) = unpanic(|| spmodel::pairs(pieces))? else {
+                // (sentencepiece_pairs checked the scores for NaN before making this source.)
+                return Err(PyRuntimeError::new_err("a piece's score is NaN"));
+            };
+            let mut text = String::new();
+            let mut splits = Vec::with_capacity(found.ranks.len());
+            for &(left, right, rank) in &found.ranks {
+                let start = text.len();
+                text.push_str(left);
+                let cut = text.len();
+                text.push_str(right);
+                splits.push((start, cut, text.len(), rank));
+            }
+            // A piece's bytes: its text with `▁` read as a space (most pieces of a Llama-style model have one).
+            fn spell(text: &str, out: &mut Vec<u8>) {
+                for (n, part) in text.split('\u{2581}').enumerate() {
+                    if n > 0 {
+                        out.push(b' ');
+                    }
+                    out.extend_from_slice(part.as_bytes());
                 }
-                out.extend_from_slice(part.as_bytes());
             }
-        }
-        let (mut merges, mut bytes, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
-        for &(left, right) in &found.merges {
-            let start = text.len();
-            text.push_str(left);
-            let cut = text.len();
-            text.push_str(right);
-            merges.push((start, cut, text.len()));
-            let byte_start = bytes.len();
-            spell(left, &mut bytes);
-            let byte_cut = bytes.len();
-            spell(right, &mut bytes);
-            cuts.push((byte_start, byte_cut, bytes.len()));
-        }
-        // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
-        // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
-        // the loader's dict keeps it). Each text's id found once, then the pairs' texts looked up.
-        // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
-        // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own,
-        // the last piece's with it, which `pairs` gives with each merge.
-        let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
-        if !pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
-            let ids = Some(found.merge_ids.clone());
-            let made = (PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids });
-            return Ok(self.derived.get_or_init(|| made));
-        }
-        let mut last: FxHashMap<&str, u32> = FxHashMap::default();
-        for (i, &(text, _, kind)) in pieces.iter().enumerate() {
-            if merging(kind) {
-                last.insert(text, i as u32);
+            let (mut merges, mut bytes, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
+            for &(left, right) in &found.merges {
+                let start = text.len();
+                text.push_str(left);
+                let cut = text.len();
+                text.push_str(right);
+                merges.push((start, cut, text.len()));
+                let byte_start = bytes.len();
+                spell(left, &mut bytes);
+                let byte_cut = bytes.len();
+                spell(right, &mut bytes);
+                cuts.push((byte_start, byte_cut, bytes.len()));
             }
-        }
-        let built;
-        let id_of: &FxHashMap<&str, u32> = if last.keys().any(|piece| piece.contains(' ')) {
-            let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-            let mut spelled = Vec::new();
-            for (&piece, &i) in &last {
-                spelled.clear();
-                spell(piece, &mut spelled);
-                let slot = by_bytes.entry(spelled.clone()).or_insert(i);
-                *slot = (*slot).min(i);
+            // Each pair's ids as Tokenizer._piece_merge_ids looks them up: a piece's bytes (`▁` read as a space)
+            // -> the smallest id of a normal or user-defined piece with them (each text under its last id, as
+            // the loader's dict keeps it). Each text's id found once, then the pairs' texts looked up.
+            // Two texts spell the same bytes only when one holds a space where the other holds `▁`: with no
+            // space in any text (a SentencePiece model's pieces write spaces `▁`), each text's id is its own,
+            // the last piece's with it, which `pairs` gives with each merge.
+            let merging = |kind: u128| kind == spmodel::NORMAL || kind == spmodel::USER_DEFINED;
+            if !pieces.iter().any(|&(text, _, kind)| merging(kind) && text.as_bytes().contains(&b' ')) {
+                let ids = Some(found.merge_ids.clone());
+                let made = (PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids });
+                return Ok(made);
             }
-            let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
-            id_of.reserve(last.len());
-            for &piece in last.keys() {
-                spelled.clear();
-                spell(piece, &mut spelled);
-                id_of.insert(piece, by_bytes[&spelled]);
+            let mut last: FxHashMap<&str, u32> = FxHashMap::default();
+            for (i, &(text, _, kind)) in pieces.iter().enumerate() {
+                if merging(kind) {
+                    last.insert(text, i as u32);
+                }
             }
-            built = id_of;
-            &built
-        } else {
-            &last
-        };
-        let mut both = String::new();
-        let ids = found
-            .merges
-            .iter()
-            .map(|&(l, r)| {
-                both.clear();
-                both.push_str(l);
-                both.push_str(r);
-                Some((*id_of.get(l)?, *id_of.get(r)?, *id_of.get(both.as_str())?))
-            })
-            .collect::<Option<Vec<_>>>();
-        let made = (PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids });
+            let built;
+            let id_of: &FxHashMap<&str, u32> = if last.keys().any(|piece| piece.contains(' ')) {
+                let mut by_bytes: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+                let mut spelled = Vec::new();
+                for (&piece, &i) in &last {
+                    spelled.clear();
+                    spell(piece, &mut spelled);
+                    let slot = by_bytes.entry(spelled.clone()).or_insert(i);
+                    *slot = (*slot).min(i);
+                }
+                let mut id_of: FxHashMap<&str, u32> = FxHashMap::default();
+                id_of.reserve(last.len());
+                for &piece in last.keys() {
+                    spelled.clear();
+                    spell(piece, &mut spelled);
+                    id_of.insert(piece, by_bytes[&spelled]);
+                }
+                built = id_of;
+                &built
+            } else {
+                &last
+            };
+            let mut both = String::new();
+            let ids = found
+                .merges
+                .iter()
+                .map(|&(l, r)| {
+                    both.clear();
+                    both.push_str(l);
+                    both.push_str(r);
+                    Some((*id_of.get(l)?, *id_of.get(r)?, *id_of.get(both.as_str())?))
+                })
+                .collect::<Option<Vec<_>>>();
+            Ok((PieceRanks { text, splits, merges }, MergeData { bytes, cuts, ids }))
+        })?;
         Ok(self.derived.get_or_init(|| made))
     }
 }
