@@ -324,8 +324,9 @@ impl Encoder {
     /// other (u32, native byte order) and `len(texts) + 1` offsets (i64, native byte order; text i's ids
     /// are `ids[offsets[i]:offsets[i + 1]]`), both as bytearrays (numpy views them without a copy, writable),
     /// or the first code point beyond the table as an int. No Python object per id or per text, so the
-    /// calling thread needs no GIL while the threads encode: making the lists (a reference count written
-    /// per id, one thread at a time) was what kept 2 threads from 2x one (issue 22).
+    /// calling thread encodes a share itself without the GIL and lays the ids out at the end (see
+    /// `encode::Encoder::encode_batch_flat`): making the lists (a reference count written per id, one
+    /// thread at a time) was what kept 2 threads from 2x one (issue 22).
     #[pyo3(signature = (preset, texts, classes, *, threads))]
     fn encode_batch_flat(
         &self,
