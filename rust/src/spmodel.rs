@@ -7,8 +7,6 @@
 //! both paths fail with the same message. Varints are read as Python reads them: up to ten bytes (shift
 //! at most 63), so into a `u128`. [`pairs`] then derives the merges' ranks and the pairs the views show.
 
-use rustc_hash::FxHashMap;
-
 /// A field's value: a varint, or the bytes of a fixed-size or length-delimited field.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value<'a> {
@@ -95,6 +93,28 @@ impl<'a> Fields<'a> {
 }
 
 fn piece(data: &[u8]) -> Option<(&str, f32, u128)> {
+    // The layout sentencepiece writes for nearly every piece, read as it lies: the text (field 1, under 128
+    // bytes), the score (field 2), then the type (field 3, a one-byte varint) unless it is the default.
+    // Any other layout goes through the general reader below, which reads these the same way.
+    if let [0x0A, size, rest @ ..] = data {
+        let size = usize::from(*size);
+        if size < 0x80 && rest.len() >= size + 5 && rest[size] == 0x15 {
+            let (text, tail) = rest.split_at(size);
+            let kind = match tail[5..] {
+                [] => Some(1),
+                [0x18, kind] if kind < 0x80 => Some(u128::from(kind)),
+                _ => None,
+            };
+            if let (Some(kind), Ok(score)) = (kind, <[u8; 4]>::try_from(&tail[1..5])) {
+                return Some((std::str::from_utf8(text).ok()?, f32::from_le_bytes(score), kind));
+            }
+        }
+    }
+    piece_fields(data)
+}
+
+/// A piece's (text, score, type) read field by field (the general reader; see [`piece`]).
+fn piece_fields(data: &[u8]) -> Option<(&str, f32, u128)> {
     let (mut text, mut score, mut kind) = ("", 0.0f32, 1u128);
     let mut fields = Fields::new(data);
     while let Some((number, wire, value)) = fields.next_field()? {
@@ -167,9 +187,17 @@ pub struct Pairs<'a> {
 /// highest first, equal scores sharing a rank, -0.0 and 0.0 one value as in a Python set). One sort of the
 /// scores with their places, then a walk: no binary search per score (32k of them in Mistral 7B's).
 fn score_ranks(scores: impl ExactSizeIterator<Item = f32>) -> Vec<u32> {
+    score_order(scores).0
+}
+
+/// [`score_ranks`], and the places of the scores in rank order (equal ranks in the order of their places).
+fn score_order(scores: impl ExactSizeIterator<Item = f32>) -> (Vec<u32>, Vec<u32>) {
     let mut by_score: Vec<(f32, u32)> = scores.zip(0u32..).collect();
-    // (Descending; `total_cmp` puts 0.0 right before -0.0, which `!=` below keeps in one rank.)
-    by_score.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    // (Descending, with -0.0 and 0.0 equal: no NaN here.) The stable sort takes runs already in order as
+    // they are: most models list their pieces highest score first but for a few (Mistral 7B's: 14 of
+    // 31,741), which it sorts in about one pass, where the unstable sort spent a fifth of `inspect`'s merge
+    // figures; and it keeps equal scores in the order of their places.
+    by_score.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
     let mut ranks = vec![0u32; by_score.len()];
     let mut rank = 0u32;
     for (k, &(score, at)) in by_score.iter().enumerate() {
@@ -178,7 +206,7 @@ fn score_ranks(scores: impl ExactSizeIterator<Item = f32>) -> Vec<u32> {
         }
         ranks[at as usize] = rank;
     }
-    ranks
+    (ranks, by_score.into_iter().map(|(_, at)| at).collect())
 }
 
 /// True for a text of one character.
@@ -190,44 +218,98 @@ fn single(text: &str) -> bool {
 /// The pairs of `pieces` (text, score, type), or None when a piece that merges has a NaN score (ranks
 /// then follow Python's sort of NaNs: the Python loader derives those).
 pub fn pairs<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
-    derive(pieces, true)
+    derive(pieces)
 }
 
 /// [`Pairs::merge_ids`] alone (`ranks` and `merges` left empty), for `inspect`'s figures: the same
 /// derivation without the list of every split's texts.
 pub fn merge_ids(pieces: &[(&str, f32, u128)]) -> Option<Vec<(u32, u32, u32)>> {
-    derive(pieces, false).map(|found| found.merge_ids)
-}
-
-/// [`pairs`], with `ranks` and `merges` when `texts`.
-fn derive<'a>(pieces: &[(&'a str, f32, u128)], texts: bool) -> Option<Pairs<'a>> {
-    // The normal and user-defined texts by index, in the order they first appear: each one's last score,
-    // and whether it is user-defined (frozen). A text is hashed once here and once per split below; what
-    // follows works on the indices (a third of the time went to looking the same texts up again).
-    let mut index: FxHashMap<&str, usize> = FxHashMap::default();
-    index.reserve(pieces.len());
-    let mut order: Vec<&str> = Vec::new();
-    let mut score_of: Vec<f32> = Vec::new();
-    let mut frozen: Vec<bool> = Vec::new();
-    let mut last_id: Vec<u32> = Vec::new();
-    for (id, &(text, score, kind)) in pieces.iter().enumerate() {
-        if kind != NORMAL && kind != USER_DEFINED {
+    // As `derive` chooses them, taking the pieces in rank order at once: a piece's cuts are looked up
+    // only until the first pair of two pieces ready by then (`derive` lists every split, for the views'
+    // ranks, then chooses), and no split is stored. Tested against `derive` (merge_ids_are_derive_s).
+    let Distinct { index, score_of, frozen, last_id } = Distinct::of(pieces)?;
+    // (Equal ranks in the order the texts first appear, as `derive`'s groups.)
+    let (_, by_rank) = score_order(score_of.iter().copied());
+    let mut made_yet: Vec<bool> = vec![false; index.texts.len()];
+    let mut merge_ids = Vec::new();
+    let mut suffixes: Vec<u64> = Vec::new();
+    for made in by_rank.into_iter().map(|i| i as usize) {
+        if frozen[made] {
             continue;
         }
-        let i = *index.entry(text).or_insert_with(|| {
-            order.push(text);
-            score_of.push(score);
-            frozen.push(false);
-            last_id.push(0);
-            order.len() - 1
-        });
-        score_of[i] = score;
-        frozen[i] |= kind == USER_DEFINED;
-        last_id[i] = u32::try_from(id).ok()?;
+        let text = index.texts[made];
+        let raw = text.as_bytes();
+        TextIndex::suffix_hashes(raw, &mut suffixes);
+        let ready = |part: &str, at: usize| made_yet[at] || single(part) || frozen[at];
+        let (mut first, mut chosen) = (None, None);
+        let mut prefix = TextIndex::SEED;
+        for cut in 1..raw.len() {
+            prefix = TextIndex::step(prefix, raw[cut - 1]);
+            if raw[cut] & 0xC0 == 0x80 {
+                continue; // (inside a character)
+            }
+            let (left, right) = text.split_at(cut);
+            let Some(left_at) = index.get_prefix(left, prefix) else { continue };
+            let Some(right_at) = index.get_suffix(right, suffixes[cut]) else { continue };
+            first = first.or(Some((left_at, right_at)));
+            if ready(left, left_at) && ready(right, right_at) {
+                chosen = Some((left_at, right_at));
+                break;
+            }
+        }
+        if let Some((left_at, right_at)) = chosen.or(first) {
+            merge_ids.push((last_id[left_at], last_id[right_at], last_id[made]));
+            made_yet[made] = true;
+        }
     }
-    if score_of.iter().any(|s| s.is_nan()) {
-        return None;
+    Some(merge_ids)
+}
+
+/// The normal and user-defined texts of a `.model`'s pieces by index, in the order they first appear, with
+/// each one's last score, whether any of its entries is user-defined (frozen) and its last id: what
+/// [`derive`] and [`merge_ids`] work on (by index: a third of the time went to looking the same texts up
+/// again).
+struct Distinct<'a> {
+    index: TextIndex<'a>,
+    score_of: Vec<f32>,
+    frozen: Vec<bool>,
+    last_id: Vec<u32>,
+}
+
+impl<'a> Distinct<'a> {
+    /// None when a score is NaN (see [`pairs`]).
+    fn of(pieces: &[(&'a str, f32, u128)]) -> Option<Self> {
+        u32::try_from(pieces.len()).ok()?; // (an index fits a u32)
+        let mut found = Distinct {
+            index: TextIndex::with_capacity(pieces.len()),
+            score_of: Vec::new(),
+            frozen: Vec::new(),
+            last_id: Vec::new(),
+        };
+        for (id, &(text, score, kind)) in pieces.iter().enumerate() {
+            if kind != NORMAL && kind != USER_DEFINED {
+                continue;
+            }
+            let (i, new) = found.index.insert(text);
+            if new {
+                found.score_of.push(score);
+                found.frozen.push(false);
+                found.last_id.push(0);
+            }
+            found.score_of[i] = score;
+            found.frozen[i] |= kind == USER_DEFINED;
+            found.last_id[i] = u32::try_from(id).ok()?;
+        }
+        if found.score_of.iter().any(|s| s.is_nan()) {
+            return None;
+        }
+        Some(found)
     }
+}
+
+/// [`pairs`].
+fn derive<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
+    let Distinct { index, score_of, frozen, last_id } = Distinct::of(pieces)?;
     let rank_of = score_ranks(score_of.iter().copied());
 
     // (where the piece is cut, rank, the piece they make, left's and right's indices when they are pieces,
@@ -236,21 +318,30 @@ fn derive<'a>(pieces: &[(&'a str, f32, u128)], texts: bool) -> Option<Pairs<'a>>
     const NONE: u32 = u32::MAX;
     type Split = (u32, u32, u32, u32, u32);
     let index_of = |at: Option<usize>| at.map_or(Some(NONE), |i| u32::try_from(i).ok());
+    let order = &index.texts;
     let mut splits: Vec<Split> = Vec::with_capacity(order.len() * 2);
     let mut ranges: Vec<(u32, u32, u32)> = Vec::with_capacity(order.len()); // (rank, start, end)
+    let mut suffixes: Vec<u64> = Vec::new();
     for (made, &text) in order.iter().enumerate() {
         if frozen[made] {
             continue;
         }
         let rank = rank_of[made];
         let start = splits.len();
-        for (cut, _) in text.char_indices().skip(1) {
+        let raw = text.as_bytes();
+        TextIndex::suffix_hashes(raw, &mut suffixes);
+        let mut prefix = TextIndex::SEED;
+        for cut in 1..raw.len() {
+            prefix = TextIndex::step(prefix, raw[cut - 1]);
+            if raw[cut] & 0xC0 == 0x80 {
+                continue; // (inside a character)
+            }
             let (left, right) = text.split_at(cut);
-            let left_at = index.get(left).copied();
+            let left_at = index.get_prefix(left, prefix);
             if !(left_at.is_some() || single(left)) {
                 continue; // (the right part is not looked up: most cuts of a long piece end here)
             }
-            let right_at = index.get(right).copied();
+            let right_at = index.get_suffix(right, suffixes[cut]);
             if right_at.is_some() || single(right) {
                 let (cut, made) = (u32::try_from(cut).ok()?, u32::try_from(made).ok()?);
                 splits.push((cut, rank, made, index_of(left_at)?, index_of(right_at)?));
@@ -284,22 +375,116 @@ fn derive<'a>(pieces: &[(&'a str, f32, u128)], texts: bool) -> Option<Pairs<'a>>
         let Some(first) = pairs().next() else { continue }; // (no split of two pieces: no group)
         let ready = |part: &str, at: usize| made_yet[at] || single(part) || frozen[at];
         let chosen = pairs().find(|&(l, r, li, ri)| ready(l, li) && ready(r, ri)).unwrap_or(first);
-        if texts {
-            merges.push((chosen.0, chosen.1));
-        }
+        merges.push((chosen.0, chosen.1));
         merge_ids.push((last_id[chosen.2], last_id[chosen.3], last_id[made]));
         made_yet[made] = true;
     }
-    let ranks = if texts {
-        let text_of = |(cut, rank, made, ..): Split| {
-            let (left, right) = order[made as usize].split_at(cut as usize);
-            (left, right, rank)
-        };
-        splits.into_iter().map(text_of).collect()
-    } else {
-        Vec::new()
+    let text_of = |(cut, rank, made, ..): Split| {
+        let (left, right) = order[made as usize].split_at(cut as usize);
+        (left, right, rank)
     };
+    let ranks = splits.into_iter().map(text_of).collect();
     Some(Pairs { ranks, merges, merge_ids })
+}
+
+/// The distinct normal and user-defined texts of a `.model` by index (in the order they first appear),
+/// found by two hashes of their bytes: one taken forwards, one backwards (FNV-1a), each extended a byte at
+/// a time. [`derive`] looks up both parts of every cut of every piece, a prefix and a suffix of it: their
+/// hashes come one step each from the last cut's, where hashing each part again (and a general-purpose map)
+/// was half of `inspect`'s merge figures. A hash only picks the slot: texts are compared whole.
+struct TextIndex<'a> {
+    texts: Vec<&'a str>,
+    /// Each text's (forward, backward) hash.
+    hashes: Vec<(u64, u64)>,
+    /// 1 + an index into `texts`, or 0 for an empty slot, placed by forward hash; the same by backward
+    /// hash. A power of two long, at most half full.
+    by_forward: Vec<u32>,
+    by_backward: Vec<u32>,
+}
+
+impl<'a> TextIndex<'a> {
+    const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+
+    fn step(hash: u64, byte: u8) -> u64 {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    }
+
+    /// `out[k]`: the backward hash of `raw[k..]`, for k in 0..=len.
+    fn suffix_hashes(raw: &[u8], out: &mut Vec<u64>) {
+        out.clear();
+        out.resize(raw.len() + 1, Self::SEED);
+        for k in (0..raw.len()).rev() {
+            out[k] = Self::step(out[k + 1], raw[k]);
+        }
+    }
+
+    fn with_capacity(count: usize) -> Self {
+        let slots = (count.max(1) * 2).next_power_of_two();
+        TextIndex {
+            texts: Vec::with_capacity(count),
+            hashes: Vec::with_capacity(count),
+            by_forward: vec![0; slots],
+            by_backward: vec![0; slots],
+        }
+    }
+
+    /// The first slot to probe for `hash` (its bits mixed: FNV's low bits alone are weak).
+    fn home(&self, hash: u64) -> usize {
+        let bits = self.by_forward.len().trailing_zeros();
+        (hash.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits.max(1))) as usize
+            & (self.by_forward.len() - 1)
+    }
+
+    /// The slot holding `text` (whose hash, forward or backward as `backward` says, is `hash`) in `slots`,
+    /// or the empty slot where it would go.
+    fn slot(&self, slots: &[u32], hash: u64, backward: bool, text: &str) -> usize {
+        let mask = slots.len() - 1;
+        let mut at = self.home(hash);
+        loop {
+            let entry = slots[at];
+            if entry == 0 {
+                return at;
+            }
+            let i = entry as usize - 1;
+            let (forward_hash, backward_hash) = self.hashes[i];
+            if (if backward { backward_hash } else { forward_hash }) == hash && self.texts[i] == text {
+                return at;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    fn found(slots: &[u32], at: usize) -> Option<usize> {
+        (slots[at] != 0).then(|| slots[at] as usize - 1)
+    }
+
+    /// The index of `text`, whose forward hash is `hash`.
+    fn get_prefix(&self, text: &str, hash: u64) -> Option<usize> {
+        Self::found(&self.by_forward, self.slot(&self.by_forward, hash, false, text))
+    }
+
+    /// The index of `text`, whose backward hash is `hash`.
+    fn get_suffix(&self, text: &str, hash: u64) -> Option<usize> {
+        Self::found(&self.by_backward, self.slot(&self.by_backward, hash, true, text))
+    }
+
+    /// The index of `text`, added when absent (the bool: whether it was added).
+    fn insert(&mut self, text: &'a str) -> (usize, bool) {
+        let forward = text.bytes().fold(Self::SEED, Self::step);
+        let at = self.slot(&self.by_forward, forward, false, text);
+        if let Some(i) = Self::found(&self.by_forward, at) {
+            return (i, false);
+        }
+        let backward = text.bytes().rev().fold(Self::SEED, Self::step);
+        let back_at = self.slot(&self.by_backward, backward, true, text);
+        self.texts.push(text);
+        self.hashes.push((forward, backward));
+        // (At most one entry per piece, and `derive` checked that a u32 counts the pieces.)
+        let entry = self.texts.len() as u32;
+        self.by_forward[at] = entry;
+        self.by_backward[back_at] = entry;
+        (self.texts.len() - 1, true)
+    }
 }
 
 /// A `.model`'s BPE over characters, as `PieceModel.encode` runs it (bpe_studio/engine/encoding/pieces.py,
@@ -616,20 +801,101 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_reads_the_same_in_sentencepiece_s_layout_and_any_other() {
+        let mut messages = vec![piece_message("▁the".as_bytes(), -1.5, 1), piece_message(b"a", 2.0, 4)];
+        let (mut no_type, mut long_type, mut long_text) = (Vec::new(), Vec::new(), Vec::new());
+        field(1, 2, b"ab", &mut no_type);
+        field(2, 5, &3.5f32.to_le_bytes(), &mut no_type);
+        messages.push(no_type.clone());
+        field(1, 2, b"ab", &mut long_type);
+        field(2, 5, &3.5f32.to_le_bytes(), &mut long_type);
+        field(3, 0, &[0x86, 0x01], &mut long_type); // type 134: a two-byte varint
+        messages.push(long_type);
+        field(1, 2, &[b'x'; 200], &mut long_text); // a text of 200 bytes: a two-byte size
+        field(2, 5, &1.0f32.to_le_bytes(), &mut long_text);
+        messages.push(long_text);
+        let mut extra = no_type.clone();
+        field(9, 0, &[1], &mut extra); // an unknown field after the score
+        messages.push(extra);
+        let mut reordered = Vec::new();
+        field(2, 5, &1.0f32.to_le_bytes(), &mut reordered);
+        field(1, 2, b"b", &mut reordered);
+        messages.push(reordered);
+        messages.push(piece_message(&[0xFF, 0xFE], 1.0, 1)); // not UTF-8: None both ways
+        messages.push(piece_message(b"cut", 1.0, 1)[..6].to_vec()); // cut short
+        for message in &messages {
+            assert_eq!(piece(message), piece_fields(message), "{message:?}");
+        }
+        assert_eq!(piece(&messages[2]), Some(("ab", 3.5, 1)));
+        assert_eq!(piece(&messages[3]), Some(("ab", 3.5, 134)));
+    }
+
+    #[test]
+    fn merge_ids_are_derive_s() {
+        // Random pieces over a few characters of 1-3 bytes: duplicates, ties (0.0 and -0.0 among them),
+        // user-defined and byte pieces; `merge_ids` (in rank order, stopping early) against `derive`.
+        let alphabet = ["a", "b", "\u{2581}", "é", "中"];
+        let scores = [0.0f32, -0.0, -1.0, -2.0, -3.5, 1.0];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut compared = 0;
+        for _ in 0..1000 {
+            let count = 1 + next(40);
+            let texts: Vec<String> = (0..count)
+                .map(|_| (0..1 + next(4)).map(|_| alphabet[next(alphabet.len())]).collect())
+                .collect();
+            let pieces: Vec<(&str, f32, u128)> = texts
+                .iter()
+                .map(|t| {
+                    let kind = [NORMAL, NORMAL, NORMAL, NORMAL, USER_DEFINED, BYTE][next(6)];
+                    let score = if next(3) == 0 { scores[next(scores.len())] } else { -(next(50) as f32) };
+                    (t.as_str(), score, kind)
+                })
+                .collect();
+            let found = merge_ids(&pieces);
+            assert_eq!(found, derive(&pieces).map(|found| found.merge_ids), "{pieces:?}");
+            compared += found.map_or(0, |ids| ids.len());
+        }
+        assert!(compared > 2000, "{compared} merges compared");
+    }
+
+    #[test]
     fn an_empty_file_has_no_pieces() {
         assert_eq!(parse(b"").unwrap(), Model::default());
     }
 
     #[test]
     fn score_ranks_count_the_distinct_higher_scores() {
+        // (How many distinct scores are higher, counted plainly.)
+        let plain = |scores: &[f32]| -> Vec<u32> {
+            let mut distinct: Vec<f32> = scores.to_vec();
+            distinct.sort_by(|a, b| b.total_cmp(a));
+            distinct.dedup();
+            scores.iter().map(|&s| distinct.partition_point(|&d| d > s) as u32).collect()
+        };
         let scores = [-1.0, 0.0, -0.0, 2.5, -1.0, -7.0, 0.0];
-        let mut distinct: Vec<f32> = scores.to_vec();
-        distinct.sort_by(|a, b| b.total_cmp(a));
-        distinct.dedup();
-        let plain: Vec<u32> = scores.iter().map(|&s| distinct.partition_point(|&d| d > s) as u32).collect();
-        assert_eq!(score_ranks(scores.iter().copied()), plain);
-        assert_eq!(plain, vec![2, 1, 1, 0, 2, 3, 1]);
+        assert_eq!(score_ranks(scores.iter().copied()), plain(&scores));
+        assert_eq!(plain(&scores), vec![2, 1, 1, 0, 2, 3, 1]);
+        // Listed highest first (the walk without a sort), with equal scores and both zeros.
+        let sorted = [2.5, 0.0, -0.0, 0.0, -1.0, -1.0, -7.0];
+        assert_eq!(score_ranks(sorted.iter().copied()), plain(&sorted));
+        assert_eq!(plain(&sorted), vec![0, 1, 1, 1, 2, 2, 3]);
+        // Highest first but for the last: sorted.
+        let almost = [3.0, 2.0, 1.0, 0.5, 4.0];
+        assert_eq!(score_ranks(almost.iter().copied()), plain(&almost));
         assert!(score_ranks(std::iter::empty()).is_empty());
+        // The places in rank order: a stable sort by rank.
+        for scores in [&scores[..], &sorted[..], &almost[..]] {
+            let (ranks, order) = score_order(scores.iter().copied());
+            let mut stable: Vec<u32> = (0..scores.len() as u32).collect();
+            stable.sort_by_key(|&i| ranks[i as usize]);
+            assert_eq!(order, stable);
+        }
     }
 
     #[test]

@@ -912,9 +912,12 @@ struct PieceSource {
     texts: Py<PyList>,
     scores: Vec<f64>,
     kinds: Vec<u128>,
-    /// The `.model`'s bytes, when it was read in one call (`sentencepiece_model`): the pieces are parsed
-    /// from them again when first needed (then `texts`, `scores` and `kinds` are empty).
+    /// The `.model`'s bytes, when it was read in one call (`sentencepiece_model`; then `texts` is empty and
+    /// `spans` holds where each piece's text lies in them).
     data: Option<Py<PyBytes>>,
+    /// Each piece's text as (start, end) in `data`, kept from the one parse (`inspect` asks for the merges
+    /// at once: parsing the file a second time cost as much as deriving them).
+    spans: Vec<(u32, u32)>,
     derived: OnceLock<(PieceRanks, MergeData)>,
 }
 
@@ -928,11 +931,17 @@ impl PieceSource {
         f: impl FnOnce(&[(&str, f32, u128)]) -> PyResult<R>,
     ) -> PyResult<R> {
         if let Some(bytes) = &self.data {
-            let data = bytes.bind(py).clone();
-            let parsed = unpanic(|| spmodel::parse(data.as_bytes()))?;
-            let model =
-                parsed.ok_or_else(|| PyRuntimeError::new_err("the .model's bytes no longer parse"))?;
-            return f(&model.pieces);
+            let raw = bytes.bind(py).as_bytes();
+            let mut pieces = Vec::with_capacity(self.spans.len());
+            for ((&(start, end), &score), &kind) in self.spans.iter().zip(&self.scores).zip(&self.kinds) {
+                let text = raw
+                    .get(start as usize..end as usize)
+                    .ok_or_else(|| PyRuntimeError::new_err("a piece's place in the .model is lost"))?;
+                // SAFETY: `spans` were taken, in `sentencepiece_model`, from a parse of these very bytes (a
+                // `bytes` object cannot change) that read each of them as UTF-8 (`spmodel::piece`).
+                pieces.push((unsafe { std::str::from_utf8_unchecked(text) }, score as f32, kind));
+            }
+            return f(&pieces);
         }
         let owned = strings(self.texts.bind(py))?;
         let strs = owned.iter().map(|s| s.to_str()).collect::<PyResult<Vec<&str>>>()?;
@@ -1118,8 +1127,10 @@ fn sentencepiece_pairs<'py>(
         }
         // (A copy of the list: the source derives from the texts as they are now.)
         let texts = PyList::new(py, texts.iter())?.unbind();
-        let source =
-            Bound::new(py, PieceSource { texts, scores, kinds, data: None, derived: OnceLock::new() })?;
+        let source = Bound::new(
+            py,
+            PieceSource { texts, scores, kinds, data: None, spans: Vec::new(), derived: OnceLock::new() },
+        )?;
         let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
         return Ok((source.getattr("table")?, source.getattr("merges")?, table)
             .into_pyobject(py)?
@@ -1150,10 +1161,35 @@ fn sentencepiece_pairs<'py>(
 
 /// A `.model`'s BPE over characters (src/spmodel.rs, `PieceEncoder`): `PieceModel.encode` without the
 /// table of every split's rank, which the Python reference builds at its first encode. Not in the module:
-/// only `sentencepiece_encoder` makes one.
+/// only `sentencepiece_encoder` and `sentencepiece_model` make one; the latter's is made at its first
+/// encode, from the pieces its source keeps (`inspect` encodes nothing: a fifth of its load was this table).
 #[pyclass(module = "bpe_studio._native", frozen)]
 struct PieceEncoder {
-    inner: spmodel::PieceEncoder,
+    inner: OnceLock<spmodel::PieceEncoder>,
+    /// Where a lazy encoder's pieces are, and the id of each byte.
+    source: Option<(Py<PieceSource>, [u32; 256])>,
+}
+
+impl PieceEncoder {
+    fn made(inner: spmodel::PieceEncoder) -> Self {
+        PieceEncoder { inner: OnceLock::from(inner), source: None }
+    }
+
+    fn inner(&self, py: Python<'_>) -> PyResult<&spmodel::PieceEncoder> {
+        if let Some(made) = self.inner.get() {
+            return Ok(made);
+        }
+        let Some((source, byte_ids)) = &self.source else {
+            return Err(PyRuntimeError::new_err("a piece encoder without pieces"));
+        };
+        // (`sentencepiece_model` checked what `new` refuses: no NaN score, ids and places that fit a u32.)
+        let made = source
+            .get()
+            .with_pieces(py, |pieces| unpanic(|| spmodel::PieceEncoder::new(pieces, *byte_ids)))?;
+        let made =
+            made.ok_or_else(|| PyRuntimeError::new_err("the .model's pieces no longer make an encoder"))?;
+        Ok(self.inner.get_or_init(|| made))
+    }
 }
 
 #[pymethods]
@@ -1161,7 +1197,7 @@ impl PieceEncoder {
     /// The ids of one normalized piece, as `PieceModel.encode` gives them (a tuple).
     fn encode<'py>(&self, py: Python<'py>, piece: &str) -> PyResult<Bound<'py, PyTuple>> {
         let mut out = Vec::new();
-        self.inner.encode(piece, &mut out);
+        self.inner(py)?.encode(piece, &mut out);
         PyTuple::new(py, out)
     }
 }
@@ -1185,7 +1221,7 @@ fn sentencepiece_encoder(
     };
     let pieces: Vec<(&str, f32, u128)> =
         strs.iter().zip(&scores).zip(&kinds).map(|((&t, &s), &k)| (t, s as f32, k)).collect();
-    Ok(unpanic(|| spmodel::PieceEncoder::new(&pieces, byte_ids))?.map(|inner| PieceEncoder { inner }))
+    Ok(unpanic(|| spmodel::PieceEncoder::new(&pieces, byte_ids))?.map(PieceEncoder::made))
 }
 
 /// A SentencePiece `.model` read and made ready in one call, for `load_sentencepiece`
@@ -1250,16 +1286,25 @@ fn sentencepiece_model<'py>(py: Python<'py>, data: &Bound<'py, PyBytes>) -> PyRe
     }
     let Some(byte_ids) = byte_ids.into_iter().collect::<Option<Vec<u32>>>() else { return Ok(py.None()) };
     let Ok(each_byte) = <[u32; 256]>::try_from(byte_ids.as_slice()) else { return Ok(py.None()) };
-    let Some(encoder) = unpanic(|| spmodel::PieceEncoder::new(&model.pieces, each_byte))? else {
-        return Ok(py.None());
-    };
-    let (texts, scores, kinds) = (PyList::empty(py).unbind(), Vec::new(), Vec::new());
+    let texts = PyList::empty(py).unbind();
+    let (mut scores, mut kinds, mut spans) = (Vec::new(), Vec::new(), Vec::new());
+    for &(text, score, kind) in &model.pieces {
+        // (The texts are slices of `raw`: their places in it, which fit u32 as the file is read whole.)
+        let start = text.as_ptr() as usize - raw.as_ptr() as usize;
+        let (Ok(start), Ok(end)) = (u32::try_from(start), u32::try_from(start + text.len())) else {
+            return Ok(py.None());
+        };
+        spans.push((start, end));
+        scores.push(f64::from(score));
+        kinds.push(kind);
+    }
     let data = Some(data.clone().unbind());
-    let source = Bound::new(py, PieceSource { texts, scores, kinds, data, derived: OnceLock::new() })?;
+    let source = Bound::new(py, PieceSource { texts, scores, kinds, data, spans, derived: OnceLock::new() })?;
     let table = MergeTable { data: OnceLock::new(), source: Some(source.clone().unbind()) };
     let derived = (source.getattr("table")?, source.getattr("merges")?, table, source.getattr("pieces")?);
     let (trainer, normalizer) = trainer_and_normalizer(py, &model)?;
-    let encoder = Bound::new(py, PieceEncoder { inner: encoder })?;
+    let encoder = PieceEncoder { inner: OnceLock::new(), source: Some((source.clone().unbind(), each_byte)) };
+    let encoder = Bound::new(py, encoder)?;
     Ok((trainer, normalizer, vocab, frozen, byte_ids, encoder, derived)
         .into_pyobject(py)?
         .into_any()
