@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 
 if TYPE_CHECKING:  # (imported by the commands that write: write_plan imports dataclasses, 5-6 ms)
+    from typing import Any
+
     from ..engine.write_plan import WritePlan
 
 #: A user mistake (bad option, missing file, invalid input).

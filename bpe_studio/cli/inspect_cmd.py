@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from typing import Any
 
 from ..engine import FormatError, Tokenizer, detect_format
 from ..engine.encoding.summary import SENTENCEPIECE_STYLE, length_counts, merge_summary, positions_at_least
@@ -21,6 +20,10 @@ from .common import (
     read_text,
 )
 from .loading import load_tokenizer
+
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Token lengths above this are counted together in the length summary.
 _LENGTH_CAP = 16

@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..engine import FormatError, load
 from ..engine.formats.detect import detect_format
 from .common import EXIT_FAILURE, CliError
 from .warn import print_format_warnings
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:
     from ..engine import Tokenizer
     from ..engine.formats.tiktoken_format import SpecialTokenSpec

@@ -12,8 +12,6 @@ keeps a small training run in a fresh process short (issue 12: ``corpus.en`` in 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .lazy import lazy_names
 
 #: Public name -> the module (under ``bpe_studio.engine``) that defines it.
@@ -65,6 +63,7 @@ __all__ = sorted(_WHERE)
 __getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
     from .config import InvalidUtf8Policy, TrainConfig
     from .corpus.distributed import ClusterError

@@ -25,9 +25,14 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from types import ModuleType
-from typing import Any, Literal, Protocol, TypeAlias, TypeGuard
 
-Backend = Literal["native", "python"]
+# `typing` is imported by type checkers only (its import is a millisecond of every command's start-up):
+# the protocols and aliases below exist for them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, Protocol, TypeAlias, TypeGuard
+
+Backend: TypeAlias = 'Literal["native", "python"]'
 
 #: Set to 1 (or any value but 0 and empty) to force the pure-Python engine.
 PURE_ENV = "BPE_STUDIO_PURE"
@@ -356,48 +361,53 @@ def byte_level_bytes(texts: list[str]) -> list[bytes] | None:
     return found
 
 
-class HfJsonTables(Protocol):
-    """A ``tokenizer.json``'s vocab and merges read natively (rust/src/hfjson.rs): :func:`read_hf_json`."""
+if TYPE_CHECKING:  # (a type for type checkers: no `typing` at run time)
 
-    def raw_vocab(self) -> dict[str, int]:
-        """``model.vocab`` as ``json.load`` gives it."""
-        ...
+    class HfJsonTables(Protocol):
+        """A ``tokenizer.json``'s vocab and merges read natively (rust/src/hfjson.rs):
+        :func:`read_hf_json`."""
 
-    def raw_merges(self) -> list[Any]:
-        """``model.merges`` as ``json.load`` gives it (strs, or lists of two strs)."""
-        ...
+        def raw_vocab(self) -> dict[str, int]:
+            """``model.vocab`` as ``json.load`` gives it."""
+            ...
 
-    def byte_level(self, specials: dict[str, int]) -> tuple[dict[int, bytes], MergeTable] | None:
-        """(id -> bytes, the merges as a :class:`MergeTable`) read in GPT-2's byte-level alphabet, a key that
-        ``specials`` gives the same id read as its UTF-8; None when an id is listed twice or a text is
-        outside the alphabet (the loader then reads them one by one, naming the fault)."""
-        ...
+        def raw_merges(self) -> list[Any]:
+            """``model.merges`` as ``json.load`` gives it (strs, or lists of two strs)."""
+            ...
+
+        def byte_level(self, specials: dict[str, int]) -> tuple[dict[int, bytes], MergeTable] | None:
+            """(id -> bytes, the merges as a :class:`MergeTable`) read in GPT-2's byte-level alphabet, a key
+            that ``specials`` gives the same id read as its UTF-8; None when an id is listed twice or a text
+            is outside the alphabet (the loader then reads them one by one, naming the fault)."""
+            ...
 
 
-class MergeTable(Protocol):
-    """A tokenizer's merges read natively (:meth:`HfJsonTables.byte_level`), for
-    :class:`~bpe_studio.engine.encoding.tokenizer.Tokenizer`, which hands them to :func:`encoder` as they
-    are and makes Python objects of them only when asked for them."""
+if TYPE_CHECKING:  # (a type for type checkers: no `typing` at run time)
 
-    def pairs(self) -> list[tuple[bytes, bytes]]:
-        """Each merge as (left bytes, right bytes), in rank order."""
-        ...
+    class MergeTable(Protocol):
+        """A tokenizer's merges read natively (:meth:`HfJsonTables.byte_level`), for
+        :class:`~bpe_studio.engine.encoding.tokenizer.Tokenizer`, which hands them to :func:`encoder` as they
+        are and makes Python objects of them only when asked for them."""
 
-    def ids(self) -> list[tuple[int, int, int]] | None:
-        """Each merge's (left id, right id, merged id) as the Tokenizer looks them up (bytes -> the smallest
-        ordinary id, else a special token's), or None when a merge's bytes are not all tokens."""
-        ...
+        def pairs(self) -> list[tuple[bytes, bytes]]:
+            """Each merge as (left bytes, right bytes), in rank order."""
+            ...
 
-    def summary(self, byte_ids: list[int]) -> tuple[int, int, tuple[int, int] | None] | None:
-        """(merges, tokens they make that are not one of ``byte_ids``, the deepest token's (id, height))
-        as ``analysis.merge_summary`` counts them, or None without :meth:`ids`."""
-        ...
+        def ids(self) -> list[tuple[int, int, int]] | None:
+            """Each merge's (left id, right id, merged id) as the Tokenizer looks them up (bytes -> the
+            smallest ordinary id, else a special token's), or None when a merge's bytes are not all tokens."""
+            ...
 
-    def has_ids(self) -> bool:
-        """Whether :meth:`ids` gives the ids (without making them)."""
-        ...
+        def summary(self, byte_ids: list[int]) -> tuple[int, int, tuple[int, int] | None] | None:
+            """(merges, tokens they make that are not one of ``byte_ids``, the deepest token's (id, height))
+            as ``analysis.merge_summary`` counts them, or None without :meth:`ids`."""
+            ...
 
-    def __len__(self) -> int: ...
+        def has_ids(self) -> bool:
+            """Whether :meth:`ids` gives the ids (without making them)."""
+            ...
+
+        def __len__(self) -> int: ...
 
 
 def is_merge_table(merges: object) -> TypeGuard[MergeTable]:
@@ -532,20 +542,21 @@ def sentencepiece_encoder(
 #: texts, the id of each byte, a function giving a normalized piece's ids, (ranks, pairs, MergeTable) as
 #: :func:`sentencepiece_pairs` gives them and a function that makes text -> id of the normal and
 #: user-defined pieces).
-SentencepieceModel: TypeAlias = tuple[
-    list[tuple[int, int]],
-    list[tuple[int, "int | bytes"]],
-    dict[int, bytes],
-    list[str],
-    list[int],
-    Callable[[str], tuple[int, ...]],
-    tuple[
-        Callable[[], dict[tuple[str, str], int]],
-        Callable[[], list[tuple[str, str]]],
-        MergeTable,
-        Callable[[], dict[str, int]],
-    ],
-]
+if TYPE_CHECKING:  # (a type for type checkers: no `typing` at run time)
+    SentencepieceModel: TypeAlias = tuple[
+        list[tuple[int, int]],
+        list[tuple[int, "int | bytes"]],
+        dict[int, bytes],
+        list[str],
+        list[int],
+        Callable[[str], tuple[int, ...]],
+        tuple[
+            Callable[[], dict[tuple[str, str], int]],
+            Callable[[], list[tuple[str, str]]],
+            MergeTable,
+            Callable[[], dict[str, int]],
+        ],
+    ]
 
 
 def sentencepiece_model(data: bytes) -> SentencepieceModel | None:
@@ -595,28 +606,31 @@ def merge_ids(
 # The merge loop's kernel (rust/src/merge.rs): the index of pairs and the merges, for training.MergeLoop.
 
 
-class MergeKernel(Protocol):
-    """The native merge kernel (``bpe_studio._native.MergeKernel``) as the merge loop uses it."""
+if TYPE_CHECKING:  # (a type for type checkers: no `typing` at run time)
 
-    def best(self) -> tuple[int, int, int] | None:
-        """``(left id, right id, count)`` of the pair the next merge takes, or None when none is left."""
-        ...
+    class MergeKernel(Protocol):
+        """The native merge kernel (``bpe_studio._native.MergeKernel``) as the merge loop uses it."""
 
-    def merge_top(self) -> tuple[int, bool]:
-        """Merge that pair: the token's id, and True when the token is new."""
-        ...
+        def best(self) -> tuple[int, int, int] | None:
+            """``(left id, right id, count)`` of the pair the next merge takes, or None when none is left."""
+            ...
 
-    def set_heap_min(self, n: int) -> None:
-        """Leave pairs counting fewer than ``n`` out of the choice from now on (``MergeLoop(heap_min=)``)."""
-        ...
+        def merge_top(self) -> tuple[int, bool]:
+            """Merge that pair: the token's id, and True when the token is new."""
+            ...
 
-    def merge_batch(
-        self, new_tokens: int, min_frequency: int, *, max_merges: int, budget: int
-    ) -> tuple[list[tuple[int, int, int, bool, int]], str | None]:
-        """Merges as :meth:`best` and :meth:`merge_top` in turn would, until ``new_tokens`` new ids exist,
-        no pair is left (``"no_pairs"``), the next pair counts fewer than ``min_frequency``
-        (``"min_frequency"``), or a limit (``None``): ``(left, right, token id, new, count)`` each."""
-        ...
+        def set_heap_min(self, n: int) -> None:
+            """Leave pairs counting fewer than ``n`` out of the choice from now on
+            (``MergeLoop(heap_min=)``)."""
+            ...
+
+        def merge_batch(
+            self, new_tokens: int, min_frequency: int, *, max_merges: int, budget: int
+        ) -> tuple[list[tuple[int, int, int, bool, int]], str | None]:
+            """Merges as :meth:`best` and :meth:`merge_top` in turn would, until ``new_tokens`` new ids exist,
+            no pair is left (``"no_pairs"``), the next pair counts fewer than ``min_frequency``
+            (``"min_frequency"``), or a limit (``None``): ``(left, right, token id, new, count)`` each."""
+            ...
 
 
 #: Flat token ids: an ``array("I")``, or native 32-bit integers read in place from the bytes the kernel

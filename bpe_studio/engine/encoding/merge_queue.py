@@ -21,19 +21,21 @@ Example:
 from __future__ import annotations
 
 import heapq
-from typing import Protocol
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
+if TYPE_CHECKING:
+    from typing import Protocol
 
-class MergeQueue(Protocol):
-    """Entries ``(rank, position)``, lowest rank first and leftmost among equals."""
+    class MergeQueue(Protocol):
+        """Entries ``(rank, position)``, lowest rank first and leftmost among equals."""
 
-    def push(self, rank: int, position: int) -> bool:
-        """Add an entry; False when this queue cannot take it (start again with a :class:`Heap`)."""
-        ...
+        def push(self, rank: int, position: int) -> bool:
+            """Add an entry; False when this queue cannot take it (start again with a :class:`Heap`)."""
+            ...
 
-    def pop(self) -> tuple[int, int] | None:
-        """The next entry, or None when none is left."""
-        ...
+        def pop(self) -> tuple[int, int] | None:
+            """The next entry, or None when none is left."""
+            ...
 
 
 class Heap:

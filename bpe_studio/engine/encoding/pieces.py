@@ -34,7 +34,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 
 if TYPE_CHECKING:
     from ..pretokenize.hf import Pipeline

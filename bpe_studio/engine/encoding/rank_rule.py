@@ -22,7 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..limits import MAX_VOCAB_SIZE
-from .merge_queue import Buckets, Heap, MergeQueue
+from .merge_queue import Buckets, Heap
+
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
+if TYPE_CHECKING:
+    from .merge_queue import MergeQueue
 
 #: "No such token": larger than any rank.
 NO_RANK = MAX_VOCAB_SIZE * 64

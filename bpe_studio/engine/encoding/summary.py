@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import compress
-from typing import TYPE_CHECKING
 
 from .. import native as kernel
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
 

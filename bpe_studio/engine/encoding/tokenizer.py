@@ -36,7 +36,6 @@ from functools import cache
 from itertools import chain, filterfalse, pairwise
 from operator import itemgetter
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import native
 from ..bytes_unicode import bytes_to_text
@@ -44,18 +43,27 @@ from ..limits import MAX_VOCAB_SIZE
 from ..pretokenize.boundary import last_newline_boundary
 from ..pretokenize.patterns import compile_pattern, preset_name, resolve_pattern, scanner_name
 from ..pretokenize.split import Pretokenizer, pretoken_matches, special_token_regex
-from .merge_queue import Buckets, Heap, MergeQueue
+from .merge_queue import Buckets, Heap
 from .pieces import pieces_bytes
 from .rank_rule import derive_merges, merge_parts
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias, cast
+
     import numpy as np
     from numpy.typing import NDArray
 
     from ..events import TrainResult
     from ..pretokenize.hf import Pipeline
     from .hf_decode import Decoder
+    from .merge_queue import MergeQueue
     from .pieces import PieceModel
+else:
+
+    def cast(_kind: object, value: object) -> object:
+        """``typing.cast`` at run time (it returns the value), without importing ``typing``."""
+        return value
 
 #: Default number of pre-tokens whose ids are cached; the cache is emptied when it is full.
 DEFAULT_CACHE_SIZE = 100_000
@@ -92,9 +100,9 @@ def _whitespace() -> Any:
     return regex.compile(r"\s")
 
 
-AllowedSpecial = Literal["all"] | Collection[str]
+AllowedSpecial: TypeAlias = 'Literal["all"] | Collection[str]'
 """Which special tokens to recognise: ``"all"`` or a set of them (tiktoken's ``allowed_special``)."""
-DisallowedSpecial = Literal["all"] | Collection[str]
+DisallowedSpecial: TypeAlias = 'Literal["all"] | Collection[str]'
 """Which special tokens make encoding fail: ``"all"`` (every one not allowed) or a collection."""
 
 

@@ -7,8 +7,6 @@ The names below are imported when first used (PEP 562), as :mod:`bpe_studio.engi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..lazy import lazy_names
 
 #: Public name -> the module (under ``bpe_studio.engine.formats``) that defines it.
@@ -73,6 +71,7 @@ __all__ = [
 __getattr__, __dir__ = lazy_names(__name__, _WHERE)
 
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
     from .atomic import atomic_plan, atomic_write
     from .base import FormatError, FormatWarning

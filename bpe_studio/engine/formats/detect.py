@@ -17,7 +17,6 @@ import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
 
 # (Each format's module is imported where a file of that format is read or written: opening a .model needs
 # neither JSON nor the writers, 10-15 ms of a fresh process's 35.)
@@ -35,11 +34,14 @@ from .base import (
 )
 from .sentencepiece import OPENS, is_sentencepiece_model
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
     from ..encoding.tokenizer import Tokenizer
     from .tiktoken_format import SpecialTokenSpec
 
-FormatName = Literal["studio", "gpt2", "tiktoken", "hf", "sentencepiece", "tekken"]
+FormatName: TypeAlias = 'Literal["studio", "gpt2", "tiktoken", "hf", "sentencepiece", "tekken"]'
 """A tokenizer file format's name (``sentencepiece``, a ``.model`` file, and ``tekken``, Mistral's JSON, are
 read, not written)."""
 

@@ -23,13 +23,15 @@ import os
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .. import native
 from ..encoding.pieces import PieceModel, byte_piece, piece_bytes, pieces_bytes
 from .base import FormatError
 
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..encoding.tokenizer import Tokenizer
     from ..pretokenize.hf import Pipeline
 

@@ -34,10 +34,13 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from itertools import pairwise
-from typing import Any
 
 from ..bytes_unicode import byte_to_char, char_to_byte
 from .patterns import PATTERNS
+
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # tokenizers compiles Split regexes with Oniguruma (Ruby syntax), where "X{1,3}+" means "(X{1,3})+", not
 # the possessive "X{1,3}" of the regex module and tiktoken (cl100k has "\p{N}{1,3}+"). An atomic group is

@@ -10,7 +10,10 @@ Example:
 from __future__ import annotations
 
 import itertools
-from typing import Any
+
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Pre-tokenization patterns by preset name.
 #:

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from .boundary import split_at_newline_boundaries
 from .patterns import ASCII_PATTERNS, compile_pattern, preset_name, scanner_name
+
+TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def pretoken_matches(compiled: Any, text: str) -> Iterator[Any]:
