@@ -1,8 +1,6 @@
 """``python -m bpe_studio``: the same as the ``bpe-studio`` command."""
 
-import sys
-
-from .cli import main
+from .cli import run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
