@@ -32,11 +32,10 @@ def printed_by(code: str, *, cwd: Path) -> list[str]:
     return done.stdout.split()
 
 
-def printed_by_isolated(code: str, *args: str) -> list[str]:
-    """The words ``code`` prints, run as ``python -I -c code ARGS`` (as the app starts its children) with
-    the native kernel on whatever the suite runs; the test fails with the child's stderr if it does not
-    exit 0."""
-    done = subprocess.run(
+def run_isolated(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -I -c code ARGS`` run to its end (as the app starts its children), with the native kernel on
+    whatever the suite runs: its exit code, stdout and stderr."""
+    return subprocess.run(
         [sys.executable, "-I", "-c", code, *args],
         capture_output=True,
         text=True,
@@ -45,6 +44,12 @@ def printed_by_isolated(code: str, *args: str) -> list[str]:
         cwd=PACKAGE_ROOT,
         env=os.environ | {native.PURE_ENV: "0"},
     )
+
+
+def printed_by_isolated(code: str, *args: str) -> list[str]:
+    """The words ``code`` prints, run by :func:`run_isolated`; the test fails with the child's stderr if it
+    does not exit 0."""
+    done = run_isolated(code, *args)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 

@@ -238,19 +238,12 @@ pub fn merge_ids(pieces: &[(&str, f32, u128)]) -> Option<Vec<(u32, u32, u32)>> {
             continue;
         }
         let text = index.texts[made];
-        let raw = text.as_bytes();
-        TextIndex::suffix_hashes(raw, &mut suffixes);
         let ready = |part: &str, at: usize| made_yet[at] || single(part) || frozen[at];
         let (mut first, mut chosen) = (None, None);
-        let mut prefix = TextIndex::SEED;
-        for cut in 1..raw.len() {
-            prefix = TextIndex::step(prefix, raw[cut - 1]);
-            if raw[cut] & 0xC0 == 0x80 {
-                continue; // (inside a character)
-            }
+        for (cut, prefix, suffix) in TextIndex::cuts(text, &mut suffixes) {
             let (left, right) = text.split_at(cut);
             let Some(left_at) = index.get_prefix(left, prefix) else { continue };
-            let Some(right_at) = index.get_suffix(right, suffixes[cut]) else { continue };
+            let Some(right_at) = index.get_suffix(right, suffix) else { continue };
             first = first.or(Some((left_at, right_at)));
             if ready(left, left_at) && ready(right, right_at) {
                 chosen = Some((left_at, right_at));
@@ -328,20 +321,13 @@ fn derive<'a>(pieces: &[(&'a str, f32, u128)]) -> Option<Pairs<'a>> {
         }
         let rank = rank_of[made];
         let start = splits.len();
-        let raw = text.as_bytes();
-        TextIndex::suffix_hashes(raw, &mut suffixes);
-        let mut prefix = TextIndex::SEED;
-        for cut in 1..raw.len() {
-            prefix = TextIndex::step(prefix, raw[cut - 1]);
-            if raw[cut] & 0xC0 == 0x80 {
-                continue; // (inside a character)
-            }
+        for (cut, prefix, suffix) in TextIndex::cuts(text, &mut suffixes) {
             let (left, right) = text.split_at(cut);
             let left_at = index.get_prefix(left, prefix);
             if !(left_at.is_some() || single(left)) {
                 continue; // (the right part is not looked up: most cuts of a long piece end here)
             }
-            let right_at = index.get_suffix(right, suffixes[cut]);
+            let right_at = index.get_suffix(right, suffix);
             if right_at.is_some() || single(right) {
                 let (cut, made) = (u32::try_from(cut).ok()?, u32::try_from(made).ok()?);
                 splits.push((cut, rank, made, index_of(left_at)?, index_of(right_at)?));
@@ -416,6 +402,20 @@ impl<'a> TextIndex<'a> {
         for k in (0..raw.len()).rev() {
             out[k] = Self::step(out[k + 1], raw[k]);
         }
+    }
+
+    /// Each cut of `text` between two characters: (where, the forward hash of the part before it, the
+    /// backward hash of the part after it); `suffixes` is room for the latter.
+    fn cuts<'t>(text: &'t str, suffixes: &'t mut Vec<u64>) -> impl Iterator<Item = (usize, u64, u64)> + 't {
+        let raw = text.as_bytes();
+        Self::suffix_hashes(raw, suffixes);
+        let suffixes = &*suffixes;
+        let mut prefix = Self::SEED;
+        (1..raw.len()).filter_map(move |cut| {
+            prefix = Self::step(prefix, raw[cut - 1]);
+            // (A byte 10xxxxxx continues a character: no cut before it.)
+            (raw[cut] & 0xC0 != 0x80).then_some((cut, prefix, suffixes[cut]))
+        })
     }
 
     fn with_capacity(count: usize) -> Self {

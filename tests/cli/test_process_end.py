@@ -4,13 +4,10 @@ while a Python thread still runs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-from bpe_studio.engine import native
-from tests.fresh_python import PACKAGE_ROOT
+from tests.fresh_python import run_isolated
 
 # A command line run by `run()` (as the console script runs it), after registering an exit handler and
 # making an object whose finalizer would speak only when the interpreter is torn down.
@@ -31,16 +28,7 @@ from bpe_studio.cli import {entry}
 def _run(
     *args: str, before: str = "", entry: str = "run", call: str = "run()"
 ) -> subprocess.CompletedProcess[str]:
-    code = _PROBE.format(before=before, entry=entry, call=call)
-    return subprocess.run(
-        [sys.executable, "-I", "-c", code, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=PACKAGE_ROOT,
-        env=os.environ | {native.PURE_ENV: "0"},
-    )
+    return run_isolated(_PROBE.format(before=before, entry=entry, call=call), *args)
 
 
 def test_a_command_ends_without_teardown_with_its_exit_handlers_and_whole_output(tmp_path: Path) -> None:
