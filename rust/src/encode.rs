@@ -1047,7 +1047,7 @@ impl Encoder {
         // `take` failed (none is begun at all).
         let first_bad = AtomicUsize::new(usize::MAX);
         let stop = AtomicBool::new(false);
-        // Encodes thread w's chunks; false once the batch stopped.
+        // Thread w's next chunk and what encoding it found; None once no chunk is left or the batch stopped.
         let encode_next = |w: usize, cache: &mut Cache| -> Option<(usize, Result<Chunk, u32>)> {
             while let Some(i) = deal.next(w) {
                 if stop.load(Ordering::Relaxed) {
