@@ -13,7 +13,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Mutex, RwLock};
 
 use rustc_hash::FxHashMap;
 
@@ -524,10 +524,12 @@ struct Cache {
     evictions: usize,
 }
 
-/// A cached pre-token's ids, and whether it was looked up since the cache was last full.
+/// A cached pre-token's ids, and whether it was looked up since the cache was last full (atomic: in a
+/// batch on several threads each thread marks the entries of its own cache while the others read them,
+/// see `SharedCache`).
 struct Entry {
     ids: Box<[u32]>,
-    used: bool,
+    used: AtomicBool,
 }
 
 impl Cache {
@@ -547,7 +549,7 @@ impl Cache {
             return 1;
         }
         if let Some(entry) = self.map.get_mut(piece) {
-            entry.used = true;
+            *entry.used.get_mut() = true;
             out.extend_from_slice(&entry.ids);
             return entry.ids.len();
         }
@@ -556,7 +558,7 @@ impl Cache {
         if self.map.len() >= self.limit {
             self.make_room();
         }
-        self.map.insert(piece.into(), Entry { ids: out[start..].into(), used: false });
+        self.map.insert(piece.into(), Entry { ids: out[start..].into(), used: AtomicBool::new(false) });
         out.len() - start
     }
 
@@ -568,7 +570,7 @@ impl Cache {
             return;
         }
         let before = self.map.len();
-        self.map.retain(|_, entry| std::mem::replace(&mut entry.used, false));
+        self.map.retain(|_, entry| std::mem::replace(entry.used.get_mut(), false));
         if self.map.len() > before - before / 4 {
             let mut at = self.evictions;
             self.map.retain(|_, _| {
@@ -577,6 +579,92 @@ impl Cache {
             });
         }
         self.evictions += 1;
+    }
+}
+
+/// How many other threads' caches a batch thread looks in (see `SharedCache::new`).
+const PEER_CACHES: usize = 3;
+
+/// What gives a pre-token's ids through a cache: a cache of one's own, or a batch thread's `SharedCache`.
+trait PieceCache {
+    /// Appends the ids of `piece` to `out`; returns how many.
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize;
+}
+
+impl PieceCache for Cache {
+    #[inline]
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
+        Cache::encode(self, tables, piece, out)
+    }
+}
+
+/// A thread's caches in a batch on several threads: its own and (some of) the others', all only read while
+/// the threads encode, and the pre-tokens it merged itself, kept aside (`fresh`) and put in its own cache
+/// once no thread reads it (`settle`). A chunk that another thread encoded the time before finds its
+/// pre-tokens in that thread's cache: with each thread's cache to itself, every pre-token of a chunk that
+/// changed threads from one call to the next was merged again, 500-10,000 a call of 2.3 MB of Chinese at
+/// about 0.6 us each, up to a third of a batch's CPU (issue 22). What a cache holds never changes an id.
+struct SharedCache<'c> {
+    own: &'c Cache,
+    others: Vec<&'c Cache>,
+    fresh: FxHashMap<Box<[u8]>, Box<[u32]>>,
+}
+
+impl<'c> SharedCache<'c> {
+    /// Thread `w`'s view of `caches` (thread w's own is `caches[w]`): the `PEER_CACHES` nearest others
+    /// (the runs of chunks next to its own) besides its own. A pre-token found in none is merged, at
+    /// 0.6 us; looking in every other cache of a many-core machine first would cost more than that.
+    fn new(caches: &[&'c Cache], w: usize) -> SharedCache<'c> {
+        let mut others: Vec<(usize, &'c Cache)> =
+            caches.iter().enumerate().filter(|&(k, _)| k != w).map(|(k, &c)| (k.abs_diff(w), c)).collect();
+        others.sort_by_key(|&(distance, _)| distance);
+        let others = others.into_iter().take(PEER_CACHES).map(|(_, c)| c).collect();
+        SharedCache { own: caches[w], others, fresh: FxHashMap::default() }
+    }
+
+    /// Puts the pre-tokens merged during the batch in `own` (the thread's own cache, no longer read by
+    /// any other thread), as `Cache::encode` would have (making room when full).
+    fn settle(fresh: FxHashMap<Box<[u8]>, Box<[u32]>>, own: &mut Cache) {
+        for (piece, ids) in fresh {
+            if own.map.len() >= own.limit {
+                own.make_room();
+            }
+            own.map.insert(piece, Entry { ids, used: AtomicBool::new(false) });
+        }
+    }
+}
+
+impl PieceCache for SharedCache<'_> {
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
+        if let Some(id) = tables.whole_rank(piece) {
+            out.push(id);
+            return 1;
+        }
+        if let Some(entry) = self.own.map.get(piece) {
+            // Read first: an entry already marked (most) is not written, so its cache line stays shared.
+            if !entry.used.load(Ordering::Relaxed) {
+                entry.used.store(true, Ordering::Relaxed);
+            }
+            out.extend_from_slice(&entry.ids);
+            return entry.ids.len();
+        }
+        for other in &self.others {
+            if let Some(entry) = other.map.get(piece) {
+                out.extend_from_slice(&entry.ids);
+                return entry.ids.len();
+            }
+        }
+        if let Some(ids) = self.fresh.get(piece) {
+            out.extend_from_slice(ids);
+            return ids.len();
+        }
+        let start = out.len();
+        tables.bpe(piece, out);
+        if self.fresh.len() >= self.own.limit {
+            self.fresh.clear(); // (a batch of more new pre-tokens than a cache holds: as if dropped)
+        }
+        self.fresh.insert(piece.into(), out[start..].into());
+        out.len() - start
     }
 }
 
@@ -937,7 +1025,7 @@ impl Encoder {
     /// keeps it in cache.
     fn scan_into(
         &self,
-        cache: &mut Cache,
+        cache: &mut impl PieceCache,
         scan: Scanner,
         text: &str,
         classes: &[u8],
@@ -1008,6 +1096,28 @@ impl Encoder {
         Ok(all)
     }
 
+    /// The chunk of texts `run`, the first of them text `first` of its batch (see `encode_batch_chunks`), or
+    /// Err with the first code point beyond the class table.
+    fn encode_run(
+        &self,
+        cache: &mut impl PieceCache,
+        scan: Scanner,
+        classes: &[u8],
+        first: usize,
+        run: &[&str],
+    ) -> Result<Chunk, u32> {
+        let size: usize = run.iter().map(|t| t.len()).sum();
+        let mut chunk =
+            Chunk { first, ids: Vec::with_capacity(size / 4 + 1), ends: Vec::with_capacity(run.len()) };
+        for text in run {
+            if let Some(code_point) = self.scan_into(cache, scan, text, classes, &mut chunk.ids) {
+                return Err(code_point);
+            }
+            chunk.ends.push(chunk.ids.len());
+        }
+        Ok(chunk)
+    }
+
     /// `encode_batch`, handing each chunk of texts' ids to `take` on the calling thread, in any order
     /// (each chunk once; `Chunk::first` says where it belongs). Up to `threads` threads encode, the
     /// calling thread among them: between two chunks of its own it hands over those the others have
@@ -1029,26 +1139,23 @@ impl Encoder {
         // threads, and the one that could not start panicked.
         let (chunks, workers) = batch_chunks(texts, threads);
         let n = workers.min(chunks.len()).max(1);
-        let encode_chunk = |cache: &mut Cache, i: usize| -> Result<Chunk, u32> {
-            let (first, run) = chunks[i];
-            let size: usize = run.iter().map(|t| t.len()).sum();
-            let mut chunk =
-                Chunk { first, ids: Vec::with_capacity(size / 4 + 1), ends: Vec::with_capacity(run.len()) };
-            for text in run {
-                if let Some(code_point) = self.scan_into(cache, scan, text, classes, &mut chunk.ids) {
-                    return Err(code_point);
+        if n == 1 {
+            return self.with_cache(|cache| {
+                for &(first, run) in &chunks {
+                    let chunk =
+                        self.encode_run(cache, scan, classes, first, run).map_err(BatchStop::CodePoint)?;
+                    take(chunk).map_err(BatchStop::Taken)?;
                 }
-                chunk.ends.push(chunk.ids.len());
-            }
-            Ok(chunk)
-        };
+                Ok(())
+            });
+        }
         let deal = Deal::new(chunks.len(), n);
         // The first chunk that met a code point beyond the table (none after it is begun), and whether
         // `take` failed (none is begun at all).
         let first_bad = AtomicUsize::new(usize::MAX);
         let stop = AtomicBool::new(false);
         // Thread w's next chunk and what encoding it found; None once no chunk is left or the batch stopped.
-        let encode_next = |w: usize, cache: &mut Cache| -> Option<(usize, Result<Chunk, u32>)> {
+        let encode_next = |w: usize, cache: &mut SharedCache| -> Option<(usize, Result<Chunk, u32>)> {
             while let Some(i) = deal.next(w) {
                 if stop.load(Ordering::Relaxed) {
                     return None;
@@ -1056,13 +1163,39 @@ impl Encoder {
                 if i > first_bad.load(Ordering::Relaxed) {
                     continue;
                 }
-                let found = encode_chunk(cache, i);
+                let (first, run) = chunks[i];
+                let found = self.encode_run(cache, scan, classes, first, run);
                 if found.is_err() {
                     first_bad.fetch_min(i, Ordering::Relaxed);
                 }
                 return Some((i, found));
             }
             None
+        };
+        // Each thread's cache, read by the threads while they encode, then written by its own (see
+        // `SharedCache`): a thread asks to write its own only once it reads none, so the write waits for the
+        // others to end their chunks (a thread that only starts after another has ended waits for that
+        // one's write to read), and the waits never go round in a circle.
+        let caches: Vec<RwLock<Cache>> = self.take_caches(n).into_iter().map(RwLock::new).collect();
+        // Thread w encodes chunks, handing each to `found` (false: stop); returns the pre-tokens it merged,
+        // to settle in its own cache once no thread reads that.
+        let encode_all = |w: usize, found: &mut dyn FnMut(usize, Result<Chunk, u32>) -> bool| {
+            let fresh = {
+                let read: Vec<_> =
+                    caches.iter().map(|c| c.read().unwrap_or_else(|e| e.into_inner())).collect();
+                let views: Vec<&Cache> = read.iter().map(|guard| &**guard).collect();
+                let mut cache = SharedCache::new(&views, w);
+                while let Some((i, chunk)) = encode_next(w, &mut cache) {
+                    if !found(i, chunk) {
+                        break;
+                    }
+                }
+                cache.fresh
+            };
+            fresh
+        };
+        let settle = |w: usize, fresh| {
+            SharedCache::settle(fresh, &mut caches[w].write().unwrap_or_else(|e| e.into_inner()));
         };
         // On the calling thread: hands a chunk over, or keeps the first code point beyond the table.
         let mut bad: Option<(usize, u32)> = None;
@@ -1082,23 +1215,18 @@ impl Encoder {
                 }
             }
         };
-        let mut caches = self.take_caches(n);
-        let mut mine = caches.remove(0);
-        let back = std::thread::scope(|scope| {
+        std::thread::scope(|scope| {
             let (sender, receiver) = mpsc::channel::<(usize, Result<Chunk, u32>)>();
             let mut handles = Vec::with_capacity(n - 1);
-            for (w, mut cache) in caches.into_iter().enumerate() {
+            for w in 1..n {
                 let theirs = sender.clone();
-                let encode_next = &encode_next;
+                let (encode_all, settle) = (&encode_all, &settle);
                 let spawned = std::thread::Builder::new().name("bpe-studio-encode".into()).spawn_scoped(
                     scope,
                     move || {
-                        while let Some(found) = encode_next(w + 1, &mut cache) {
-                            if theirs.send(found).is_err() {
-                                break;
-                            }
-                        }
-                        cache
+                        let fresh = encode_all(w, &mut |i, found| theirs.send((i, found)).is_ok());
+                        drop(theirs); // the calling thread waits for no more chunks from here
+                        settle(w, fresh);
                     },
                 );
                 // A thread the system refuses (out of threads or memory): the others take its chunks.
@@ -1107,28 +1235,27 @@ impl Encoder {
                 }
             }
             drop(sender);
-            while let Some((i, found)) = encode_next(0, &mut mine) {
+            let fresh = encode_all(0, &mut |i, found| {
                 hand(i, found);
                 for (i, found) in receiver.try_iter() {
                     hand(i, found);
                 }
-            }
-            // Nothing left to begin: the chunks still being encoded, until every thread has ended.
+                true
+            });
+            // Nothing left to begin: the chunks still being encoded, until every thread has ended them.
             for (i, found) in receiver.iter() {
                 hand(i, found);
             }
+            settle(0, fresh);
             // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
             // makes it a RuntimeError.
-            handles
-                .into_iter()
-                .map(|handle| handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect::<Vec<Cache>>()
+            for handle in handles {
+                handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            }
         });
-        {
-            let mut pool = self.pool();
-            pool.extend(back.into_iter().rev());
-            pool.push(mine); // the calling thread's cache first taken next time, with its run of chunks
-        }
+        // The calling thread's cache last, so that it is the first taken next time, with its run of chunks.
+        self.pool()
+            .extend(caches.into_iter().rev().map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner())));
         if let Some(err) = failed {
             return Err(BatchStop::Taken(err));
         }
@@ -1845,6 +1972,42 @@ mod tests {
         let one = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 1);
         assert_eq!(one.encode(&["a", "b", "a"]), [97, 98, 97]);
         assert_eq!(one.cache_len(), 1);
+    }
+
+    #[test]
+    fn a_batch_thread_finds_what_another_thread_merged_and_keeps_what_it_merged_for_later() {
+        let e = encoder(&[("a", "b"), ("ab", "c")], None);
+        let (mut first, mut second) = (Cache::new(100), Cache::new(100));
+        let (mut out, mut expected) = (Vec::new(), Vec::new());
+        first.encode(&e.tables, b"abcab", &mut expected);
+        {
+            // The second thread meets a pre-token the first merged (a chunk that changed threads).
+            let views = [&first, &second];
+            let mut shared = SharedCache::new(&views, 1);
+            assert_eq!(shared.encode(&e.tables, b"abcab", &mut out), expected.len());
+            assert_eq!(out, expected);
+            assert!(shared.fresh.is_empty(), "found, not merged again");
+            // One nobody merged is merged, kept aside, and found there the next time.
+            let (mut new, mut again) = (Vec::new(), Vec::new());
+            shared.encode(&e.tables, b"cabab", &mut new);
+            shared.encode(&e.tables, b"cabab", &mut again);
+            assert_eq!((shared.fresh.len(), &new), (1, &again));
+            assert_eq!(new, naive(&e, b"cabab"));
+            let fresh = shared.fresh;
+            SharedCache::settle(fresh, &mut second);
+        }
+        assert!(second.map.contains_key(&b"cabab"[..]) && !second.map.contains_key(&b"abcab"[..]));
+        // On many threads, a thread looks in the nearest few others only.
+        let views = [&first, &second, &first, &second, &first, &second];
+        assert_eq!(SharedCache::new(&views, 5).others.len(), PEER_CACHES);
+        assert_eq!(SharedCache::new(&views[..2], 0).others.len(), 1);
+        // Settling into a full cache makes room as encoding does.
+        let mut small = Cache::new(4);
+        let fresh: FxHashMap<Box<[u8]>, Box<[u32]>> = (0..10u8)
+            .map(|i| (vec![b'x', i].into_boxed_slice(), vec![u32::from(i)].into_boxed_slice()))
+            .collect();
+        SharedCache::settle(fresh, &mut small);
+        assert!((1..=4).contains(&small.map.len()), "{}", small.map.len());
     }
 
     #[test]
