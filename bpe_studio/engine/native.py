@@ -1091,13 +1091,6 @@ class NativeEncoder:
             return None  # not all ints, or a huge one
         return found if isinstance(found, bytes) else None
 
-    def list_decoder(self) -> Callable[[list[int]], object]:
-        """The kernel's own decoder of a list of ids (made now if it was not): bytes; or the first id not
-        in the vocabulary, as an int; or it raises TypeError or OverflowError on an item that is not an
-        int of 64 bits. ``Tokenizer.decode_bytes`` calls it with no Python call between (issue 22)."""
-        decode: Callable[[list[int]], object] = self._encoder.decode_bytes
-        return decode
-
     def clear_cache(self) -> None:
         """Forget the cached pre-token encodings."""
         if self._made is not None:  # (none before it is made)

@@ -299,10 +299,6 @@ class PythonEncoder:
         except (IndexError, TypeError):
             return None
 
-    def list_decoder(self) -> Callable[[list[int]], object]:
-        """What decodes a list of ids: ``decode_bytes`` itself (bytes, or None)."""
-        return self.decode_bytes
-
     def clear_cache(self) -> None:
         """Forget the cached pre-token encodings."""
         self._cache.clear()
@@ -580,9 +576,6 @@ class Tokenizer:
                 raise ValueError(f"template: id {unknown[0]!r} is not in the vocabulary; use a token's id")
         self._template = template
         self._special_matchers: dict[frozenset[str], tuple[re.Pattern[str] | None, int]] = {}
-        # The encoder's decoder of a list of ids (see decode_bytes), taken on the first decode: the
-        # native one is the kernel's own method, made then.
-        self._list_decoder: Callable[[list[int]], object] | None = None
 
     # ------------------------------------------------------------------ construction helpers
 
@@ -1703,20 +1696,6 @@ class Tokenizer:
             >>> tok.decode_bytes([8582, 247])
             b'\\xf0\\x9f\\x99'
         """
-        if type(ids) is list:
-            # A list (what encoding gives) goes straight to the encoder's decoder, with no Python call on
-            # the way: a document of 100 bytes decodes in about a microsecond, and the two calls that
-            # check and pass the ids on were a fifth of decoding English documents one by one (issue 22).
-            # Anything but bytes (a bad id, an item that is no int) is looked at again below.
-            decode = self._list_decoder
-            if decode is None:
-                decode = self._list_decoder = self._encoder.list_decoder()
-            try:
-                done = decode(ids)
-            except (TypeError, OverflowError):
-                done = None
-            if type(done) is bytes:
-                return done
         ids = _id_list(ids)
         found = self._encoder.decode_bytes(ids)
         if found is not None:

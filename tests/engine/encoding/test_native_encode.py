@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -148,40 +147,6 @@ def test_native_decode_names_a_bad_id_as_python_does(cs336_data: Path, folder: P
             tok.decode_bytes([15496, bad, 995])
         messages.append(str(caught.value))
     assert messages[0] == messages[1] and repr(bad) in messages[0]
-
-
-@pytest.mark.parametrize("backend", ["python", "native"])
-def test_a_list_of_ids_decodes_with_no_python_call_between(
-    cs336_data: Path, folder: Path, backend: str
-) -> None:
-    # Documents decoded one by one cost a microsecond each: the Python calls between the tokenizer and
-    # the kernel were a fifth of that (issue 22). A list goes straight to the encoder's decoder.
-    python, native = _pair("gpt2", cs336_data, folder)
-    tok = native if backend == "native" else python
-    ids = python.encode("Hello world, decoded in one call")
-    tok.decode_bytes(ids)  # the first decode takes the decoder
-    called: list[str] = []
-
-    def watch(frame: Any, event: str, arg: Any) -> None:
-        if event == "call":
-            called.append(frame.f_code.co_qualname)
-
-    sys.setprofile(watch)
-    try:
-        found = tok.decode_bytes(ids)
-    finally:
-        sys.setprofile(None)
-    assert found == b"Hello world, decoded in one call"
-    # The native decoder is the kernel's method; the Python one is Python, called straight away too.
-    if backend == "native":
-        assert called == ["Tokenizer.decode_bytes"]
-    else:
-        assert called[:2] == ["Tokenizer.decode_bytes", "PythonEncoder.decode_bytes"]
-        assert "_id_list" not in called
-    # What is not a list of valid ids still takes the checked path, which names the bad id.
-    with pytest.raises(UnknownTokenIdError, match="50257"):
-        tok.decode_bytes([15496, 50257])
-    assert tok.decode_bytes((15496,)) == tok.decode_bytes([15496])
 
 
 def test_native_cache_is_bounded_and_cleared(cs336_data: Path) -> None:
