@@ -12,8 +12,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Mutex, RwLock};
 
 use rustc_hash::FxHashMap;
 
@@ -524,10 +524,12 @@ struct Cache {
     evictions: usize,
 }
 
-/// A cached pre-token's ids, and whether it was looked up since the cache was last full.
+/// A cached pre-token's ids, and whether it was looked up since the cache was last full (atomic: in a
+/// batch on several threads each thread marks the entries of its own cache while the others read them,
+/// see `SharedCache`).
 struct Entry {
     ids: Box<[u32]>,
-    used: bool,
+    used: AtomicBool,
 }
 
 impl Cache {
@@ -547,7 +549,7 @@ impl Cache {
             return 1;
         }
         if let Some(entry) = self.map.get_mut(piece) {
-            entry.used = true;
+            *entry.used.get_mut() = true;
             out.extend_from_slice(&entry.ids);
             return entry.ids.len();
         }
@@ -556,7 +558,7 @@ impl Cache {
         if self.map.len() >= self.limit {
             self.make_room();
         }
-        self.map.insert(piece.into(), Entry { ids: out[start..].into(), used: false });
+        self.map.insert(piece.into(), Entry { ids: out[start..].into(), used: AtomicBool::new(false) });
         out.len() - start
     }
 
@@ -568,7 +570,7 @@ impl Cache {
             return;
         }
         let before = self.map.len();
-        self.map.retain(|_, entry| std::mem::replace(&mut entry.used, false));
+        self.map.retain(|_, entry| std::mem::replace(entry.used.get_mut(), false));
         if self.map.len() > before - before / 4 {
             let mut at = self.evictions;
             self.map.retain(|_, _| {
@@ -580,16 +582,181 @@ impl Cache {
     }
 }
 
+/// How many other threads' caches a batch thread looks in (see `SharedCache::new`).
+const PEER_CACHES: usize = 3;
+
+/// What gives a pre-token's ids through a cache: a cache of one's own, or a batch thread's `SharedCache`.
+trait PieceCache {
+    /// Appends the ids of `piece` to `out`; returns how many.
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize;
+}
+
+impl PieceCache for Cache {
+    #[inline]
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
+        Cache::encode(self, tables, piece, out)
+    }
+}
+
+/// A thread's caches in a batch on several threads: its own and (some of) the others', all only read while
+/// the threads encode, and the pre-tokens it merged itself, kept aside (`fresh`) and put in its own cache
+/// once no thread reads it (`settle`). A chunk that another thread encoded the time before finds its
+/// pre-tokens in that thread's cache: with each thread's cache to itself, every pre-token of a chunk that
+/// changed threads from one call to the next was merged again, 500-10,000 a call of 2.3 MB of Chinese at
+/// about 0.6 us each, up to a third of a batch's CPU (issue 22). What a cache holds never changes an id.
+struct SharedCache<'c> {
+    own: &'c Cache,
+    others: Vec<&'c Cache>,
+    fresh: FxHashMap<Box<[u8]>, Box<[u32]>>,
+}
+
+impl<'c> SharedCache<'c> {
+    /// Thread `w`'s view of `caches` (thread w's own is `caches[w]`): the `PEER_CACHES` nearest others
+    /// (the runs of chunks next to its own) besides its own. A pre-token found in none is merged, at
+    /// 0.6 us; looking in every other cache of a many-core machine first would cost more than that.
+    fn new(caches: &[&'c Cache], w: usize) -> SharedCache<'c> {
+        let mut others: Vec<(usize, &'c Cache)> =
+            caches.iter().enumerate().filter(|&(k, _)| k != w).map(|(k, &c)| (k.abs_diff(w), c)).collect();
+        others.sort_by_key(|&(distance, _)| distance);
+        let others = others.into_iter().take(PEER_CACHES).map(|(_, c)| c).collect();
+        SharedCache { own: caches[w], others, fresh: FxHashMap::default() }
+    }
+
+    /// Puts the pre-tokens merged during the batch in `own` (the thread's own cache, no longer read by
+    /// any other thread), as `Cache::encode` would have (making room when full).
+    fn settle(fresh: FxHashMap<Box<[u8]>, Box<[u32]>>, own: &mut Cache) {
+        for (piece, ids) in fresh {
+            if own.map.len() >= own.limit {
+                own.make_room();
+            }
+            own.map.insert(piece, Entry { ids, used: AtomicBool::new(false) });
+        }
+    }
+}
+
+impl PieceCache for SharedCache<'_> {
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
+        if let Some(id) = tables.whole_rank(piece) {
+            out.push(id);
+            return 1;
+        }
+        if let Some(entry) = self.own.map.get(piece) {
+            // Read first: an entry already marked (most) is not written, so its cache line stays shared.
+            if !entry.used.load(Ordering::Relaxed) {
+                entry.used.store(true, Ordering::Relaxed);
+            }
+            out.extend_from_slice(&entry.ids);
+            return entry.ids.len();
+        }
+        for other in &self.others {
+            if let Some(entry) = other.map.get(piece) {
+                out.extend_from_slice(&entry.ids);
+                return entry.ids.len();
+            }
+        }
+        if let Some(ids) = self.fresh.get(piece) {
+            out.extend_from_slice(ids);
+            return ids.len();
+        }
+        let start = out.len();
+        tables.bpe(piece, out);
+        if self.fresh.len() >= self.own.limit {
+            self.fresh.clear(); // (a batch of more new pre-tokens than a cache holds: as if dropped)
+        }
+        self.fresh.insert(piece.into(), out[start..].into());
+        out.len() - start
+    }
+}
+
 /// Zero bytes after the last token's bytes (see `Encoder::append_token`).
 const PAD: usize = 16;
 
-/// A batch is cut into about this many chunks per thread (taken in turn, so that the lists of one are made
-/// while the threads encode the next)...
-const CHUNKS_PER_THREAD: usize = 8;
-/// ... of at least this many bytes each.
-const MIN_CHUNK: usize = 64 << 10;
+/// A batch is cut into about this many chunks per thread (the lists of one are made while the threads
+/// encode others; at the end a thread waits for at most one chunk of another's: with 8 a thread, a
+/// 2-thread batch idled a thread for up to a sixteenth of its time)...
+const CHUNKS_PER_THREAD: usize = 128;
+/// ... of at least this many bytes each (16 kB: about 0.1 ms of Chinese, which the threads ended up
+/// waiting for 0.1-0.4 ms on at 64 kB; a chunk costs a few microseconds of its own).
+const MIN_CHUNK: usize = 16 << 10;
 
-/// Why `Encoder::encode_batch_with` stopped early.
+/// A chunk of a batch's texts encoded (see `Encoder::encode_batch_chunks`): the ids of its texts one
+/// after the other, and where each text's ids end in them.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// The index of the chunk's first text in the batch.
+    pub first: usize,
+    pub ids: Vec<u32>,
+    pub ends: Vec<usize>,
+}
+
+impl Chunk {
+    /// Each text's ids, in order.
+    pub fn texts(&self) -> impl Iterator<Item = &[u32]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(start, &end)| &self.ids[start..end])
+    }
+}
+
+/// How a batch's chunks are dealt out to its threads: each thread has a run of chunks in a row, which it
+/// takes from the front; once its run is empty, it takes from the back of the run with the most chunks
+/// left. So each thread meets about the same texts, with the same cache, call after call (when chunks
+/// went to whichever thread was free, each cache met all the texts, and a text with nearly as many
+/// distinct pre-tokens as a cache holds overflowed both), and none waits while another has chunks left
+/// (with the chunks fixed in advance, the thread that ended first waited for the other).
+struct Deal {
+    /// Each thread's run: the front in the high 32 bits, the end in the low 32 bits.
+    runs: Vec<AtomicU64>,
+}
+
+impl Deal {
+    /// `chunks` chunks dealt out to `threads` threads in runs of about equal length.
+    fn new(chunks: usize, threads: usize) -> Deal {
+        let at = |w: usize| (w * chunks / threads) as u64;
+        Deal { runs: (0..threads).map(|w| AtomicU64::new((at(w) << 32) | at(w + 1))).collect() }
+    }
+
+    /// The next chunk for thread `w`, or None when every run is empty.
+    fn next(&self, w: usize) -> Option<usize> {
+        if let Some(i) = Deal::claim(&self.runs[w], true) {
+            return Some(i);
+        }
+        loop {
+            let left = |run: &AtomicU64| {
+                let both = run.load(Ordering::Relaxed);
+                (both & 0xffff_ffff).saturating_sub(both >> 32)
+            };
+            let fullest = self.runs.iter().max_by_key(|run| left(run))?;
+            if left(fullest) == 0 {
+                return None;
+            }
+            if let Some(i) = Deal::claim(fullest, false) {
+                return Some(i);
+            }
+            // Emptied by its own thread meanwhile: look again.
+        }
+    }
+
+    /// Takes the front (or the back) chunk of `run`, None when it is empty.
+    fn claim(run: &AtomicU64, front: bool) -> Option<usize> {
+        let mut both = run.load(Ordering::Relaxed);
+        loop {
+            let (start, end) = (both >> 32, both & 0xffff_ffff);
+            if start >= end {
+                return None;
+            }
+            let (taken, i) =
+                if front { (((start + 1) << 32) | end, start) } else { ((start << 32) | (end - 1), end - 1) };
+            // Relaxed: the chunks' ids go to the calling thread through a channel or a join, which order
+            // them; this only shares out indices.
+            match run.compare_exchange_weak(both, taken, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(i as usize),
+                Err(now) => both = now,
+            }
+        }
+    }
+}
+
+/// Why `Encoder::encode_batch_chunks` stopped early.
 #[derive(Debug, PartialEq, Eq)]
 pub enum BatchStop<E> {
     /// The first code point beyond the class table, in the texts' order.
@@ -858,7 +1025,7 @@ impl Encoder {
     /// keeps it in cache.
     fn scan_into(
         &self,
-        cache: &mut Cache,
+        cache: &mut impl PieceCache,
         scan: Scanner,
         text: &str,
         classes: &[u8],
@@ -923,141 +1090,207 @@ impl Encoder {
         threads: usize,
     ) -> Result<Vec<Vec<u32>>, u32> {
         let mut all = Vec::with_capacity(texts.len());
-        let taken = self.encode_batch_with(scan, texts, classes, threads, &mut |chunk| {
-            all.extend(chunk);
-            Ok::<(), ()>(())
-        });
-        match taken {
-            Ok(()) => Ok(all),
-            Err(BatchStop::CodePoint(code_point)) => Err(code_point),
-            Err(BatchStop::Taken(())) => unreachable!("the closure above never fails"),
+        for chunk in self.encode_batch_all(scan, texts, classes, threads)? {
+            all.extend(chunk.texts().map(<[u32]>::to_vec));
         }
+        Ok(all)
     }
 
-    /// `encode_batch`, handing each chunk of texts' ids (contiguous, in the texts' order) to `take` on the
-    /// calling thread while up to `threads` native threads encode the next chunks. The Python bindings turn
-    /// the ids into lists there (which needs the GIL, so one thread at a time): done after the whole batch,
-    /// that was a third of a 2-thread batch's wall time on English documents, and 2 threads gave 1.4x one
-    /// (issue 22). Thread w takes chunks w, w + n, ... (see below). A code point beyond the table stops
-    /// the batch at the first text, in order, that has one; an error of `take` stops it too.
-    pub fn encode_batch_with<E>(
+    /// The chunk of texts `run`, the first of them text `first` of its batch (see `encode_batch_chunks`), or
+    /// Err with the first code point beyond the class table.
+    fn encode_run(
+        &self,
+        cache: &mut impl PieceCache,
+        scan: Scanner,
+        classes: &[u8],
+        first: usize,
+        run: &[&str],
+    ) -> Result<Chunk, u32> {
+        let size: usize = run.iter().map(|t| t.len()).sum();
+        let mut chunk =
+            Chunk { first, ids: Vec::with_capacity(size / 4 + 1), ends: Vec::with_capacity(run.len()) };
+        for text in run {
+            if let Some(code_point) = self.scan_into(cache, scan, text, classes, &mut chunk.ids) {
+                return Err(code_point);
+            }
+            chunk.ends.push(chunk.ids.len());
+        }
+        Ok(chunk)
+    }
+
+    /// `encode_batch`, handing each chunk of texts' ids to `take` on the calling thread, in any order
+    /// (each chunk once; `Chunk::first` says where it belongs). Up to `threads` threads encode, the
+    /// calling thread among them: between two chunks of its own it hands over those the others have
+    /// finished, so it never waits while chunks are left and is never woken while it encodes. (Before, it
+    /// only took the chunks, in order, as they came: a third thread on 2 cores, woken about 100 times a
+    /// batch, that preempted an encoder; with lists 2 threads gave 1.04-2.01x one, issue 22.) The Python
+    /// bindings make the lists of a chunk there, so that this overlaps the encoding. The chunks are dealt as
+    /// `Deal` says. A code point beyond the table stops the batch with the first one in the texts' order
+    /// (every chunk before it is handed over; none after it need be); an error of `take` stops it too.
+    pub fn encode_batch_chunks<E>(
         &self,
         scan: Scanner,
         texts: &[&str],
         classes: &[u8],
         threads: usize,
-        take: &mut dyn FnMut(Vec<Vec<u32>>) -> Result<(), E>,
+        take: &mut dyn FnMut(Chunk) -> Result<(), E>,
     ) -> Result<(), BatchStop<E>> {
         // No more threads than cores (the work is all CPU) or chunks: num_threads=20000 started 20,000 OS
         // threads, and the one that could not start panicked.
         let (chunks, workers) = batch_chunks(texts, threads);
-        let encode_chunk = |cache: &mut Cache, chunk: &[&str]| -> Result<Vec<Vec<u32>>, u32> {
-            chunk
-                .iter()
-                .map(|text| {
-                    let mut out = Vec::with_capacity(text.len() / 4 + 1);
-                    match self.scan_into(cache, scan, text, classes, &mut out) {
-                        Some(code_point) => Err(code_point),
-                        None => Ok(out),
-                    }
-                })
-                .collect()
-        };
-        if workers == 1 || chunks.len() <= 1 {
+        let n = workers.min(chunks.len()).max(1);
+        if n == 1 {
             return self.with_cache(|cache| {
-                for chunk in &chunks {
-                    take(encode_chunk(cache, chunk).map_err(BatchStop::CodePoint)?)
-                        .map_err(BatchStop::Taken)?;
+                for &(first, run) in &chunks {
+                    let chunk =
+                        self.encode_run(cache, scan, classes, first, run).map_err(BatchStop::CodePoint)?;
+                    take(chunk).map_err(BatchStop::Taken)?;
                 }
                 Ok(())
             });
         }
-        // Worker w encodes chunks w, w + n, w + 2n, ... with cache w, and the caches go back to the pool in
-        // an order that gives worker w the same cache next time: a batch encoded again meets each cache
-        // with the texts it saw before (with chunks taken by whichever thread was free, each cache met all
-        // the texts, and a text with nearly as many distinct pre-tokens as a cache holds overflowed both).
-        // The calling thread takes the chunks in order, so from each worker in turn.
-        let n = workers.min(chunks.len());
-        let caches = self.take_caches(n);
+        let deal = Deal::new(chunks.len(), n);
+        // The first chunk that met a code point beyond the table (none after it is begun), and whether
+        // `take` failed (none is begun at all).
+        let first_bad = AtomicUsize::new(usize::MAX);
         let stop = AtomicBool::new(false);
-        let (sender, receiver) = mpsc::channel::<(usize, Result<Vec<Vec<u32>>, u32>)>();
-        let work = |w: usize, cache: &mut Cache, sender: mpsc::Sender<_>| {
-            for i in (w..chunks.len()).step_by(n) {
+        // Thread w's next chunk and what encoding it found; None once no chunk is left or the batch stopped.
+        let encode_next = |w: usize, cache: &mut SharedCache| -> Option<(usize, Result<Chunk, u32>)> {
+            while let Some(i) = deal.next(w) {
                 if stop.load(Ordering::Relaxed) {
-                    break;
+                    return None;
                 }
-                if sender.send((i, encode_chunk(cache, chunks[i]))).is_err() {
-                    break;
+                if i > first_bad.load(Ordering::Relaxed) {
+                    continue;
                 }
+                let (first, run) = chunks[i];
+                let found = self.encode_run(cache, scan, classes, first, run);
+                if found.is_err() {
+                    first_bad.fetch_min(i, Ordering::Relaxed);
+                }
+                return Some((i, found));
             }
+            None
         };
-        let (result, back) = std::thread::scope(|scope| {
-            let mut handles = Vec::with_capacity(n);
-            let mut back = Vec::with_capacity(n);
-            for (w, mut cache) in caches.into_iter().enumerate() {
-                let theirs = sender.clone();
-                let spawned = std::thread::Builder::new().name("bpe-studio-encode".into()).spawn_scoped(
-                    scope,
-                    move || {
-                        work(w, &mut cache, theirs);
-                        cache
-                    },
-                );
-                match spawned {
-                    Ok(handle) => handles.push(handle),
-                    Err(_) => {
-                        // A thread the system refuses (out of threads or memory): its chunks are encoded
-                        // here (with a new cache; the one it had went with the closure), then taken.
-                        let mut cache = Cache::new(self.cache_size);
-                        work(w, &mut cache, sender.clone());
-                        back.push(cache);
+        // Each thread's cache, read by the threads while they encode, then written by its own (see
+        // `SharedCache`): a thread asks to write its own only once it reads none, so the write waits for the
+        // others to end their chunks (a thread that only starts after another has ended waits for that
+        // one's write to read), and the waits never go round in a circle.
+        let caches: Vec<RwLock<Cache>> = self.take_caches(n).into_iter().map(RwLock::new).collect();
+        // Thread w encodes chunks, handing each to `found` (false: stop); returns the pre-tokens it merged,
+        // to settle in its own cache once no thread reads that.
+        let encode_all = |w: usize, found: &mut dyn FnMut(usize, Result<Chunk, u32>) -> bool| {
+            let fresh = {
+                let read: Vec<_> =
+                    caches.iter().map(|c| c.read().unwrap_or_else(|e| e.into_inner())).collect();
+                let views: Vec<&Cache> = read.iter().map(|guard| &**guard).collect();
+                let mut cache = SharedCache::new(&views, w);
+                while let Some((i, chunk)) = encode_next(w, &mut cache) {
+                    if !found(i, chunk) {
+                        break;
+                    }
+                }
+                cache.fresh
+            };
+            fresh
+        };
+        let settle = |w: usize, fresh| {
+            SharedCache::settle(fresh, &mut caches[w].write().unwrap_or_else(|e| e.into_inner()));
+        };
+        // On the calling thread: hands a chunk over, or keeps the first code point beyond the table.
+        let mut bad: Option<(usize, u32)> = None;
+        let mut failed: Option<E> = None;
+        let mut hand = |i: usize, found: Result<Chunk, u32>| match found {
+            Ok(chunk) => {
+                if failed.is_none() && i < first_bad.load(Ordering::Relaxed) {
+                    if let Err(err) = take(chunk) {
+                        failed = Some(err);
+                        stop.store(true, Ordering::Relaxed);
                     }
                 }
             }
-            drop(sender);
-            // Chunks come in any order and are taken in order.
-            let mut waiting: Vec<Option<Result<Vec<Vec<u32>>, u32>>> =
-                (0..chunks.len()).map(|_| None).collect();
-            let mut taken = 0;
-            let mut result = Ok(());
-            for (i, found) in receiver.iter() {
-                waiting[i] = Some(found);
-                while result.is_ok() && taken < chunks.len() {
-                    let Some(found) = waiting[taken].take() else { break };
-                    taken += 1;
-                    result = match found {
-                        Ok(ids) => take(ids).map_err(BatchStop::Taken),
-                        Err(code_point) => Err(BatchStop::CodePoint(code_point)),
-                    };
-                }
-                if result.is_err() {
-                    stop.store(true, Ordering::Relaxed);
-                    break;
+            Err(code_point) => {
+                if bad.is_none_or(|(b, _)| i < b) {
+                    bad = Some((i, code_point));
                 }
             }
-            // A thread still sending stops.
-            drop(receiver);
+        };
+        std::thread::scope(|scope| {
+            let (sender, receiver) = mpsc::channel::<(usize, Result<Chunk, u32>)>();
+            let mut handles = Vec::with_capacity(n - 1);
+            for w in 1..n {
+                let theirs = sender.clone();
+                let (encode_all, settle) = (&encode_all, &settle);
+                let spawned = std::thread::Builder::new().name("bpe-studio-encode".into()).spawn_scoped(
+                    scope,
+                    move || {
+                        let fresh = encode_all(w, &mut |i, found| theirs.send((i, found)).is_ok());
+                        drop(theirs); // the calling thread waits for no more chunks from here
+                        settle(w, fresh);
+                    },
+                );
+                // A thread the system refuses (out of threads or memory): the others take its chunks.
+                if let Ok(handle) = spawned {
+                    handles.push(handle);
+                }
+            }
+            drop(sender);
+            let fresh = encode_all(0, &mut |i, found| {
+                hand(i, found);
+                for (i, found) in receiver.try_iter() {
+                    hand(i, found);
+                }
+                true
+            });
+            // Nothing left to begin: the chunks still being encoded, until every thread has ended them.
+            for (i, found) in receiver.iter() {
+                hand(i, found);
+            }
+            settle(0, fresh);
             // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
             // makes it a RuntimeError.
             for handle in handles {
-                back.push(handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
             }
-            debug_assert!(result.is_err() || taken == chunks.len());
-            (result, back)
         });
-        // Worker 0's cache last, so that it is the first taken next time.
-        self.pool().extend(back.into_iter().rev());
-        result
+        // The calling thread's cache last, so that it is the first taken next time, with its run of chunks.
+        self.pool()
+            .extend(caches.into_iter().rev().map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner())));
+        if let Some(err) = failed {
+            return Err(BatchStop::Taken(err));
+        }
+        match bad {
+            Some((_, code_point)) => Err(BatchStop::CodePoint(code_point)),
+            None => Ok(()),
+        }
+    }
+
+    /// The chunks of `encode_batch_chunks`, all of them, in the texts' order, or Err with the first code
+    /// point beyond the class table in the texts' order.
+    pub fn encode_batch_all(
+        &self,
+        scan: Scanner,
+        texts: &[&str],
+        classes: &[u8],
+        threads: usize,
+    ) -> Result<Vec<Chunk>, u32> {
+        let mut all = Vec::new();
+        let done = self.encode_batch_chunks(scan, texts, classes, threads, &mut |chunk| {
+            all.push(chunk);
+            Ok::<(), ()>(())
+        });
+        match done {
+            Ok(()) => {
+                all.sort_unstable_by_key(|chunk| chunk.first);
+                Ok(all)
+            }
+            Err(BatchStop::CodePoint(code_point)) => Err(code_point),
+            Err(BatchStop::Taken(())) => unreachable!("the closure above never fails"),
+        }
     }
 
     /// The ids of all the texts one after the other and where each text's ids end in them (`ends`), on up
     /// to `threads` threads, or Err with the first code point beyond the class table in the texts' order.
-    ///
-    /// Unlike [`Encoder::encode_batch_with`], nothing is handed over while the threads encode: the calling
-    /// thread encodes a share of the chunks itself, each thread keeps its chunks' ids, and they are laid
-    /// out in order once all have ended. Taking each chunk in order as it came kept waking the calling
-    /// thread, a third thread on 2 cores: about 100 preemptions of the encoding threads per 4 MB batch, and
-    /// 2 threads 1.5-1.7x one instead of 1.8x (issue 22). The chunks and caches are dealt as there.
     pub fn encode_batch_flat(
         &self,
         scan: Scanner,
@@ -1065,77 +1298,13 @@ impl Encoder {
         classes: &[u8],
         threads: usize,
     ) -> Result<(Vec<u32>, Vec<usize>), u32> {
-        let (chunks, workers) = batch_chunks(texts, threads);
-        let n = workers.min(chunks.len()).max(1);
-        // A chunk's ids, one text after the other, and where each text's end.
-        type Found = Result<(Vec<u32>, Vec<usize>), u32>;
-        let encode_chunk = |cache: &mut Cache, chunk: &[&str]| -> Found {
-            let size: usize = chunk.iter().map(|t| t.len()).sum();
-            let (mut ids, mut ends) = (Vec::with_capacity(size / 4 + 1), Vec::with_capacity(chunk.len()));
-            for text in chunk {
-                if let Some(code_point) = self.scan_into(cache, scan, text, classes, &mut ids) {
-                    return Err(code_point);
-                }
-                ends.push(ids.len());
-            }
-            Ok((ids, ends))
-        };
-        // Chunks are taken in turn by whichever thread is free (the texts need not cost alike per byte);
-        // none after a chunk that met a code point beyond the table (the first such chunk is what counts).
-        let next = AtomicUsize::new(0);
-        let first_bad = AtomicUsize::new(usize::MAX);
-        let work = |cache: &mut Cache| -> Vec<(usize, Found)> {
-            let mut found = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= chunks.len() || i > first_bad.load(Ordering::Relaxed) {
-                    return found;
-                }
-                let chunk = encode_chunk(cache, chunks[i]);
-                if chunk.is_err() {
-                    first_bad.fetch_min(i, Ordering::Relaxed);
-                }
-                found.push((i, chunk));
-            }
-        };
-        let mut caches = self.take_caches(n);
-        let mut mine = caches.remove(0);
-        let (mut all, back) = std::thread::scope(|scope| {
-            let mut handles = Vec::with_capacity(n - 1);
-            for mut cache in caches {
-                let spawned = std::thread::Builder::new()
-                    .name("bpe-studio-encode".into())
-                    .spawn_scoped(scope, move || (work(&mut cache), cache));
-                // A thread the system refuses (out of threads or memory): the others take its chunks.
-                if let Ok(handle) = spawned {
-                    handles.push(handle);
-                }
-            }
-            let mut all = work(&mut mine);
-            let mut back = Vec::with_capacity(n);
-            // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
-            // makes it a RuntimeError.
-            for handle in handles {
-                let (found, cache) = handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                all.extend(found);
-                back.push(cache);
-            }
-            (all, back)
-        });
-        {
-            let mut pool = self.pool();
-            pool.extend(back.into_iter().rev());
-            pool.push(mine); // the calling thread's cache first taken next time
-        }
-        all.sort_unstable_by_key(|&(i, _)| i);
-        let size = all.iter().map(|(_, found)| found.as_ref().map_or(0, |(ids, _)| ids.len())).sum();
-        let mut ids: Vec<u32> = Vec::with_capacity(size);
+        let all = self.encode_batch_all(scan, texts, classes, threads)?;
+        let mut ids: Vec<u32> = Vec::with_capacity(all.iter().map(|c| c.ids.len()).sum());
         let mut ends: Vec<usize> = Vec::with_capacity(texts.len());
-        for (_, found) in all {
-            let (chunk_ids, chunk_ends) = found?;
+        for chunk in all {
             let base = ids.len();
-            ids.extend_from_slice(&chunk_ids);
-            ends.extend(chunk_ends.into_iter().map(|end| base + end));
+            ids.extend_from_slice(&chunk.ids);
+            ends.extend(chunk.ends.into_iter().map(|end| base + end));
         }
         debug_assert_eq!(ends.len(), texts.len());
         Ok((ids, ends))
@@ -1264,11 +1433,21 @@ pub fn safe_cut(text: &[u8], at: usize) -> usize {
 
 /// A batch's chunks (`split_runs`: `CHUNKS_PER_THREAD` per thread, fewer when they would hold under
 /// `MIN_CHUNK` bytes) and how many threads may encode them: no more than `threads` or the cores.
-fn batch_chunks<'s, 'a>(texts: &'s [&'a str], threads: usize) -> (Vec<&'s [&'a str]>, usize) {
+/// Each chunk comes with the index of its first text.
+fn batch_chunks<'s, 'a>(texts: &'s [&'a str], threads: usize) -> (Vec<(usize, &'s [&'a str])>, usize) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = threads.min(cores).max(1);
     let total: usize = texts.iter().map(|t| t.len()).sum();
-    (split_runs(texts, (workers * CHUNKS_PER_THREAD).min(total / MIN_CHUNK + 1)), workers)
+    let runs = split_runs(texts, (workers * CHUNKS_PER_THREAD).min(total / MIN_CHUNK + 1));
+    let mut first = 0;
+    let chunks = runs
+        .into_iter()
+        .map(|run| {
+            first += run.len();
+            (first - run.len(), run)
+        })
+        .collect();
+    (chunks, workers)
 }
 
 /// Cuts `texts` into at most `parts` contiguous runs of about equal byte size (no empty run).
@@ -1611,7 +1790,7 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_in_chunks_hands_each_chunk_over_in_order_and_stops_at_the_first_problem() {
+    fn a_batch_in_chunks_hands_each_chunk_over_once_and_stops_at_the_first_problem() {
         let e = encoder(&[("a", "b"), ("ab", "c")], None);
         let gpt2 = pretok::scanner("gpt2").unwrap();
         // About 600 kB: several chunks per thread.
@@ -1621,16 +1800,24 @@ mod tests {
             texts.iter().map(|t| e.encode_text(gpt2, t, classes()).unwrap()).collect();
         for threads in [1, 2, 4] {
             let mut chunks = Vec::new();
-            let done = e.encode_batch_with(gpt2, &texts, classes(), threads, &mut |chunk| {
+            let done = e.encode_batch_chunks(gpt2, &texts, classes(), threads, &mut |chunk| {
                 chunks.push(chunk);
                 Ok::<(), ()>(())
             });
             assert_eq!(done, Ok(()));
-            assert!(chunks.len() >= 4 && chunks.iter().all(|c| !c.is_empty()), "{}", chunks.len());
-            assert_eq!(chunks.concat(), one_by_one);
+            assert!(chunks.len() >= 4 && chunks.iter().all(|c| !c.ends.is_empty()), "{}", chunks.len());
+            // In any order, each once: in the order of their first texts they follow each other.
+            chunks.sort_by_key(|c| c.first);
+            let mut next = 0;
+            for chunk in &chunks {
+                assert_eq!(chunk.first, next);
+                next += chunk.ends.len();
+            }
+            let each: Vec<Vec<u32>> = chunks.iter().flat_map(|c| c.texts().map(<[u32]>::to_vec)).collect();
+            assert_eq!(each, one_by_one);
             // An error of `take` stops the batch: no chunk is handed over after it.
             let mut seen = 0;
-            let done = e.encode_batch_with(gpt2, &texts, classes(), threads, &mut |_| {
+            let done = e.encode_batch_chunks(gpt2, &texts, classes(), threads, &mut |_| {
                 seen += 1;
                 if seen == 2 {
                     Err("full")
@@ -1639,18 +1826,49 @@ mod tests {
                 }
             });
             assert_eq!((done, seen), (Err(BatchStop::Taken("full")), 2));
-            // Code points beyond the table: the first one in the texts' order, whatever thread finds it.
+            // Code points beyond the table: the first one in the texts' order, whatever thread finds it;
+            // every text of the chunks before its chunk was handed over.
             let mut late = texts.clone();
             late[5000] = "x\u{e9}";
             late[5990] = "\u{3b1}";
-            let mut handed = 0;
-            let done = e.encode_batch_with(gpt2, &late, &classes()[..128], threads, &mut |chunk| {
-                handed += chunk.len();
+            let mut handed = vec![false; texts.len()];
+            let done = e.encode_batch_chunks(gpt2, &late, &classes()[..128], threads, &mut |chunk| {
+                handed[chunk.first..chunk.first + chunk.ends.len()].fill(true);
                 Ok::<(), ()>(())
             });
             assert_eq!(done, Err(BatchStop::CodePoint(0xe9)));
-            assert!(handed <= 5000);
+            assert!(!handed[5000]);
+            let prefix = handed.iter().position(|&h| !h).unwrap();
+            assert!(prefix > 4000 && prefix <= 5000, "{prefix}");
         }
+    }
+
+    #[test]
+    fn each_thread_takes_its_own_run_first_then_the_back_of_the_fullest() {
+        // 10 chunks, 3 threads: runs 0..3, 3..6, 6..10.
+        let deal = Deal::new(10, 3);
+        assert_eq!((deal.next(0), deal.next(1), deal.next(2)), (Some(0), Some(3), Some(6)));
+        assert_eq!((deal.next(0), deal.next(0)), (Some(1), Some(2)));
+        // Thread 0's run is empty: the back of thread 2's (3 left), then of the last of the fullest.
+        assert_eq!(deal.next(0), Some(9));
+        assert_eq!(deal.next(0), Some(8));
+        assert_eq!(deal.next(2), Some(7));
+        assert_eq!(deal.next(2), Some(5));
+        assert_eq!(deal.next(2), Some(4));
+        assert_eq!((deal.next(0), deal.next(1), deal.next(2)), (None, None, None));
+        // Taken on several threads at once, every chunk is taken once.
+        let deal = Deal::new(100_000, 4);
+        let taken: Vec<Vec<usize>> = std::thread::scope(|scope| {
+            let deal = &deal;
+            let handles: Vec<_> = (0..4)
+                .map(|w| scope.spawn(move || std::iter::from_fn(|| deal.next(w)).collect::<Vec<_>>()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut all = taken.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..100_000).collect::<Vec<_>>());
+        assert_eq!(Deal::new(0, 2).next(1), None);
     }
 
     #[test]
@@ -1684,43 +1902,6 @@ mod tests {
             assert_eq!(e.encode_batch_flat(gpt2, &late, &classes()[..128], threads), Err(0x3b2));
         }
         assert_eq!(e.encode_batch_flat(gpt2, &[], classes(), 2), Ok((vec![], vec![])));
-    }
-
-    #[test]
-    fn each_thread_of_a_batch_meets_the_same_texts_with_the_same_cache_call_after_call() {
-        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-            return; // one core: one thread, one cache
-        }
-        // A cache that holds every word: nothing is dropped.
-        let decoder: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-        let e = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 100_000);
-        let gpt2 = pretok::scanner("gpt2").unwrap();
-        // A word of its own in each text (letters only: one pre-token), about 600 kB in all.
-        let name = |mut i: usize| {
-            let mut word = String::from(" x");
-            loop {
-                word.push((b'a' + (i % 26) as u8) as char);
-                i /= 26;
-                if i == 0 {
-                    return word;
-                }
-            }
-        };
-        let texts: Vec<String> = (0..6000).map(|i| format!("{}{}", name(i), " ab".repeat(30))).collect();
-        let texts: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
-        for _ in 0..3 {
-            let done = e.encode_batch_with(gpt2, &texts, classes(), 2, &mut |_| Ok::<(), ()>(()));
-            assert_eq!(done, Ok(()));
-        }
-        // Each text's word is in one cache only: its chunk went to the same thread with the same cache.
-        let pool = e.pool();
-        assert_eq!(pool.len(), 2);
-        let words = |c: &Cache| -> std::collections::HashSet<Vec<u8>> {
-            c.map.keys().filter(|k| k.starts_with(b" x")).map(|k| k.to_vec()).collect()
-        };
-        let (first, second) = (words(&pool[0]), words(&pool[1]));
-        assert_eq!(first.len() + second.len(), texts.len());
-        assert!(first.is_disjoint(&second), "{} words in both caches", first.intersection(&second).count());
     }
 
     #[test]
@@ -1791,6 +1972,42 @@ mod tests {
         let one = Encoder::new(std::array::from_fn(|b| b as u32), &[], None, &decoder, 1);
         assert_eq!(one.encode(&["a", "b", "a"]), [97, 98, 97]);
         assert_eq!(one.cache_len(), 1);
+    }
+
+    #[test]
+    fn a_batch_thread_finds_what_another_thread_merged_and_keeps_what_it_merged_for_later() {
+        let e = encoder(&[("a", "b"), ("ab", "c")], None);
+        let (mut first, mut second) = (Cache::new(100), Cache::new(100));
+        let (mut out, mut expected) = (Vec::new(), Vec::new());
+        first.encode(&e.tables, b"abcab", &mut expected);
+        {
+            // The second thread meets a pre-token the first merged (a chunk that changed threads).
+            let views = [&first, &second];
+            let mut shared = SharedCache::new(&views, 1);
+            assert_eq!(shared.encode(&e.tables, b"abcab", &mut out), expected.len());
+            assert_eq!(out, expected);
+            assert!(shared.fresh.is_empty(), "found, not merged again");
+            // One nobody merged is merged, kept aside, and found there the next time.
+            let (mut new, mut again) = (Vec::new(), Vec::new());
+            shared.encode(&e.tables, b"cabab", &mut new);
+            shared.encode(&e.tables, b"cabab", &mut again);
+            assert_eq!((shared.fresh.len(), &new), (1, &again));
+            assert_eq!(new, naive(&e, b"cabab"));
+            let fresh = shared.fresh;
+            SharedCache::settle(fresh, &mut second);
+        }
+        assert!(second.map.contains_key(&b"cabab"[..]) && !second.map.contains_key(&b"abcab"[..]));
+        // On many threads, a thread looks in the nearest few others only.
+        let views = [&first, &second, &first, &second, &first, &second];
+        assert_eq!(SharedCache::new(&views, 5).others.len(), PEER_CACHES);
+        assert_eq!(SharedCache::new(&views[..2], 0).others.len(), 1);
+        // Settling into a full cache makes room as encoding does.
+        let mut small = Cache::new(4);
+        let fresh: FxHashMap<Box<[u8]>, Box<[u32]>> = (0..10u8)
+            .map(|i| (vec![b'x', i].into_boxed_slice(), vec![u32::from(i)].into_boxed_slice()))
+            .collect();
+        SharedCache::settle(fresh, &mut small);
+        assert!((1..=4).contains(&small.map.len()), "{}", small.map.len());
     }
 
     #[test]

@@ -286,8 +286,9 @@ impl Encoder {
 
     /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
     /// (in chunks, each thread with its own cache): a list of lists in the texts' order, or the first code
-    /// point beyond the table as an int. Each chunk's lists are made (with the GIL) while the threads encode
-    /// the next chunks (see `encode::Encoder::encode_batch_with`).
+    /// point beyond the table as an int. The calling thread encodes chunks too, and between two of its
+    /// own makes the lists (with the GIL) of those the other threads finished (see
+    /// `encode::Encoder::encode_batch_chunks`).
     #[pyo3(signature = (preset, texts, classes, *, threads))]
     fn encode_batch(
         &self,
@@ -299,20 +300,24 @@ impl Encoder {
     ) -> PyResult<PyObject> {
         let (scan, owned) = (scanner(preset)?, strings(texts)?);
         let strs = batch_strs(&owned, threads)?;
-        let mut lists: Vec<Py<PyList>> = Vec::with_capacity(strs.len());
+        // Each text's list, put in its place when its chunk comes (the chunks come in any order).
+        let mut lists: Vec<Option<Py<PyList>>> = (0..strs.len()).map(|_| None).collect();
         let _paused = GcPause::new(py);
         let found = without_gil(py, || {
-            self.inner.encode_batch_with(scan, &strs, classes, threads, &mut |chunk| {
+            self.inner.encode_batch_chunks(scan, &strs, classes, threads, &mut |chunk| {
                 Python::with_gil(|py| {
-                    for ids in chunk {
-                        lists.push(self.id_list(py, &ids)?.unbind());
+                    for (slot, ids) in lists[chunk.first..].iter_mut().zip(chunk.texts()) {
+                        *slot = Some(self.id_list(py, ids)?.unbind());
                     }
                     Ok::<(), PyErr>(())
                 })
             })
         })?;
         match found {
-            Ok(()) => Ok(PyList::new(py, lists)?.into_any().unbind()),
+            Ok(()) => {
+                let lists = lists.into_iter().map(|list| list.expect("every chunk is handed over"));
+                Ok(PyList::new(py, lists)?.into_any().unbind())
+            }
             Err(encode::BatchStop::CodePoint(code_point)) => {
                 Ok(code_point.into_pyobject(py)?.into_any().unbind())
             }
@@ -323,10 +328,9 @@ impl Encoder {
     /// `encode_batch` as two flat arrays instead of a list per text: the ids of all the texts one after the
     /// other (u32, native byte order) and `len(texts) + 1` offsets (i64, native byte order; text i's ids
     /// are `ids[offsets[i]:offsets[i + 1]]`), both as bytearrays (numpy views them without a copy, writable),
-    /// or the first code point beyond the table as an int. No Python object per id or per text, so the
-    /// calling thread encodes a share itself without the GIL and lays the ids out at the end (see
-    /// `encode::Encoder::encode_batch_flat`): making the lists (a reference count written per id, one
-    /// thread at a time) was what kept 2 threads from 2x one (issue 22).
+    /// or the first code point beyond the table as an int. No Python object per id or per text: the threads
+    /// (the calling one among them) encode without the GIL, and the chunks' ids are copied once, straight
+    /// into the bytearray, at the end (see `encode::Encoder::encode_batch_chunks`).
     #[pyo3(signature = (preset, texts, classes, *, threads))]
     fn encode_batch_flat(
         &self,
@@ -338,13 +342,33 @@ impl Encoder {
     ) -> PyResult<PyObject> {
         let (scan, owned) = (scanner(preset)?, strings(texts)?);
         let strs = batch_strs(&owned, threads)?;
-        let found = without_gil(py, || self.inner.encode_batch_flat(scan, &strs, classes, threads))?;
+        let found = without_gil(py, || self.inner.encode_batch_all(scan, &strs, classes, threads))?;
         match found {
-            Ok((ids, ends)) => {
-                let offsets: Vec<i64> =
-                    std::iter::once(0).chain(ends.iter().map(|&end| end as i64)).collect();
-                let ids = ne_bytearray(py, &ids, u32::to_ne_bytes)?;
-                let offsets = ne_bytearray(py, &offsets, i64::to_ne_bytes)?;
+            Ok(chunks) => {
+                let total: usize = chunks.iter().map(|chunk| chunk.ids.len()).sum();
+                let ids = filled_bytearray(py, total * 4, |buf| {
+                    let mut at = 0;
+                    for chunk in &chunks {
+                        let part = &mut buf[at..at + chunk.ids.len() * 4];
+                        for (bytes, id) in part.chunks_exact_mut(4).zip(&chunk.ids) {
+                            bytes.copy_from_slice(&id.to_ne_bytes());
+                        }
+                        at += part.len();
+                    }
+                })?;
+                let offsets = filled_bytearray(py, (strs.len() + 1) * 8, |buf| {
+                    let mut slots = buf.chunks_exact_mut(8);
+                    let mut put = |offset: usize| {
+                        let slot = slots.next().expect("one slot per text and one more");
+                        slot.copy_from_slice(&(offset as i64).to_ne_bytes());
+                    };
+                    put(0);
+                    let mut base = 0;
+                    for chunk in &chunks {
+                        chunk.ends.iter().for_each(|&end| put(base + end));
+                        base += chunk.ids.len();
+                    }
+                })?;
                 Ok((ids, offsets).into_pyobject(py)?.into_any().unbind())
             }
             Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),
@@ -431,16 +455,27 @@ fn ne_bytes<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyBytes>> 
     })
 }
 
-/// `values` as a bytearray of their bytes in native order (`to_bytes` of each, one after the other).
-fn ne_bytearray<'py, T: Copy, const N: usize>(
+/// A new bytearray of `len` bytes, every one of which `fill` writes. Unlike `PyByteArray::new_with`, the
+/// bytes are not zeroed first: a flat batch's ids are tens of MB, and zeroing them was a pass over memory
+/// with the GIL held on one thread, while the other threads had ended (issue 22).
+fn filled_bytearray<'py>(
     py: Python<'py>,
-    values: &[T],
-    to_bytes: fn(T) -> [u8; N],
+    len: usize,
+    fill: impl FnOnce(&mut [u8]),
 ) -> PyResult<Bound<'py, PyByteArray>> {
-    PyByteArray::new_with(py, values.len() * N, |buf| {
-        for (chunk, &value) in buf.chunks_exact_mut(N).zip(values) {
-            chunk.copy_from_slice(&to_bytes(value));
+    let size = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyValueError::new_err("a batch's ids do not fit in a bytearray"))?;
+    // SAFETY: with the GIL (the token proves it), PyByteArray_FromStringAndSize(NULL, n) makes a bytearray
+    // of n bytes, not initialised, or returns NULL with an exception set (which from_owned_ptr_or_err
+    // takes). Its buffer holds len bytes (plus the trailing NUL bytearray keeps), nothing else refers to
+    // it yet, and `fill` writes all of them before Python can see it.
+    unsafe {
+        let made = pyo3::ffi::PyByteArray_FromStringAndSize(std::ptr::null(), size);
+        let array = Bound::from_owned_ptr_or_err(py, made)?.downcast_into_unchecked::<PyByteArray>();
+        if len > 0 {
+            let data = pyo3::ffi::PyByteArray_AsString(array.as_ptr()) as *mut u8;
+            fill(std::slice::from_raw_parts_mut(data, len));
         }
-        Ok(())
-    })
+        Ok(array)
+    }
 }
