@@ -697,6 +697,48 @@ impl Chunk {
     }
 }
 
+/// Copies the chunks' ids, in order, into `buf` (4 bytes each, native order), on up to `threads` threads
+/// when there are `alone_below` or more: tens of MB of fresh pages, which one thread wrote alone while the
+/// others had ended (`encode_batch_flat`'s layout, issue 22).
+pub fn lay_out(buf: &mut [u8], chunks: &[Chunk], threads: usize, alone_below: usize) {
+    fn copy(buf: &mut [u8], chunks: &[Chunk]) {
+        let mut at = 0;
+        for chunk in chunks {
+            let part = &mut buf[at..at + chunk.ids.len() * 4];
+            for (bytes, id) in part.chunks_exact_mut(4).zip(&chunk.ids) {
+                bytes.copy_from_slice(&id.to_ne_bytes());
+            }
+            at += part.len();
+        }
+    }
+    let total = buf.len() / 4;
+    if threads <= 1 || total < alone_below || chunks.len() < 2 {
+        return copy(buf, chunks);
+    }
+    // Runs of whole chunks of about total / threads ids each, and the part of `buf` each run fills.
+    let share = total.div_ceil(threads);
+    let mut runs: Vec<(&mut [u8], &[Chunk])> = Vec::with_capacity(threads);
+    let (mut rest, mut start, mut ids) = (buf, 0, 0);
+    for (k, chunk) in chunks.iter().enumerate() {
+        ids += chunk.ids.len();
+        if ids >= share || k + 1 == chunks.len() {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(ids * 4);
+            runs.push((part, &chunks[start..=k]));
+            (rest, start, ids) = (tail, k + 1, 0);
+        }
+    }
+    std::thread::scope(|scope| {
+        let mut runs = runs.into_iter();
+        let own = runs.next();
+        for (part, run) in runs {
+            scope.spawn(move || copy(part, run));
+        }
+        if let Some((part, run)) = own {
+            copy(part, run); // (this thread's share, while the others copy theirs)
+        }
+    });
+}
+
 /// How a batch's chunks are dealt out to its threads: each thread has a run of chunks in a row, which it
 /// takes from the front; once its run is empty, it takes from the back of the run with the most chunks
 /// left. So each thread meets about the same texts, with the same cache, call after call (when chunks
@@ -1476,6 +1518,34 @@ fn split_runs<'s, 'a>(texts: &'s [&'a str], parts: usize) -> Vec<&'s [&'a str]> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn laying_out_chunks_on_threads_gives_the_ids_in_order() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..200 {
+            let chunks: Vec<Chunk> = (0..1 + next(12))
+                .map(|k| {
+                    let ids: Vec<u32> = (0..next(40)).map(|_| next(1 << 20) as u32).collect();
+                    Chunk { first: k as usize, ends: vec![ids.len()], ids }
+                })
+                .collect();
+            let expected: Vec<u8> =
+                chunks.iter().flat_map(|c| c.ids.iter().flat_map(|id| id.to_ne_bytes())).collect();
+            for threads in 1..=4 {
+                for alone_below in [0, 1, 30, usize::MAX] {
+                    let mut buf = vec![0xAAu8; expected.len()];
+                    lay_out(&mut buf, &chunks, threads, alone_below);
+                    assert_eq!(buf, expected, "{threads} threads, alone below {alone_below}");
+                }
+            }
+        }
+    }
     use crate::pretok;
     use crate::testing::{classes, encoder};
 

@@ -347,14 +347,8 @@ impl Encoder {
             Ok(chunks) => {
                 let total: usize = chunks.iter().map(|chunk| chunk.ids.len()).sum();
                 let ids = filled_bytearray(py, total * 4, |buf| {
-                    let mut at = 0;
-                    for chunk in &chunks {
-                        let part = &mut buf[at..at + chunk.ids.len() * 4];
-                        for (bytes, id) in part.chunks_exact_mut(4).zip(&chunk.ids) {
-                            bytes.copy_from_slice(&id.to_ne_bytes());
-                        }
-                        at += part.len();
-                    }
+                    // (Nothing but this function sees the new bytearray: its bytes are written without the GIL.)
+                    py.allow_threads(|| encode::lay_out(buf, &chunks, threads, LAY_OUT_ALONE_BELOW));
                 })?;
                 let offsets = filled_bytearray(py, (strs.len() + 1) * 8, |buf| {
                     let mut slots = buf.chunks_exact_mut(8);
@@ -454,6 +448,9 @@ fn ne_bytes<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyBytes>> 
         Ok(())
     })
 }
+
+/// A batch of fewer ids is laid out by one thread (4 MB: less is copied before another thread would start).
+const LAY_OUT_ALONE_BELOW: usize = 1 << 20;
 
 /// A new bytearray of `len` bytes, every one of which `fill` writes. Unlike `PyByteArray::new_with`, the
 /// bytes are not zeroed first: a flat batch's ids are tens of MB, and zeroing them was a pass over memory

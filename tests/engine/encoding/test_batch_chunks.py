@@ -53,3 +53,18 @@ def test_a_batch_of_many_chunks_agrees_on_every_thread_count(cs336_data: Path, f
         ids, offsets = native.encode_ordinary_batch_arrays(batch, num_threads=threads)
         flat = ids.tolist()
         assert [flat[a:b] for a, b in pairwise(offsets.tolist())] == expected
+
+
+def test_a_batch_of_over_a_million_ids_is_laid_out_by_the_threads_in_place(
+    cs336_data: Path, folder: Path
+) -> None:
+    # Past 2**20 ids the flat ids are copied into place by the threads together (encode::lay_out): each
+    # text's ids where the offsets say, as encoding it alone gives them.
+    _, native = _tokenizers("gpt2", cs336_data, folder)
+    words = [f"w{n} x{n % 7}," for n in range(2000)]
+    batch = [" ".join(words[k:] + words[:k]) * 8 for k in range(0, 2000, 25)]
+    expected = [native.encode_ordinary(text) for text in batch]
+    assert sum(map(len, expected)) > 1 << 20
+    for threads in (2, 3):
+        ids, offsets = native.encode_ordinary_batch_arrays(batch, num_threads=threads)
+        assert [ids[start:end].tolist() for start, end in pairwise(offsets.tolist())] == expected
