@@ -16,6 +16,7 @@
 //!   on: they convert arguments, release the GIL and turn errors into Python exceptions, nothing more.
 
 pub mod bytelevel;
+pub mod chunk_parts;
 pub mod count;
 pub mod cut_words;
 pub mod encode;

@@ -285,8 +285,10 @@ fn cut_rare_pairs<'py>(
     // is contiguous with item_count() items, and `ids` holds the export (the exporter, an array, refuses
     // to be resized meanwhile) until the end of this function. Read only.
     let flat: &[u32] = unsafe { std::slice::from_raw_parts(ids.buf_ptr() as *const u32, ids.item_count()) };
-    let cut = without_gil(py, || cut_words::cut_rare_pairs(flat, &lengths, &freqs, below, threads))?
-        .map_err(PyValueError::new_err)?;
+    let cut = without_gil(py, || {
+        huge_pages::advised_everywhere(|| cut_words::cut_rare_pairs(flat, &lengths, &freqs, below, threads))
+    })?
+    .map_err(PyValueError::new_err)?;
     drop(ids);
     let out = PyBytes::new_with(py, cut.ids.len() * 4, |buf| {
         for (chunk, id) in buf.chunks_exact_mut(4).zip(&cut.ids) {
@@ -1274,6 +1276,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::Encoder>()?;
     m.add_class::<count_table::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_table::compact_tables, m)?)?;
+    m.add_class::<count_table::PartedChunks>()?;
+    m.add_function(wrap_pyfunction!(count_table::held_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(count_table::split_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(plain_vocab, m)?)?;
