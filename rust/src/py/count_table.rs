@@ -93,16 +93,7 @@ impl CountTable {
         let table = classes.as_bytes();
         let specials: Vec<&[u8]> = specials.iter().map(|s| s.as_slice()).collect();
         let (inner, words) = (&mut self.inner, &mut superwords.inner);
-        // Both tables' slots advised to be backed by 2 MB pages: the stage-2 table of a thread grows to
-        // 2**21 slots (64 MB on 100 MB of text) read at random, a TLB miss nearly every chunk with 4 kB
-        // pages; advised, superword runs took 5-10% less time (100 MB, interleaved runs). The tables are
-        // at least a quarter full, so whole 2 MB pages cost no memory that 4 kB pages would not.
-        let count = || {
-            super::huge_pages::advised(|| {
-                inner.add_bytes_with_superwords(words, data, &specials, table, scan)
-            })
-        };
-        match without_gil(py, count)? {
+        match without_gil(py, || inner.add_bytes_with_superwords(words, data, &specials, table, scan))? {
             Ok(Some(found)) => Ok(found.into_pyobject(py)?.into_any().unbind()),
             Ok(None) => Ok(py.None()),
             Err(code_point) => Ok(code_point.into_pyobject(py)?.into_any().unbind()),

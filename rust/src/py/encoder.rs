@@ -244,9 +244,7 @@ impl Encoder {
     ) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
         let taken: Vec<_> = tables.into_iter().map(|mut t| std::mem::take(&mut t.inner)).collect();
         // The tables are encoded at the same time, one thread each; their ids are laid end to end here.
-        let parts = without_gil(py, move || {
-            super::huge_pages::advised_everywhere(|| self.inner.encode_tables_apart(taken))
-        })?;
+        let parts = without_gil(py, move || self.inner.encode_tables_apart(taken))?;
         flat_words(py, parts)
     }
 
@@ -262,9 +260,7 @@ impl Encoder {
         let Some(taken) = parted.inner.take() else {
             return Err(PyValueError::new_err("the chunks were already taken"));
         };
-        let parts = without_gil(py, move || {
-            super::huge_pages::advised_everywhere(|| self.inner.encode_parted(taken, threads))
-        })?;
+        let parts = without_gil(py, move || self.inner.encode_parted(taken, threads))?;
         flat_words(py, parts)
     }
 

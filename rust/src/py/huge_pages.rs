@@ -9,9 +9,7 @@
 //!
 //! Only the blocks allocated inside `advised` are advised (the merge kernel's, as `MergeKernel` builds its
 //! index and merges): advising every large block, the counting tables' too, cost 5 MB more peak RSS on 12 MB
-//! of English (whole 2 MB pages for half-used blocks) for no gain. Small blocks are never advised. A
-//! superword run also advises its counting tables (both stages' at once: the stage-2 tables are tens of MB
-//! read at random) and, through `advised_everywhere`, the blocks of stage 2's encoding and cut threads.
+//! of English (whole 2 MB pages for half-used blocks) for no gain. Small blocks are never advised.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -19,25 +17,6 @@ use std::cell::Cell;
 thread_local! {
     /// Whether this thread is in `advised`: only the merge loop's blocks are advised.
     static ADVISING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// How many `advised_everywhere` calls are running: while any is, every thread's large blocks are advised.
-static EVERYWHERE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Runs `f` with the large blocks of every thread advised, those of the threads `f` starts included (a
-/// superword run's stage 2 encodes and cuts its chunks on the counting threads' number of threads: their
-/// output buffers, the cut's sketches and piece tables, tens of MB read and written at random).
-pub fn advised_everywhere<T>(f: impl FnOnce() -> T) -> T {
-    use std::sync::atomic::Ordering::Relaxed;
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            EVERYWHERE.fetch_sub(1, Relaxed);
-        }
-    }
-    EVERYWHERE.fetch_add(1, Relaxed);
-    let _reset = Reset;
-    f()
 }
 
 /// Runs `f` with its large blocks advised (the merge loop's: see the module's docs).
@@ -67,11 +46,7 @@ pub struct HugePages;
 
 fn advise(ptr: *mut u8, size: usize) {
     // try_with: never a panic inside the allocator, even while the thread's locals are torn down.
-    if ptr.is_null()
-        || size < HUGE_MIN
-        || !(ADVISING.try_with(Cell::get).unwrap_or(false)
-            || EVERYWHERE.load(std::sync::atomic::Ordering::Relaxed) > 0)
-    {
+    if ptr.is_null() || size < HUGE_MIN || !ADVISING.try_with(Cell::get).unwrap_or(false) {
         return;
     }
     // The whole huge pages inside the block: madvise takes page-aligned ranges.

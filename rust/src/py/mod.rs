@@ -285,10 +285,8 @@ fn cut_rare_pairs<'py>(
     // is contiguous with item_count() items, and `ids` holds the export (the exporter, an array, refuses
     // to be resized meanwhile) until the end of this function. Read only.
     let flat: &[u32] = unsafe { std::slice::from_raw_parts(ids.buf_ptr() as *const u32, ids.item_count()) };
-    let cut = without_gil(py, || {
-        huge_pages::advised_everywhere(|| cut_words::cut_rare_pairs(flat, &lengths, &freqs, below, threads))
-    })?
-    .map_err(PyValueError::new_err)?;
+    let cut = without_gil(py, || cut_words::cut_rare_pairs(flat, &lengths, &freqs, below, threads))?
+        .map_err(PyValueError::new_err)?;
     drop(ids);
     let out = PyBytes::new_with(py, cut.ids.len() * 4, |buf| {
         for (chunk, id) in buf.chunks_exact_mut(4).zip(&cut.ids) {
