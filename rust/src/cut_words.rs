@@ -28,7 +28,7 @@ fn key(a: u32, b: u32) -> u64 {
     ((a as u64) << 32) | b as u64
 }
 
-/// Bounds of the number of counters of `cut_rare_pairs`' sketch (4 bytes each): 2**16 to 2**26.
+/// Bounds of the number of counters of `cut_rare_pairs`' sketch (1 to 4 bytes each: `Counter`): 2**16 to 2**26.
 const SKETCH_BITS: (u32, u32) = (16, 26);
 
 /// The counter of the pair `(a, b)` among `1 << bits` (a multiplicative hash of the two ids).
@@ -85,6 +85,60 @@ fn cut_with_sketch(
     bits: u32,
     threads: usize,
 ) -> Result<Words, String> {
+    // The narrowest counters that still tell every count below `below` from the others: the cut's
+    // threshold is a stage-1 merge's count (a few hundred on 100 MB of natural text), so one byte each
+    // most often, and the two threads' sketches (8 MB each at 100 MB, 32 MB in u32) stay in the L3
+    // cache, where most of the cut's time was misses on them (see `Counter`).
+    if below <= u8::MAX as i64 {
+        cut_with_counters::<u8>(ids, lengths, freqs, below, bits, threads)
+    } else if below <= u16::MAX as i64 {
+        cut_with_counters::<u16>(ids, lengths, freqs, below, bits, threads)
+    } else {
+        cut_with_counters::<u32>(ids, lengths, freqs, below, bits, threads)
+    }
+}
+
+/// A sketch's counter: an unsigned integer that saturates at `MAX`.
+///
+/// Why any width gives the same cut, for `below <= MAX`: the counts added are never negative, so a
+/// saturating counter holds `min(total, MAX)`; a counter at `MAX` is never rare (`MAX >= below`), and one
+/// below `MAX` holds its exact total, compared with `below` as a wider one would be.
+trait Counter: Copy + Default + Send + Sync + 'static {
+    const MAX: u32;
+    /// `self + f`, saturating at `MAX`.
+    fn plus(self, f: u32) -> Self;
+    fn get(self) -> u32;
+}
+
+macro_rules! counter_impl {
+    ($t:ty) => {
+        impl Counter for $t {
+            const MAX: u32 = <$t>::MAX as u32;
+            #[inline]
+            fn plus(self, f: u32) -> Self {
+                self.saturating_add(f.min(<Self as Counter>::MAX) as $t)
+            }
+            #[inline]
+            fn get(self) -> u32 {
+                self as u32
+            }
+        }
+    };
+}
+counter_impl!(u8);
+counter_impl!(u16);
+counter_impl!(u32);
+
+/// `cut_with_sketch` with counters of type `C` (see `Counter`: the same cut for any `C` whose `MAX` is at
+/// least `below`).
+fn cut_with_counters<C: Counter>(
+    ids: &[u32],
+    lengths: &[u32],
+    freqs: &[i64],
+    below: i64,
+    bits: u32,
+    threads: usize,
+) -> Result<Words, String> {
     if lengths.len() != freqs.len() {
         return Err("lengths and freqs differ in length".into());
     }
@@ -112,12 +166,12 @@ fn cut_with_sketch(
     let runs: Vec<(usize, usize, usize)> =
         bounds.windows(2).zip(&firsts).map(|(b, &first)| (b[0], b[1], first)).collect();
     let sketch = if runs.len() == 1 {
-        count_pairs(ids, lengths, freqs, runs[0], bits)
+        count_pairs::<C>(ids, lengths, freqs, runs[0], bits)
     } else {
         let mut sketches = std::thread::scope(|scope| {
             let running: Vec<_> = runs
                 .iter()
-                .map(|&run| scope.spawn(move || count_pairs(ids, lengths, freqs, run, bits)))
+                .map(|&run| scope.spawn(move || count_pairs::<C>(ids, lengths, freqs, run, bits)))
                 .collect();
             joined(running)
         })
@@ -125,7 +179,7 @@ fn cut_with_sketch(
         let mut sum = sketches.next().unwrap_or_default();
         for more in sketches {
             for (c, n) in sum.iter_mut().zip(more) {
-                *c = c.saturating_add(n);
+                *c = c.plus(n.get());
             }
         }
         sum
@@ -176,15 +230,15 @@ fn joined<T>(running: Vec<std::thread::ScopedJoinHandle<'_, T>>) -> Vec<T> {
 }
 
 /// The sketch of the pairs of words `run.0..run.1` (their first id at `run.2`).
-fn count_pairs(
+fn count_pairs<C: Counter>(
     ids: &[u32],
     lengths: &[u32],
     freqs: &[i64],
     run: (usize, usize, usize),
     bits: u32,
-) -> Vec<u32> {
+) -> Vec<C> {
     let (first, end, mut at) = run;
-    // Saturating: a counter at u32::MAX may stand for more, and is never taken as rare.
+    // Saturating: a counter at its MAX may stand for more, and is never taken as rare.
     // Written through once, not `vec![0; n]`: that block comes from the system unmapped, each page's
     // first touch (a read, `saturating_add`) maps the shared zero page and the write right after faults
     // again to copy it, which on two threads also sends the other CPU a TLB flush (a tenth of the cut's
@@ -192,7 +246,7 @@ fn count_pairs(
     #[allow(clippy::slow_vector_initialization)] // (on purpose: see above)
     let sketch = {
         let mut sketch = Vec::with_capacity(1 << bits);
-        sketch.resize(1 << bits, 0u32);
+        sketch.resize(1 << bits, C::default());
         sketch
     };
     let mut sketch = sketch;
@@ -207,7 +261,7 @@ fn count_pairs(
                 prefetch(&sketch[counter(ahead[0], ahead[1], bits)]);
             }
             let c = &mut sketch[counter(ids[p], ids[p + 1], bits)];
-            *c = c.saturating_add(f);
+            *c = c.plus(f);
         }
         at += len as usize;
     }
@@ -216,19 +270,19 @@ fn count_pairs(
 
 /// Words `run.0..run.1` (their first id at `run.2`) cut where `sketch` says a pair is rare: their pieces,
 /// equal ones added up, and the table of where each piece is in them.
-fn cut_run<'a>(
+fn cut_run<'a, C: Counter>(
     ids: &'a [u32],
     lengths: &[u32],
     freqs: &[i64],
     run: (usize, usize, usize),
-    sketch: &[u32],
+    sketch: &[C],
     below: i64,
     bits: u32,
 ) -> (Words, FxHashMap<Piece<'a>, usize>) {
     let (first, last, mut at) = run;
     let rare = |a: u32, b: u32| {
-        let n = sketch[counter(a, b, bits)];
-        n != u32::MAX && (n as i64) < below
+        let n = sketch[counter(a, b, bits)].get();
+        n != C::MAX && (n as i64) < below
     };
     let mut out = Words { ids: Vec::new(), lengths: Vec::new(), freqs: Vec::new() };
     let mut slot: FxHashMap<Piece, usize> = FxHashMap::default();
@@ -370,6 +424,32 @@ mod tests {
             }
         }
         assert!(cuts > 0);
+    }
+
+    #[test]
+    fn narrow_counters_cut_as_wide_ones() {
+        // Counts around each width's MAX (saturation all over), thresholds on either side of it: u8 and
+        // u16 counters, where cut_with_sketch picks them, give exactly the cut of u32 ones.
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15u64);
+        for round in 0..300 {
+            let words = 1 + next(40) as usize;
+            let lengths: Vec<u32> = (0..words).map(|_| next(10) as u32).collect();
+            let scale = [1, 60, 250, 20_000, 70_000, 1 << 40][next(6) as usize];
+            let freqs: Vec<i64> = (0..words).map(|_| 1 + next(scale) as i64).collect();
+            let ids: Vec<u32> = (0..lengths.iter().sum::<u32>()).map(|_| next(5) as u32).collect();
+            let below = [0, 1, 200, 255, 256, 60_000, 65_535, 65_536, 1 << 33][next(9) as usize];
+            for (bits, threads) in [(2, 1), (3, 2), (16, 1), (16, 3)] {
+                let narrow = cut_with_sketch(&ids, &lengths, &freqs, below, bits, threads).expect("valid");
+                let wide = cut_with_counters::<u32>(&ids, &lengths, &freqs, below, bits, threads);
+                let wide = wide.expect("valid");
+                let at = format!("round {round}, below {below}, bits {bits}");
+                assert_eq!(
+                    (narrow.ids, narrow.lengths, narrow.freqs),
+                    (wide.ids, wide.lengths, wide.freqs),
+                    "{at}"
+                );
+            }
+        }
     }
 
     #[test]
