@@ -959,6 +959,48 @@ def compact_tables(tables: Sequence[NativeCountTable]) -> None:
         _native.compact_tables([table._table for table in tables])
 
 
+class PartedChunks:
+    """Count tables' keys split into their distinct parts (``bpe_studio._native.PartedChunks``, see
+    rust/src/chunk_parts.rs), made by :func:`split_chunks`; :meth:`NativeEncoder.encode_tables` takes them
+    as it takes the tables, and encodes each distinct part once."""
+
+    __slots__ = ("_parted", "threads")
+
+    def __init__(self, parted: Any, threads: int) -> None:
+        self._parted = parted
+        #: How many tables were split (the counting threads'): how many threads encode them.
+        self.threads = threads
+
+    def tables(self) -> list[NativeCountTable]:
+        """The tables as they were split (each key whole again, with its count), which empties this."""
+        return [NativeCountTable(table) for table in self._parted.tables()]
+
+
+def held_pairs(words: NativeCountTable) -> bytes:
+    """Which adjacent byte pairs some key of ``words`` holds: one byte (0 or 1) per pair ``x * 256 + y``
+    (the places :func:`split_chunks` may cut at are the others)."""
+    assert _native is not None
+    held: bytes = _native.held_pairs(words._table)
+    return held
+
+
+def split_chunks(tables: Sequence[NativeCountTable], held: bytes) -> PartedChunks:
+    """The keys of ``tables`` (emptied), a superword run's stage-2 chunks, cut between any two bytes that
+    ``held`` (:func:`held_pairs` of its stage-1 pre-tokens) does not hold, where no stage-1 token can
+    span: as their distinct parts, so that each part is encoded once when stage 1's merges are known (the
+    GIL released: it runs while stage 1 merges; rust/src/chunk_parts.rs says why it is exact).
+
+    Example:
+        >>> a, b = count_table(), count_table()
+        >>> a is None or (a.add("gpt2", ["ab ab"]), b.add("superbpe", ["ab ab"])) == (None, None)
+        True
+        >>> a is None or split_chunks([b], held_pairs(a)).threads == 1
+        True
+    """
+    assert _native is not None
+    return PartedChunks(_native.split_chunks([t._table for t in tables], held), len(tables))
+
+
 def count_table() -> NativeCountTable | None:
     """An empty native count table, or None when the native kernel is off (:func:`backend`).
 
@@ -1025,11 +1067,19 @@ class NativeEncoder:
         found: tuple[bytes, list[int]] = self._encoder.encode_words(words)
         return found
 
-    def encode_tables(self, tables: Sequence[NativeCountTable]) -> tuple[bytes, list[int], list[int]]:
+    def encode_tables(
+        self, tables: Sequence[NativeCountTable] | PartedChunks
+    ) -> tuple[bytes, list[int], list[int]]:
         """:meth:`encode_words` over count tables' keys, one table after the other, which empties the
         tables (each one's memory given back once it is encoded): the ids (as there), each key's number of
         ids and each key's count, in the tables' order; no ``str`` per key. A key in two tables comes twice
-        (a merge loop counts it as one word of both counts)."""
+        (a merge loop counts it as one word of both counts). Tables split by :func:`split_chunks` give the
+        same, each distinct part encoded once."""
+        if isinstance(tables, PartedChunks):
+            parted: tuple[bytes, list[int], list[int]] = self._encoder.encode_parted(
+                tables._parted, tables.threads
+            )
+            return parted
         found: tuple[bytes, list[int], list[int]] = self._encoder.encode_tables([t._table for t in tables])
         return found
 

@@ -280,8 +280,9 @@ impl Table {
 
     /// `bump` with the key's head and hash already made (see `add`). The table is not flat: its callers
     /// thaw it first (not here, on counting's hottest path).
+    /// Returns the key's place in the order of first appearance.
     #[inline]
-    fn bump_hashed(&mut self, key: &[u8], head: [u8; INLINE], hash: usize, n: i64) {
+    fn bump_hashed(&mut self, key: &[u8], head: [u8; INLINE], hash: usize, n: i64) -> u32 {
         debug_assert!(self.flat.is_none());
         // Wrapping: a frame from elsewhere may declare any counts; never a panic for that.
         self.total = self.total.wrapping_add(n);
@@ -292,7 +293,7 @@ impl Table {
         if found {
             let slot = &mut self.slots[i];
             slot.count = slot.count.wrapping_add(n);
-            return;
+            return slot.order;
         }
         let order = self.len() as u32;
         if key.len() > INLINE {
@@ -302,6 +303,45 @@ impl Table {
         }
         self.slots[i] = Slot { head, len: key.len() as u32, order, count: n };
         self.positions.push(i as u32);
+        order
+    }
+
+    /// Adds `n` to the count of `key` (appended last if new).
+    pub fn add_key(&mut self, key: &[u8], n: i64) {
+        self.thaw();
+        self.bump(key, n);
+    }
+
+    /// Counts each key that `produce` hands its `emit` once, and hands `index` each one's place in the
+    /// order of first appearance, in the order they came: a table used to number distinct keys
+    /// (`chunk_parts`). Each key's slot is fetched ahead, as in `count_pieces`.
+    pub fn add_indexed<'k>(
+        &mut self,
+        produce: impl FnOnce(&mut dyn FnMut(&'k [u8])),
+        mut index: impl FnMut(u32),
+    ) {
+        const LAG: usize = 8;
+        self.thaw();
+        let mut ring: [(&'k [u8], [u8; INLINE], usize); LAG] = [(&[], [0; INLINE], 0); LAG];
+        let mut found = 0usize;
+        produce(&mut |key: &'k [u8]| {
+            let head = head_of(key);
+            let hash = hash_of(key, &head);
+            if !self.slots.is_empty() {
+                prefetch(&self.slots[hash & (self.slots.len() - 1)]);
+            }
+            let at = found % LAG;
+            if found >= LAG {
+                let (key, head, hash) = ring[at];
+                index(self.bump_hashed(key, head, hash, 1));
+            }
+            ring[at] = (key, head, hash);
+            found += 1;
+        });
+        for i in found.saturating_sub(LAG)..found {
+            let (key, head, hash) = ring[i % LAG];
+            index(self.bump_hashed(key, head, hash, 1));
+        }
     }
 
     /// Counts the pre-tokens of every text; Err with the first code point the class table does not

@@ -11,8 +11,6 @@
 //! pieces makes exactly the merges (and counts) of the loop over the whole words. A piece of one id holds
 //! no pair and is left out.
 
-use rustc_hash::FxHashMap;
-
 use crate::merge::prefetch;
 
 /// Words as flat ids: the ids one word after the other, each word's number of ids, each word's count.
@@ -28,7 +26,7 @@ fn key(a: u32, b: u32) -> u64 {
     ((a as u64) << 32) | b as u64
 }
 
-/// Bounds of the number of counters of `cut_rare_pairs`' sketch (4 bytes each): 2**16 to 2**26.
+/// Bounds of the number of counters of `cut_rare_pairs`' sketch (1 to 4 bytes each: `Counter`): 2**16 to 2**26.
 const SKETCH_BITS: (u32, u32) = (16, 26);
 
 /// The counter of the pair `(a, b)` among `1 << bits` (a multiplicative hash of the two ids).
@@ -85,6 +83,60 @@ fn cut_with_sketch(
     bits: u32,
     threads: usize,
 ) -> Result<Words, String> {
+    // The narrowest counters that still tell every count below `below` from the others: the cut's
+    // threshold is a stage-1 merge's count (a few hundred on 100 MB of natural text), so one byte each
+    // most often, and the two threads' sketches (8 MB each at 100 MB, 32 MB in u32) stay in the L3
+    // cache, where most of the cut's time was misses on them (see `Counter`).
+    if below <= u8::MAX as i64 {
+        cut_with_counters::<u8>(ids, lengths, freqs, below, bits, threads)
+    } else if below <= u16::MAX as i64 {
+        cut_with_counters::<u16>(ids, lengths, freqs, below, bits, threads)
+    } else {
+        cut_with_counters::<u32>(ids, lengths, freqs, below, bits, threads)
+    }
+}
+
+/// A sketch's counter: an unsigned integer that saturates at `MAX`.
+///
+/// Why any width gives the same cut, for `below <= MAX`: the counts added are never negative, so a
+/// saturating counter holds `min(total, MAX)`; a counter at `MAX` is never rare (`MAX >= below`), and one
+/// below `MAX` holds its exact total, compared with `below` as a wider one would be.
+trait Counter: Copy + Default + Send + Sync + 'static {
+    const MAX: u32;
+    /// `self + f`, saturating at `MAX`.
+    fn plus(self, f: u32) -> Self;
+    fn get(self) -> u32;
+}
+
+macro_rules! counter_impl {
+    ($t:ty) => {
+        impl Counter for $t {
+            const MAX: u32 = <$t>::MAX as u32;
+            #[inline]
+            fn plus(self, f: u32) -> Self {
+                self.saturating_add(f.min(<Self as Counter>::MAX) as $t)
+            }
+            #[inline]
+            fn get(self) -> u32 {
+                self as u32
+            }
+        }
+    };
+}
+counter_impl!(u8);
+counter_impl!(u16);
+counter_impl!(u32);
+
+/// `cut_with_sketch` with counters of type `C` (see `Counter`: the same cut for any `C` whose `MAX` is at
+/// least `below`).
+fn cut_with_counters<C: Counter>(
+    ids: &[u32],
+    lengths: &[u32],
+    freqs: &[i64],
+    below: i64,
+    bits: u32,
+    threads: usize,
+) -> Result<Words, String> {
     if lengths.len() != freqs.len() {
         return Err("lengths and freqs differ in length".into());
     }
@@ -112,12 +164,12 @@ fn cut_with_sketch(
     let runs: Vec<(usize, usize, usize)> =
         bounds.windows(2).zip(&firsts).map(|(b, &first)| (b[0], b[1], first)).collect();
     let sketch = if runs.len() == 1 {
-        count_pairs(ids, lengths, freqs, runs[0], bits)
+        count_pairs::<C>(ids, lengths, freqs, runs[0], bits)
     } else {
         let mut sketches = std::thread::scope(|scope| {
             let running: Vec<_> = runs
                 .iter()
-                .map(|&run| scope.spawn(move || count_pairs(ids, lengths, freqs, run, bits)))
+                .map(|&run| scope.spawn(move || count_pairs::<C>(ids, lengths, freqs, run, bits)))
                 .collect();
             joined(running)
         })
@@ -125,7 +177,7 @@ fn cut_with_sketch(
         let mut sum = sketches.next().unwrap_or_default();
         for more in sketches {
             for (c, n) in sum.iter_mut().zip(more) {
-                *c = c.saturating_add(n);
+                *c = c.plus(n.get());
             }
         }
         sum
@@ -143,25 +195,14 @@ fn cut_with_sketch(
         })
     }
     .into_iter();
-    let (mut out, mut slot) = parts.next().unwrap_or_default();
+    let (mut out, mut slot) = parts.next().unwrap_or_else(|| (Words::default(), Pieces::new(0)));
     let later: Vec<Words> = parts.map(|(more, _)| more).collect();
     for more in &later {
         let mut at = 0usize;
         for (&len, &f) in more.lengths.iter().zip(&more.freqs) {
             let piece = &more.ids[at..at + len as usize];
             at += len as usize;
-            match slot.entry(Piece(piece)) {
-                std::collections::hash_map::Entry::Occupied(i) => {
-                    let i = *i.get();
-                    out.freqs[i] = out.freqs[i].saturating_add(f);
-                }
-                std::collections::hash_map::Entry::Vacant(place) => {
-                    place.insert(out.freqs.len());
-                    out.ids.extend_from_slice(piece);
-                    out.lengths.push(len);
-                    out.freqs.push(f);
-                }
-            }
+            slot.add(&mut out, piece, hash(piece), f);
         }
     }
     drop(slot);
@@ -176,16 +217,26 @@ fn joined<T>(running: Vec<std::thread::ScopedJoinHandle<'_, T>>) -> Vec<T> {
 }
 
 /// The sketch of the pairs of words `run.0..run.1` (their first id at `run.2`).
-fn count_pairs(
+fn count_pairs<C: Counter>(
     ids: &[u32],
     lengths: &[u32],
     freqs: &[i64],
     run: (usize, usize, usize),
     bits: u32,
-) -> Vec<u32> {
+) -> Vec<C> {
     let (first, end, mut at) = run;
-    // Saturating: a counter at u32::MAX may stand for more, and is never taken as rare.
-    let mut sketch = vec![0u32; 1 << bits];
+    // Saturating: a counter at its MAX may stand for more, and is never taken as rare.
+    // Written through once, not `vec![0; n]`: that block comes from the system unmapped, each page's
+    // first touch (a read, `saturating_add`) maps the shared zero page and the write right after faults
+    // again to copy it, which on two threads also sends the other CPU a TLB flush (a tenth of the cut's
+    // time in a profile at 100 MB).
+    #[allow(clippy::slow_vector_initialization)] // (on purpose: see above)
+    let sketch = {
+        let mut sketch = Vec::with_capacity(1 << bits);
+        sketch.resize(1 << bits, C::default());
+        sketch
+    };
+    let mut sketch = sketch;
     for (&len, &f) in lengths[first..end].iter().zip(&freqs[first..end]) {
         // A count that does not fit a counter fills it; a negative one (never from counting) adds nothing,
         // so the counter still bounds the pair's count from above.
@@ -197,7 +248,7 @@ fn count_pairs(
                 prefetch(&sketch[counter(ahead[0], ahead[1], bits)]);
             }
             let c = &mut sketch[counter(ids[p], ids[p + 1], bits)];
-            *c = c.saturating_add(f);
+            *c = c.plus(f);
         }
         at += len as usize;
     }
@@ -206,23 +257,42 @@ fn count_pairs(
 
 /// Words `run.0..run.1` (their first id at `run.2`) cut where `sketch` says a pair is rare: their pieces,
 /// equal ones added up, and the table of where each piece is in them.
-fn cut_run<'a>(
-    ids: &'a [u32],
+fn cut_run<C: Counter>(
+    ids: &[u32],
     lengths: &[u32],
     freqs: &[i64],
     run: (usize, usize, usize),
-    sketch: &[u32],
+    sketch: &[C],
     below: i64,
     bits: u32,
-) -> (Words, FxHashMap<Piece<'a>, usize>) {
+) -> (Words, Pieces) {
     let (first, last, mut at) = run;
     let rare = |a: u32, b: u32| {
-        let n = sketch[counter(a, b, bits)];
-        n != u32::MAX && (n as i64) < below
+        let n = sketch[counter(a, b, bits)].get();
+        n != C::MAX && (n as i64) < below
     };
     let mut out = Words { ids: Vec::new(), lengths: Vec::new(), freqs: Vec::new() };
-    let mut slot: FxHashMap<Piece, usize> = FxHashMap::default();
-    slot.reserve((last - first) / 2); // about as many distinct pieces as words on natural text
+    // About as many distinct pieces as words on natural text.
+    let mut slot = Pieces::new((last - first) / 2);
+    // The pieces wait a few places in `queue` before they are added, their slots fetched meanwhile:
+    // several cache misses under way at once instead of one per piece (the table was most of the cut's
+    // time). They are added in the order they came: the pieces come out in order of first appearance.
+    let mut queue = [(0usize, 0usize, 0i64, 0u64); QUEUE];
+    let mut queued = 0usize; // pieces queued so far; piece k waits in queue[k % QUEUE]
+    let mut emit = |start: usize, end: usize, f: i64, out: &mut Words, slot: &mut Pieces| {
+        if end - start < 2 {
+            return; // a piece of one id holds no pair
+        }
+        let h = hash(&ids[start..end]);
+        slot.prefetch(h);
+        let place = &mut queue[queued % QUEUE];
+        if queued >= QUEUE {
+            let (s, e, f, h) = *place;
+            slot.add(out, &ids[s..e], h, f);
+        }
+        *place = (start, end, f, h);
+        queued += 1;
+    };
     for (&len, &f) in lengths[first..last].iter().zip(&freqs[first..last]) {
         let end = at + len as usize;
         let mut start = at;
@@ -231,56 +301,109 @@ fn cut_run<'a>(
                 prefetch(&sketch[counter(ahead[0], ahead[1], bits)]);
             }
             if rare(ids[p - 1], ids[p]) {
-                emit(&ids[start..p], f, &mut out, &mut slot);
+                emit(start, p, f, &mut out, &mut slot);
                 start = p;
             }
         }
-        emit(&ids[start..end], f, &mut out, &mut slot);
+        emit(start, end, f, &mut out, &mut slot);
         at = end;
+    }
+    for k in queued.saturating_sub(QUEUE)..queued {
+        let (s, e, f, h) = queue[k % QUEUE];
+        slot.add(&mut out, &ids[s..e], h, f);
     }
     (out, slot)
 }
 
+/// How many pieces wait for their slot to be fetched (`cut_run`).
+const QUEUE: usize = 8;
+
 /// How many positions ahead the sketch's counters are fetched.
 const AHEAD: usize = 16;
 
-/// A piece as a key: hashed as its ids, compared id by id (pieces are a few ids long: a call to memcmp
-/// for each was a sixth of the cut's time).
-#[derive(Clone, Copy)]
-struct Piece<'a>(&'a [u32]);
-
-impl std::hash::Hash for Piece<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_usize(self.0.len());
-        for &id in self.0 {
-            state.write_u32(id);
-        }
+/// The hash of a piece: of its ids, one multiply each (as FxHash), then mixed so that its low bits
+/// (a slot) and its high ones (the tag a slot keeps) are both good.
+#[inline]
+fn hash(piece: &[u32]) -> u64 {
+    let mut h = piece.len() as u64;
+    for &id in piece {
+        h = (h.rotate_left(5) ^ id as u64).wrapping_mul(0x517C_C1B7_2722_0A95);
     }
+    h ^= h >> 29;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^ (h >> 32)
 }
 
-impl PartialEq for Piece<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len() && self.0.iter().zip(other.0).all(|(a, b)| a == b)
-    }
+/// Bits of a slot that hold its piece's index + 1 (the others hold a tag of its hash).
+const INDEX_BITS: u32 = 40;
+
+/// The distinct pieces of a `Words`, each found by its ids (a table of open addressing, linear probing):
+/// a slot holds the top bits of its piece's hash (a tag) and the piece's index + 1 (0: empty), so that a
+/// probe reads one slot and compares ids only on an equal tag, and a slot can be fetched ahead
+/// (`prefetch`) from the hash alone; where each piece's ids start in the `Words`' ids beside.
+struct Pieces {
+    slots: Vec<u64>,
+    starts: Vec<usize>,
 }
 
-impl Eq for Piece<'_> {}
-
-/// Adds one piece to `out` (its count to an equal piece's, if any); a piece of one id holds no pair.
-fn emit<'a>(piece: &'a [u32], f: i64, out: &mut Words, slot: &mut FxHashMap<Piece<'a>, usize>) {
-    if piece.len() < 2 {
-        return;
+impl Pieces {
+    /// A table for about `n` pieces before it grows.
+    fn new(n: usize) -> Self {
+        Pieces { slots: vec![0; (2 * n).next_power_of_two().max(16)], starts: Vec::with_capacity(n) }
     }
-    match slot.entry(Piece(piece)) {
-        std::collections::hash_map::Entry::Occupied(i) => {
-            let i = *i.get();
-            out.freqs[i] = out.freqs[i].saturating_add(f);
+
+    #[inline]
+    fn prefetch(&self, h: u64) {
+        prefetch(&self.slots[h as usize & (self.slots.len() - 1)]);
+    }
+
+    /// Adds `piece` (of hash `h`) counted `f` times: to an equal piece of `out`, or appended to `out`.
+    #[inline]
+    fn add(&mut self, out: &mut Words, piece: &[u32], h: u64, f: i64) {
+        let mask = self.slots.len() - 1;
+        let tag = h >> INDEX_BITS;
+        let mut at = h as usize & mask;
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                break;
+            }
+            if slot >> INDEX_BITS == tag {
+                let i = (slot & ((1 << INDEX_BITS) - 1)) as usize - 1;
+                let start = self.starts[i];
+                let len = out.lengths[i] as usize;
+                // Id by id: pieces are a few ids long, and memcmp for each was a fifth of the cut's time.
+                let same = |(a, b): (&u32, &u32)| a == b;
+                if len == piece.len() && out.ids[start..start + len].iter().zip(piece).all(same) {
+                    out.freqs[i] = out.freqs[i].saturating_add(f);
+                    return;
+                }
+            }
+            at = (at + 1) & mask;
         }
-        std::collections::hash_map::Entry::Vacant(place) => {
-            place.insert(out.freqs.len());
-            out.ids.extend_from_slice(piece);
-            out.lengths.push(piece.len() as u32);
-            out.freqs.push(f);
+        let i = out.freqs.len();
+        // (Under 2**40 pieces: each holds two ids or more, and there are fewer than 2**41 ids.)
+        self.slots[at] = tag << INDEX_BITS | (i as u64 + 1);
+        self.starts.push(out.ids.len());
+        out.ids.extend_from_slice(piece);
+        out.lengths.push(piece.len() as u32);
+        out.freqs.push(f);
+        if 2 * (i + 1) > self.slots.len() {
+            self.grow(out);
+        }
+    }
+
+    /// Twice the slots, each piece put back by its hash (its ids read in order, once).
+    fn grow(&mut self, out: &Words) {
+        self.slots = vec![0; 2 * self.slots.len()];
+        let mask = self.slots.len() - 1;
+        for (i, (&start, &len)) in self.starts.iter().zip(&out.lengths).enumerate() {
+            let h = hash(&out.ids[start..start + len as usize]);
+            let mut at = h as usize & mask;
+            while self.slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = (h >> INDEX_BITS) << INDEX_BITS | (i as u64 + 1);
         }
     }
 }
@@ -288,6 +411,7 @@ fn emit<'a>(piece: &'a [u32], f: i64, out: &mut Words, slot: &mut FxHashMap<Piec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustc_hash::FxHashMap;
 
     #[test]
     fn words_are_cut_at_rare_pairs_and_equal_pieces_add_up() {
@@ -360,6 +484,64 @@ mod tests {
             }
         }
         assert!(cuts > 0);
+    }
+
+    #[test]
+    fn narrow_counters_cut_as_wide_ones() {
+        // Counts around each width's MAX (saturation all over), thresholds on either side of it: u8 and
+        // u16 counters, where cut_with_sketch picks them, give exactly the cut of u32 ones.
+        let mut next = crate::testing::xorshift(0x9E37_79B9_7F4A_7C15u64);
+        for round in 0..300 {
+            let words = 1 + next(40) as usize;
+            let lengths: Vec<u32> = (0..words).map(|_| next(10) as u32).collect();
+            let scale = [1, 60, 250, 20_000, 70_000, 1 << 40][next(6) as usize];
+            let freqs: Vec<i64> = (0..words).map(|_| 1 + next(scale) as i64).collect();
+            let ids: Vec<u32> = (0..lengths.iter().sum::<u32>()).map(|_| next(5) as u32).collect();
+            let below = [0, 1, 200, 255, 256, 60_000, 65_535, 65_536, 1 << 33][next(9) as usize];
+            for (bits, threads) in [(2, 1), (3, 2), (16, 1), (16, 3)] {
+                let narrow = cut_with_sketch(&ids, &lengths, &freqs, below, bits, threads).expect("valid");
+                let wide = cut_with_counters::<u32>(&ids, &lengths, &freqs, below, bits, threads);
+                let wide = wide.expect("valid");
+                let at = format!("round {round}, below {below}, bits {bits}");
+                assert_eq!(
+                    (narrow.ids, narrow.lengths, narrow.freqs),
+                    (wide.ids, wide.lengths, wide.freqs),
+                    "{at}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn uncut_words_come_out_distinct_in_order_of_first_appearance_as_the_table_grows() {
+        // Nothing rare (below 0): the pieces are the words of two ids or more, equal ones added up; many
+        // distinct ones, so that each thread's table grows several times, and few ids, so that many repeat.
+        let mut next = crate::testing::xorshift(0x1234_5678_9ABC_DEF1u64);
+        for (words, ids_of) in [(5_000, 40), (20_000, 3), (3, 2)] {
+            let lengths: Vec<u32> = (0..words).map(|_| next(6) as u32).collect();
+            let freqs: Vec<i64> = (0..words).map(|_| 1 + next(9) as i64).collect();
+            let ids: Vec<u32> = (0..lengths.iter().sum::<u32>()).map(|_| next(ids_of) as u32).collect();
+            let mut order: Vec<&[u32]> = Vec::new();
+            let mut count: FxHashMap<&[u32], i64> = FxHashMap::default();
+            let mut at = 0;
+            for (&len, &f) in lengths.iter().zip(&freqs) {
+                let word = &ids[at..at + len as usize];
+                at += len as usize;
+                if word.len() >= 2 {
+                    let n = count.entry(word).or_insert(0);
+                    if *n == 0 {
+                        order.push(word);
+                    }
+                    *n += f;
+                }
+            }
+            for threads in [1, 3] {
+                let cut = cut_with_sketch(&ids, &lengths, &freqs, 0, 4, threads).expect("valid");
+                assert_eq!(cut.ids, order.concat());
+                assert_eq!(cut.lengths, order.iter().map(|w| w.len() as u32).collect::<Vec<_>>());
+                assert_eq!(cut.freqs, order.iter().map(|w| count[w]).collect::<Vec<_>>());
+            }
+        }
     }
 
     #[test]

@@ -151,6 +151,119 @@ impl Encoder {
     }
 }
 
+impl Encoder {
+    /// `encode_tables_apart` of the tables that `parted` holds split (src/chunk_parts.rs): the same
+    /// words, ids and counts, in parts laid end to end. Each distinct part is encoded once (cut where no
+    /// token spans, as `encode_words` cuts), shared among `threads` threads, then each table's keys get
+    /// their parts' ids one after the other, the keys shared among the threads. When some token holds a
+    /// pair of bytes that the split cut between (tokens other than stage 1's), the tables are put back
+    /// whole and encoded as `encode_tables_apart` does.
+    pub fn encode_parted(&self, parted: crate::chunk_parts::Parted, threads: usize) -> Vec<FlatWords> {
+        let joinable = self.joinable();
+        if joinable.iter().zip(&parted.held).any(|(&joins, &held)| joins && !held) {
+            let threads = threads.max(1);
+            // (`encode_tables_apart` shares each table among as many threads as there are tables.)
+            let mut tables = parted.into_tables();
+            tables.resize_with(tables.len().max(threads), Default::default);
+            return self.encode_tables_apart(tables);
+        }
+        let threads = threads.max(1);
+        let crate::chunk_parts::Parted { parts, tables, .. } = parted;
+        // Each distinct part's ids: part i's are ids[starts[i]..starts[i + 1]].
+        let n = parts.len();
+        let range = |i: usize, n: usize| (n * i / threads, n * (i + 1) / threads);
+        let encoded: Vec<(Vec<u32>, Vec<u32>)> = shared(threads, |i| {
+            let (start, end) = range(i, n);
+            let (mut ids, mut lengths) = (Vec::new(), Vec::with_capacity(end - start));
+            // No cache: each part comes once, and is most often one piece.
+            let joinable = &joinable;
+            for (part, _) in parts.iter_range(start, end) {
+                let before = ids.len();
+                let mut from = 0;
+                for i in 1..part.len() {
+                    if !joinable[(part[i - 1] as usize) << 8 | part[i] as usize] {
+                        self.encode_piece(&part[from..i], &mut ids);
+                        from = i;
+                    }
+                }
+                if from < part.len() {
+                    self.encode_piece(&part[from..], &mut ids);
+                }
+                lengths.push((ids.len() - before) as u32);
+            }
+            (ids, lengths)
+        });
+        drop(parts);
+        let mut ids = Vec::with_capacity(encoded.iter().map(|(ids, _)| ids.len()).sum());
+        let mut starts = Vec::with_capacity(n + 1);
+        starts.push(0u32);
+        for (part_ids, lengths) in encoded {
+            ids.extend_from_slice(&part_ids);
+            for len in lengths {
+                starts.push(starts[starts.len() - 1] + len);
+            }
+        }
+        let (ids, starts) = (&ids, &starts);
+        let mut out = Vec::with_capacity(tables.len() * threads);
+        for table in tables {
+            let keys = table.lengths.len();
+            // Where each thread's first key's parts start (and, last, where the parts end).
+            let mut firsts = Vec::with_capacity(threads + 1);
+            let (mut at, mut k) = (0usize, 0usize);
+            for t in 0..=threads {
+                let until = if t == threads { keys } else { range(t, keys).0 };
+                at += table.lengths[k..until].iter().map(|&n| n as usize).sum::<usize>();
+                k = until;
+                firsts.push(at);
+            }
+            let table = &table;
+            let firsts = &firsts;
+            out.extend(shared(threads, |i| {
+                let (start, end) = range(i, keys);
+                let mut at = firsts[i];
+                let mut words = Vec::with_capacity(firsts[i + 1] - at);
+                let mut lengths = Vec::with_capacity(end - start);
+                for &len in &table.lengths[start..end] {
+                    let before = words.len();
+                    for &p in &table.parts[at..at + len as usize] {
+                        words.extend_from_slice(
+                            &ids[starts[p as usize] as usize..starts[p as usize + 1] as usize],
+                        );
+                    }
+                    at += len as usize;
+                    lengths.push((words.len() - before) as u32);
+                }
+                (words, lengths, table.counts[start..end].to_vec())
+            }));
+        }
+        out
+    }
+}
+
+impl Encoder {
+    /// Appends the ids of `piece` (BPE by rank), as `Cache::encode` gives them but with no cache.
+    #[inline]
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
+        match self.tables.whole_rank(piece) {
+            Some(id) => out.push(id),
+            None => self.tables.bpe(piece, out),
+        }
+    }
+}
+
+/// `work(0..threads)`, each on a thread of its own (the calling thread for one), the answers in order; a
+/// panic in a thread is passed on as it is (the bindings turn it into a Python exception).
+fn shared<T: Send>(threads: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    if threads <= 1 {
+        return vec![work(0)];
+    }
+    let work = &work;
+    std::thread::scope(|scope| {
+        let running: Vec<_> = (0..threads).map(|i| scope.spawn(move || work(i))).collect();
+        running.into_iter().map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::{ab_word, naive};
@@ -261,6 +374,56 @@ mod tests {
         assert_eq!(alone.1, parts.iter().flat_map(|p| p.1.clone()).collect::<Vec<_>>());
         assert_eq!(alone.2, parts.iter().flat_map(|p| p.2.clone()).collect::<Vec<_>>());
         assert_eq!(e.encode_tables(tables(&texts)), alone);
+    }
+
+    #[test]
+    fn tables_split_into_parts_first_give_the_same_words() {
+        // Chunks of random text, the parts held where the "stage-1 words" (the same text under gpt2) hold
+        // their bytes side by side; an encoder of stage-1-like merges (the fast path) and one whose token
+        // "b " no word holds (the tables put back whole), on 1 to 3 threads: the very same words.
+        let classes = crate::testing::classes();
+        let gpt2 = crate::pretok::scanner("gpt2").expect("gpt2");
+        let superbpe = crate::pretok::scanner("superbpe").expect("superbpe");
+        let mut next = crate::testing::xorshift(0x5851_F42D_4C95_7F2Du64);
+        let stage1 = encoder(&[("a", "b"), (" ", "a"), (" a", "b"), ("x", "x"), (" ", "xx")], None);
+        let other = encoder(&[("a", "b"), ("b", " "), (" ", "a")], None);
+        for round in 0..50 {
+            let texts: Vec<String> = (0..1 + next(4))
+                .map(|_| {
+                    (0..next(200))
+                        .map(|_| ["a", "b", " ", "x", "\n", "ab", " ab"][next(7) as usize])
+                        .collect()
+                })
+                .collect();
+            let counted = |scan| -> Vec<crate::count::Table> {
+                texts
+                    .iter()
+                    .map(|t| {
+                        let mut table = crate::count::Table::default();
+                        assert!(table.add(&[t.as_str()], classes, scan).is_ok());
+                        table
+                    })
+                    .collect()
+            };
+            let mut words = crate::count::Table::default();
+            for t in counted(gpt2) {
+                words.merge(&t);
+            }
+            let held = crate::chunk_parts::held_pairs(&words);
+            for e in [&stage1, &other] {
+                let want = e.encode_tables(counted(superbpe));
+                for threads in 1..=3 {
+                    let parts =
+                        e.encode_parted(crate::chunk_parts::split(counted(superbpe), held.clone()), threads);
+                    let got = (
+                        parts.iter().flat_map(|p| p.0.clone()).collect::<Vec<_>>(),
+                        parts.iter().flat_map(|p| p.1.clone()).collect::<Vec<_>>(),
+                        parts.iter().flat_map(|p| p.2.clone()).collect::<Vec<_>>(),
+                    );
+                    assert_eq!(got, want, "round {round}, {threads} threads");
+                }
+            }
+        }
     }
 
     #[test]

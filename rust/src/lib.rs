@@ -5,7 +5,8 @@
 //! The crate is two layers, as tiktoken's is:
 //!
 //! * the core, plain Rust with no Python in it, each module with its unit tests (`cargo test`):
-//!   [`merge`] (the training merge loop) with [`merge_heap`] (its priority queue) and [`pair_table`] (its pair counts), [`count`] (the table of pre-token counts), [`encode`] (the BPE
+//!   [`merge`] (the training merge loop) with [`merge_heap`] (its priority queue) and [`pair_table`] (its pair counts), [`count`] (the table of pre-token counts), [`chunk_parts`] (a superword run's
+//!   stage-2 chunks split into their distinct parts before stage 1's merges are known), [`encode`] (the BPE
 //!   of an encoder's rank table and the safe cut of long texts), [`pretok`] with [`pretok_cl100k`] and
 //!   [`pretok_o200k`] (the presets' scanners, and with other parameters those of Llama 3, Qwen and Mistral
 //!   Nemo's patterns), [`pretok_superbpe`] (the superword split), [`rankfile`] (reading tiktoken rank files),
@@ -16,6 +17,7 @@
 //!   on: they convert arguments, release the GIL and turn errors into Python exceptions, nothing more.
 
 pub mod bytelevel;
+pub mod chunk_parts;
 pub mod count;
 pub mod cut_words;
 pub mod encode;

@@ -65,11 +65,14 @@ class CountOutcome:
     #: threads' native tables of ``SUPERWORD_PATTERN``'s pieces, as ``keep_table`` keeps them; None when
     #: not asked for, or when a text could not be counted that way (stage 2 then counts the corpus again).
     superwords: CountOutcome | None = None
+    #: A superword run's stage-2 tables split into their distinct parts while stage 1 merged (``tables``
+    #: is then empty; ``tables_unique`` still counts their keys): see ``native.split_chunks``.
+    parted: native.PartedChunks | None = None
 
     @property
     def unique(self) -> int:
         """The number of unique pre-tokens."""
-        return self.tables_unique if self.tables else len(self.counts)
+        return self.tables_unique if self.tables or self.parted is not None else len(self.counts)
 
 
 def _open_local(path: str) -> BinaryIO:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..config import TrainConfig
-from ..native import EncodedWords, IdBuffer
+from ..native import EncodedWords, IdBuffer, PartedChunks
 from ..pretokenize.patterns import SUPERBPE_SPLIT, SUPERWORD_PATTERN, resolve_pattern, superword_pattern
 from .learn import join_pair
 
@@ -266,11 +266,12 @@ class ExtendBase:
             freqs.extend(n for _, n in batch)
         return EncodedWords(self._loop_ids(ids), lengths, freqs)
 
-    def encode_native_tables(self, tables: Sequence[Any]) -> EncodedWords | None:
+    def encode_native_tables(self, tables: Sequence[Any] | PartedChunks) -> EncodedWords | None:
         """The keys of native count tables (``NativeCountTable``, emptied), one table after the other, as
         flat loop ids with their counts, with no ``str`` per key (a key in two tables is two words, which
         a merge loop counts as one); None when there is no ``encode_tables`` or the words need encoding
-        merge after merge (then decode the tables and :meth:`encode_words`)."""
+        merge after merge (then decode the tables and :meth:`encode_words`). Tables split into their parts
+        (``native.split_chunks``) give the same words."""
         if self.encode_tables is None or self.sequential:
             return None
         raw, lengths, freqs = self.encode_tables(tables)

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import gc
 import os
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
@@ -537,10 +538,18 @@ def _merge_phase(
             # loop, as flat ids, not a str per word.
             table = counts.outcome.counts
             kept = counts.outcome.tables  # a superword run's stage 2: the native count tables, no dict
+            parted = counts.outcome.parted  # or those tables split into parts while stage 1 merged
             counts.outcome = None
             encoded = None
             # The cut shares its work among as many threads as counted the chunks (see _worker_count).
-            threads = max(1, len(kept or ()))
+            threads = max(1, len(kept or ()), parted.threads if parted is not None else 0)
+            if parted is not None:
+                encoded = base.encode_native_tables(parted)
+                if encoded is None:  # (stage 1 remade a token: the chunks are encoded merge by merge)
+                    kept = tuple(parted.tables())
+                else:
+                    native.release_free_memory()  # (as below)
+                del parted
             if kept:
                 encoded = base.encode_native_tables(kept)
                 # The tables were freed in the counting threads' heaps (arenas), which this thread does not
@@ -785,6 +794,31 @@ def _stage1_base(stage1: _Merged) -> ExtendBase:
     )
 
 
+class _Splitting:
+    """``native.split_chunks`` on a thread of its own (the GIL released while it splits), started at once."""
+
+    def __init__(self, tables: Sequence[native.NativeCountTable], held: bytes) -> None:
+        self._parted: native.PartedChunks | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._split, args=(tables, held), name="bpe-split-chunks")
+        self._thread.start()
+
+    def _split(self, tables: Sequence[native.NativeCountTable], held: bytes) -> None:
+        try:
+            self._parted = native.split_chunks(tables, held)
+        except BaseException as error:  # passed on to the thread that joins
+            self._error = error
+
+    def join(self) -> native.PartedChunks:
+        """The split chunks, once the thread has ended (its work is linear in the chunks' bytes, with no
+        wait on anything outside this process); its error raised here."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._parted is not None
+        return self._parted
+
+
 def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, None, Finished]:
     """Stage 1: ordinary BPE to ``superword_transition``; stage 2: the corpus's chunks under
     :data:`~.extend.SUPERWORD_PATTERN`, each encoded with the stage-1 merges, merged on to ``vocab_size``.
@@ -814,7 +848,22 @@ def _superword_run(run: _Run, count: CountStep | None) -> Generator[TrainEvent, 
         counts.outcome = dataclasses.replace(counts.outcome, superwords=None)
     stats = _corpus_stats(counts)
     total = config.vocab_size - 256 - specials
-    stage1 = yield from _merge_phase(run, counts, wanted=transition - 256 - specials, total=total)
+    # Stage 1's merge loop runs on one thread: meanwhile another splits stage 2's chunks into their
+    # distinct parts, each encoded once when stage 1's merges are known (native.split_chunks).
+    splitting = None
+    if (
+        counted2 is not None
+        and counted2.tables
+        and counts.outcome is not None
+        and len(counts.outcome.tables) == 1
+    ):
+        splitting = _Splitting(counted2.tables, native.held_pairs(counts.outcome.tables[0]))
+    try:
+        stage1 = yield from _merge_phase(run, counts, wanted=transition - 256 - specials, total=total)
+    finally:
+        parted = splitting.join() if splitting is not None else None
+    if counted2 is not None and parted is not None:
+        counted2 = dataclasses.replace(counted2, tables=(), parted=parted)
     total_bytes, files = counts.total_bytes, counts.files
     del counts
     if stage1.stop_reason is StopReason.CANCELLED or run.cancelled():

@@ -166,3 +166,69 @@ pub fn compact_tables(py: Python<'_>, mut tables: Vec<PyRefMut<'_, CountTable>>)
     let mut inners: Vec<&mut Table> = tables.iter_mut().map(|t| &mut t.inner).collect();
     without_gil(py, move || inners.iter_mut().for_each(|table| table.compact()))
 }
+
+/// Which adjacent byte pairs some key of `table` holds, one byte (0 or 1) per pair `x * 256 + y` (see
+/// src/chunk_parts.rs): a superword run's stage-1 pre-tokens, the places its stage-2 chunks may be cut at
+/// before stage 1 merges.
+#[pyfunction]
+pub fn held_pairs<'py>(py: Python<'py>, table: PyRef<'py, CountTable>) -> PyResult<Bound<'py, PyBytes>> {
+    let inner = &table.inner;
+    let held = without_gil(py, || crate::chunk_parts::held_pairs(inner))?;
+    PyBytes::new_with(py, held.len(), |buf| {
+        for (b, &h) in buf.iter_mut().zip(&held) {
+            *b = u8::from(h);
+        }
+        Ok(())
+    })
+}
+
+/// Count tables' keys split into their distinct parts (src/chunk_parts.rs), made by `split_chunks` and
+/// encoded by `Encoder.encode_parted`, which takes them.
+#[pyclass(module = "bpe_studio._native")]
+pub struct PartedChunks {
+    pub(crate) inner: Option<crate::chunk_parts::Parted>,
+}
+
+#[pymethods]
+impl PartedChunks {
+    /// An empty one (as once taken); `split_chunks` makes the others.
+    #[new]
+    fn new() -> Self {
+        PartedChunks { inner: None }
+    }
+
+    /// The tables as they were split (each key whole again, with its count), which empties this.
+    fn tables(&mut self, py: Python<'_>) -> PyResult<Vec<CountTable>> {
+        let Some(parted) = self.inner.take() else {
+            return Err(PyValueError::new_err("the chunks were already taken"));
+        };
+        let tables = without_gil(py, move || parted.into_tables())?;
+        Ok(tables.into_iter().map(|inner| CountTable { inner }).collect())
+    }
+
+    /// The number of distinct parts (0 once taken).
+    fn parts(&self) -> usize {
+        self.inner.as_ref().map_or(0, |p| p.parts.len())
+    }
+}
+
+/// The keys of `tables` (emptied) cut between any two bytes whose pair `held` (`held_pairs`) does not hold,
+/// as distinct parts, with the GIL released: a superword run's stage-2 chunks, split while stage 1 merges.
+#[pyfunction]
+pub fn split_chunks(
+    py: Python<'_>,
+    tables: Vec<PyRefMut<'_, CountTable>>,
+    held: &Bound<'_, PyBytes>,
+) -> PyResult<PartedChunks> {
+    let held: Vec<bool> = held.as_bytes().iter().map(|&b| b != 0).collect();
+    if held.len() != crate::chunk_parts::PAIRS {
+        return Err(PyValueError::new_err(format!(
+            "held: need {} bytes, one per pair of bytes, not {}",
+            crate::chunk_parts::PAIRS,
+            held.len()
+        )));
+    }
+    let taken: Vec<Table> = tables.into_iter().map(|mut t| std::mem::take(&mut t.inner)).collect();
+    let parted = without_gil(py, move || crate::chunk_parts::split(taken, held))?;
+    Ok(PartedChunks { inner: Some(parted) })
+}

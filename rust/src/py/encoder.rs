@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyType};
 use rustc_hash::FxHashMap;
 
-use super::count_table::CountTable;
+use super::count_table::{CountTable, PartedChunks};
 use super::{or_code_point, scanner, strings, without_gil, MergeTable};
 use crate::encode;
 
@@ -245,24 +245,23 @@ impl Encoder {
         let taken: Vec<_> = tables.into_iter().map(|mut t| std::mem::take(&mut t.inner)).collect();
         // The tables are encoded at the same time, one thread each; their ids are laid end to end here.
         let parts = without_gil(py, move || self.inner.encode_tables_apart(taken))?;
-        let total: usize = parts.iter().map(|(ids, _, _)| ids.len()).sum();
-        let out = PyBytes::new_with(py, total * 4, |buf| {
-            let mut chunks = buf.chunks_exact_mut(4);
-            for id in parts.iter().flat_map(|(ids, _, _)| ids) {
-                if let Some(chunk) = chunks.next() {
-                    chunk.copy_from_slice(&id.to_ne_bytes());
-                }
-            }
-            Ok(())
-        })?;
-        let mut lengths = Vec::with_capacity(parts.iter().map(|(_, l, _)| l.len()).sum());
-        let mut counts = Vec::with_capacity(lengths.capacity());
-        for (ids, part_lengths, part_counts) in parts {
-            drop(ids);
-            lengths.extend(part_lengths);
-            counts.extend(part_counts);
-        }
-        Ok((out, lengths, counts))
+        flat_words(py, parts)
+    }
+
+    /// `encode_tables` of the tables that `parted` holds split (`split_chunks`), which takes them: the
+    /// same (ids, lengths, counts); each distinct part is encoded once, on `threads` threads
+    /// (src/encode_cut.rs, `encode_parted`).
+    fn encode_parted<'py>(
+        &self,
+        py: Python<'py>,
+        mut parted: PyRefMut<'py, PartedChunks>,
+        threads: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<i64>)> {
+        let Some(taken) = parted.inner.take() else {
+            return Err(PyValueError::new_err("the chunks were already taken"));
+        };
+        let parts = without_gil(py, move || self.inner.encode_parted(taken, threads))?;
+        flat_words(py, parts)
     }
 
     /// The ids of a whole text under a native scanner (`gpt2`, `cl100k`, `llama3`, ...): the native scanner
@@ -475,4 +474,29 @@ fn filled_bytearray<'py>(
         }
         Ok(array)
     }
+}
+
+/// Flat words laid out in parts, end to end: (the ids as native 32-bit bytes, the lengths, the counts).
+fn flat_words(
+    py: Python<'_>,
+    parts: Vec<(Vec<u32>, Vec<u32>, Vec<i64>)>,
+) -> PyResult<(Bound<'_, PyBytes>, Vec<u32>, Vec<i64>)> {
+    let total: usize = parts.iter().map(|(ids, _, _)| ids.len()).sum();
+    let out = PyBytes::new_with(py, total * 4, |buf| {
+        let mut chunks = buf.chunks_exact_mut(4);
+        for id in parts.iter().flat_map(|(ids, _, _)| ids) {
+            if let Some(chunk) = chunks.next() {
+                chunk.copy_from_slice(&id.to_ne_bytes());
+            }
+        }
+        Ok(())
+    })?;
+    let mut lengths = Vec::with_capacity(parts.iter().map(|(_, l, _)| l.len()).sum());
+    let mut counts = Vec::with_capacity(lengths.capacity());
+    for (ids, part_lengths, part_counts) in parts {
+        drop(ids);
+        lengths.extend(part_lengths);
+        counts.extend(part_counts);
+    }
+    Ok((out, lengths, counts))
 }

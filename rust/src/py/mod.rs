@@ -1319,6 +1319,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<encoder::Encoder>()?;
     m.add_class::<count_table::CountTable>()?;
     m.add_function(wrap_pyfunction!(count_table::compact_tables, m)?)?;
+    m.add_class::<count_table::PartedChunks>()?;
+    m.add_function(wrap_pyfunction!(count_table::held_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(count_table::split_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(count_pretokens, m)?)?;
     m.add_function(wrap_pyfunction!(parse_ranks, m)?)?;
     m.add_function(wrap_pyfunction!(plain_vocab, m)?)?;

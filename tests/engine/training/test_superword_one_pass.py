@@ -5,6 +5,7 @@ that cannot be counted that way (bytes that are not UTF-8) sends stage 2 back to
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import TrainConfig, train
+from bpe_studio.engine import TrainConfig, native, train
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus.plan import plan_chunks
 from bpe_studio.engine.training import counter as counter_module
@@ -134,6 +135,109 @@ def test_bytes_that_are_not_utf8_send_stage_2_to_a_pass_of_its_own_with_the_same
         result = train(config)
     with use_backend("python"):
         reference = train(config.replace(workers=1))
+    assert (result.merges, result.vocab, result.merge_counts) == (
+        reference.merges,
+        reference.vocab,
+        reference.merge_counts,
+    )
+
+
+def _table(preset: str, texts: list[str]) -> native.NativeCountTable:
+    table = native.count_table()
+    assert table is not None
+    table.add(preset, texts)
+    return table
+
+
+@needs_native
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(_doc, min_size=1, max_size=6),
+    words=st.lists(_doc, min_size=0, max_size=6),
+    merges=st.lists(st.tuples(st.sampled_from("ab Z.1"), st.sampled_from("ab Z.1")), max_size=6),
+    threads=st.integers(1, 3),
+)
+def test_chunks_split_into_parts_encode_as_the_whole_tables_and_come_back_whole(
+    texts: list[str], words: list[str], merges: list[tuple[str, str]], threads: int
+) -> None:
+    # The stage-2 chunks split where the "stage-1 words" hold no pair (``split_chunks``) give the same
+    # words as the tables encoded whole, on any number of threads, whether or not the encoder's tokens
+    # hold pairs that no word holds (then the tables are put back whole); ``tables()`` gives them back.
+    tokens = [bytes([i]) for i in range(256)]
+    triples = []
+    for left, right in merges:
+        a, b = left.encode(), right.encode()
+        for token in (a, b):
+            if token not in tokens:
+                tokens.append(token)
+        if a + b not in tokens:
+            triples.append((tokens.index(a), tokens.index(b), len(tokens)))
+            tokens.append(a + b)
+    enc = native.encoder(range(256), triples, None, tokens, cache_size=4, preset=None, split=lambda s: [s])
+    assert enc is not None
+    held = native.held_pairs(_table("gpt2", words))
+    halves = [texts[: len(texts) // 2], texts[len(texts) // 2 :]]
+    whole = enc.encode_tables([_table("superbpe", half) for half in halves])
+    parted = native.split_chunks([_table("superbpe", half) for half in halves], held)
+    parted.threads = threads
+    assert enc.encode_tables(parted) == whole
+    again = native.split_chunks([_table("superbpe", half) for half in halves], held).tables()
+    assert [t.to_frame() for t in again] == [_table("superbpe", half).to_frame() for half in halves]
+
+
+@needs_native
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(docs=st.lists(_doc, min_size=1, max_size=8), transition=st.integers(258, 275))
+def test_a_run_whose_chunks_are_split_while_stage_1_merges_equals_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, docs: list[str], transition: int
+) -> None:
+    path = tmp_path_factory.mktemp("corpus") / "c.txt"
+    path.write_text(SPECIAL.join(docs * 3), encoding="utf-8")
+    config = TrainConfig(
+        inputs=(path,),
+        vocab_size=transition + 15,
+        special_tokens=(SPECIAL,),
+        superword_transition=transition,
+        workers=2,
+        chunk_size=32,
+    )
+    with use_backend("native"):
+        result = train(config)
+    with use_backend("python"):
+        reference = train(config)
+    assert (result.merges, result.vocab, result.merge_counts) == (
+        reference.merges,
+        reference.vocab,
+        reference.merge_counts,
+    )
+
+
+@needs_native
+def test_stage_2_chunks_are_split_on_another_thread_while_stage_1_merges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "corpus.txt"
+    path.write_text(SPECIAL.join(["the cat sat on the mat, the end.\n"] * 40), "utf-8")
+    split_on: list[str] = []
+    real = native.split_chunks
+
+    def spy(tables: Any, held: bytes) -> native.PartedChunks:
+        split_on.append(threading.current_thread().name)
+        return real(tables, held)
+
+    monkeypatch.setattr(native, "split_chunks", spy)
+    config = TrainConfig(
+        inputs=(path,),
+        vocab_size=300,
+        special_tokens=(SPECIAL,),
+        superword_transition=270,
+        workers=2,
+        chunk_size=200,
+    )
+    result = train(config)
+    assert split_on == ["bpe-split-chunks"]
+    with use_backend("python"):
+        reference = train(config)
     assert (result.merges, result.vocab, result.merge_counts) == (
         reference.merges,
         reference.vocab,
