@@ -67,6 +67,9 @@ def extend_base(source: str | os.PathLike[str] | Tokenizer) -> ExtendBase:
         # A tokenizer opened from a path or name is pickled as that source (and opened again).
         reopen=None if isinstance(source, Tokenizer) else extend_base,
         encode_flat=getattr(tokenizer._encoder, "encode_flat", None),  # the native encoder's
+        # The counting threads' native table encoded as it is (no str per pre-token): each key cut where no
+        # token holds its two bytes side by side, which no merge crosses under either rule.
+        encode_tables=getattr(tokenizer._encoder, "encode_tables", None),
     )
 
 

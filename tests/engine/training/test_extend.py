@@ -89,6 +89,32 @@ def test_extending_on_files_equals_training_with_one_or_more_workers(
     _same_run(extended, full, 40)
 
 
+@needs_native
+def test_an_extension_encodes_the_counting_threads_table_as_it_is(tmp_path: Path) -> None:
+    # With nothing to write from the counts, the pre-tokens that counting threads counted go from their
+    # native table to the merge loop encoded by the tokenizer's rule (ExtendBase.encode_native_tables),
+    # never as a dict of str (its encode_arrays path): the same run as the one through the dict (a counts
+    # file makes that one). Merges' rule and tiktoken's.
+    workers = 2
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join(DOCS) * 20 + "ünïcödé \u4e2d\u6587 \U0001f600\n", encoding="utf-8")
+    small = train_from_iterator(DOCS, vocab_size=300, special_tokens=["<|endoftext|>"], workers=1)
+    for rule_file in (None, "small.tiktoken"):
+        tokenizer = Tokenizer.from_result(small)
+        if rule_file is not None:  # (tiktoken's rule: a rank file)
+            save(tokenizer, tmp_path / rule_file, format="tiktoken")
+        base = extend_base(tokenizer if rule_file is None else str(tmp_path / rule_file))
+        config = TrainConfig(inputs=(corpus,), vocab_size=380, workers=workers, chunk_size=2048, extend=base)
+        from bpe_studio.engine.training.extend import ExtendBase
+
+        with mock.patch.object(ExtendBase, "encode_arrays", side_effect=AssertionError("a dict")):
+            direct = train(config)
+        through_dict = train(config.replace(counts_out=tmp_path / "counts.bin"))
+        (tmp_path / "counts.bin").unlink()
+        assert direct.merges == through_dict.merges and direct.vocab == through_dict.vocab
+        assert direct.merge_counts == through_dict.merge_counts and len(direct.merges) > len(small.merges)
+
+
 def test_a_duplicate_merge_in_the_base_is_applied_as_training_made_it() -> None:
     # "abc" then "ab|c" remakes b"abc" after "a|bc": the merges list makes one token twice, so the words
     # are encoded merge after merge (the training's rule), not by rank.
