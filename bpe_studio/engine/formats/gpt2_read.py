@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 
+from .. import native
 from ..bytes_unicode import char_to_byte
 from .base import FormatError
 from .studio import read_json, utf8
@@ -48,10 +49,16 @@ def read_vocab_json(path: str | os.PathLike[str], *, raw_tokens: Collection[str]
     if not isinstance(document, dict):
         raise _fail(path, "top level", "expected a JSON object of token -> id")
     vocab: dict[int, bytes] = {}
+    # Every key's bytes in one native pass (GPT-2's 50k keys one by one in Python were most of the read);
+    # any fault, and a kernel that is off, leave it to the loop below, which names the key.
+    keys = [key for key in document if key not in raw_tokens]
+    spelled = dict(zip(keys, native.byte_level_bytes(keys) or (), strict=False))
     for key, i in document.items():
         if not isinstance(i, int) or isinstance(i, bool) or i < 0:
             raise _fail(path, f"key {key!r}", f"expected a non-negative integer id, got {i!r}")
-        token = utf8(path, f"key {key!r}", key) if key in raw_tokens else _spelled_bytes(key)
+        token = spelled.get(key) or (
+            utf8(path, f"key {key!r}", key) if key in raw_tokens else _spelled_bytes(key)
+        )
         if token is None:
             raise _fail(
                 path,
@@ -75,6 +82,23 @@ def read_merges_txt(path: str | os.PathLike[str]) -> list[tuple[bytes, bytes]]:
         >>> read_merges_txt("merges.txt")[0]
         (b' ', b't')
     """
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            lines = handle.read().split("\n")
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"byte {exc.start}", "not UTF-8 text") from None
+    # The usual file, in one native pass over every token (GPT-2's 50k lines one by one in Python were
+    # most of its load): a header, then lines of two tokens; anything else goes through the loop below,
+    # which names the line at fault.
+    body = lines[1:] if lines and lines[0].startswith("#version") else lines
+    body = [line.rstrip("\r") for line in body]
+    while body and not body[-1]:
+        body.pop()
+    parts = [part for line in body for part in line.split(" ")]
+    if len(parts) == 2 * len(body) and all(parts):
+        found = native.byte_level_bytes(parts)
+        if found is not None and all(found):
+            return list(zip(found[0::2], found[1::2], strict=True))
     merges: list[tuple[bytes, bytes]] = []
     try:
         with open(path, encoding="utf-8", newline="") as handle:
