@@ -974,7 +974,9 @@ def _iter_train(
     # encoded with the tokenizer's rule for an extension (no dict of a str per pre-token: a third of
     # extending GPT-2 on 100 MB went to making, emptying and re-encoding that dict).
     direct = config.counts_out is None and config.checkpoint is None
-    counts = yield from _count_phase(run, _count, merged_table=direct)
+    # (An extension keeps the threads' tables apart: each is encoded on a thread of its own.)
+    apart = direct and base is not None
+    counts = yield from _count_phase(run, _count, merged_table=direct and not apart, keep_table=apart)
     stats = _corpus_stats(counts)
     if base is not None:
         wanted = config.vocab_size - len(base.vocab)
