@@ -35,6 +35,25 @@ struct Slot {
 
 const EMPTY: Slot = Slot { head: [0; INLINE], len: u32::MAX, order: 0, count: 0 };
 
+/// A key as the counting table reads it: a pre-token (`&str`) or raw bytes, without a copy.
+trait KeyBytes<'k>: Copy {
+    fn key_bytes(self) -> &'k [u8];
+}
+
+impl<'k> KeyBytes<'k> for &'k [u8] {
+    #[inline]
+    fn key_bytes(self) -> &'k [u8] {
+        self
+    }
+}
+
+impl<'k> KeyBytes<'k> for &'k str {
+    #[inline]
+    fn key_bytes(self) -> &'k [u8] {
+        self.as_bytes()
+    }
+}
+
 /// Pre-token (UTF-8 bytes) -> count, in order of first appearance.
 ///
 /// An open-addressing hash table (linear probing, at most 3/4 full) written out here: std's HashMap
@@ -318,13 +337,27 @@ impl Table {
     pub fn add_indexed<'k>(
         &mut self,
         produce: impl FnOnce(&mut dyn FnMut(&'k [u8])),
-        mut index: impl FnMut(u32),
+        index: impl FnMut(u32),
+    ) {
+        self.thaw();
+        self.bump_ahead(produce, index);
+    }
+
+    /// Counts each key that `produce` hands its `emit` once, in order, handing `counted` each one's place
+    /// in the order of first appearance. Each key's slot is a cache miss in a table of megabytes (most of
+    /// counting's time): it is hashed and its slot fetched when the key comes, and counted LAG keys later,
+    /// so that several misses are under way at once.
+    #[inline]
+    fn bump_ahead<'k, K: KeyBytes<'k>>(
+        &mut self,
+        produce: impl FnOnce(&mut dyn FnMut(K)),
+        mut counted: impl FnMut(u32),
     ) {
         const LAG: usize = 8;
-        self.thaw();
         let mut ring: [(&'k [u8], [u8; INLINE], usize); LAG] = [(&[], [0; INLINE], 0); LAG];
         let mut found = 0usize;
-        produce(&mut |key: &'k [u8]| {
+        produce(&mut |key: K| {
+            let key = key.key_bytes();
             let head = head_of(key);
             let hash = hash_of(key, &head);
             if !self.slots.is_empty() {
@@ -333,14 +366,14 @@ impl Table {
             let at = found % LAG;
             if found >= LAG {
                 let (key, head, hash) = ring[at];
-                index(self.bump_hashed(key, head, hash, 1));
+                counted(self.bump_hashed(key, head, hash, 1));
             }
             ring[at] = (key, head, hash);
             found += 1;
         });
         for i in found.saturating_sub(LAG)..found {
             let (key, head, hash) = ring[i % LAG];
-            index(self.bump_hashed(key, head, hash, 1));
+            counted(self.bump_hashed(key, head, hash, 1));
         }
     }
 
@@ -364,34 +397,10 @@ impl Table {
         Ok(())
     }
 
-    /// Counts the pieces that `produce` hands its `emit`, in order.
+    /// Counts the pieces that `produce` hands its `emit`, in order (their slots fetched ahead: `bump_ahead`).
     #[inline]
     fn count_pieces<'t>(&mut self, produce: impl FnOnce(&mut dyn FnMut(&'t str))) {
-        // Each pre-token's slot is a cache miss in a table of megabytes (most of counting's time): it is
-        // hashed and its slot fetched when the scanner finds it, and counted LAG pre-tokens later, so that
-        // several misses are under way at once. The pre-tokens are counted in the order found.
-        const LAG: usize = 8;
-        let mut ring: [(&'t [u8], [u8; INLINE], usize); LAG] = [(&[], [0; INLINE], 0); LAG];
-        let mut found = 0usize;
-        produce(&mut |token: &'t str| {
-            let key = token.as_bytes();
-            let head = head_of(key);
-            let hash = hash_of(key, &head);
-            if !self.slots.is_empty() {
-                prefetch(&self.slots[hash & (self.slots.len() - 1)]);
-            }
-            let at = found % LAG;
-            if found >= LAG {
-                let (key, head, hash) = ring[at];
-                self.bump_hashed(key, head, hash, 1);
-            }
-            ring[at] = (key, head, hash);
-            found += 1;
-        });
-        for i in found.saturating_sub(LAG)..found {
-            let (key, head, hash) = ring[i % LAG];
-            self.bump_hashed(key, head, hash, 1);
-        }
+        self.bump_ahead(produce, |_| ());
     }
 
     /// Counts a chunk given as bytes: checks they are UTF-8, splits them on the special tokens and counts
