@@ -27,6 +27,19 @@ SPECIAL = "<|endoftext|>"
 _doc = st.text(st.sampled_from("ab Z.,!?1 \n\té\u0301\u4e2d"), min_size=0, max_size=40)
 
 
+def _config(path: Path, **options: Any) -> TrainConfig:
+    """A superword run on ``path`` (to 300 tokens, stage 2 from 270, 2 workers, chunks of 200 bytes), as
+    most tests here train; ``options`` override any of those."""
+    defaults: dict[str, Any] = {
+        "vocab_size": 300,
+        "special_tokens": (SPECIAL,),
+        "superword_transition": 270,
+        "workers": 2,
+        "chunk_size": 200,
+    }
+    return TrainConfig(inputs=(path,), **(defaults | options))
+
+
 def _outcome(path: Path, pattern: str, *, chunk_size: int, workers: int, superwords: bool) -> CountOutcome:
     chunks = plan_chunks([path], chunk_size=chunk_size, special_tokens=[SPECIAL], newline_cuts=False)
     options: dict[str, Any] = {
@@ -95,14 +108,7 @@ def test_a_superword_run_reads_and_counts_the_corpus_once(
         real(self, raw, **kwargs)
 
     monkeypatch.setattr(counter_module.ChunkCounter, "_count_raw", spy)
-    config = TrainConfig(
-        inputs=(path,),
-        vocab_size=300,
-        special_tokens=(SPECIAL,),
-        superword_transition=270,
-        workers=workers,
-        chunk_size=200,
-    )
+    config = _config(path, workers=workers)
     result = train(config)
     assert sum(counted) == path.stat().st_size  # every byte once, not once a stage
     assert result.superword_transition == 270 - 257
@@ -122,15 +128,7 @@ def test_bytes_that_are_not_utf8_send_stage_2_to_a_pass_of_its_own_with_the_same
     path = tmp_path / "corpus.txt"
     docs = [b"the cat sat on the mat, the end.\n"] * 20 + [b"bad \xff\xfe bytes, the cat\n"] * 5
     path.write_bytes(SPECIAL.encode().join(docs))
-    config = TrainConfig(
-        inputs=(path,),
-        vocab_size=300,
-        special_tokens=(SPECIAL,),
-        superword_transition=270,
-        workers=2,
-        chunk_size=200,
-        invalid_utf8=InvalidUtf8Policy.REPLACE,
-    )
+    config = _config(path, invalid_utf8=InvalidUtf8Policy.REPLACE)
     with use_backend(backend):
         result = train(config)
     with use_backend("python"):
@@ -193,14 +191,7 @@ def test_a_run_whose_chunks_are_split_while_stage_1_merges_equals_the_reference(
 ) -> None:
     path = tmp_path_factory.mktemp("corpus") / "c.txt"
     path.write_text(SPECIAL.join(docs * 3), encoding="utf-8")
-    config = TrainConfig(
-        inputs=(path,),
-        vocab_size=transition + 15,
-        special_tokens=(SPECIAL,),
-        superword_transition=transition,
-        workers=2,
-        chunk_size=32,
-    )
+    config = _config(path, vocab_size=transition + 15, superword_transition=transition, chunk_size=32)
     with use_backend("native"):
         result = train(config)
     with use_backend("python"):
@@ -226,14 +217,7 @@ def test_stage_2_chunks_are_split_on_another_thread_while_stage_1_merges(
         return real(tables, held)
 
     monkeypatch.setattr(native, "split_chunks", spy)
-    config = TrainConfig(
-        inputs=(path,),
-        vocab_size=300,
-        special_tokens=(SPECIAL,),
-        superword_transition=270,
-        workers=2,
-        chunk_size=200,
-    )
+    config = _config(path)
     result = train(config)
     assert split_on == ["bpe-split-chunks"]
     with use_backend("python"):
