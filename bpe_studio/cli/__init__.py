@@ -11,6 +11,7 @@ command line; Qt is imported only when the app runs.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -20,7 +21,7 @@ from types import ModuleType
 
 from .. import __version__
 from ..engine.notation import control_label
-from .common import EXIT_CANCELLED, EXIT_USAGE, CliError, check_plan, text_arg
+from .common import EXIT_CANCELLED, EXIT_FAILURE, EXIT_USAGE, CliError, check_plan, text_arg
 
 TYPE_CHECKING = False  # (typing is for type checkers only: see bpe_studio/__init__.py)
 if TYPE_CHECKING:
@@ -214,12 +215,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nbpe-studio: cancelled", file=sys.stderr)
         return EXIT_CANCELLED
-    except BrokenPipeError:
-        # The reader went away (``bpe-studio encode ... | head``): stop quietly, as Unix tools do, and
-        # point stdout at /dev/null so that the interpreter's final flush does not raise again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    except OSError as exc:
+        return _output_failed(exc)
+
+
+#: The errors of a write that found no room: the disk (or its quota, or the largest file) is full.
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _output_failed(exc: OSError) -> int:
+    """The exit code of a command whose output could not be written, after one line saying why; anything
+    else than a reader that went away or a full disk is raised again (a bug, with its traceback).
+
+    The reader went away (``bpe-studio encode ... | head``): stop quietly, as Unix tools do. Standard output
+    then points at /dev/null, so that the final flush of what is left in its buffer does not fail again.
+    """
+    if not isinstance(exc, BrokenPipeError) and exc.errno not in _NO_ROOM:
+        raise exc
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    if isinstance(exc, BrokenPipeError):
         return EXIT_BROKEN_PIPE
+    where = f"{exc.filename}: " if exc.filename else ""
+    print(
+        f"bpe-studio: error: {where}the output could not be written: {exc.strerror}; free some space and "
+        "run the command again",
+        file=sys.stderr,
+    )
+    return EXIT_FAILURE
 
 
 def run() -> NoReturn:
@@ -240,11 +263,16 @@ def run() -> NoReturn:
     import atexit
 
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # (the reader went away, or the stream was closed: nothing to flush)
-            code = code or EXIT_BROKEN_PIPE
+    try:
+        sys.stdout.flush()
+    except OSError as exc:  # (what was left in the buffer: a reader gone, a full disk)
+        code = _output_failed(exc) if code == 0 else code
+    except ValueError:  # (the stream was closed: nothing to flush)
+        pass
+    try:  # noqa: SIM105 (not contextlib.suppress: a module more to import at every start)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # (nowhere left to say anything)
+        pass
     os._exit(code)
 
 

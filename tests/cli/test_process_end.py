@@ -63,3 +63,17 @@ def test_a_running_python_thread_makes_the_process_end_the_usual_way() -> None:
     done = _run("encode", "-t", "gpt2", "hello", before=before)
     assert done.returncode == 0, done.stderr
     assert "thread finished" in done.stderr and "torn down" in done.stderr
+
+
+def test_a_full_disk_under_standard_output_is_one_line_and_exit_code_1() -> None:
+    # /dev/full: every write fails with ENOSPC, as on a full disk. Before, a traceback (exit 1) from the
+    # write, or a quiet exit 141 (as if the reader had gone) from the last flush.
+    for args in (("encode", "-t", "gpt2", "hello world"), ("inspect", "gpt2")):
+        done = _run(*args, before="sys.stdout = open('/dev/full', 'w')")
+        assert done.returncode == 1, done.stderr
+        lines = [line for line in done.stderr.splitlines() if line.startswith("bpe-studio")]
+        assert lines == [
+            "bpe-studio: error: the output could not be written: No space left on device; free some "
+            "space and run the command again"
+        ], done.stderr
+        assert "Traceback" not in done.stderr
