@@ -17,6 +17,7 @@ use std::sync::{mpsc, Mutex, RwLock};
 
 use rustc_hash::FxHashMap;
 
+use crate::piece_map::{self, PieceMap};
 use crate::pretok::Scanner;
 
 // Encoding many words, each cut where no token can span (a superword run's stage 2).
@@ -509,7 +510,8 @@ impl MergeQueue for Buckets {
     }
 }
 
-/// Pre-token bytes -> ids, at most `limit` of them (which bounds memory whatever the input). When full,
+/// Pre-token bytes -> ids, at most `limit` of them and `BYTES_PER_ENTRY` bytes of records each on average
+/// (which bounds memory whatever the input), packed (see `piece_map`). When full,
 /// the entries not used since the cache was last full go (the pre-tokens seen once, and those of a text
 /// encoded before this one), and if that frees less than a quarter, one entry in four of the others too
 /// (in the table's order, which has nothing to do with how often a pre-token comes). Emptying the whole
@@ -518,24 +520,25 @@ impl MergeQueue for Buckets {
 /// speed of gpt2 on the same text (issue 22); dropping a fixed part instead kept the pre-tokens of a text
 /// encoded before for several rounds. What the cache holds never changes an id.
 struct Cache {
-    map: FxHashMap<Box<[u8]>, Entry>,
+    map: PieceMap,
     limit: usize,
     /// Times the cache was full: which entry of each four goes turns with it.
     evictions: usize,
 }
 
-/// A cached pre-token's ids, and whether it was looked up since the cache was last full (atomic: in a
-/// batch on several threads each thread marks the entries of its own cache while the others read them,
-/// see `SharedCache`).
-struct Entry {
-    ids: Box<[u32]>,
-    used: AtomicBool,
-}
+/// Bytes of records a cache holds on average per entry before it makes room (besides its `limit` of
+/// entries): memory stays bounded when the pre-tokens are long (a pre-token is kept up to 64 kB).
+const BYTES_PER_ENTRY: usize = 256;
 
 impl Cache {
     /// An empty cache of at most `limit` pre-tokens.
     pub(crate) fn new(limit: usize) -> Cache {
-        Cache { map: FxHashMap::default(), limit, evictions: 0 }
+        Cache { map: PieceMap::default(), limit, evictions: 0 }
+    }
+
+    /// Whether the cache must make room before it takes another pre-token.
+    fn full(&self) -> bool {
+        self.map.len() >= self.limit || self.map.bytes() >= self.limit.saturating_mul(BYTES_PER_ENTRY)
     }
 
     /// Appends the ids of `piece` to `out`; returns how many.
@@ -548,17 +551,17 @@ impl Cache {
             out.push(id);
             return 1;
         }
-        if let Some(entry) = self.map.get_mut(piece) {
-            *entry.used.get_mut() = true;
-            out.extend_from_slice(&entry.ids);
-            return entry.ids.len();
+        let hash = piece_map::hash(piece);
+        if let Some(i) = self.map.find(hash, piece) {
+            self.map.mark(i);
+            return self.map.ids_into(i, out);
         }
         let start = out.len();
         tables.bpe(piece, out);
-        if self.map.len() >= self.limit {
+        if self.full() {
             self.make_room();
         }
-        self.map.insert(piece.into(), Entry { ids: out[start..].into(), used: AtomicBool::new(false) });
+        self.map.insert(hash, piece, &out[start..]);
         out.len() - start
     }
 
@@ -570,13 +573,14 @@ impl Cache {
             return;
         }
         let before = self.map.len();
-        self.map.retain(|_, entry| std::mem::replace(entry.used.get_mut(), false));
-        if self.map.len() > before - before / 4 {
+        if self.map.used() > before - before / 4 {
             let mut at = self.evictions;
-            self.map.retain(|_, _| {
-                at += 1;
-                !at.is_multiple_of(4)
+            self.map.retain(|used| {
+                at += usize::from(used);
+                used && !at.is_multiple_of(4)
             });
+        } else {
+            self.map.retain(|used| used);
         }
         self.evictions += 1;
     }
@@ -607,7 +611,7 @@ impl PieceCache for Cache {
 struct SharedCache<'c> {
     own: &'c Cache,
     others: Vec<&'c Cache>,
-    fresh: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    fresh: PieceMap,
 }
 
 impl<'c> SharedCache<'c> {
@@ -619,17 +623,17 @@ impl<'c> SharedCache<'c> {
             caches.iter().enumerate().filter(|&(k, _)| k != w).map(|(k, &c)| (k.abs_diff(w), c)).collect();
         others.sort_by_key(|&(distance, _)| distance);
         let others = others.into_iter().take(PEER_CACHES).map(|(_, c)| c).collect();
-        SharedCache { own: caches[w], others, fresh: FxHashMap::default() }
+        SharedCache { own: caches[w], others, fresh: PieceMap::default() }
     }
 
     /// Puts the pre-tokens merged during the batch in `own` (the thread's own cache, no longer read by
     /// any other thread), as `Cache::encode` would have (making room when full).
-    fn settle(fresh: FxHashMap<Box<[u8]>, Box<[u32]>>, own: &mut Cache) {
-        for (piece, ids) in fresh {
-            if own.map.len() >= own.limit {
+    fn settle(fresh: PieceMap, own: &mut Cache) {
+        for at in fresh.records() {
+            if own.full() {
                 own.make_room();
             }
-            own.map.insert(piece, Entry { ids, used: AtomicBool::new(false) });
+            own.map.copy_record(&fresh, at);
         }
     }
 }
@@ -640,30 +644,25 @@ impl PieceCache for SharedCache<'_> {
             out.push(id);
             return 1;
         }
-        if let Some(entry) = self.own.map.get(piece) {
-            // Read first: an entry already marked (most) is not written, so its cache line stays shared.
-            if !entry.used.load(Ordering::Relaxed) {
-                entry.used.store(true, Ordering::Relaxed);
-            }
-            out.extend_from_slice(&entry.ids);
-            return entry.ids.len();
+        let hash = piece_map::hash(piece);
+        if let Some(i) = self.own.map.find(hash, piece) {
+            self.own.map.mark(i);
+            return self.own.map.ids_into(i, out);
         }
         for other in &self.others {
-            if let Some(entry) = other.map.get(piece) {
-                out.extend_from_slice(&entry.ids);
-                return entry.ids.len();
+            if let Some(i) = other.map.find(hash, piece) {
+                return other.map.ids_into(i, out);
             }
         }
-        if let Some(ids) = self.fresh.get(piece) {
-            out.extend_from_slice(ids);
-            return ids.len();
+        if let Some(i) = self.fresh.find(hash, piece) {
+            return self.fresh.ids_into(i, out);
         }
         let start = out.len();
         tables.bpe(piece, out);
         if self.fresh.len() >= self.own.limit {
             self.fresh.clear(); // (a batch of more new pre-tokens than a cache holds: as if dropped)
         }
-        self.fresh.insert(piece.into(), out[start..].into());
+        self.fresh.insert(hash, piece, &out[start..]);
         out.len() - start
     }
 }
@@ -2066,16 +2065,17 @@ mod tests {
             let fresh = shared.fresh;
             SharedCache::settle(fresh, &mut second);
         }
-        assert!(second.map.contains_key(&b"cabab"[..]) && !second.map.contains_key(&b"abcab"[..]));
+        assert!(second.map.contains(b"cabab") && !second.map.contains(b"abcab"));
         // On many threads, a thread looks in the nearest few others only.
         let views = [&first, &second, &first, &second, &first, &second];
         assert_eq!(SharedCache::new(&views, 5).others.len(), PEER_CACHES);
         assert_eq!(SharedCache::new(&views[..2], 0).others.len(), 1);
         // Settling into a full cache makes room as encoding does.
         let mut small = Cache::new(4);
-        let fresh: FxHashMap<Box<[u8]>, Box<[u32]>> = (0..10u8)
-            .map(|i| (vec![b'x', i].into_boxed_slice(), vec![u32::from(i)].into_boxed_slice()))
-            .collect();
+        let mut fresh = PieceMap::default();
+        for i in 0..10u8 {
+            fresh.insert(piece_map::hash(&[b'x', i]), &[b'x', i], &[u32::from(i)]);
+        }
         SharedCache::settle(fresh, &mut small);
         assert!((1..=4).contains(&small.map.len()), "{}", small.map.len());
     }
@@ -2098,10 +2098,10 @@ mod tests {
         cache.encode(&e.tables, b"hot", &mut out);
         // The 700 words not used again went; the 300 stay, and "hot" came in.
         assert_eq!(cache.map.len(), 301);
-        assert!((0..300).all(|i| cache.map.contains_key(word(i).as_bytes())));
+        assert!((0..300).all(|i| cache.map.contains(word(i).as_bytes())));
         let mut expected = Vec::new();
         e.tables.bpe(b"hot", &mut expected);
-        assert_eq!(*cache.map[&b"hot"[..]].ids, expected[..]);
+        assert_eq!(cache.map.get(b"hot"), Some(expected));
         // All used since: a quarter goes all the same.
         for i in 1000..1699 {
             cache.encode(&e.tables, word(i).as_bytes(), &mut out);

@@ -7,7 +7,8 @@
 //! * the core, plain Rust with no Python in it, each module with its unit tests (`cargo test`):
 //!   [`merge`] (the training merge loop) with [`merge_heap`] (its priority queue) and [`pair_table`] (its pair counts), [`count`] (the table of pre-token counts), [`chunk_parts`] (a superword run's
 //!   stage-2 chunks split into their distinct parts before stage 1's merges are known), [`encode`] (the BPE
-//!   of an encoder's rank table and the safe cut of long texts), [`pretok`] with [`pretok_cl100k`] and
+//!   of an encoder's rank table and the safe cut of long texts) with [`piece_map`] (its pre-token cache's
+//!   packed table), [`pretok`] with [`pretok_cl100k`] and
 //!   [`pretok_o200k`] (the presets' scanners, and with other parameters those of Llama 3, Qwen and Mistral
 //!   Nemo's patterns), [`pretok_superbpe`] (the superword split), [`rankfile`] (reading tiktoken rank files),
 //!   [`spmodel`] (reading SentencePiece `.model` files), [`hfjson`] (reading a `tokenizer.json`'s vocab and
@@ -26,6 +27,7 @@ pub mod hfjson;
 pub mod merge;
 pub mod merge_heap;
 pub mod pair_table;
+pub mod piece_map;
 pub mod pretok;
 pub mod pretok_cl100k;
 pub mod pretok_o200k;
