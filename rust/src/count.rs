@@ -190,6 +190,59 @@ impl Table {
         *self = Table { total, flat: Some(flat), ..Table::default() };
     }
 
+    /// `count_new(earlier)`, then `compact()`, in one pass over this table's entries: each key is looked up
+    /// in `earlier` as it is laid out flat (its slot in each of them fetched LAG keys ahead, from the hash
+    /// kept for it: no key hashed again). A superword run does both to its stage-2 tables at the end of
+    /// counting, on one thread while the other core waits: two passes over a million keys read at random
+    /// were 0.18 s on 100 MB of text. The same answer, entries and order as the two calls.
+    pub fn compact_counting_new(&mut self, earlier: &[&Table]) -> usize {
+        if self.flat.is_some()
+            || earlier.iter().all(|t| t.is_empty())
+            || earlier.iter().any(|t| t.flat.is_some())
+        {
+            let new = self.count_new(earlier);
+            self.compact();
+            return new;
+        }
+        const LAG: usize = 8;
+        let n = self.len();
+        let mut flat = Flat {
+            keys: Vec::with_capacity(
+                self.slots.iter().filter(|slot| slot.len != u32::MAX).map(|slot| slot.len as usize).sum(),
+            ),
+            ends: Vec::with_capacity(n),
+            counts: Vec::with_capacity(n),
+        };
+        let mut new = 0;
+        for i in 0..n + LAG {
+            if i < n {
+                // (as in `compact`: the slots are read in order of first appearance, at random)
+                if let Some(&ahead) = self.positions.get(i + 16) {
+                    prefetch(&self.slots[ahead as usize]);
+                }
+                let (key, count) = self.entry(i);
+                flat.keys.extend_from_slice(key);
+                flat.ends.push(flat.keys.len() as u64);
+                flat.counts.push(count);
+                let hash = self.hashes[i] as usize;
+                for t in earlier.iter().filter(|t| !t.slots.is_empty()) {
+                    prefetch(&t.slots[hash & (t.slots.len() - 1)]);
+                }
+            }
+            if i >= LAG {
+                let j = i - LAG;
+                let slot = &self.slots[self.positions[j] as usize];
+                let (key, hash) = (self.key(slot), self.hashes[j] as usize);
+                if !earlier.iter().any(|t| !t.slots.is_empty() && t.find_hashed(key, &slot.head, hash).1) {
+                    new += 1;
+                }
+            }
+        }
+        let total = self.total;
+        *self = Table { total, flat: Some(flat), ..Table::default() };
+        new
+    }
+
     /// The hash table built again from the flat entries (`compact`'s undoing), if they are flat.
     #[inline]
     fn thaw(&mut self) {
@@ -680,6 +733,20 @@ impl Table {
     }
 }
 
+/// Compacts each of `tables` (`Table::compact`), the last first, and returns the number of distinct keys
+/// among them all (`count_new` of each over the ones before it, summed), in one pass over each table
+/// (`compact_counting_new`). One table at a time: each one's hash table is freed before the next one's
+/// flat entries are made.
+pub fn compact_all(tables: &mut [&mut Table]) -> usize {
+    let mut distinct = 0;
+    for i in (0..tables.len()).rev() {
+        let (earlier, rest) = tables.split_at_mut(i);
+        let earlier: Vec<&Table> = earlier.iter().map(|t| &**t).collect();
+        distinct += rest[0].compact_counting_new(&earlier);
+    }
+    distinct
+}
+
 /// The first code point of `text` at or beyond `size`, if any.
 fn beyond(text: &str, size: usize) -> Option<u32> {
     if size >= 0x110000 || (size >= 128 && text.is_ascii()) {
@@ -1111,5 +1178,40 @@ mod tests {
         let mut empty = Table::default();
         empty.compact();
         assert!(empty.is_empty() && empty.iter().next().is_none());
+    }
+
+    #[test]
+    fn compacting_tables_together_counts_their_distinct_keys_as_count_new_does() {
+        // Three tables sharing some keys (short and long), an empty one among them, and flat ones (the
+        // two-pass way): each comes out as `compact` leaves it, and the count is count_new's sum.
+        let mut next = testing::xorshift(11);
+        let texts: Vec<String> = (0..400).map(|_| random_text(&mut next, 60)).collect();
+        let make = |range: std::ops::Range<usize>| {
+            let part: Vec<&str> = texts[range].iter().map(|t| t.as_str()).collect();
+            counted(&part)
+        };
+        for (ranges, flat_first) in [
+            (vec![0..200, 150..300, 250..400], false),
+            (vec![0..200, 400..400, 100..300], false),
+            (vec![0..10, 0..10], false),
+            (vec![0..200, 150..300], true),
+            (vec![], false),
+            (vec![5..50, 0..0], false),
+        ] {
+            let originals: Vec<Table> = ranges.iter().map(|r| make(r.clone())).collect();
+            let expected: usize = (0..originals.len())
+                .map(|i| originals[i].count_new(&originals[..i].iter().collect::<Vec<_>>()))
+                .sum();
+            let mut tables: Vec<Table> = ranges.iter().map(|r| make(r.clone())).collect();
+            if flat_first {
+                tables[0].compact();
+            }
+            let mut refs: Vec<&mut Table> = tables.iter_mut().collect();
+            assert_eq!(compact_all(&mut refs), expected, "{ranges:?}");
+            for (table, original) in tables.iter().zip(&originals) {
+                assert!(table.flat.is_some());
+                assert_eq!((entries(table), table.total()), (entries(original), original.total()));
+            }
+        }
     }
 }
