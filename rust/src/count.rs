@@ -124,12 +124,34 @@ fn split_specials<'t>(text: &'t str, specials: &[&[u8]]) -> (Vec<&'t str>, usize
 }
 
 /// The key zero-padded to INLINE bytes (its first INLINE bytes when longer).
+///
+/// Made in registers from at most two loads, each of 4, 8 or 16 bytes: copying `len` bytes into a buffer
+/// called memcpy, and reading the buffer back right after as two words stalled each time (a store of a
+/// few bytes cannot be forwarded to a wider load): a third of the time spent handing each key to the
+/// table (counting both stages of a superword run, numbering its chunks' parts).
 #[inline]
 fn head_of(key: &[u8]) -> [u8; INLINE] {
-    let mut head = [0u8; INLINE];
-    let n = key.len().min(INLINE);
-    head[..n].copy_from_slice(&key[..n]);
-    head
+    let n = key.len();
+    let u32_at = |at: usize| u32::from_le_bytes(key[at..at + 4].try_into().expect("4 bytes")) as u64;
+    let u64_at = |at: usize| u64::from_le_bytes(key[at..at + 8].try_into().expect("8 bytes"));
+    // Little-endian: byte i of the key is byte i of (low, high). A tail read that overlaps the first read
+    // is shifted down past the bytes the first one holds, which leaves zeros above the key's last byte.
+    let (low, high) = if n >= INLINE {
+        (u64_at(0), u64_at(8))
+    } else if n > 8 {
+        (u64_at(0), u64_at(n - 8) >> (8 * (INLINE - n)))
+    } else if n == 8 {
+        (u64_at(0), 0)
+    } else if n >= 4 {
+        (u32_at(0) | (u32_at(n - 4) << 32) >> (8 * (8 - n)), 0)
+    } else {
+        let mut low = 0u64;
+        for (i, &b) in key.iter().enumerate() {
+            low |= (b as u64) << (8 * i);
+        }
+        (low, 0)
+    };
+    ((high as u128) << 64 | low as u128).to_le_bytes()
 }
 
 #[inline]
@@ -1038,6 +1060,18 @@ mod tests {
             assert!(table.contains(&key(i)), "key {i}");
         }
         assert!(!table.contains(b"k30000"));
+    }
+
+    #[test]
+    fn a_keys_head_is_its_first_sixteen_bytes_zero_padded() {
+        let bytes: Vec<u8> = (1..=40u8).map(|b| b.wrapping_mul(37) | 1).collect();
+        for n in 0..=bytes.len() {
+            let key = &bytes[..n];
+            let mut want = [0u8; INLINE];
+            want[..n.min(INLINE)].copy_from_slice(&key[..n.min(INLINE)]);
+            assert_eq!(head_of(key), want, "{n} bytes");
+        }
+        assert_eq!(head_of(b"\0\xff\0"), [0, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]
