@@ -77,14 +77,33 @@ pub struct Table {
     flat: Option<Flat>,
 }
 
-/// A table's entries in order of first appearance with no hash table: every key's bytes one after the
-/// other, where each ends, and its count. A superword run's stage-2 tables wait in this form while stage 1
-/// merges: 40-45 bytes a key instead of 100-110 (slots at most 3/4 full, positions, long keys apart).
+/// A table's entries in order of first appearance with no hash table: each key's bytes, length and
+/// count. A superword run's stage-2 tables wait in this form while stage 1 merges: 40-45 bytes a key
+/// instead of 100-110 (slots at most 3/4 full, positions, long keys apart).
+///
+/// The keys longer than INLINE bytes stay where the table kept them (its `long`, moved here, not copied):
+/// they are most of a stage-2 table's bytes (long chunks, most of them met once), and copying them made
+/// compaction's time (and its peak, both copies at once); the short ones are copied from their slots.
 #[derive(Default)]
 struct Flat {
-    keys: Vec<u8>,
-    ends: Vec<u64>,
+    /// The keys of at most INLINE bytes, one after the other.
+    short: Vec<u8>,
+    /// The longer keys, one after the other (the table's `long`).
+    long: Vec<u8>,
+    /// Where each key starts, in `short` or in `long` (by its length).
+    starts: Vec<u64>,
+    lens: Vec<u32>,
     counts: Vec<i64>,
+}
+
+impl Flat {
+    /// The `i`-th entry.
+    #[inline]
+    fn entry(&self, i: usize) -> (&[u8], i64) {
+        let (len, at) = (self.lens[i] as usize, self.starts[i] as usize);
+        let bytes = if len <= INLINE { &self.short } else { &self.long };
+        (&bytes[at..at + len], self.counts[i])
+    }
 }
 
 /// `text` cut at the special tokens as Python's `re.split` with their alternation cuts it: the leftmost
@@ -189,25 +208,47 @@ impl Table {
         if self.flat.is_some() {
             return;
         }
-        let n = self.len();
-        let mut flat = Flat {
-            // (the slots read in their order, not the keys': one sweep, no cache miss per key)
-            keys: Vec::with_capacity(
-                self.slots.iter().filter(|slot| slot.len != u32::MAX).map(|slot| slot.len as usize).sum(),
-            ),
-            ends: Vec::with_capacity(n),
-            counts: Vec::with_capacity(n),
-        };
-        for i in 0..n {
+        let mut flat = self.flat_begun();
+        for i in 0..self.len() {
             // The slots are read in order of first appearance, at random: fetched ahead.
             if let Some(&ahead) = self.positions.get(i + 16) {
                 prefetch(&self.slots[ahead as usize]);
             }
-            let (key, count) = self.entry(i);
-            flat.keys.extend_from_slice(key);
-            flat.ends.push(flat.keys.len() as u64);
-            flat.counts.push(count);
+            self.lay_flat(i, &mut flat);
         }
+        self.become_flat(flat);
+    }
+
+    /// An empty `Flat` with room for this table's entries (`compact`).
+    fn flat_begun(&self) -> Flat {
+        let n = self.len();
+        Flat {
+            starts: Vec::with_capacity(n),
+            lens: Vec::with_capacity(n),
+            counts: Vec::with_capacity(n),
+            ..Flat::default()
+        }
+    }
+
+    /// Appends entry `i` to `flat` (its bytes copied if short; a long key's place in `long` noted).
+    #[inline]
+    fn lay_flat(&self, i: usize, flat: &mut Flat) {
+        let slot = &self.slots[self.positions[i] as usize];
+        let len = slot.len as usize;
+        if len <= INLINE {
+            flat.starts.push(flat.short.len() as u64);
+            flat.short.extend_from_slice(&slot.head[..len]);
+        } else {
+            flat.starts.push(self.starts[slot.order as usize]);
+        }
+        flat.lens.push(slot.len);
+        flat.counts.push(slot.count);
+    }
+
+    /// Drops the hash table for `flat` (all the entries, laid out by `lay_flat`), which takes `long`.
+    fn become_flat(&mut self, mut flat: Flat) {
+        debug_assert_eq!(flat.counts.len(), self.len());
+        flat.long = std::mem::take(&mut self.long);
         let total = self.total;
         *self = Table { total, flat: Some(flat), ..Table::default() };
     }
@@ -228,13 +269,7 @@ impl Table {
         }
         const LAG: usize = 8;
         let n = self.len();
-        let mut flat = Flat {
-            keys: Vec::with_capacity(
-                self.slots.iter().filter(|slot| slot.len != u32::MAX).map(|slot| slot.len as usize).sum(),
-            ),
-            ends: Vec::with_capacity(n),
-            counts: Vec::with_capacity(n),
-        };
+        let mut flat = self.flat_begun();
         let mut new = 0;
         for i in 0..n + LAG {
             if i < n {
@@ -242,10 +277,7 @@ impl Table {
                 if let Some(&ahead) = self.positions.get(i + 16) {
                     prefetch(&self.slots[ahead as usize]);
                 }
-                let (key, count) = self.entry(i);
-                flat.keys.extend_from_slice(key);
-                flat.ends.push(flat.keys.len() as u64);
-                flat.counts.push(count);
+                self.lay_flat(i, &mut flat);
                 let hash = self.hashes[i] as usize;
                 for t in earlier.iter().filter(|t| !t.slots.is_empty()) {
                     prefetch(&t.slots[hash & (t.slots.len() - 1)]);
@@ -260,8 +292,7 @@ impl Table {
                 }
             }
         }
-        let total = self.total;
-        *self = Table { total, flat: Some(flat), ..Table::default() };
+        self.become_flat(flat);
         new
     }
 
@@ -280,10 +311,9 @@ impl Table {
         };
         let total = self.total;
         self.reserve(flat.counts.len());
-        let mut start = 0;
-        for (&end, &count) in flat.ends.iter().zip(&flat.counts) {
-            self.bump(&flat.keys[start..end as usize], count);
-            start = end as usize;
+        for i in 0..flat.counts.len() {
+            let (key, count) = flat.entry(i);
+            self.bump(key, count);
         }
         self.total = total;
     }
@@ -292,10 +322,7 @@ impl Table {
     #[inline]
     fn entry(&self, i: usize) -> (&[u8], i64) {
         match &self.flat {
-            Some(flat) => {
-                let start = if i == 0 { 0 } else { flat.ends[i - 1] as usize };
-                (&flat.keys[start..flat.ends[i] as usize], flat.counts[i])
-            }
+            Some(flat) => flat.entry(i),
             None => {
                 let slot = &self.slots[self.positions[i] as usize];
                 (self.key(slot), slot.count)
@@ -1226,6 +1253,29 @@ mod tests {
         let mut empty = Table::default();
         empty.compact();
         assert!(empty.is_empty() && empty.iter().next().is_none());
+    }
+
+    #[test]
+    fn a_compact_table_keeps_its_long_keys_in_place_and_thaws_back() {
+        // Keys on either side of INLINE bytes, interleaved: the flat entries read short ones from their
+        // copy and long ones from the table's own bytes, in order; counted into again, the table thaws.
+        let key = |i: usize| format!("{i}:{}", "y".repeat(i % 37)).into_bytes();
+        let mut table = Table::default();
+        let mut expected = Table::default();
+        for i in (0..5_000).chain(0..100) {
+            table.add_key(&key(i), 1 + (i % 4) as i64);
+            expected.add_key(&key(i), 1 + (i % 4) as i64);
+        }
+        table.compact();
+        assert!(table.flat.as_ref().is_some_and(|f| !f.long.is_empty() && !f.short.is_empty()));
+        assert_eq!((entries(&table), table.total()), (entries(&expected), expected.total()));
+        assert_eq!(table.to_frame(), expected.to_frame());
+        table.add_key(&key(7_000), 2);
+        expected.add_key(&key(7_000), 2);
+        table.add_key(&key(30), 5);
+        expected.add_key(&key(30), 5);
+        assert!(table.flat.is_none());
+        assert_eq!((entries(&table), table.total()), (entries(&expected), expected.total()));
     }
 
     #[test]
