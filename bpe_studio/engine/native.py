@@ -950,13 +950,17 @@ class NativeCountTable:
         return len(self._table)
 
 
-def compact_tables(tables: Sequence[NativeCountTable]) -> None:
+def compact_tables(tables: Sequence[NativeCountTable]) -> int:
     """Lay each table's entries out flat, without its hash table, one after the other (the GIL released):
     the same keys, counts and order in less than half the memory, for tables only read from now on (a
-    superword run's stage-2 tables while stage 1 merges); counting into one again rebuilds its hash table."""
-    if tables:
-        assert _native is not None
-        _native.compact_tables([table._table for table in tables])
+    superword run's stage-2 tables while stage 1 merges); counting into one again rebuilds its hash table.
+    Returns the number of distinct keys among all the tables, found in the same pass over each (as
+    :meth:`NativeCountTable.count_new` of each over the ones before it, summed)."""
+    if not tables:
+        return 0
+    assert _native is not None
+    distinct: int = _native.compact_tables([table._table for table in tables])
+    return distinct
 
 
 class PartedChunks:

@@ -197,12 +197,27 @@ fn cut_with_counters<C: Counter>(
     .into_iter();
     let (mut out, mut slot) = parts.next().unwrap_or_else(|| (Words::default(), Pieces::new(0)));
     let later: Vec<Words> = parts.map(|(more, _)| more).collect();
+    // On one thread, the others idle: each piece's slot is fetched QUEUE pieces before it is added (as in
+    // `cut_run`), so that several cache misses are under way at once; still added in order.
     for more in &later {
+        let mut queue = [(0usize, 0usize, 0i64, 0u64); QUEUE];
         let mut at = 0usize;
-        for (&len, &f) in more.lengths.iter().zip(&more.freqs) {
-            let piece = &more.ids[at..at + len as usize];
-            at += len as usize;
-            slot.add(&mut out, piece, hash(piece), f);
+        for (k, (&len, &f)) in more.lengths.iter().zip(&more.freqs).enumerate() {
+            let (start, end) = (at, at + len as usize);
+            at = end;
+            let h = hash(&more.ids[start..end]);
+            slot.prefetch(h);
+            let place = &mut queue[k % QUEUE];
+            if k >= QUEUE {
+                let (s, e, f, h) = *place;
+                slot.add(&mut out, &more.ids[s..e], h, f);
+            }
+            *place = (start, end, f, h);
+        }
+        let n = more.lengths.len();
+        for k in n.saturating_sub(QUEUE)..n {
+            let (s, e, f, h) = queue[k % QUEUE];
+            slot.add(&mut out, &more.ids[s..e], h, f);
         }
     }
     drop(slot);

@@ -32,7 +32,7 @@ pub fn is_letter(class: u8) -> bool {
 }
 
 /// True for `[^\s\p{L}\p{N}]` (a mark is one).
-pub fn is_other(class: u8) -> bool {
+pub const fn is_other(class: u8) -> bool {
     matches!(class, OTHER | MARK)
 }
 
@@ -129,6 +129,11 @@ impl<'a> Chars<'a> {
     /// The class of code point `k`.
     pub fn class(&self, k: usize) -> u8 {
         self.cls[k]
+    }
+
+    /// The class of every code point, in order.
+    pub fn classes(&self) -> &[u8] {
+        &self.cls
     }
 
     /// The text of code points `a..b`.

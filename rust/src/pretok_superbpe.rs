@@ -28,9 +28,15 @@ pub fn superbpe_pretokens<'a>(text: &'a str, classes: &[u8], emit: &mut dyn FnMu
 /// `superbpe_pretokens` on a classified text.
 pub fn superbpe_scan<'a>(text: &Chars<'a>, emit: &mut dyn FnMut(&'a str)) {
     let n = text.len();
+    let (classes, chars) = (text.classes(), &text.chars);
     let mut gap = 0; // where the stretch of characters no match starts at began
     let mut i = 0;
     while i < n {
+        // The places where no alternative can start (most: letters, single spaces and punctuation
+        // between words) passed over with one test each, not the alternatives' branches in turn.
+        while i + 2 < n && !may_start(classes, chars, i) {
+            i += 1;
+        }
         match match_end(text, i) {
             Some(end) => {
                 if gap < i {
@@ -46,6 +52,39 @@ pub fn superbpe_scan<'a>(text: &Chars<'a>, emit: &mut dyn FnMut(&'a str)) {
     if gap < n {
         emit(text.piece(gap, n));
     }
+}
+
+/// Flags of a class (`pretok`'s classes, below 8) for `may_start`.
+const NUM: u8 = 1;
+const OTH: u8 = 2;
+const SPC: u8 = 4;
+const FLAGS: [u8; 8] = {
+    let mut flags = [0u8; 8];
+    let mut class = 0;
+    while class < 8 {
+        flags[class] = if class as u8 == NUMBER {
+            NUM
+        } else if class as u8 == SPACE {
+            SPC
+        } else if is_other(class as u8) {
+            OTH
+        } else {
+            0
+        };
+        class += 1;
+    }
+    flags
+};
+
+/// False only where `match_end(text, i)` is None (`i + 2 < n`): `i` is not a number, not the first of two
+/// punctuation marks, and not a space followed by whitespace or by two punctuation marks. A class beyond
+/// the table's is taken as one where a match may start (`match_end` then answers).
+#[inline]
+fn may_start(classes: &[u8], chars: &[char], i: usize) -> bool {
+    let flag = |k: u8| if k < 8 { FLAGS[k as usize] } else { NUM | OTH | SPC };
+    let (f0, f1, f2) = (flag(classes[i]), flag(classes[i + 1]), flag(classes[i + 2]));
+    let space = u8::from(chars[i] == ' ');
+    (f0 & NUM) | (f0 & f1 & OTH) | (space * ((f1 & SPC) | (f1 & f2 & OTH))) != 0
 }
 
 /// The end of the regex's match at `i` (its alternatives in order), or None when none matches there.
@@ -79,6 +118,8 @@ fn match_end(text: &Chars<'_>, i: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::{match_end, superbpe_scan};
+    use crate::pretok::Chars;
     use crate::testing;
 
     fn pieces(text: &str) -> Vec<&str> {
@@ -94,5 +135,50 @@ mod tests {
         assert_eq!(pieces("!!/\r\n/x"), ["!!/\r\n/", "x"]);
         assert_eq!(pieces(""), Vec::<&str>::new());
         assert_eq!(pieces("naïve 12345 café"), ["naïve ", "123", "45", " café"]);
+    }
+
+    #[test]
+    fn passing_over_places_no_match_starts_at_cuts_as_trying_every_place() {
+        // The scan before `may_start`: every place tried in turn. Texts of the characters each alternative
+        // turns on (digits, spaces and other whitespace, punctuation, '/', '\r', marks, letters), short
+        // and long, in both classifications the scan is given (its own and gpt2's, which the one-pass
+        // count hands it).
+        fn every_place<'a>(text: &Chars<'a>) -> Vec<&'a str> {
+            let (n, mut out, mut gap, mut i) = (text.len(), Vec::new(), 0, 0);
+            while i < n {
+                match match_end(text, i) {
+                    Some(end) => {
+                        if gap < i {
+                            out.push(text.piece(gap, i));
+                        }
+                        out.push(text.piece(i, end));
+                        (i, gap) = (end, end);
+                    }
+                    None => i += 1,
+                }
+            }
+            if gap < n {
+                out.push(text.piece(gap, n));
+            }
+            out
+        }
+        let alphabet = [
+            'a', 'Z', ' ', ' ', ' ', '\n', '\t', '\u{a0}', '1', '7', '.', '!', '/', '\r', '\u{301}', 'é',
+            '中',
+        ];
+        let mut next = testing::xorshift(0x5EED_0BAD_F00D_CAFEu64);
+        for round in 0..3_000 {
+            let len = next([4, 12, 60][round % 3]) as usize;
+            let text: String = (0..len).map(|_| alphabet[next(alphabet.len() as u64) as usize]).collect();
+            let gpt2 = crate::pretok::chars_scanner("gpt2").expect("gpt2");
+            for chars in [
+                Chars::new(&text, testing::classes()).unwrap(),
+                gpt2.classify(&text, testing::classes()).unwrap(),
+            ] {
+                let mut found = Vec::new();
+                superbpe_scan(&chars, &mut |piece| found.push(piece));
+                assert_eq!(found, every_place(&chars), "{text:?}");
+            }
+        }
     }
 }

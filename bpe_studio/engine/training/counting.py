@@ -427,10 +427,9 @@ def _superword_outcome(counters: list[ChunkCounter]) -> CountOutcome | None:
     for counter in counters:
         totals.add(counter.superword_totals)
         counter.superword_table = None
-    unique = _unique(kept)
     # They wait while stage 1 merges: flat, in less than half the memory (before stage 1's tables are merged,
-    # which is counting's peak).
-    native.compact_tables(kept)
+    # which is counting's peak); their distinct keys are counted in the same pass (as _unique counts them).
+    unique = native.compact_tables(kept)
     return CountOutcome({}, totals, kept, unique)
 
 

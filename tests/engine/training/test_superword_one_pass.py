@@ -227,3 +227,22 @@ def test_stage_2_chunks_are_split_on_another_thread_while_stage_1_merges(
         reference.vocab,
         reference.merge_counts,
     )
+
+
+@needs_native
+def test_compacting_tables_gives_their_distinct_keys_and_keeps_their_entries() -> None:
+    # The stage-2 tables' distinct keys are counted as they are laid out flat (one pass, not count_new then
+    # compact): the same number, and each table's entries, counts and order as before.
+    def table(texts: list[str]) -> native.NativeCountTable:
+        made = native.count_table()
+        assert made is not None
+        made.add("gpt2", texts)
+        return made
+
+    texts = [" ".join(f"w{i}{'x' * (i % 30)}" for i in range(k, k + 500)) for k in (0, 300, 600)]
+    tables = [table([texts[0]]), table([texts[1]]), table([]), table([texts[2], texts[0]])]
+    frames = [t.to_frame() for t in tables]
+    distinct = len({key for frame in frames for key in decode_table(frame)})
+    assert native.compact_tables(tables) == distinct
+    assert [t.to_frame() for t in tables] == frames
+    assert native.compact_tables([]) == 0
