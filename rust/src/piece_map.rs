@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::FxBuildHasher;
 
+use crate::merge::prefetch;
+
 /// A slot's top bit: the entry was looked up since its cache was last full.
 const USED: u64 = 1 << 63;
 /// Then 23 bits of the key's hash...
@@ -121,6 +123,22 @@ impl PieceMap {
                 return Some(i);
             }
             i = (i + 1) & mask;
+        }
+    }
+
+    /// Fetches the slot where the probe of `hash` begins into the processor's cache (a hint).
+    #[inline]
+    pub(crate) fn fetch_slot(&self, hash: u32) {
+        prefetch(&self.slots[hash as usize & (self.slots.len() - 1)]);
+    }
+
+    /// Fetches the record that the first slot of `hash`'s probe points at, if its tag is `hash`'s (a hint:
+    /// the slot was fetched by `fetch_slot` a few pre-tokens before).
+    #[inline]
+    pub(crate) fn fetch_record(&self, hash: u32) {
+        let slot = self.slots[hash as usize & (self.slots.len() - 1)].load(Ordering::Relaxed);
+        if slot != 0 && slot & TAG_BITS == tag(hash) {
+            prefetch(&self.arena[Self::record(slot)]);
         }
     }
 
