@@ -541,36 +541,6 @@ impl Cache {
         self.map.len() >= self.limit || self.map.bytes() >= self.limit.saturating_mul(BYTES_PER_ENTRY)
     }
 
-    /// Appends the ids of `piece` to `out`; returns how many.
-    ///
-    /// A short pre-token that is a whole token (cl100k, o200k: most of them) is looked up in the rank
-    /// table, as fast as in the cache, and takes no room there: cl100k on the mixed corpus (100.5k distinct
-    /// pre-tokens in 4 MB, more than the 100k the cache holds) then keeps all its others (issue 22).
-    #[inline]
-    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
-        if let Some(id) = tables.whole_rank(piece) {
-            out.push(id);
-            return 1;
-        }
-        self.encode_hashed(tables, piece, piece_map::hash(piece), out)
-    }
-
-    /// `encode` of a pre-token that is no short whole token, whose hash is `hash`.
-    #[inline]
-    fn encode_hashed(&mut self, tables: &Tables, piece: &[u8], hash: u32, out: &mut Vec<u32>) -> usize {
-        if let Some(i) = self.map.find(hash, piece) {
-            self.map.mark(i);
-            return self.map.ids_into(i, out);
-        }
-        let start = out.len();
-        tables.bpe(piece, out);
-        if self.full() {
-            self.make_room();
-        }
-        self.map.insert(hash, piece, &out[start..]);
-        out.len() - start
-    }
-
     /// Drops the entries not used since the last time, and if fewer than a quarter went, one in four of
     /// the others (any 4 entries in a row lose one); marks the rest unused.
     fn make_room(&mut self) {
@@ -620,7 +590,19 @@ impl Ahead {
 /// `fetch_record` the record it points at) before it ends the present one's (`encode_ahead`).
 trait PieceCache {
     /// Appends the ids of `piece` to `out`; returns how many.
-    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize;
+    ///
+    /// A short pre-token that is a whole token (cl100k, o200k: most of them) is looked up in the rank
+    /// table, as fast as in the cache, and takes no room there: cl100k on the mixed corpus (100.5k distinct
+    /// pre-tokens in 4 MB, more than the 100k the cache holds) then keeps all its others (issue 22).
+    #[inline]
+    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
+        if let Some(id) = tables.whole_rank(piece) {
+            out.push(id);
+            return 1;
+        }
+        self.encode_hashed(tables, piece, piece_map::hash(piece), out)
+    }
+
     /// `encode` of a pre-token that is no short whole token (`Tables::whole_rank`), whose hash is `hash`.
     fn encode_hashed(&mut self, tables: &Tables, piece: &[u8], hash: u32, out: &mut Vec<u32>) -> usize;
     /// Fetches the slot where the lookup of `hash` begins (a hint).
@@ -653,13 +635,18 @@ trait PieceCache {
 
 impl PieceCache for Cache {
     #[inline]
-    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
-        Cache::encode(self, tables, piece, out)
-    }
-
-    #[inline]
     fn encode_hashed(&mut self, tables: &Tables, piece: &[u8], hash: u32, out: &mut Vec<u32>) -> usize {
-        Cache::encode_hashed(self, tables, piece, hash, out)
+        if let Some(i) = self.map.find(hash, piece) {
+            self.map.mark(i);
+            return self.map.ids_into(i, out);
+        }
+        let start = out.len();
+        tables.bpe(piece, out);
+        if self.full() {
+            self.make_room();
+        }
+        self.map.insert(hash, piece, &out[start..]);
+        out.len() - start
     }
 
     #[inline]
@@ -698,7 +685,7 @@ impl<'c> SharedCache<'c> {
     }
 
     /// Puts the pre-tokens merged during the batch in `own` (the thread's own cache, no longer read by
-    /// any other thread), as `Cache::encode` would have (making room when full).
+    /// any other thread), as encoding through `own` would have (making room when full).
     fn settle(fresh: PieceMap, own: &mut Cache) {
         for at in fresh.records() {
             if own.full() {
@@ -710,15 +697,6 @@ impl<'c> SharedCache<'c> {
 }
 
 impl PieceCache for SharedCache<'_> {
-    #[inline]
-    fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
-        if let Some(id) = tables.whole_rank(piece) {
-            out.push(id);
-            return 1;
-        }
-        self.encode_hashed(tables, piece, piece_map::hash(piece), out)
-    }
-
     fn encode_hashed(&mut self, tables: &Tables, piece: &[u8], hash: u32, out: &mut Vec<u32>) -> usize {
         if let Some(i) = self.own.map.find(hash, piece) {
             self.own.map.mark(i);

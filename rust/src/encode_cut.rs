@@ -9,7 +9,7 @@
 //! one after the other. With `ignore_merges` (a part that is a token is taken whole) that would not hold,
 //! and words are not cut.
 
-use super::{Cache, Encoder};
+use super::{Cache, Encoder, PieceCache};
 
 /// Adjacent byte pairs, as an index `x * 256 + y`.
 const PAIRS: usize = 1 << 16;

@@ -260,7 +260,7 @@ impl PieceMap {
 
     /// Forgets every entry.
     pub(crate) fn clear(&mut self) {
-        *self = PieceMap { slots: empty_slots(self.slots.len().min(FIRST_SLOTS)), ..PieceMap::default() };
+        *self = PieceMap::default();
     }
 
     /// Whether `piece` is in the map.

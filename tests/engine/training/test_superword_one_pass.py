@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpe_studio.engine import TrainConfig, native, train
+from bpe_studio.engine import TrainConfig, TrainResult, native, train
 from bpe_studio.engine.config import InvalidUtf8Policy
 from bpe_studio.engine.corpus.plan import plan_chunks
 from bpe_studio.engine.training import counter as counter_module
@@ -38,6 +38,11 @@ def _config(path: Path, **options: Any) -> TrainConfig:
         "chunk_size": 200,
     }
     return TrainConfig(inputs=(path,), **(defaults | options))
+
+
+def _learned(result: TrainResult) -> tuple[Any, ...]:
+    """What a run learned, compared between a run and its reference: merges, vocab and merge counts."""
+    return (result.merges, result.vocab, result.merge_counts)
 
 
 def _outcome(path: Path, pattern: str, *, chunk_size: int, workers: int, superwords: bool) -> CountOutcome:
@@ -114,11 +119,7 @@ def test_a_superword_run_reads_and_counts_the_corpus_once(
     assert result.superword_transition == 270 - 257
     with use_backend("python"):
         reference = train(config)
-    assert (result.merges, result.vocab, result.merge_counts) == (
-        reference.merges,
-        reference.vocab,
-        reference.merge_counts,
-    )
+    assert _learned(result) == _learned(reference)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -133,11 +134,7 @@ def test_bytes_that_are_not_utf8_send_stage_2_to_a_pass_of_its_own_with_the_same
         result = train(config)
     with use_backend("python"):
         reference = train(config.replace(workers=1))
-    assert (result.merges, result.vocab, result.merge_counts) == (
-        reference.merges,
-        reference.vocab,
-        reference.merge_counts,
-    )
+    assert _learned(result) == _learned(reference)
 
 
 def _table(preset: str, texts: list[str]) -> native.NativeCountTable:
@@ -196,11 +193,7 @@ def test_a_run_whose_chunks_are_split_while_stage_1_merges_equals_the_reference(
         result = train(config)
     with use_backend("python"):
         reference = train(config)
-    assert (result.merges, result.vocab, result.merge_counts) == (
-        reference.merges,
-        reference.vocab,
-        reference.merge_counts,
-    )
+    assert _learned(result) == _learned(reference)
 
 
 @needs_native
@@ -222,11 +215,7 @@ def test_stage_2_chunks_are_split_on_another_thread_while_stage_1_merges(
     assert split_on == ["bpe-split-chunks"]
     with use_backend("python"):
         reference = train(config)
-    assert (result.merges, result.vocab, result.merge_counts) == (
-        reference.merges,
-        reference.vocab,
-        reference.merge_counts,
-    )
+    assert _learned(result) == _learned(reference)
 
 
 @needs_native
