@@ -596,6 +596,8 @@ trait PieceCache {
     /// pre-tokens in 4 MB, more than the 100k the cache holds) then keeps all its others (issue 22).
     #[inline]
     fn encode(&mut self, tables: &Tables, piece: &[u8], out: &mut Vec<u32>) -> usize {
+        // (`Ahead::of` then `encode_ahead` spelled out: through the enum, o200k on English documents,
+        // nearly all whole tokens, ran 2-3% slower.)
         if let Some(id) = tables.whole_rank(piece) {
             out.push(id);
             return 1;
