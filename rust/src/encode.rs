@@ -13,7 +13,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex, RwLock};
+use std::sync::{mpsc, Mutex};
 
 use rustc_hash::FxHashMap;
 
@@ -538,7 +538,13 @@ impl Cache {
 
     /// Whether the cache must make room before it takes another pre-token.
     fn full(&self) -> bool {
-        self.map.len() >= self.limit || self.map.bytes() >= self.limit.saturating_mul(BYTES_PER_ENTRY)
+        self.full_after(0, 0)
+    }
+
+    /// Whether the cache would be full after taking `entries` more pre-tokens of `bytes` of records.
+    fn full_after(&self, entries: usize, bytes: usize) -> bool {
+        self.map.len() + entries >= self.limit
+            || self.map.bytes() + bytes >= self.limit.saturating_mul(BYTES_PER_ENTRY)
     }
 
     /// Drops the entries not used since the last time, and if fewer than a quarter went, one in four of
@@ -561,9 +567,6 @@ impl Cache {
         self.evictions += 1;
     }
 }
-
-/// How many other threads' caches a batch thread looks in (see `SharedCache::new`).
-const PEER_CACHES: usize = 3;
 
 /// A pre-token on its way through a cache (see `PieceCache::look_ahead`): the id of a short whole token
 /// (`Tables::whole_rank`, which takes no room in a cache), or the hash it is looked up by.
@@ -662,59 +665,65 @@ impl PieceCache for Cache {
     }
 }
 
-/// A thread's caches in a batch on several threads: its own and (some of) the others', all only read while
-/// the threads encode, and the pre-tokens it merged itself, kept aside (`fresh`) and put in its own cache
-/// once no thread reads it (`settle`). A chunk that another thread encoded the time before finds its
-/// pre-tokens in that thread's cache: with each thread's cache to itself, every pre-token of a chunk that
-/// changed threads from one call to the next was merged again, 500-10,000 a call of 2.3 MB of Chinese at
-/// about 0.6 us each, up to a third of a batch's CPU (issue 22). What a cache holds never changes an id.
+/// A batch thread's view of the batch's cache: one cache for all the threads, only read while they
+/// encode (each marks the entries it uses), and the pre-tokens the thread merged itself, kept aside
+/// (`fresh`) and put in the cache once no thread reads it (`settle`).
+///
+/// With a cache per thread, a chunk that changed threads from one call to the next found its pre-tokens
+/// in the other thread's cache only (a second lookup, missing in the processor's caches, for one
+/// pre-token in eight on mixed text), and the two caches held most pre-tokens twice, twice the memory
+/// that one thread's lookups read: on 2 threads a batch of mixed text took about 13% more CPU than on
+/// one (issue 22). One cache read by all is what one thread reads. What a cache holds never changes an
+/// id.
 struct SharedCache<'c> {
-    own: &'c Cache,
-    others: Vec<&'c Cache>,
+    cache: &'c Cache,
     fresh: PieceMap,
 }
 
 impl<'c> SharedCache<'c> {
-    /// Thread `w`'s view of `caches` (thread w's own is `caches[w]`): the `PEER_CACHES` nearest others
-    /// (the runs of chunks next to its own) besides its own. A pre-token found in none is merged, at
-    /// 0.6 us; looking in every other cache of a many-core machine first would cost more than that.
-    fn new(caches: &[&'c Cache], w: usize) -> SharedCache<'c> {
-        let mut others: Vec<(usize, &'c Cache)> =
-            caches.iter().enumerate().filter(|&(k, _)| k != w).map(|(k, &c)| (k.abs_diff(w), c)).collect();
-        others.sort_by_key(|&(distance, _)| distance);
-        let others = others.into_iter().take(PEER_CACHES).map(|(_, c)| c).collect();
-        SharedCache { own: caches[w], others, fresh: PieceMap::default() }
+    /// A thread's view of `cache`, with nothing merged yet.
+    fn new(cache: &'c Cache) -> SharedCache<'c> {
+        SharedCache { cache, fresh: PieceMap::default() }
     }
 
-    /// Puts the pre-tokens merged during the batch in `own` (the thread's own cache, no longer read by
-    /// any other thread), as encoding through `own` would have (making room when full).
-    fn settle(fresh: PieceMap, own: &mut Cache) {
-        for at in fresh.records() {
-            if own.full() {
-                own.make_room();
+    /// Puts the pre-tokens the threads merged during the batch (`merged`, a map per thread) in `cache`
+    /// (no longer read by any thread); a pre-token two threads merged is kept once.
+    ///
+    /// Room is made once, before, if they would not all fit: the entries used in the batch (marked) then
+    /// stay with them, as when one thread encodes. Making room as they came, each new entry unmarked, the
+    /// next one dropped those before it: on 2 threads, GPT-2 on Chinese after English and mixed documents
+    /// (a full cache) merged again most of its pre-tokens in the next call, at 4 times the time.
+    fn settle(merged: &[PieceMap], cache: &mut Cache) {
+        let entries = merged.iter().map(PieceMap::len).sum();
+        if cache.full_after(entries, merged.iter().map(PieceMap::bytes).sum()) {
+            cache.make_room();
+        }
+        for fresh in merged {
+            for at in fresh.records() {
+                if cache.map.holds_record(fresh, at) {
+                    continue;
+                }
+                if cache.full() {
+                    cache.make_room(); // (more new pre-tokens in a batch than the cache holds)
+                }
+                cache.map.copy_record(fresh, at);
             }
-            own.map.copy_record(&fresh, at);
         }
     }
 }
 
 impl PieceCache for SharedCache<'_> {
     fn encode_hashed(&mut self, tables: &Tables, piece: &[u8], hash: u32, out: &mut Vec<u32>) -> usize {
-        if let Some(i) = self.own.map.find(hash, piece) {
-            self.own.map.mark(i);
-            return self.own.map.ids_into(i, out);
-        }
-        for other in &self.others {
-            if let Some(i) = other.map.find(hash, piece) {
-                return other.map.ids_into(i, out);
-            }
+        if let Some(i) = self.cache.map.find(hash, piece) {
+            self.cache.map.mark(i);
+            return self.cache.map.ids_into(i, out);
         }
         if let Some(i) = self.fresh.find(hash, piece) {
             return self.fresh.ids_into(i, out);
         }
         let start = out.len();
         tables.bpe(piece, out);
-        if self.fresh.len() >= self.own.limit {
+        if self.fresh.len() >= self.cache.limit {
             self.fresh.clear(); // (a batch of more new pre-tokens than a cache holds: as if dropped)
         }
         self.fresh.insert(hash, piece, &out[start..]);
@@ -723,12 +732,12 @@ impl PieceCache for SharedCache<'_> {
 
     #[inline]
     fn fetch_slot(&self, hash: u32) {
-        self.own.map.fetch_slot(hash);
+        self.cache.map.fetch_slot(hash);
     }
 
     #[inline]
     fn fetch_record(&self, hash: u32) {
-        self.own.map.fetch_record(hash);
+        self.cache.map.fetch_record(hash);
     }
 }
 
@@ -1126,12 +1135,6 @@ impl Encoder {
         self.caches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `n` caches of the pool for a batch's threads (new ones when it holds fewer), to be put back after.
-    fn take_caches(&self, n: usize) -> Vec<Cache> {
-        let mut pool = self.pool();
-        (0..n).map(|_| pool.pop().unwrap_or_else(|| Cache::new(self.cache_size))).collect()
-    }
-
     /// Runs `f` with a cache of the pool to itself, then puts the cache back.
     fn with_cache<R>(&self, f: impl FnOnce(&mut Cache) -> R) -> R {
         let taken = self.pool().pop();
@@ -1247,7 +1250,7 @@ impl Encoder {
     }
 
     /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
-    /// (each with its own cache), in the texts' order, or Err with the first code point beyond the table.
+    /// (all reading one cache), in the texts' order, or Err with the first code point beyond the table.
     pub fn encode_batch(
         &self,
         scan: Scanner,
@@ -1338,31 +1341,6 @@ impl Encoder {
             }
             None
         };
-        // Each thread's cache, read by the threads while they encode, then written by its own (see
-        // `SharedCache`): a thread asks to write its own only once it reads none, so the write waits for the
-        // others to end their chunks (a thread that only starts after another has ended waits for that
-        // one's write to read), and the waits never go round in a circle.
-        let caches: Vec<RwLock<Cache>> = self.take_caches(n).into_iter().map(RwLock::new).collect();
-        // Thread w encodes chunks, handing each to `found` (false: stop); returns the pre-tokens it merged,
-        // to settle in its own cache once no thread reads that.
-        let encode_all = |w: usize, found: &mut dyn FnMut(usize, Result<Chunk, u32>) -> bool| {
-            let fresh = {
-                let read: Vec<_> =
-                    caches.iter().map(|c| c.read().unwrap_or_else(|e| e.into_inner())).collect();
-                let views: Vec<&Cache> = read.iter().map(|guard| &**guard).collect();
-                let mut cache = SharedCache::new(&views, w);
-                while let Some((i, chunk)) = encode_next(w, &mut cache) {
-                    if !found(i, chunk) {
-                        break;
-                    }
-                }
-                cache.fresh
-            };
-            fresh
-        };
-        let settle = |w: usize, fresh| {
-            SharedCache::settle(fresh, &mut caches[w].write().unwrap_or_else(|e| e.into_inner()));
-        };
         // On the calling thread: hands a chunk over, or keeps the first code point beyond the table.
         let mut bad: Option<(usize, u32)> = None;
         let mut failed: Option<E> = None;
@@ -1381,47 +1359,58 @@ impl Encoder {
                 }
             }
         };
-        std::thread::scope(|scope| {
-            let (sender, receiver) = mpsc::channel::<(usize, Result<Chunk, u32>)>();
-            let mut handles = Vec::with_capacity(n - 1);
-            for w in 1..n {
-                let theirs = sender.clone();
-                let (encode_all, settle) = (&encode_all, &settle);
-                let spawned = std::thread::Builder::new().name("bpe-studio-encode".into()).spawn_scoped(
-                    scope,
-                    move || {
-                        let fresh = encode_all(w, &mut |i, found| theirs.send((i, found)).is_ok());
-                        drop(theirs); // the calling thread waits for no more chunks from here
-                        settle(w, fresh);
-                    },
-                );
-                // A thread the system refuses (out of threads or memory): the others take its chunks.
-                if let Ok(handle) = spawned {
-                    handles.push(handle);
+        // One cache for all the threads (see `SharedCache`), read while they encode, then given what each
+        // merged.
+        self.with_cache(|cache| {
+            let shared: &Cache = cache;
+            // Thread w encodes chunks, handing each to `found` (false: stop); returns the pre-tokens
+            // it merged.
+            let encode_all = |w: usize, found: &mut dyn FnMut(usize, Result<Chunk, u32>) -> bool| {
+                let mut view = SharedCache::new(shared);
+                while let Some((i, chunk)) = encode_next(w, &mut view) {
+                    if !found(i, chunk) {
+                        break;
+                    }
                 }
-            }
-            drop(sender);
-            let fresh = encode_all(0, &mut |i, found| {
-                hand(i, found);
-                for (i, found) in receiver.try_iter() {
+                view.fresh
+            };
+            let merged: Vec<PieceMap> = std::thread::scope(|scope| {
+                let (sender, receiver) = mpsc::channel::<(usize, Result<Chunk, u32>)>();
+                let mut handles = Vec::with_capacity(n - 1);
+                for w in 1..n {
+                    let theirs = sender.clone();
+                    let encode_all = &encode_all;
+                    let spawned = std::thread::Builder::new()
+                        .name("bpe-studio-encode".into())
+                        .spawn_scoped(scope, move || {
+                            encode_all(w, &mut |i, found| theirs.send((i, found)).is_ok())
+                        });
+                    // A thread the system refuses (out of threads or memory): the others take its chunks.
+                    if let Ok(handle) = spawned {
+                        handles.push(handle);
+                    }
+                }
+                drop(sender);
+                let mut merged = vec![encode_all(0, &mut |i, found| {
+                    hand(i, found);
+                    for (i, found) in receiver.try_iter() {
+                        hand(i, found);
+                    }
+                    true
+                })];
+                // Nothing left to begin: the chunks still being encoded, until every thread has ended them.
+                for (i, found) in receiver.iter() {
                     hand(i, found);
                 }
-                true
+                // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
+                // makes it a RuntimeError.
+                for handle in handles {
+                    merged.push(handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                }
+                merged
             });
-            // Nothing left to begin: the chunks still being encoded, until every thread has ended them.
-            for (i, found) in receiver.iter() {
-                hand(i, found);
-            }
-            settle(0, fresh);
-            // A panic in a thread (a bug) is raised again here, and the bindings' guard (src/guard.rs)
-            // makes it a RuntimeError.
-            for handle in handles {
-                handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            }
+            SharedCache::settle(&merged, cache);
         });
-        // The calling thread's cache last, so that it is the first taken next time, with its run of chunks.
-        self.pool()
-            .extend(caches.into_iter().rev().map(|c| c.into_inner().unwrap_or_else(|e| e.into_inner())));
         if let Some(err) = failed {
             return Err(BatchStop::Taken(err));
         }
@@ -2198,40 +2187,56 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_thread_finds_what_another_thread_merged_and_keeps_what_it_merged_for_later() {
+    fn batch_threads_read_one_cache_and_it_takes_what_they_merged_once() {
         let e = encoder(&[("a", "b"), ("ab", "c")], None);
-        let (mut first, mut second) = (Cache::new(100), Cache::new(100));
+        let mut cache = Cache::new(100);
         let (mut out, mut expected) = (Vec::new(), Vec::new());
-        first.encode(&e.tables, b"abcab", &mut expected);
-        {
-            // The second thread meets a pre-token the first merged (a chunk that changed threads).
-            let views = [&first, &second];
-            let mut shared = SharedCache::new(&views, 1);
-            assert_eq!(shared.encode(&e.tables, b"abcab", &mut out), expected.len());
+        cache.encode(&e.tables, b"abcab", &mut expected);
+        let merged = {
+            let (mut first, mut second) = (SharedCache::new(&cache), SharedCache::new(&cache));
+            // A thread finds what the cache holds (merged by whichever thread, whenever).
+            assert_eq!(second.encode(&e.tables, b"abcab", &mut out), expected.len());
             assert_eq!(out, expected);
-            assert!(shared.fresh.is_empty(), "found, not merged again");
+            assert!(second.fresh.is_empty(), "found, not merged again");
             // One nobody merged is merged, kept aside, and found there the next time.
             let (mut new, mut again) = (Vec::new(), Vec::new());
-            shared.encode(&e.tables, b"cabab", &mut new);
-            shared.encode(&e.tables, b"cabab", &mut again);
-            assert_eq!((shared.fresh.len(), &new), (1, &again));
+            second.encode(&e.tables, b"cabab", &mut new);
+            second.encode(&e.tables, b"cabab", &mut again);
+            assert_eq!((second.fresh.len(), &new), (1, &again));
             assert_eq!(new, naive(&e, b"cabab"));
-            let fresh = shared.fresh;
-            SharedCache::settle(fresh, &mut second);
+            // The other thread merged it too, and one more.
+            first.encode(&e.tables, b"cabab", &mut Vec::new());
+            first.encode(&e.tables, b"ccc", &mut Vec::new());
+            [first.fresh, second.fresh]
+        };
+        SharedCache::settle(&merged, &mut cache);
+        assert_eq!(cache.map.len(), 3, "each pre-token once");
+        assert!(["abcab", "cabab", "ccc"].iter().all(|p| cache.map.contains(p.as_bytes())));
+        // A cache too full for them all makes room once, before: what the batch used stays, and all of
+        // what it merged comes in.
+        let mut small = Cache::new(8);
+        let x = |i: u8| [b'x', i];
+        for i in 0..6 {
+            small.encode(&e.tables, &x(i), &mut out);
         }
-        assert!(second.map.contains(b"cabab") && !second.map.contains(b"abcab"));
-        // On many threads, a thread looks in the nearest few others only.
-        let views = [&first, &second, &first, &second, &first, &second];
-        assert_eq!(SharedCache::new(&views, 5).others.len(), PEER_CACHES);
-        assert_eq!(SharedCache::new(&views[..2], 0).others.len(), 1);
-        // Settling into a full cache makes room as encoding does.
-        let mut small = Cache::new(4);
+        small.encode(&e.tables, &x(0), &mut out);
+        small.encode(&e.tables, &x(1), &mut out);
+        let mut fresh = PieceMap::default();
+        for i in 0..4u8 {
+            fresh.insert(piece_map::hash(&[b'y', i]), &[b'y', i], &[u32::from(i)]);
+        }
+        SharedCache::settle(std::slice::from_ref(&fresh), &mut small);
+        assert_eq!(small.map.len(), 6);
+        assert!(small.map.contains(&x(0)) && small.map.contains(&x(1)) && !small.map.contains(&x(2)));
+        assert!((0..4u8).all(|i| small.map.contains(&[b'y', i])));
+        // More than a cache holds: it stays within its limit.
+        let mut tiny = Cache::new(4);
         let mut fresh = PieceMap::default();
         for i in 0..10u8 {
-            fresh.insert(piece_map::hash(&[b'x', i]), &[b'x', i], &[u32::from(i)]);
+            fresh.insert(piece_map::hash(&[b'z', i]), &[b'z', i], &[u32::from(i)]);
         }
-        SharedCache::settle(fresh, &mut small);
-        assert!((1..=4).contains(&small.map.len()), "{}", small.map.len());
+        SharedCache::settle(&[fresh], &mut tiny);
+        assert!((1..=4).contains(&tiny.map.len()), "{}", tiny.map.len());
     }
 
     #[test]

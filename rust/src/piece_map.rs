@@ -50,7 +50,7 @@ fn tag(hash: u32) -> u64 {
 }
 
 /// Pre-token bytes -> ids, with a "used" mark per entry that may be set through a shared reference (a
-/// batch thread marks its own cache's entries while the other threads read them).
+/// batch's threads mark the entries of the one cache they all read).
 pub(crate) struct PieceMap {
     slots: Vec<AtomicU64>,
     arena: Vec<u8>,
@@ -151,8 +151,9 @@ impl PieceMap {
     }
 
     /// Marks the entry in slot `i` used, through a shared reference: read first, so that an entry already
-    /// marked (most) is not written and its cache line stays shared with the threads reading it. Only the
-    /// map's owner marks (a store, not a read-modify-write: no other thread writes the slot).
+    /// marked (most) is not written and its cache line stays shared with the threads reading it. A store,
+    /// not a read-modify-write: while threads share the map, setting the mark is the only write to a slot,
+    /// so two threads marking it at once store the same value.
     #[inline]
     pub(crate) fn mark(&self, i: usize) {
         let slot = self.slots[i].load(Ordering::Relaxed);
@@ -176,6 +177,12 @@ impl PieceMap {
             self.arena.extend_from_slice(&id.to_le_bytes());
         }
         self.add_slot(hash, at);
+    }
+
+    /// Whether the key of the record at `at` of `from` (see `records`) is in the map.
+    pub(crate) fn holds_record(&self, from: &PieceMap, at: usize) -> bool {
+        let hash = u32::from_le_bytes(from.arena[at + 4..at + 8].try_into().expect("4 bytes"));
+        self.find(hash, from.key(at)).is_some()
     }
 
     /// Copies the record at `at` of `from` (see `records`) in (its key not in the map), unmarked.

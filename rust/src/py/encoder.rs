@@ -284,7 +284,7 @@ impl Encoder {
     }
 
     /// The ids of each text (as `encode_text`), the texts shared out among up to `threads` native threads
-    /// (in chunks, each thread with its own cache): a list of lists in the texts' order, or the first code
+    /// (in chunks, all reading one cache): a list of lists in the texts' order, or the first code
     /// point beyond the table as an int. The calling thread encodes chunks too, and between two of its
     /// own makes the lists (with the GIL) of those the other threads finished (see
     /// `encode::Encoder::encode_batch_chunks`).

@@ -1,6 +1,6 @@
 """The native pre-token cache under churn (issue 22): a cache of a few entries makes room on nearly every
-pre-token, long pre-tokens fill its byte budget, and a batch's threads read each other's caches and settle
-what they merged into their own between calls. None of it may change an id: every call, on any number of
+pre-token, long pre-tokens fill its byte budget, and a batch's threads read one cache and settle
+what they merged into it at the end of the call. None of it may change an id: every call, on any number of
 threads, gives what the pure-Python reference gives for each text alone."""
 
 from __future__ import annotations
