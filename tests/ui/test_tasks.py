@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bpe_studio.ui.app.tasks import TaskCancelledError, TaskContext, TaskRunner
+from bpe_studio.ui.app.tasks import TaskCancelledError, TaskContext, TaskRunner, TaskWorker
 
 WAIT_MS = 10_000
 
@@ -159,6 +159,37 @@ def test_a_new_request_supersedes_the_running_one(qtbot, runner: TaskRunner) -> 
         runner.start(lambda ctx: "second")
     # Only the newest request's end is reported; the superseded one says nothing.
     assert seen == {"progress": [], "finished": ["second"], "errored": [], "cancelled": []}
+
+
+def test_a_worker_is_moved_between_threads_by_the_gui_thread_only(qtbot, runner, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """moveToThread from a worker thread holds the GIL while it waits for Qt's signal-slot lock; the GUI
+    thread, disconnecting a collected slot's owner, holds that lock while PySide takes the GIL back: the
+    side-by-side view froze that way under CI. Every move must be made on the GUI thread."""
+    moved_on: list[threading.Thread] = []
+    move = TaskWorker.moveToThread
+
+    def spy(self: TaskWorker, *args: Any) -> None:
+        moved_on.append(threading.current_thread())
+        move(self, *args)
+
+    monkeypatch.setattr(TaskWorker, "moveToThread", spy)
+    seen = _record(runner)
+
+    def fails(ctx: TaskContext) -> None:
+        raise ValueError("no")
+
+    def stops(ctx: TaskContext) -> Generator[None, None, None]:
+        while True:
+            yield None
+
+    for task in (lambda ctx: "done", fails):
+        with qtbot.waitSignal(runner.idle, timeout=WAIT_MS):
+            runner.start(task)
+    with qtbot.waitSignal(runner.idle, timeout=WAIT_MS):
+        runner.start(stops)
+        runner.cancel()
+    assert seen["finished"] == ["done"] and len(seen["errored"]) == 1 and seen["cancelled"] == [None]
+    assert moved_on and all(t is threading.main_thread() for t in moved_on), moved_on
 
 
 def test_shutdown_waits_for_the_thread(qtbot) -> None:  # type: ignore[no-untyped-def]

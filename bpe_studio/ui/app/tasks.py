@@ -259,11 +259,11 @@ class TaskWorker(QObject):
             self.errored.emit(exc)
         else:
             (self.cancelled if self._cancel.is_set() else self.finished).emit(result)
-        finally:
-            # Hand the object back to the GUI thread, so that it can be deleted there after the thread ends.
-            app = QCoreApplication.instance()
-            if app is not None:
-                self.moveToThread(app.thread())
+        # The worker stays with its thread (it is deleted on the GUI thread once that thread has ended, when
+        # nothing in it can touch the worker any more). Handing it back with moveToThread from here deadlocked
+        # the app: moveToThread holds the GIL while it waits for Qt's signal-slot lock, and the GUI thread
+        # may hold that lock in a disconnect (a slot's owner collected) while PySide takes the GIL back to
+        # call the sender's Python disconnectNotify.
 
     def _drive(self) -> Any:
         """Call the task; if it is a generator, drive it step by step (see the module's docstring)."""
@@ -369,8 +369,6 @@ class TaskRunner(QObject):
             return False
         # Deliver the queued signals of the ended task now, so nothing refers to the thread afterwards.
         QCoreApplication.sendPostedEvents(self)
-        if self._worker is not None:
-            QCoreApplication.sendPostedEvents(self._worker)
         self._on_thread_finished()
         return True
 
