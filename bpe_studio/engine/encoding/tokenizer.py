@@ -65,9 +65,10 @@ else:
         """``typing.cast`` at run time (it returns the value), without importing ``typing``."""
         return value
 
-#: Default number of pre-tokens whose ids are cached (per thread). The native cache keeps them packed (about
-#: 40-100 bytes each) and drops a part when full; the Python one is emptied. 100,000 was fewer than the
-#: distinct pre-tokens of 7.5 MB of mixed languages (163k), which then ran at half speed on one thread.
+#: Default number of pre-tokens whose ids are cached (per call running at the same time; a batch's threads
+#: share one cache). The native cache keeps them packed (about 40-100 bytes each) and drops a part when
+#: full; the Python one is emptied. 100,000 was fewer than the distinct pre-tokens of 7.5 MB of mixed
+#: languages (163k), which then ran at half speed on one thread.
 DEFAULT_CACHE_SIZE = 1 << 18
 
 # Above this many bytes a pre-token is merged with a heap (O(n log n)) instead of rescanning the list of
